@@ -1,0 +1,2 @@
+def double(x):
+    return 2 * x

@@ -1,0 +1,3 @@
+package left
+
+func Pad(s string) string { return " " + s }

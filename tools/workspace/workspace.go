@@ -1,0 +1,348 @@
+// Package workspace confines the analyses to the folders an operator allowed and walks them
+// the way a developer sees a repository.
+//
+// A Workspace is a list of roots (absolute, symlinks evaluated). Resolve turns a path a client
+// sent into an absolute path below a root, and refuses, with a *tools.ArgumentError, a path
+// that contains "..", that leaves every root once symlinks are evaluated, that does not exist,
+// or that names a device, socket or named pipe. Walk lists the files below a resolved folder:
+//
+//   - .gitignore files (in the folder, its ancestors up to the root, and its descendants) and
+//     .git/info/exclude are honoured with git's semantics; .git folders are never entered;
+//   - a symbolic link is reported only when it points at a regular file inside a root, and
+//     symbolic links to folders are never followed, so a walk cannot loop or leave the roots;
+//   - every File carries its language (go-enry, the Go port of GitHub Linguist) and whether it
+//     is vendored, generated or binary; vendored files are listed without reading them;
+//   - files larger than Limits.MaxFileSize are listed but not read, and the walk stops with
+//     ErrFileLimit after Limits.MaxFiles files, so a stranger cannot make it read without end;
+//   - the walk stops with ctx.Err() as soon as ctx is cancelled.
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-enry/go-enry/v2"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/platform-dev/platform/tools"
+)
+
+// ErrFileLimit ends a walk that reached Limits.MaxFiles. The files reported before it are
+// complete; callers usually keep them and say that the listing was cut.
+var ErrFileLimit = errors.New("workspace: file limit reached")
+
+// Limits bound what one walk reads.
+type Limits struct {
+	MaxFileSize int64 // files larger than this are listed with Oversize set and no Content
+	MaxFiles    int   // the walk ends with ErrFileLimit after this many files
+}
+
+// DefaultLimits suit repositories of a few hundred thousand lines.
+var DefaultLimits = Limits{MaxFileSize: 1 << 20, MaxFiles: 50_000}
+
+// Workspace is a set of folders the analyses may read. It is safe for concurrent use.
+type Workspace struct {
+	roots  []string
+	limits Limits
+}
+
+// File is one file found by Walk.
+type File struct {
+	Path     string // absolute path (of the link, when the file is reached through a symlink)
+	Root     string // the root the file lies below
+	Rel      string // path relative to Root, slash-separated
+	Size     int64
+	Language string // Linguist name ("Go", "TypeScript", ...), "" when unknown
+	// Vendored files (third-party code by Linguist's rules, e.g. node_modules/, vendor/) are
+	// listed without Content.
+	Vendored  bool
+	Generated bool // generated code, by name or by content (e.g. "Code generated ... DO NOT EDIT")
+	Binary    bool
+	Oversize  bool   // larger than Limits.MaxFileSize: not read
+	Content   []byte // the file's bytes, nil when Vendored or Oversize
+}
+
+// New returns a workspace over roots. Each root must be an existing folder; it is stored as an
+// absolute path with symlinks evaluated. The first root is the base of relative paths.
+func New(roots ...string) (*Workspace, error) {
+	if len(roots) == 0 {
+		return nil, errors.New("workspace: no root given")
+	}
+	w := &Workspace{limits: DefaultLimits}
+	for _, r := range roots {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			return nil, fmt.Errorf("workspace root %q: %w", r, err)
+		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return nil, fmt.Errorf("workspace root %q: %w", r, err)
+		}
+		fi, err := os.Stat(real)
+		if err != nil {
+			return nil, fmt.Errorf("workspace root %q: %w", r, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("workspace root %q: not a folder", r)
+		}
+		w.roots = append(w.roots, real)
+	}
+	return w, nil
+}
+
+// WithLimits returns a copy of w that walks with l.
+func (w *Workspace) WithLimits(l Limits) *Workspace {
+	c := *w
+	c.limits = l
+	return &c
+}
+
+// Roots returns the roots, absolute with symlinks evaluated, the first being the default.
+func (w *Workspace) Roots() []string { return slices.Clone(w.roots) }
+
+// Root returns the root that abs lies below (or is) and abs relative to it, slash-separated
+// ("." for the root itself). ok is false when abs is below no root.
+func (w *Workspace) Root(abs string) (root, rel string, ok bool) {
+	for _, r := range w.roots {
+		if rel, ok := within(r, abs); ok {
+			return r, rel, true
+		}
+	}
+	return "", "", false
+}
+
+// within reports whether p is root or below it, and p relative to root.
+func within(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// Resolve turns the client's path p, given as argument arg, into an absolute path with
+// symlinks evaluated that lies below a root. An empty p means the first root; a relative p is
+// taken from the first root. Every refusal is a *tools.ArgumentError naming arg.
+func (w *Workspace) Resolve(arg, p string) (string, error) {
+	if p == "" {
+		return w.roots[0], nil
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", tools.InvalidArgument(arg, "path contains a NUL byte")
+	}
+	if slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
+		return "", tools.InvalidArgument(arg, "path %q must not contain \"..\"", p)
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(w.roots[0], p)
+	}
+	abs = filepath.Clean(abs)
+	// The unevaluated path must already be below a root: this keeps the error for
+	// "/etc/passwd" about the workspace rather than about what the file is.
+	if _, _, ok := w.Root(abs); !ok && !w.belowRootAlias(abs) {
+		return "", tools.InvalidArgument(arg, "path %q is outside the workspace roots %v", p, w.roots)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", tools.InvalidArgument(arg, "path %q does not exist", p)
+	}
+	if err != nil {
+		return "", tools.InvalidArgument(arg, "path %q cannot be resolved: %v", p, err)
+	}
+	if _, _, ok := w.Root(real); !ok {
+		return "", tools.InvalidArgument(arg, "path %q leads outside the workspace roots (through a symbolic link)", p)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", tools.InvalidArgument(arg, "path %q: %v", p, err)
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		return "", tools.InvalidArgument(arg, "path %q is not a regular file or folder (%s)", p, fi.Mode().Type())
+	}
+	return real, nil
+}
+
+// belowRootAlias reports whether abs lies below a root as the client may have spelt it before
+// symlinks were evaluated (e.g. /tmp/x when the root is /private/tmp/x).
+func (w *Workspace) belowRootAlias(abs string) bool {
+	dir := abs
+	for {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			if _, _, ok := w.Root(real); ok {
+				return true
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
+}
+
+// Walk calls fn for every file below dir (an absolute path below a root, as Resolve returns;
+// dir may also be a single file), in lexical order. An error from fn ends the walk and is
+// returned; so is ctx.Err() and ErrFileLimit.
+func (w *Workspace) Walk(ctx context.Context, dir string, fn func(File) error) error {
+	root, rel, ok := w.Root(dir)
+	if !ok {
+		return fmt.Errorf("walk %q: outside the workspace roots", dir)
+	}
+	wk := &walker{w: w, root: root, start: dir, fn: fn}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("walk %q: %w", dir, err)
+	}
+	// Patterns of the ancestors apply below them: load the root's and every folder's down to dir.
+	wk.loadExclude()
+	parts := splitRel(rel)
+	for i := 0; i < len(parts); i++ {
+		wk.loadIgnore(parts[:i])
+	}
+	if !fi.IsDir() {
+		return wk.file(ctx, dir, fs.FileInfoToDirEntry(fi))
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			if p == dir {
+				return fmt.Errorf("walk %q: %w", dir, err)
+			}
+			return nil // an unreadable entry below dir is left out, not fatal
+		}
+		if d.IsDir() {
+			if p == dir {
+				wk.loadIgnore(parts)
+				return nil
+			}
+			return wk.dir(p, d)
+		}
+		return wk.file(ctx, p, d)
+	})
+}
+
+type walker struct {
+	w        *Workspace
+	root     string
+	start    string // the path Walk was given: walked even when ignored, since it was asked for
+	fn       func(File) error
+	patterns []gitignore.Pattern
+	count    int
+}
+
+// splitRel splits a slash-separated root-relative path into its elements ("." has none).
+func splitRel(rel string) []string {
+	if rel == "." || rel == "" {
+		return nil
+	}
+	return strings.Split(rel, "/")
+}
+
+func (wk *walker) loadExclude() {
+	wk.readPatterns(filepath.Join(wk.root, ".git", "info", "exclude"), nil)
+}
+
+func (wk *walker) loadIgnore(domain []string) {
+	wk.readPatterns(filepath.Join(wk.root, filepath.Join(domain...), ".gitignore"), domain)
+}
+
+// readPatterns appends the patterns of one ignore file. Patterns of sibling folders can stay in
+// the list: a pattern only matches below its own domain. Later patterns take precedence, which
+// is git's order (deeper files override shallower ones).
+func (wk *walker) readPatterns(file string, domain []string) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return // no ignore file, or unreadable: nothing to honour
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		wk.patterns = append(wk.patterns, gitignore.ParsePattern(line, domain))
+	}
+}
+
+func (wk *walker) ignored(parts []string, isDir bool) bool {
+	return len(wk.patterns) > 0 && gitignore.NewMatcher(wk.patterns).Match(parts, isDir)
+}
+
+func (wk *walker) dir(p string, d fs.DirEntry) error {
+	_, rel, _ := wk.w.Root(p)
+	parts := splitRel(rel)
+	if d.Name() == ".git" || wk.ignored(parts, true) {
+		return filepath.SkipDir
+	}
+	wk.loadIgnore(parts)
+	return nil
+}
+
+func (wk *walker) file(ctx context.Context, p string, d fs.DirEntry) error {
+	_, rel, ok := wk.w.Root(p)
+	if !ok {
+		return nil
+	}
+	if p != wk.start && wk.ignored(splitRel(rel), false) {
+		return nil
+	}
+	target := p
+	if d.Type()&fs.ModeSymlink != 0 {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil // dangling link
+		}
+		if _, _, ok := wk.w.Root(real); !ok {
+			return nil // never read outside the roots
+		}
+		target = real
+	}
+	fi, err := os.Stat(target)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil // folders behind links, devices, sockets and pipes are not files to analyse
+	}
+	if wk.count >= wk.w.limits.MaxFiles {
+		return ErrFileLimit
+	}
+	wk.count++
+	f := File{Path: p, Root: wk.root, Rel: rel, Size: fi.Size(), Vendored: enry.IsVendor(rel)}
+	switch {
+	case f.Vendored:
+	case fi.Size() > wk.w.limits.MaxFileSize:
+		f.Oversize = true
+	default:
+		f.Content, err = readFile(target, wk.w.limits.MaxFileSize)
+		if err != nil {
+			return nil // vanished or unreadable since listed
+		}
+		f.Binary = enry.IsBinary(f.Content)
+	}
+	if !f.Binary {
+		f.Language = enry.GetLanguage(filepath.Base(rel), f.Content)
+	}
+	// Linguist counts Go vendor folders as generated too; one reason to leave a file out is enough.
+	f.Generated = !f.Vendored && !f.Binary && enry.IsGenerated(rel, f.Content)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return wk.fn(f)
+}
+
+// readFile reads at most limit bytes: the size can grow between Stat and Read.
+func readFile(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit))
+}

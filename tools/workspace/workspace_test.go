@@ -1,0 +1,294 @@
+package workspace_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/platform-dev/platform/tools"
+	"github.com/platform-dev/platform/tools/workspace"
+)
+
+// fixture copies testdata/repo into a fresh folder and adds what cannot be committed in this
+// repository: ignore files (git would honour them here too), a .git folder, symbolic links, a
+// named pipe and binary and oversized files. It returns the workspace root and a folder outside it.
+func fixture(t *testing.T) (root, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	root = filepath.Join(base, "ws")
+	outside = filepath.Join(base, "outside")
+	if err := os.CopyFS(root, os.DirFS("testdata/repo")); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		".gitignore":           "*.log\nbuild/\n!keep.log\n",
+		"sub/.gitignore":       "secret.txt\n",
+		"sub/secret.txt":       "ignored by sub/.gitignore",
+		"sub/ok.txt":           "kept",
+		"other/secret.txt":     "kept: sub/.gitignore does not reach here",
+		"debug.log":            "ignored",
+		"keep.log":             "re-included by !keep.log",
+		"build/out.js":         "ignored folder",
+		".git/config":          "[core]\n",
+		".git/info/exclude":    "excluded.txt\n",
+		"excluded.txt":         "ignored by .git/info/exclude",
+		"big.txt":              strings.Repeat("x", 2048),
+		"img.bin":              "\x89PNG\x00\x00\x01",
+		"../outside/secret.go": "package secret\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"inside-link.go": filepath.Join(root, "main.go"),
+		"escape-link.go": filepath.Join(outside, "secret.go"),
+		"escape-dir":     outside,
+		"lib-link":       filepath.Join(root, "lib"),
+		"dangling-link":  filepath.Join(root, "nothing"),
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root, outside
+}
+
+func walkAll(t *testing.T, ws *workspace.Workspace, dir string) map[string]workspace.File {
+	t.Helper()
+	got := map[string]workspace.File{}
+	err := ws.Walk(context.Background(), dir, func(f workspace.File) error {
+		got[f.Rel] = f
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Walk(%s): %v", dir, err)
+	}
+	return got
+}
+
+func TestWalk(t *testing.T) {
+	root, _ := fixture(t)
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws = ws.WithLimits(workspace.Limits{MaxFileSize: 1024, MaxFiles: 100})
+	got := walkAll(t, ws, ws.Roots()[0])
+
+	var rels []string
+	for rel := range got {
+		rels = append(rels, rel)
+	}
+	slices.Sort(rels)
+	want := []string{
+		".gitignore", "big.txt", "gen/zz_generated.go", "img.bin", "inside-link.go", "keep.log",
+		"lib/util.py", "main.go", "other/secret.txt", "sub/.gitignore", "sub/ok.txt",
+		"vendor/github.com/acme/left/left.go", "web/app.ts",
+	}
+	if !slices.Equal(rels, want) {
+		t.Fatalf("walked files\n got %q\nwant %q", rels, want)
+	}
+
+	tests := []struct {
+		rel                                   string
+		language                              string
+		vendored, generated, binary, oversize bool
+		hasContent                            bool
+	}{
+		{rel: "main.go", language: "Go", hasContent: true},
+		{rel: "lib/util.py", language: "Python", hasContent: true},
+		{rel: "web/app.ts", language: "TypeScript", hasContent: true},
+		{rel: "gen/zz_generated.go", language: "Go", generated: true, hasContent: true},
+		{rel: "vendor/github.com/acme/left/left.go", language: "Go", vendored: true},
+		{rel: "img.bin", binary: true, hasContent: true},
+		{rel: "big.txt", language: "Text", oversize: true},
+		{rel: "inside-link.go", language: "Go", hasContent: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rel, func(t *testing.T) {
+			f := got[tt.rel]
+			if f.Language != tt.language || f.Vendored != tt.vendored || f.Generated != tt.generated ||
+				f.Binary != tt.binary || f.Oversize != tt.oversize || (f.Content != nil) != tt.hasContent {
+				t.Errorf("got language=%q vendored=%v generated=%v binary=%v oversize=%v content=%v",
+					f.Language, f.Vendored, f.Generated, f.Binary, f.Oversize, f.Content != nil)
+			}
+			if f.Path != filepath.Join(root, filepath.FromSlash(tt.rel)) || f.Root != ws.Roots()[0] {
+				t.Errorf("Path=%q Root=%q", f.Path, f.Root)
+			}
+		})
+	}
+	if f := got["main.go"]; f.Size != int64(len(f.Content)) || f.Size == 0 {
+		t.Errorf("main.go size %d, content %d bytes", f.Size, len(f.Content))
+	}
+}
+
+func TestWalkSubfolderHonoursAncestorIgnores(t *testing.T) {
+	root, _ := fixture(t)
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "sub", "trace.log"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := ws.Resolve("path", "sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := walkAll(t, ws, dir)
+	if len(got) != 2 || got["sub/ok.txt"].Rel == "" || got["sub/.gitignore"].Rel == "" {
+		t.Errorf("walk of sub: got %v, want sub/ok.txt and sub/.gitignore only", keys(got))
+	}
+	// A file the caller names is read even when ignored.
+	file, err := ws.Resolve("path", "sub/secret.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := walkAll(t, ws, file); len(got) != 1 || got["sub/secret.txt"].Content == nil {
+		t.Errorf("walk of sub/secret.txt: got %v", keys(got))
+	}
+}
+
+func keys(m map[string]workspace.File) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func TestWalkLimitsAndCancellation(t *testing.T) {
+	root, _ := fixture(t)
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = ws.WithLimits(workspace.Limits{MaxFileSize: 1 << 20, MaxFiles: 3}).Walk(context.Background(), root,
+		func(workspace.File) error { n++; return nil })
+	if !errors.Is(err, workspace.ErrFileLimit) || n != 3 {
+		t.Errorf("file limit: err=%v after %d files, want ErrFileLimit after 3", err, n)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	n = 0
+	err = ws.Walk(ctx, root, func(workspace.File) error { n++; cancel(); return nil })
+	if !errors.Is(err, context.Canceled) || n != 1 {
+		t.Errorf("cancel: err=%v after %d files, want context.Canceled after 1", err, n)
+	}
+
+	stop := errors.New("stop")
+	if err := ws.Walk(context.Background(), root, func(workspace.File) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("fn error: got %v", err)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	root, outside := fixture(t)
+	// The workspace is opened through a symbolic link to its root: paths spelt either way work.
+	alias := filepath.Join(t.TempDir(), "alias")
+	if err := os.Symlink(root, alias); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.New(alias)
+	if err != nil {
+		t.Fatal(err)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path    string
+		want    string // relative to the root; "" means refused
+		because string // part of the refusal
+	}{
+		{path: "", want: "."},
+		{path: "main.go", want: "main.go"},
+		{path: "lib", want: "lib"},
+		{path: "lib/", want: "lib"},
+		{path: "./lib/util.py", want: "lib/util.py"},
+		{path: filepath.Join(root, "web", "app.ts"), want: "web/app.ts"},
+		{path: filepath.Join(alias, "web"), want: "web"},
+		{path: "inside-link.go", want: "main.go"},
+		{path: "lib-link", want: "lib"},
+		{path: "../outside/secret.go", because: `must not contain ".."`},
+		{path: "lib/../main.go", because: `must not contain ".."`},
+		{path: "..", because: `must not contain ".."`},
+		{path: "/etc/passwd", because: "outside the workspace"},
+		{path: outside, because: "outside the workspace"},
+		{path: "escape-link.go", because: "through a symbolic link"},
+		{path: "escape-dir", because: "through a symbolic link"},
+		{path: "escape-dir/secret.go", because: "through a symbolic link"},
+		{path: "dangling-link", because: "does not exist"},
+		{path: "missing.go", because: "does not exist"},
+		{path: "pipe", because: "not a regular file or folder"},
+		{path: "a\x00b", because: "NUL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			got, err := ws.Resolve("path", tt.path)
+			if tt.want == "" {
+				ae, ok := tools.IsArgumentError(err)
+				if !ok || ae.Argument != "path" || !strings.Contains(ae.Reason, tt.because) {
+					t.Fatalf("Resolve(%q) = %q, %v; want an ArgumentError about %q", tt.path, got, err, tt.because)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Resolve(%q): %v", tt.path, err)
+			}
+			if want := filepath.Join(realRoot, filepath.FromSlash(tt.want)); got != want {
+				t.Errorf("Resolve(%q) = %q, want %q", tt.path, got, want)
+			}
+		})
+	}
+}
+
+func TestNew(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, roots := range [][]string{nil, {file}, {filepath.Join(t.TempDir(), "missing")}} {
+		if _, err := workspace.New(roots...); err == nil {
+			t.Errorf("New(%q) succeeded", roots)
+		}
+	}
+	a, b := t.TempDir(), t.TempDir()
+	ws, err := workspace.New(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b, "x.go"), []byte("package x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// An absolute path into the second root is accepted; relative paths start at the first.
+	p, err := ws.Resolve("path", filepath.Join(b, "x.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, rel, ok := ws.Root(p)
+	if !ok || rel != "x.go" || root != ws.Roots()[1] {
+		t.Errorf("Root(%q) = %q, %q, %v", p, root, rel, ok)
+	}
+	if _, err := ws.Resolve("path", "x.go"); err == nil {
+		t.Error("relative x.go resolved in the first root, where it does not exist")
+	}
+}
