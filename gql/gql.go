@@ -1,0 +1,61 @@
+// Package gql generates a project's GraphQL API from its table definitions.
+package gql
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/platform-dev/platform/store"
+)
+
+// Config is what one project's API is built from.
+type Config struct {
+	Tables        []store.Table
+	Records       *store.Records
+	Introspection bool
+	DefaultLimit  int
+	MaxLimit      int
+	MaxBodyBytes  int64
+	MaxQueryBytes int
+	MaxDepth      int
+	Timeout       time.Duration
+	Logger        *slog.Logger
+}
+
+// API is one project's GraphQL endpoint.
+type API struct{ cfg Config }
+
+// New builds a project's API.
+func New(cfg Config) (*API, error) { return &API{cfg: cfg}, nil }
+
+// ServeHTTP answers POST /api/v1/graphql.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	http.Error(w, "GraphQL API under construction", http.StatusNotImplemented)
+}
+
+// Operation is what a caller does to a table.
+type Operation string
+
+// The operations access rules decide.
+const (
+	Read   Operation = "read"
+	Create Operation = "create"
+	Update Operation = "update"
+	Delete Operation = "delete"
+)
+
+// Guard decides what the caller of one request may do.
+type Guard interface {
+	Filter(table string, op Operation) (filter any, err error)
+	Allow(table string, op Operation, record, data map[string]any) error
+	Owner() string
+}
+
+type guardKey struct{}
+
+// WithGuard attaches the request's guard.
+func WithGuard(ctx context.Context, g Guard) context.Context {
+	return context.WithValue(ctx, guardKey{}, g)
+}

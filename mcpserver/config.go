@@ -1,0 +1,103 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// Config holds every limit and policy of the server. A zero field takes the default shown in
+// its comment, so Config{} is the seed's public configuration.
+type Config struct {
+	// RequestsPerWindow and Window bound how many HTTP requests one client may send
+	// (GCRA, shared by every replica through Redis). Defaults: 60 per minute.
+	RequestsPerWindow int
+	Window            time.Duration
+	// MaxConcurrent bounds a client's in-flight requests plus open SSE streams. Default 10.
+	MaxConcurrent int
+	// RequestTimeout bounds one request; the tool's context is cancelled when it passes.
+	// Default 30 s.
+	RequestTimeout time.Duration
+	// MaxResponseBytes bounds one JSON-RPC response. Default 10 MB (10 << 20).
+	MaxResponseBytes int
+	// MaxRequestBytes bounds one POST body. Default 1 MB.
+	MaxRequestBytes int64
+	// TrustedProxies are CIDRs ("10.0.0.0/8", "::1/128") whose X-Forwarded-For is believed.
+	// From anyone else the peer address is the client.
+	TrustedProxies []string
+	// AllowedOrigins lists the browser origins ("https://app.example.com") that may call the
+	// server; "*" allows any. A request with any other Origin header gets 403. Requests
+	// without an Origin header (non-browser clients) are always allowed.
+	AllowedOrigins []string
+	// SessionTTL is how long an idle session (and its subscriptions and undelivered
+	// notifications) lives in Redis. Default 1 h.
+	SessionTTL time.Duration
+	// EventBacklog bounds the notifications kept per session for Last-Event-ID resumption.
+	// Default 1000.
+	EventBacklog int64
+	// KeyPrefix prefixes every Redis key and channel the server uses. Default "mcp:".
+	KeyPrefix string
+	// Checks are the store pings reported by service://system/health, by name
+	// ("mongo", "redis"). When no "redis" check is given the server pings its own client.
+	Checks map[string]func(context.Context) error
+	// Version is the build version of the deployment, shown in service://system/health.
+	Version string
+}
+
+// withDefaults fills zero fields and checks the rest.
+func (c Config) withDefaults() (Config, []netip.Prefix, error) {
+	if c.RequestsPerWindow == 0 {
+		c.RequestsPerWindow = 60
+	}
+	if c.Window == 0 {
+		c.Window = time.Minute
+	}
+	if c.MaxConcurrent == 0 {
+		c.MaxConcurrent = 10
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = 30 * time.Second
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = 10 << 20
+	}
+	if c.MaxRequestBytes == 0 {
+		c.MaxRequestBytes = 1 << 20
+	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = time.Hour
+	}
+	if c.EventBacklog == 0 {
+		c.EventBacklog = 1000
+	}
+	if c.KeyPrefix == "" {
+		c.KeyPrefix = "mcp:"
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	switch {
+	case c.RequestsPerWindow < 0, c.Window < 0, c.MaxConcurrent < 0, c.RequestTimeout < 0,
+		c.MaxResponseBytes < 0, c.MaxRequestBytes < 0, c.SessionTTL < 0, c.EventBacklog < 0:
+		return c, nil, fmt.Errorf("mcpserver config: limits must not be negative")
+	}
+	var proxies []netip.Prefix
+	for _, s := range c.TrustedProxies {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return c, nil, fmt.Errorf("mcpserver config: trusted proxy %q: %w", s, err)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		proxies = append(proxies, p.Masked())
+	}
+	return c, proxies, nil
+}

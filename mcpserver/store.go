@@ -1,0 +1,268 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Everything a replica must share lives in Redis under one prefix:
+//
+//	<p>s:<id>          hash: the session (protocol version, log level, delivery cursor, kind)
+//	<p>s:<id>:subs     set: resource URIs the session subscribed to
+//	<p>s:<id>:ev       stream: notifications for the session, bounded, ids are SSE event ids
+//	<p>s:<id>:owner    string: token of the GET stream currently delivering the session
+//	<p>sessions        sorted set: session id -> expiry (ms), to count and broadcast
+//	<p>sub:<uri>       set: session ids subscribed to uri
+//	<p>conc:<client>   sorted set: concurrency slots -> expiry (ms)
+//	<p>wake            pub/sub channel: "a session has new events" (payload: session id)
+//	<p>cancel          pub/sub channel: "cancel this in-flight request" (payload: id NUL request id)
+//
+// A listen stream of protocol 2026-07-28 (subscriptions/listen) is stored as a session of
+// kind "listen" that exists only while its stream is open.
+type keyspace struct{ p string }
+
+func (k keyspace) session(id string) string       { return k.p + "s:" + id }
+func (k keyspace) subs(id string) string          { return k.p + "s:" + id + ":subs" }
+func (k keyspace) events(id string) string        { return k.p + "s:" + id + ":ev" }
+func (k keyspace) owner(id string) string         { return k.p + "s:" + id + ":owner" }
+func (k keyspace) sessions() string               { return k.p + "sessions" }
+func (k keyspace) subscribers(uri string) string  { return k.p + "sub:" + uri }
+func (k keyspace) concurrency(client string) string { return k.p + "conc:" + client }
+func (k keyspace) rate(client string) string      { return k.p + "rl:" + client }
+func (k keyspace) wake() string                   { return k.p + "wake" }
+func (k keyspace) cancel() string                 { return k.p + "cancel" }
+
+// errNoSession means the session id is unknown, expired or deleted.
+var errNoSession = errors.New("session not found")
+
+// session is the Redis-held state of one client session.
+type session struct {
+	id      string
+	version string
+	level   string
+	listen  bool   // a subscriptions/listen stream rather than an initialized session
+	cursor  string // last event id delivered on a stream
+	wants   map[string]bool
+}
+
+const (
+	kindSession = "session"
+	kindListen  = "listen"
+)
+
+type store struct {
+	rdb     redis.UniversalClient
+	k       keyspace
+	ttl     time.Duration
+	backlog int64
+}
+
+func newID() string { return rand.Text() }
+
+func (st *store) createSession(ctx context.Context, kind, version string, fields map[string]any) (string, error) {
+	id := newID()
+	values := map[string]any{"kind": kind, "v": version, "lvl": defaultLogLevel, "created": time.Now().UTC().Format(time.RFC3339)}
+	for k, v := range fields {
+		values[k] = v
+	}
+	_, err := st.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, st.k.session(id), values)
+		p.Expire(ctx, st.k.session(id), st.ttl)
+		p.ZAdd(ctx, st.k.sessions(), redis.Z{Score: float64(time.Now().Add(st.ttl).UnixMilli()), Member: id})
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("create session: %w", err)
+	}
+	return id, nil
+}
+
+// loadSession reads a session and extends its life by the TTL.
+func (st *store) loadSession(ctx context.Context, id string) (*session, error) {
+	var get *redis.MapStringStringCmd
+	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.HGetAll(ctx, st.k.session(id))
+		st.touch(ctx, p, id)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load session: %w", err)
+	}
+	h := get.Val()
+	if len(h) == 0 {
+		return nil, errNoSession
+	}
+	s := &session{id: id, version: h["v"], level: h["lvl"], listen: h["kind"] == kindListen, cursor: h["cur"],
+		wants: map[string]bool{"tl": h["tl"] == "1", "rl": h["rl"] == "1"}}
+	return s, nil
+}
+
+// touch extends the life of a session's keys. EXPIRE on a missing key is a no-op, so touching
+// a deleted session does not resurrect it; the sorted-set entry is cleaned when counted.
+func (st *store) touch(ctx context.Context, p redis.Pipeliner, id string) {
+	for _, key := range []string{st.k.session(id), st.k.subs(id), st.k.events(id), st.k.owner(id)} {
+		p.Expire(ctx, key, st.ttl)
+	}
+	p.ZAddXX(ctx, st.k.sessions(), redis.Z{Score: float64(time.Now().Add(st.ttl).UnixMilli()), Member: id})
+}
+
+func (st *store) deleteSession(ctx context.Context, id string) (bool, error) {
+	uris, err := st.rdb.SMembers(ctx, st.k.subs(id)).Result()
+	if err != nil {
+		return false, fmt.Errorf("delete session: %w", err)
+	}
+	var del *redis.IntCmd
+	_, err = st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, uri := range uris {
+			p.SRem(ctx, st.k.subscribers(uri), id)
+		}
+		del = p.Del(ctx, st.k.session(id))
+		p.Del(ctx, st.k.subs(id), st.k.events(id), st.k.owner(id))
+		p.ZRem(ctx, st.k.sessions(), id)
+		p.Publish(ctx, st.k.wake(), id)
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("delete session: %w", err)
+	}
+	return del.Val() > 0, nil
+}
+
+func (st *store) setField(ctx context.Context, id, field, value string) error {
+	if err := st.rdb.HSet(ctx, st.k.session(id), field, value).Err(); err != nil {
+		return fmt.Errorf("update session: %w", err)
+	}
+	return nil
+}
+
+func (st *store) subscribe(ctx context.Context, id, uri string) error {
+	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.SAdd(ctx, st.k.subs(id), uri)
+		p.Expire(ctx, st.k.subs(id), st.ttl)
+		p.SAdd(ctx, st.k.subscribers(uri), id)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("subscribe %q: %w", uri, err)
+	}
+	return nil
+}
+
+func (st *store) unsubscribe(ctx context.Context, id, uri string) error {
+	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.SRem(ctx, st.k.subs(id), uri)
+		p.SRem(ctx, st.k.subscribers(uri), id)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("unsubscribe %q: %w", uri, err)
+	}
+	return nil
+}
+
+// emit appends a notification to a session's stream and wakes whichever replica delivers it.
+func (st *store) emit(ctx context.Context, id string, payload []byte) error {
+	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: st.k.events(id), MaxLen: st.backlog, Approx: true, Values: []any{"m", payload}})
+		p.Expire(ctx, st.k.events(id), st.ttl)
+		p.Publish(ctx, st.k.wake(), id)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("emit to session: %w", err)
+	}
+	return nil
+}
+
+// eventsAfter returns up to 100 events with ids after the given one ("0" for all).
+func (st *store) eventsAfter(ctx context.Context, id, after string) ([]redis.XMessage, error) {
+	res, err := st.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{st.k.events(id), after}, Count: 100, Block: -1}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	if len(res) == 0 {
+		return nil, nil
+	}
+	return res[0].Messages, nil
+}
+
+// liveSessions returns the ids of sessions that have not expired, dropping expired entries.
+func (st *store) liveSessions(ctx context.Context) ([]string, error) {
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	if err := st.rdb.ZRemRangeByScore(ctx, st.k.sessions(), "-inf", "("+now).Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	ids, err := st.rdb.ZRange(ctx, st.k.sessions(), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return ids, nil
+}
+
+func (st *store) countSessions(ctx context.Context) (int64, error) {
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	n, err := st.rdb.ZCount(ctx, st.k.sessions(), now, "+inf").Result()
+	if err != nil {
+		return 0, fmt.Errorf("count sessions: %w", err)
+	}
+	return n, nil
+}
+
+// acquireScript takes a concurrency slot if fewer than the limit are held. Slots carry their
+// own expiry so that a replica that dies while holding one does not leak it.
+var acquireScript = redis.NewScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  return 1
+end
+return 0
+`)
+
+// acquire takes one of limit slots for client for ttl. It returns the slot's token, or ""
+// when all slots are taken.
+func (st *store) acquire(ctx context.Context, client string, limit int, ttl time.Duration) (string, error) {
+	now := time.Now()
+	token := newID()
+	ok, err := acquireScript.Run(ctx, st.rdb, []string{st.k.concurrency(client)},
+		now.UnixMilli(), now.Add(ttl).UnixMilli(), limit, token, ttl.Milliseconds()).Int()
+	if err != nil {
+		return "", fmt.Errorf("acquire concurrency slot: %w", err)
+	}
+	if ok == 0 {
+		return "", nil
+	}
+	return token, nil
+}
+
+// refresh extends a held slot; it reports false when the slot expired meanwhile.
+func (st *store) refresh(ctx context.Context, client, token string, ttl time.Duration) (bool, error) {
+	key := st.k.concurrency(client)
+	var n *redis.IntCmd
+	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		n = p.ZAddArgs(ctx, key, redis.ZAddArgs{XX: true, Ch: true, Members: []redis.Z{{Score: float64(time.Now().Add(ttl).UnixMilli()), Member: token}}})
+		p.PExpire(ctx, key, ttl)
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("refresh concurrency slot: %w", err)
+	}
+	return n.Val() > 0, nil
+}
+
+func (st *store) release(ctx context.Context, client, token string) error {
+	if err := st.rdb.ZRem(ctx, st.k.concurrency(client), token).Err(); err != nil {
+		return fmt.Errorf("release concurrency slot: %w", err)
+	}
+	return nil
+}

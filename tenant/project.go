@@ -1,0 +1,341 @@
+// Package tenant knows projects: their documents, the registry that stores them in the control
+// database, the per-project cache that keeps requests free of control-database reads, the Echo
+// middleware that maps a request's host to its project, and who the caller is (tokens and
+// access rules).
+package tenant
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/platform-dev/platform/store"
+)
+
+// DocumentSchema is the JSON Schema of a project document, published as
+// docs/project.schema.json.
+//
+//go:embed project.schema.json
+var DocumentSchema []byte
+
+// Project is a validated project document.
+type Project struct {
+	ID       string              `json:"id"`
+	MongoURI string              `json:"mongoURI,omitempty"`
+	Auth     *Auth               `json:"auth,omitempty"`
+	GraphQL  GraphQLSettings     `json:"graphql,omitzero"`
+	Tables   map[string]TableDoc `json:"tables"`
+
+	// Version counts the replacements of this project; the registry sets it.
+	Version   int64     `json:"version,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// Auth names the identity provider whose ID tokens the project trusts.
+type Auth struct {
+	JWKSURL  string `json:"jwksURL"`
+	Issuer   string `json:"issuer"`
+	Audience string `json:"audience"`
+}
+
+// GraphQLSettings tunes a project's GraphQL API; zero values take the server's defaults.
+type GraphQLSettings struct {
+	Introspection *bool `json:"introspection,omitempty"`
+	DefaultLimit  int   `json:"defaultLimit,omitempty"`
+	MaxLimit      int   `json:"maxLimit,omitempty"`
+}
+
+// TableDoc is a table as the project document writes it.
+type TableDoc struct {
+	TypeName    string              `json:"typeName,omitempty"`
+	Description string              `json:"description,omitempty"`
+	Fields      map[string]FieldDoc `json:"fields"`
+	Access      Access              `json:"access,omitzero"`
+}
+
+// FieldDoc is a field as the project document writes it.
+type FieldDoc struct {
+	Type        string `json:"type"`
+	Required    bool   `json:"required,omitempty"`
+	Description string `json:"description,omitempty"`
+	Default     any    `json:"default,omitempty"`
+}
+
+// Problem is one thing wrong with a document, at a dotted path such as
+// "tables.products.fields.price.type".
+type Problem struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// DocumentError lists everything wrong with a project document.
+type DocumentError struct {
+	Problems []Problem
+}
+
+func (e *DocumentError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		if p.Path == "" {
+			parts[i] = p.Message
+		} else {
+			parts[i] = p.Path + ": " + p.Message
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (e *DocumentError) add(path, format string, a ...any) {
+	e.Problems = append(e.Problems, Problem{Path: path, Message: fmt.Sprintf(format, a...)})
+}
+
+// MaxDocumentBytes bounds a project document.
+const MaxDocumentBytes = 1 << 20
+
+var (
+	projectIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	documentSchema   = mustCompileSchema()
+	englishPrinter   = message.NewPrinter(language.English)
+)
+
+func mustCompileSchema() *jsonschema.Schema {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(DocumentSchema))
+	if err != nil {
+		panic(fmt.Sprintf("project.schema.json: %v", err))
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("project.schema.json", doc); err != nil {
+		panic(fmt.Sprintf("project.schema.json: %v", err))
+	}
+	return c.MustCompile("project.schema.json")
+}
+
+// ValidateID checks a project id: a DNS label of lowercase letters, digits and hyphens.
+func ValidateID(id string) error {
+	if !projectIDPattern.MatchString(id) {
+		return fmt.Errorf("invalid project id %q: use 1 to 63 lowercase letters, digits and hyphens, not starting or ending with a hyphen", id)
+	}
+	return nil
+}
+
+// ParseDocument reads a project document written as JSON or YAML (JSON is YAML, so one
+// reader serves both) and validates it completely. Errors name the offending path; YAML
+// syntax errors name the line.
+func ParseDocument(data []byte) (*Project, error) {
+	if len(data) > MaxDocumentBytes {
+		return nil, &DocumentError{Problems: []Problem{{Message: fmt.Sprintf("document is larger than %d bytes", MaxDocumentBytes)}}}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &DocumentError{Problems: []Problem{{Message: "document is empty"}}}
+	}
+	js := data
+	if !json.Valid(data) {
+		var err error
+		js, err = yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, &DocumentError{Problems: []Problem{{Message: "not valid JSON or YAML: " + yaml.FormatError(err, false, true)}}}
+		}
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
+	if err != nil {
+		return nil, &DocumentError{Problems: []Problem{{Message: "not valid JSON: " + err.Error()}}}
+	}
+	if err := documentSchema.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return nil, fmt.Errorf("validate project document: %w", err)
+		}
+		de := &DocumentError{}
+		collectSchemaProblems(ve, de)
+		return nil, de
+	}
+	var p Project
+	if err := json.Unmarshal(js, &p); err != nil {
+		return nil, &DocumentError{Problems: []Problem{{Message: err.Error()}}}
+	}
+	p.Version, p.UpdatedAt = 0, time.Time{}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// collectSchemaProblems keeps the leaves of the schema validator's error tree: they say what
+// is wrong where, while the inner nodes only repeat "does not validate with ...".
+func collectSchemaProblems(ve *jsonschema.ValidationError, de *DocumentError) {
+	if len(ve.Causes) == 0 {
+		de.add(strings.Join(ve.InstanceLocation, "."), "%s", ve.ErrorKind.LocalizedString(englishPrinter))
+		return
+	}
+	for _, c := range ve.Causes {
+		collectSchemaProblems(c, de)
+	}
+}
+
+// validate checks what the schema cannot: field types, reserved names, defaults of the right
+// type, distinct type names and the access rules.
+func (p *Project) validate() error {
+	de := &DocumentError{}
+	typeOwner := map[string]string{}
+	for _, name := range sortedKeys(p.Tables) {
+		t := p.Tables[name]
+		tpath := "tables." + name
+		if strings.HasPrefix(name, "_") {
+			de.add(tpath, "table names starting with an underscore are reserved")
+		}
+		typeName := t.TypeName
+		if typeName == "" {
+			typeName = Singular(name)
+		}
+		if other, ok := typeOwner[typeName]; ok {
+			de.add(tpath+".typeName", "type name %q is already used by table %q; set a distinct typeName", typeName, other)
+		}
+		typeOwner[typeName] = name
+		for _, fname := range sortedKeys(t.Fields) {
+			f := t.Fields[fname]
+			fpath := tpath + ".fields." + fname
+			switch {
+			case strings.HasPrefix(fname, "_"):
+				de.add(fpath, "field names starting with an underscore are reserved")
+			case fname == "uid" || fname == store.KeyCreatedAt || fname == store.KeyUpdatedAt:
+				de.add(fpath, "%q is set by the service and cannot be declared", fname)
+			}
+			ft, err := store.ParseFieldType(f.Type)
+			if err != nil {
+				de.add(fpath+".type", "%v", err)
+				continue
+			}
+			if f.Default != nil {
+				if err := checkValue(ft, f.Default); err != nil {
+					de.add(fpath+".default", "%v", err)
+				}
+			}
+		}
+		for _, rp := range t.Access.check() {
+			de.add(tpath+".access."+rp.Path, "%s", rp.Message)
+		}
+	}
+	if p.GraphQL.DefaultLimit > 0 && p.GraphQL.MaxLimit > 0 && p.GraphQL.DefaultLimit > p.GraphQL.MaxLimit {
+		de.add("graphql.defaultLimit", "must not exceed graphql.maxLimit (%d)", p.GraphQL.MaxLimit)
+	}
+	if len(de.Problems) > 0 {
+		return de
+	}
+	return nil
+}
+
+// checkValue reports whether v, decoded from JSON, is a value of type t.
+func checkValue(t store.FieldType, v any) error {
+	if t.List {
+		items, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("want a list of %s, got %s", t.Scalar, jsonKind(v))
+		}
+		for i, it := range items {
+			if err := checkValue(store.FieldType{Scalar: t.Scalar}, it); err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
+		}
+		return nil
+	}
+	ok := false
+	switch t.Scalar {
+	case store.String, store.ID:
+		_, ok = v.(string)
+	case store.Boolean:
+		_, ok = v.(bool)
+	case store.Float:
+		_, ok = v.(float64)
+	case store.Int:
+		f, isNum := v.(float64)
+		ok = isNum && f == math.Trunc(f) && f >= math.MinInt32 && f <= math.MaxInt32
+	case store.DateTime:
+		s, isStr := v.(string)
+		if isStr {
+			_, err := time.Parse(time.RFC3339Nano, s)
+			ok = err == nil
+		}
+	case store.JSON:
+		ok = true
+	}
+	if !ok {
+		return fmt.Errorf("want a value of type %s, got %s", t.Scalar, jsonKind(v))
+	}
+	return nil
+}
+
+func jsonKind(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case float64:
+		return fmt.Sprintf("the number %v", x)
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	default:
+		return "null"
+	}
+}
+
+// Singular turns a table name into its record type's name: products -> product,
+// categories -> category, addresses -> address. A name that is not a plural stays as it is.
+func Singular(name string) string {
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(lower, "ies") && len(name) > 3:
+		return name[:len(name)-3] + "y"
+	case strings.HasSuffix(lower, "sses"), strings.HasSuffix(lower, "xes"),
+		strings.HasSuffix(lower, "ches"), strings.HasSuffix(lower, "shes"), strings.HasSuffix(lower, "zes"):
+		return name[:len(name)-2]
+	case strings.HasSuffix(lower, "ss"), strings.HasSuffix(lower, "us"), strings.HasSuffix(lower, "is"):
+		return name
+	case strings.HasSuffix(lower, "s") && len(name) > 1:
+		return name[:len(name)-1]
+	}
+	return name
+}
+
+// StoreTables returns the project's tables as the store and the GraphQL layer see them,
+// sorted by name, with their fields sorted by name.
+func (p *Project) StoreTables() []store.Table {
+	out := make([]store.Table, 0, len(p.Tables))
+	for _, name := range sortedKeys(p.Tables) {
+		td := p.Tables[name]
+		t := store.Table{Name: name, TypeName: td.TypeName}
+		if t.TypeName == "" {
+			t.TypeName = Singular(name)
+		}
+		for _, fname := range sortedKeys(td.Fields) {
+			fd := td.Fields[fname]
+			ft, _ := store.ParseFieldType(fd.Type) // validated by ParseDocument
+			t.Fields = append(t.Fields, store.Field{Name: fname, Type: ft, Required: fd.Required, Description: fd.Description, Default: fd.Default})
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

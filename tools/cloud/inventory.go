@@ -1,0 +1,357 @@
+// Package cloud inventories the cloud resources a workspace declares (Terraform configuration
+// and plan files, CloudFormation and SAM templates, Kubernetes manifests, docker-compose files),
+// prices them from a price table shipped with the package, and recommends optimisations with
+// the file and line that prove each one.
+//
+// The parsing is shared: a Collector takes the files of one workspace walk and builds an
+// Inventory, which the security assessment reads too, so no declaration is parsed twice.
+package cloud
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/platform-dev/platform/tools/workspace"
+)
+
+// Source formats of declarations.
+const (
+	SourceTerraform      = "terraform"
+	SourceTerraformPlan  = "terraform-plan"
+	SourceCloudFormation = "cloudformation"
+	SourceKubernetes     = "kubernetes"
+	SourceCompose        = "compose"
+)
+
+// Resource is one declared resource. Attrs is its attribute tree normalised to JSON-like Go
+// values (map[string]any, []any, string, float64, bool, nil): Terraform nested blocks become
+// lists of objects under the block type, as `terraform show -json` writes them, so that one rule
+// reads HCL and plan files alike. A value that could not be resolved statically is kept as its
+// source text wrapped in "${...}".
+type Resource struct {
+	Address  string `json:"address"`  // aws_instance.web, AWS::S3::Bucket Logs, Deployment/default/api, ...
+	Type     string `json:"type"`     // aws_instance, AWS::EC2::Instance, Deployment, compose-service
+	Name     string `json:"name"`     // the declared name
+	Provider string `json:"provider"` // aws, google, kubernetes, compose
+	Service  string `json:"service"`  // ec2, s3, rds, lambda, kubernetes, ...
+	Region   string `json:"region,omitempty"`
+	Source   string `json:"source"`
+	File     string `json:"file"` // workspace-relative, slash-separated
+	Line     int    `json:"line"`
+	Count    int    `json:"count"` // instances declared (Terraform count, replicas are kept in Attrs)
+	// Data marks a Terraform data source: read, not created, so neither priced nor listed.
+	Data bool `json:"-"`
+
+	Attrs map[string]any `json:"-"`
+	// Refs are the resources this one refers to, as "type.name" (Terraform) or logical ids
+	// (CloudFormation).
+	Refs  []string       `json:"-"`
+	lines map[string]int // attribute path ("ingress.0.cidr_blocks") -> line
+}
+
+// Location is "file:line" of the resource.
+func (r *Resource) Location() string { return fmt.Sprintf("%s:%d", r.File, r.Line) }
+
+// LineOf returns the line of the attribute at path (keys and list indexes), or of the
+// closest enclosing attribute that has one, or of the resource.
+func (r *Resource) LineOf(p ...any) int {
+	for n := len(p); n > 0; n-- {
+		if l, ok := r.lines[joinPath(p[:n])]; ok {
+			return l
+		}
+	}
+	return r.Line
+}
+
+// At returns "file:line" of the attribute at path.
+func (r *Resource) At(p ...any) string { return fmt.Sprintf("%s:%d", r.File, r.LineOf(p...)) }
+
+// Get returns the attribute at path (string keys, int list indexes), nil when absent.
+func (r *Resource) Get(p ...any) any { return Lookup(r.Attrs, p...) }
+
+// String returns the attribute at path as a string ("" when absent or not a scalar).
+func (r *Resource) String(p ...any) string { return scalarString(r.Get(p...)) }
+
+// Number returns the attribute at path as a number; ok is false when absent or not numeric.
+func (r *Resource) Number(p ...any) (float64, bool) { return toNumber(r.Get(p...)) }
+
+// Bool returns the attribute at path as a bool; ok is false when absent or not a boolean.
+func (r *Resource) Bool(p ...any) (v, ok bool) {
+	switch x := r.Get(p...).(type) {
+	case bool:
+		return x, true
+	case string:
+		b, err := strconv.ParseBool(x)
+		return b, err == nil
+	}
+	return false, false
+}
+
+// Blocks returns the nested blocks (or list of objects) at path.
+func (r *Resource) Blocks(p ...any) []map[string]any { return objects(r.Get(p...)) }
+
+// RefersTo reports whether the resource refers to the resource with address addr.
+func (r *Resource) RefersTo(addr string) bool {
+	for _, ref := range r.Refs {
+		if ref == addr {
+			return true
+		}
+	}
+	return false
+}
+
+// Lookup walks v along path: string steps index objects, int steps index lists.
+func Lookup(v any, p ...any) any {
+	for _, step := range p {
+		switch s := step.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = m[s]
+		case int:
+			l, ok := v.([]any)
+			if !ok || s < 0 || s >= len(l) {
+				return nil
+			}
+			v = l[s]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+func objects(v any) []map[string]any {
+	switch x := v.(type) {
+	case map[string]any:
+		return []map[string]any{x}
+	case []any:
+		var out []map[string]any
+		for _, e := range x {
+			if m, ok := e.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func scalarString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return ""
+}
+
+func toNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// Unresolved reports whether v is a value kept as unresolved source text.
+func Unresolved(v any) bool {
+	s, ok := v.(string)
+	return ok && strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}")
+}
+
+func joinPath(p []any) string {
+	parts := make([]string, len(p))
+	for i, s := range p {
+		parts[i] = fmt.Sprint(s)
+	}
+	return strings.Join(parts, ".")
+}
+
+// FileError is a declaration file that could not be parsed.
+type FileError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+// Inventory is every resource found below a folder.
+type Inventory struct {
+	Resources []*Resource `json:"resources"`
+	Files     []string    `json:"files"` // declaration files read
+	Errors    []FileError `json:"errors,omitempty"`
+}
+
+// Collector builds an Inventory from the files of a workspace walk. Terraform files are
+// gathered per folder (a module) and resolved together in Inventory, since variables and
+// locals of one file are used by the others. It is not safe for concurrent use.
+type Collector struct {
+	modules map[string]*tfModule // folder -> module
+	inv     Inventory
+}
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector { return &Collector{modules: map[string]*tfModule{}} }
+
+// Add reads f if it is a declaration file; other files are ignored. It reports whether f was
+// one.
+func (c *Collector) Add(f workspace.File) bool {
+	if f.Content == nil || f.Binary || f.Vendored {
+		return false
+	}
+	name := path.Base(f.Rel)
+	ext := strings.ToLower(path.Ext(name))
+	switch {
+	case ext == ".tf" || ext == ".tfvars":
+		dir := path.Dir(f.Rel)
+		m := c.modules[dir]
+		if m == nil {
+			m = &tfModule{dir: dir}
+			c.modules[dir] = m
+		}
+		if err := m.add(f.Rel, f.Content); err != nil {
+			c.inv.Errors = append(c.inv.Errors, *err)
+		}
+		c.inv.Files = append(c.inv.Files, f.Rel)
+		return true
+	case ext == ".json":
+		if !isPlan(f.Content) {
+			return c.addTemplate(f, true)
+		}
+		rs, err := parsePlan(f.Rel, f.Content)
+		if err != nil {
+			c.inv.Errors = append(c.inv.Errors, FileError{File: f.Rel, Message: err.Error()})
+			return true
+		}
+		c.inv.Resources = append(c.inv.Resources, rs...)
+		c.inv.Files = append(c.inv.Files, f.Rel)
+		return true
+	case ext == ".yaml" || ext == ".yml" || ext == ".template":
+		return c.addTemplate(f, false)
+	}
+	return false
+}
+
+// addTemplate reads a YAML (or JSON) document stream as CloudFormation, compose or Kubernetes.
+func (c *Collector) addTemplate(f workspace.File, jsonOnly bool) bool {
+	rs, ok, err := parseYAMLDeclarations(f.Rel, f.Content, jsonOnly)
+	if !ok {
+		return false
+	}
+	c.inv.Files = append(c.inv.Files, f.Rel)
+	if err != nil {
+		c.inv.Errors = append(c.inv.Errors, *err)
+	}
+	c.inv.Resources = append(c.inv.Resources, rs...)
+	return true
+}
+
+// Inventory resolves the Terraform modules and returns everything collected, ordered by file
+// and line.
+func (c *Collector) Inventory() *Inventory {
+	inv := c.inv
+	inv.Resources = append([]*Resource{}, c.inv.Resources...)
+	for _, m := range c.modules {
+		rs, errs := m.resources()
+		inv.Resources = append(inv.Resources, rs...)
+		inv.Errors = append(inv.Errors, errs...)
+	}
+	sort.SliceStable(inv.Resources, func(i, j int) bool {
+		a, b := inv.Resources[i], inv.Resources[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
+	sort.Strings(inv.Files)
+	sort.Slice(inv.Errors, func(i, j int) bool { return inv.Errors[i].File < inv.Errors[j].File })
+	return &inv
+}
+
+// serviceOf maps a resource type to its provider and service.
+func serviceOf(typ string) (provider, service string) {
+	if strings.HasPrefix(typ, "AWS::") {
+		parts := strings.Split(typ, "::")
+		if len(parts) < 3 {
+			return "aws", "other"
+		}
+		svc := strings.ToLower(parts[1])
+		switch {
+		case typ == "AWS::Serverless::Function":
+			return "aws", "lambda"
+		case typ == "AWS::Serverless::Api":
+			return "aws", "apigateway"
+		case typ == "AWS::Serverless::SimpleTable":
+			return "aws", "dynamodb"
+		case svc == "ec2" && (parts[2] == "Volume"):
+			return "aws", "ebs"
+		case svc == "autoscaling", svc == "applicationautoscaling":
+			return "aws", "autoscaling"
+		case svc == "elasticloadbalancingv2":
+			return "aws", "elb"
+		}
+		return "aws", svc
+	}
+	for _, m := range tfServices {
+		if strings.HasPrefix(typ, m.prefix) {
+			return m.provider, m.service
+		}
+	}
+	switch {
+	case strings.HasPrefix(typ, "aws_"):
+		return "aws", strings.SplitN(strings.TrimPrefix(typ, "aws_"), "_", 2)[0]
+	case strings.HasPrefix(typ, "google_"):
+		return "google", strings.SplitN(strings.TrimPrefix(typ, "google_"), "_", 2)[0]
+	case strings.HasPrefix(typ, "kubernetes_"):
+		return "kubernetes", "kubernetes"
+	}
+	provider = strings.SplitN(typ, "_", 2)[0]
+	return provider, provider
+}
+
+// tfServices names the service of the common Terraform resource types by prefix; the first
+// match wins, so longer prefixes come first.
+var tfServices = []struct{ prefix, provider, service string }{
+	{"aws_instance", "aws", "ec2"},
+	{"aws_launch_template", "aws", "ec2"},
+	{"aws_launch_configuration", "aws", "ec2"},
+	{"aws_eip", "aws", "ec2"},
+	{"aws_security_group", "aws", "ec2"},
+	{"aws_vpc_security_group", "aws", "ec2"},
+	{"aws_nat_gateway", "aws", "vpc"},
+	{"aws_ebs_volume", "aws", "ebs"},
+	{"aws_volume_attachment", "aws", "ebs"},
+	{"aws_autoscaling", "aws", "autoscaling"},
+	{"aws_appautoscaling", "aws", "autoscaling"},
+	{"aws_s3_", "aws", "s3"},
+	{"aws_db_", "aws", "rds"},
+	{"aws_rds_", "aws", "rds"},
+	{"aws_lambda_", "aws", "lambda"},
+	{"aws_dynamodb_", "aws", "dynamodb"},
+	{"aws_eks_", "aws", "eks"},
+	{"aws_ecs_", "aws", "ecs"},
+	{"aws_lb", "aws", "elb"},
+	{"aws_alb", "aws", "elb"},
+	{"aws_elb", "aws", "elb"},
+	{"aws_iam_", "aws", "iam"},
+	{"google_compute_", "google", "compute"},
+	{"google_sql_", "google", "cloudsql"},
+	{"google_storage_", "google", "gcs"},
+	{"google_cloudfunctions", "google", "cloudfunctions"},
+	{"google_cloud_run", "google", "cloudrun"},
+	{"google_container_", "google", "gke"},
+	{"google_project_iam", "google", "iam"},
+}
