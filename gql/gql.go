@@ -2,7 +2,6 @@
 package gql
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -33,29 +32,4 @@ func New(cfg Config) (*API, error) { return &API{cfg: cfg}, nil }
 // ServeHTTP answers POST /api/v1/graphql.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, "GraphQL API under construction", http.StatusNotImplemented)
-}
-
-// Operation is what a caller does to a table.
-type Operation string
-
-// The operations access rules decide.
-const (
-	Read   Operation = "read"
-	Create Operation = "create"
-	Update Operation = "update"
-	Delete Operation = "delete"
-)
-
-// Guard decides what the caller of one request may do.
-type Guard interface {
-	Filter(table string, op Operation) (filter any, err error)
-	Allow(table string, op Operation, record, data map[string]any) error
-	Owner() string
-}
-
-type guardKey struct{}
-
-// WithGuard attaches the request's guard.
-func WithGuard(ctx context.Context, g Guard) context.Context {
-	return context.WithValue(ctx, guardKey{}, g)
 }
