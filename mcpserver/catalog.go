@@ -10,7 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	textmessage "golang.org/x/text/message"
 
 	"github.com/platform-dev/platform/tools"
 )
@@ -140,7 +140,7 @@ func (e *toolEntry) validate(args json.RawMessage) string {
 	if !ok {
 		return err.Error()
 	}
-	p := message.NewPrinter(language.English)
+	p := textmessage.NewPrinter(language.English)
 	var msgs []string
 	var walk func(*jsonschema.ValidationError)
 	walk = func(ve *jsonschema.ValidationError) {

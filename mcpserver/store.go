@@ -27,16 +27,16 @@ import (
 // kind "listen" that exists only while its stream is open.
 type keyspace struct{ p string }
 
-func (k keyspace) session(id string) string       { return k.p + "s:" + id }
-func (k keyspace) subs(id string) string          { return k.p + "s:" + id + ":subs" }
-func (k keyspace) events(id string) string        { return k.p + "s:" + id + ":ev" }
-func (k keyspace) owner(id string) string         { return k.p + "s:" + id + ":owner" }
-func (k keyspace) sessions() string               { return k.p + "sessions" }
-func (k keyspace) subscribers(uri string) string  { return k.p + "sub:" + uri }
+func (k keyspace) session(id string) string         { return k.p + "s:" + id }
+func (k keyspace) subs(id string) string            { return k.p + "s:" + id + ":subs" }
+func (k keyspace) events(id string) string          { return k.p + "s:" + id + ":ev" }
+func (k keyspace) owner(id string) string           { return k.p + "s:" + id + ":owner" }
+func (k keyspace) sessions() string                 { return k.p + "sessions" }
+func (k keyspace) subscribers(uri string) string    { return k.p + "sub:" + uri }
 func (k keyspace) concurrency(client string) string { return k.p + "conc:" + client }
-func (k keyspace) rate(client string) string      { return k.p + "rl:" + client }
-func (k keyspace) wake() string                   { return k.p + "wake" }
-func (k keyspace) cancel() string                 { return k.p + "cancel" }
+func (k keyspace) rate(client string) string        { return k.p + "rl:" + client }
+func (k keyspace) wake() string                     { return k.p + "wake" }
+func (k keyspace) cancel() string                   { return k.p + "cancel" }
 
 // errNoSession means the session id is unknown, expired or deleted.
 var errNoSession = errors.New("session not found")
@@ -110,6 +110,17 @@ func (st *store) touch(ctx context.Context, p redis.Pipeliner, id string) {
 		p.Expire(ctx, key, st.ttl)
 	}
 	p.ZAddXX(ctx, st.k.sessions(), redis.Z{Score: float64(time.Now().Add(st.ttl).UnixMilli()), Member: id})
+}
+
+func (st *store) touchSession(ctx context.Context, id string) error {
+	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		st.touch(ctx, p, id)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("touch session: %w", err)
+	}
+	return nil
 }
 
 func (st *store) deleteSession(ctx context.Context, id string) (bool, error) {
@@ -248,16 +259,46 @@ func (st *store) acquire(ctx context.Context, client string, limit int, ttl time
 // refresh extends a held slot; it reports false when the slot expired meanwhile.
 func (st *store) refresh(ctx context.Context, client, token string, ttl time.Duration) (bool, error) {
 	key := st.k.concurrency(client)
-	var n *redis.IntCmd
+	var score *redis.FloatCmd
 	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		n = p.ZAddArgs(ctx, key, redis.ZAddArgs{XX: true, Ch: true, Members: []redis.Z{{Score: float64(time.Now().Add(ttl).UnixMilli()), Member: token}}})
+		p.ZAddXX(ctx, key, redis.Z{Score: float64(time.Now().Add(ttl).UnixMilli()), Member: token})
 		p.PExpire(ctx, key, ttl)
+		score = p.ZScore(ctx, key, token)
 		return nil
 	})
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("refresh concurrency slot: %w", err)
 	}
-	return n.Val() > 0, nil
+	return score.Err() == nil, nil
+}
+
+// streamAlive reports whether a session still exists and, when owner is set, whether the
+// stream holding owner still owns its delivery.
+func (st *store) streamAlive(ctx context.Context, id, owner string) (bool, error) {
+	var exists *redis.IntCmd
+	var cur *redis.StringCmd
+	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, st.k.session(id))
+		cur = p.Get(ctx, st.k.owner(id))
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return false, fmt.Errorf("check stream: %w", err)
+	}
+	if exists.Val() == 0 {
+		return false, nil
+	}
+	return owner == "" || cur.Val() == owner, nil
+}
+
+func (st *store) takeOwnership(ctx context.Context, id, owner string) error {
+	if err := st.rdb.Set(ctx, st.k.owner(id), owner, st.ttl).Err(); err != nil {
+		return fmt.Errorf("take stream ownership: %w", err)
+	}
+	return nil
 }
 
 func (st *store) release(ctx context.Context, client, token string) error {

@@ -75,7 +75,6 @@ type message struct {
 }
 
 func (m *message) isRequest() bool      { return m.ID != nil && m.Method != "" }
-func (m *message) isNotification() bool { return m.ID == nil && m.Method != "" }
 
 // parseMessage decodes one JSON-RPC message. On failure the returned id is the request's id
 // when it could be read, so the error can still echo it.
