@@ -1,0 +1,339 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/spf13/cobra"
+
+	"github.com/platform-dev/platform/mcpserver"
+	"github.com/platform-dev/platform/store"
+	"github.com/platform-dev/platform/tenant"
+	"github.com/platform-dev/platform/tools"
+)
+
+// serveConfig is everything `platform serve` can be told.
+type serveConfig struct {
+	Addr, Domain, DataDir             string
+	MongoURI, RedisURL, AdminToken    string
+	EmbeddedMongoAddr, EmbeddedRedis  string
+	LogLevel, LogFormat               string
+	ShutdownTimeout                   time.Duration
+	CacheSize                         int
+	CacheIdle, CacheRefresh           time.Duration
+	GQLDefaultLimit, GQLMaxLimit      int
+	GQLMaxBody, GQLMaxQuery, GQLDepth int
+	GQLTimeout                        time.Duration
+	MCPRequests                       int
+	MCPWindow                         time.Duration
+	MCPConcurrent                     int
+	MCPTimeout                        time.Duration
+	MCPMaxResponse                    int
+	MCPTrustedProxies, MCPOrigins     string
+	Workspace                         string
+}
+
+func (c *serveConfig) settings() []setting {
+	return []setting{
+		stringSetting(&c.Addr, "addr", "PLATFORM_ADDR", ":8080", "address to listen on"),
+		stringSetting(&c.Domain, "domain", "PLATFORM_DOMAIN", "localhost", "apex domain: the admin API and /mcp live on it, project <id> on <id>.<domain>"),
+		stringSetting(&c.DataDir, "data", "PLATFORM_DATA", "./data", "folder for the embedded stores' files and the generated admin token"),
+		stringSetting(&c.MongoURI, "mongodb-uri", "MONGODB_URI", "", "MongoDB to use; empty starts an embedded FerretDB"),
+		stringSetting(&c.RedisURL, "redis-url", "REDIS_URL", "", "Redis to use; empty starts an in-process Redis"),
+		stringSetting(&c.AdminToken, "admin-token", "PLATFORM_ADMIN_TOKEN", "", "bearer token of the admin API; empty: generated once and kept in <data>/admin-token"),
+		stringSetting(&c.EmbeddedMongoAddr, "embedded-mongodb-addr", "PLATFORM_EMBEDDED_MONGODB_ADDR", "127.0.0.1:0", "loopback address of the embedded FerretDB (a fixed one lets other replicas and tools share it)"),
+		stringSetting(&c.EmbeddedRedis, "embedded-redis-addr", "PLATFORM_EMBEDDED_REDIS_ADDR", "127.0.0.1:0", "loopback address of the embedded Redis"),
+		stringSetting(&c.LogLevel, "log-level", "PLATFORM_LOG_LEVEL", "info", "debug, info, warn or error"),
+		stringSetting(&c.LogFormat, "log-format", "PLATFORM_LOG_FORMAT", "text", "text or json"),
+		durationSetting(&c.ShutdownTimeout, "shutdown-timeout", "PLATFORM_SHUTDOWN_TIMEOUT", 15*time.Second, "how long in-flight requests may finish after SIGTERM"),
+		intSetting(&c.CacheSize, "project-cache-size", "PLATFORM_PROJECT_CACHE_SIZE", 1000, "projects held ready in memory (least recently used are dropped)"),
+		durationSetting(&c.CacheIdle, "project-cache-idle", "PLATFORM_PROJECT_CACHE_IDLE", 10*time.Minute, "a project unused this long is dropped from memory"),
+		durationSetting(&c.CacheRefresh, "project-cache-refresh", "PLATFORM_PROJECT_CACHE_REFRESH", 30*time.Second, "a cached project is rechecked in the background after this long"),
+		intSetting(&c.GQLDefaultLimit, "graphql-default-limit", "PLATFORM_GRAPHQL_DEFAULT_LIMIT", 100, "records a list returns when it names no limit"),
+		intSetting(&c.GQLMaxLimit, "graphql-max-limit", "PLATFORM_GRAPHQL_MAX_LIMIT", 1000, "largest limit a list may ask for"),
+		intSetting(&c.GQLMaxBody, "graphql-max-body", "PLATFORM_GRAPHQL_MAX_BODY", 1<<20, "largest GraphQL request body, in bytes"),
+		intSetting(&c.GQLMaxQuery, "graphql-max-query", "PLATFORM_GRAPHQL_MAX_QUERY", 64<<10, "longest GraphQL document, in bytes"),
+		intSetting(&c.GQLDepth, "graphql-max-depth", "PLATFORM_GRAPHQL_MAX_DEPTH", 12, "deepest selection a GraphQL document may nest"),
+		durationSetting(&c.GQLTimeout, "graphql-timeout", "PLATFORM_GRAPHQL_TIMEOUT", 10*time.Second, "time one GraphQL request may take"),
+		intSetting(&c.MCPRequests, "mcp-requests", "MCP_REQUESTS_PER_WINDOW", 60, "MCP requests one client may send per window"),
+		durationSetting(&c.MCPWindow, "mcp-window", "MCP_RATE_WINDOW", time.Minute, "the MCP rate limit's window"),
+		intSetting(&c.MCPConcurrent, "mcp-concurrent", "MCP_MAX_CONCURRENT", 10, "MCP requests and streams one client may have open at once"),
+		durationSetting(&c.MCPTimeout, "mcp-timeout", "MCP_REQUEST_TIMEOUT", 30*time.Second, "time one MCP request may take"),
+		intSetting(&c.MCPMaxResponse, "mcp-max-response", "MCP_MAX_RESPONSE_BYTES", 10<<20, "largest MCP response, in bytes"),
+		stringSetting(&c.MCPTrustedProxies, "trusted-proxies", "PLATFORM_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For names the client"),
+		stringSetting(&c.MCPOrigins, "mcp-allowed-origins", "MCP_ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (* for any)"),
+		stringSetting(&c.Workspace, "workspace", "MCP_WORKSPACE", ".", "comma-separated folders the MCP tools may read"),
+	}
+}
+
+func newServeCmd() *cobra.Command {
+	var cfg serveConfig
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the service (embedded stores unless MONGODB_URI / REDIS_URL are set)",
+		Args:  cobra.NoArgs,
+	}
+	envErr := bindAll(cmd.Flags(), cfg.settings())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if envErr != nil {
+			return envErr
+		}
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return serve(ctx, cfg)
+	}
+	return cmd
+}
+
+func newLogger(level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("log format %q: want text or json", format)
+}
+
+func serve(ctx context.Context, cfg serveConfig) error {
+	logger, err := newLogger(cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data folder: %w", err)
+	}
+	dataDir, _ := filepath.Abs(cfg.DataDir)
+
+	stores, err := store.Open(ctx, store.Config{
+		DataDir: dataDir, MongoURI: cfg.MongoURI, RedisURL: cfg.RedisURL,
+		EmbeddedMongoAddr: cfg.EmbeddedMongoAddr, EmbeddedRedisAddr: cfg.EmbeddedRedis,
+		Logger: logger,
+	})
+	if err != nil {
+		return fmt.Errorf("open stores: %w", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+		defer cancel()
+		if err := stores.Close(cctx); err != nil {
+			logger.Error("close stores", "err", err)
+		}
+		logger.Info("stopped")
+	}()
+	if stores.EmbeddedMongo {
+		logger.Info("mongodb: embedded FerretDB (SQLite)", "data", filepath.Join(dataDir, "ferretdb"), "uri", stores.MongoURI)
+	} else {
+		logger.Info("mongodb: external", "hosts", redactURI(stores.MongoURI))
+	}
+	if stores.EmbeddedRedis {
+		logger.Info("redis: embedded, in memory (rate limits and MCP sessions start empty after a restart)", "url", stores.RedisURL)
+	} else {
+		logger.Info("redis: external", "url", redactURI(stores.RedisURL))
+	}
+
+	adminToken, tokenFile, err := loadAdminToken(cfg.AdminToken, dataDir)
+	if err != nil {
+		return err
+	}
+	if tokenFile != "" {
+		logger.Info("admin token kept in file (mode 0600)", "file", tokenFile)
+	}
+
+	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
+		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
+		GraphQL: tenant.GraphQLLimits{
+			DefaultLimit: cfg.GQLDefaultLimit, MaxLimit: cfg.GQLMaxLimit,
+			MaxBodyBytes: int64(cfg.GQLMaxBody), MaxQueryBytes: cfg.GQLMaxQuery,
+			MaxDepth: cfg.GQLDepth, Timeout: cfg.GQLTimeout,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer reg.Close()
+
+	hub := &tools.Hub{}
+	set, closeTools, err := buildTools(ctx, cfg, hub, logger)
+	if err != nil {
+		return err
+	}
+	defer closeTools()
+	mcp, err := mcpserver.New(mcpserver.Config{
+		RequestsPerWindow: cfg.MCPRequests, Window: cfg.MCPWindow, MaxConcurrent: cfg.MCPConcurrent,
+		RequestTimeout: cfg.MCPTimeout, MaxResponseBytes: cfg.MCPMaxResponse,
+		TrustedProxies: splitList(cfg.MCPTrustedProxies), AllowedOrigins: splitList(cfg.MCPOrigins),
+		Checks:  map[string]func(context.Context) error{"mongo": stores.PingMongo, "redis": stores.PingRedis},
+		Version: version,
+	}, stores.Redis, set, hub, logger)
+	if err != nil {
+		return err
+	}
+	defer mcp.Close()
+
+	e := newEcho(logger)
+	mountHealth(e, stores)
+	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
+	reg.MountAdmin(e, adminToken)
+	reg.MountGraphQL(e)
+	e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	port := ln.Addr().(*net.TCPAddr).Port
+	logger.Info("platform serving",
+		"addr", ln.Addr().String(),
+		"admin", fmt.Sprintf("http://%s:%d/admin/v1/projects", cfg.Domain, port),
+		"mcp", fmt.Sprintf("http://%s:%d/mcp", cfg.Domain, port),
+		"graphql", fmt.Sprintf("http://<project>.%s:%d/api/v1/graphql", cfg.Domain, port),
+		"version", version)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing in-flight requests", "timeout", cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("in-flight requests cut at the shutdown timeout", "err", err)
+	}
+	return nil
+}
+
+func newEcho(logger *slog.Logger) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Use(middleware.RequestID())
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+		logger.Error("panic", "err", err, "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "stack", string(stack))
+		return err
+	}}))
+	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogStatus: true, LogURI: true, LogMethod: true, LogHost: true, LogLatency: true, LogRequestID: true, LogError: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level := slog.LevelDebug
+			if v.Status >= 500 {
+				level = slog.LevelError
+			}
+			logger.Log(c.Request().Context(), level, "request", "method", v.Method, "host", v.Host, "uri", v.URI,
+				"status", v.Status, "latency", v.Latency, "request_id", v.RequestID)
+			return nil
+		},
+	}))
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		status, msg := http.StatusInternalServerError, "internal error"
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			status, msg = he.Code, fmt.Sprint(he.Message)
+		}
+		code := tenant.CodeInternal
+		switch status {
+		case http.StatusNotFound:
+			code = tenant.CodeNotFound
+		case http.StatusMethodNotAllowed, http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+			code = tenant.CodeBadRequest
+		}
+		if status >= 500 {
+			logger.Error("request failed", "err", err, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+		}
+		_ = tenant.WriteError(c, status, code, msg)
+	}
+	return e
+}
+
+func mountHealth(e *echo.Echo, stores *store.Stores) {
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"status": "alive"})
+	})
+	e.GET("/readyz", func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+		defer cancel()
+		body, status := map[string]string{"status": "ready", "mongo": "ok", "redis": "ok"}, http.StatusOK
+		if err := stores.PingMongo(ctx); err != nil {
+			body["mongo"], body["status"], status = err.Error(), "not ready", http.StatusServiceUnavailable
+		}
+		if err := stores.PingRedis(ctx); err != nil {
+			body["redis"], body["status"], status = err.Error(), "not ready", http.StatusServiceUnavailable
+		}
+		return c.JSON(status, body)
+	})
+}
+
+// loadAdminToken returns the configured token, or the one kept in the data folder, creating
+// it on first start. The file name is returned when the token came from the data folder.
+func loadAdminToken(configured, dataDir string) (token, file string, err error) {
+	if configured != "" {
+		return configured, "", nil
+	}
+	file = filepath.Join(dataDir, "admin-token")
+	if b, err := os.ReadFile(file); err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, file, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("read admin token: %w", err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", "", fmt.Errorf("generate admin token: %w", err)
+	}
+	token = hex.EncodeToString(raw)
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("keep admin token: %w", err)
+	}
+	return token, file, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// redactURI drops the credentials of a store URI, so logs never show a password.
+func redactURI(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return "(unparsed)"
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		rest = "***@" + rest[at+1:]
+	}
+	if q := strings.IndexAny(rest, "?"); q >= 0 {
+		rest = rest[:q]
+	}
+	return scheme + "://" + rest
+}

@@ -1,0 +1,143 @@
+package tenant
+
+import (
+	"crypto/subtle"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// ProjectSummary is a project as the list shows it.
+type ProjectSummary struct {
+	ID        string    `json:"id"`
+	Version   int64     `json:"version"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Tables    []string  `json:"tables"`
+}
+
+// PutResult answers a PUT of a project.
+type PutResult struct {
+	Created bool     `json:"created"`
+	Changes []string `json:"changes"`
+	Project *Project `json:"project"`
+}
+
+// MountAdmin registers the admin API (apex host only) on e. Every call needs
+// "Authorization: Bearer <token>".
+func (r *Registry) MountAdmin(e *echo.Echo, token string) {
+	g := e.Group("/admin/v1", ApexOnly, adminAuth(token))
+	g.GET("/projects", r.listProjects)
+	g.GET("/projects/:id", r.getProject)
+	g.PUT("/projects/:id", r.putProject)
+	g.DELETE("/projects/:id", r.deleteProject)
+}
+
+func adminAuth(token string) echo.MiddlewareFunc {
+	want := []byte(token)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			got, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
+			if !ok || got == "" {
+				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="platform admin"`)
+				return WriteError(c, http.StatusUnauthorized, CodeUnauthenticated, "the admin API needs Authorization: Bearer <admin token>")
+			}
+			if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="platform admin", error="invalid_token"`)
+				return WriteError(c, http.StatusUnauthorized, CodeUnauthenticated, "the admin token is not valid")
+			}
+			return next(c)
+		}
+	}
+}
+
+func (r *Registry) listProjects(c echo.Context) error {
+	ps, err := r.List(c.Request().Context())
+	if err != nil {
+		return r.internal(c, "list projects", err)
+	}
+	out := make([]ProjectSummary, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, ProjectSummary{ID: p.ID, Version: p.Version, UpdatedAt: p.UpdatedAt, Tables: sortedKeys(p.Tables)})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"projects": out})
+}
+
+func (r *Registry) getProject(c echo.Context) error {
+	id := c.Param("id")
+	if err := ValidateID(id); err != nil {
+		return WriteError(c, http.StatusBadRequest, CodeBadRequest, err.Error())
+	}
+	p, err := r.Get(c.Request().Context(), id)
+	if errors.Is(err, ErrProjectNotFound) {
+		return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(id)+" does not exist")
+	}
+	if err != nil {
+		return r.internal(c, "get project", err)
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+func (r *Registry) putProject(c echo.Context) error {
+	id := c.Param("id")
+	if err := ValidateID(id); err != nil {
+		return WriteError(c, http.StatusBadRequest, CodeBadRequest, err.Error(), "problems", []Problem{{Path: "id", Message: err.Error()}})
+	}
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, MaxDocumentBytes+1))
+	if err != nil {
+		return WriteError(c, http.StatusBadRequest, CodeBadRequest, "read body: "+err.Error())
+	}
+	p, err := ParseDocument(body)
+	if err == nil && p.ID != id {
+		err = &DocumentError{Problems: []Problem{{Path: "id", Message: "the document's id " + quote(p.ID) + " differs from the id in the path " + quote(id)}}}
+	}
+	var de *DocumentError
+	if errors.As(err, &de) {
+		return WriteError(c, http.StatusBadRequest, CodeBadRequest, "invalid project document: "+de.Error(), "problems", de.Problems)
+	}
+	if err != nil {
+		return r.internal(c, "parse project", err)
+	}
+	prev, cur, err := r.Put(c.Request().Context(), p)
+	if errors.As(err, &de) {
+		return WriteError(c, http.StatusBadRequest, CodeBadRequest, "invalid project document: "+de.Error(), "problems", de.Problems)
+	}
+	if err != nil {
+		return r.internal(c, "store project", err)
+	}
+	status := http.StatusOK
+	if prev == nil {
+		status = http.StatusCreated
+	}
+	changes := Diff(prev, cur)
+	if changes == nil {
+		changes = []string{}
+	}
+	r.opts.Logger.Info("project applied", "project", id, "version", cur.Version, "changes", len(changes))
+	return c.JSON(status, PutResult{Created: prev == nil, Changes: changes, Project: cur})
+}
+
+func (r *Registry) deleteProject(c echo.Context) error {
+	id := c.Param("id")
+	if err := ValidateID(id); err != nil {
+		return WriteError(c, http.StatusBadRequest, CodeBadRequest, err.Error())
+	}
+	purge := c.QueryParam("purge") == "true"
+	err := r.Delete(c.Request().Context(), id, purge)
+	if errors.Is(err, ErrProjectNotFound) {
+		return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(id)+" does not exist")
+	}
+	if err != nil {
+		return r.internal(c, "delete project", err)
+	}
+	r.opts.Logger.Info("project deleted", "project", id, "purged", purge)
+	return c.JSON(http.StatusOK, map[string]any{"deleted": id, "purged": purge})
+}
+
+func (r *Registry) internal(c echo.Context, what string, err error) error {
+	r.opts.Logger.Error(what, "err", err, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+	return WriteError(c, http.StatusInternalServerError, CodeInternal, what+" failed; see the server log")
+}

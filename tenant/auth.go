@@ -1,0 +1,380 @@
+package tenant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
+)
+
+// Why a token was refused. Each is wrapped by the error Verify returns; AuthStatus maps them
+// to an HTTP status and a GraphQL error code.
+var (
+	ErrNoToken             = errors.New("a bearer token is required")
+	ErrNoIdentityProvider  = errors.New("the project trusts no identity provider")
+	ErrMalformedToken      = errors.New("malformed token")
+	ErrDisallowedAlgorithm = errors.New("disallowed signing algorithm")
+	ErrUnknownKey          = errors.New("unknown signing key")
+	ErrBadSignature        = errors.New("bad signature")
+	ErrTokenExpired        = errors.New("token expired")
+	ErrTokenNotYetValid    = errors.New("token not yet valid")
+	ErrWrongIssuer         = errors.New("wrong issuer")
+	ErrWrongAudience       = errors.New("wrong audience")
+	ErrMissingClaim        = errors.New("missing claim")
+	// ErrJWKSUnavailable means the identity provider's key set could not be fetched: the
+	// token may well be valid, so the caller should retry rather than sign in again.
+	ErrJWKSUnavailable = errors.New("the identity provider's key set (JWKS) cannot be fetched")
+)
+
+// AllowedAlgorithms are the signing algorithms a token may use: asymmetric ones only, so
+// that neither "none" nor an HMAC keyed with a public key can pass.
+var AllowedAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// MaxTokenBytes bounds the bearer token a request may carry.
+const MaxTokenBytes = 16 << 10
+
+// maxJWKSBytes bounds a JWKS response; real key sets are a few kilobytes.
+const maxJWKSBytes = 1 << 20
+
+// VerifierConfig tunes token verification; zero values take the defaults.
+type VerifierConfig struct {
+	// Leeway is the clock skew allowed on exp, nbf and iat (default 30s).
+	Leeway time.Duration
+	// RefreshInterval is how often the JWKS is fetched in the background (default 15m).
+	RefreshInterval time.Duration
+	// UnknownKIDRefresh is the least time between two refreshes triggered by a token whose
+	// kid is not in the key set (default 1m), so that strangers cannot make the service hammer
+	// the identity provider.
+	UnknownKIDRefresh time.Duration
+	// FetchTimeout bounds one JWKS request (default 10s).
+	FetchTimeout time.Duration
+	// Client fetches the JWKS (default: a client with FetchTimeout).
+	Client *http.Client
+	// Logger receives failed background refreshes (default slog.Default()).
+	Logger *slog.Logger
+}
+
+func (c VerifierConfig) withDefaults() VerifierConfig {
+	if c.Leeway == 0 {
+		c.Leeway = 30 * time.Second
+	}
+	if c.RefreshInterval <= 0 {
+		c.RefreshInterval = 15 * time.Minute
+	}
+	if c.UnknownKIDRefresh <= 0 {
+		c.UnknownKIDRefresh = time.Minute
+	}
+	if c.FetchTimeout <= 0 {
+		c.FetchTimeout = 10 * time.Second
+	}
+	if c.Client == nil {
+		c.Client = &http.Client{Timeout: c.FetchTimeout}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Verifiers holds the JWKS clients of all projects, one per project, so that a new version
+// of a project keeps its predecessor's client (and cached keys) while its jwksURL stays the
+// same.
+type Verifiers struct {
+	cfg  VerifierConfig
+	mu   sync.Mutex
+	sets map[string]*keySet // by project id
+}
+
+// NewVerifiers returns an empty set of JWKS clients configured by cfg.
+func NewVerifiers(cfg VerifierConfig) *Verifiers {
+	return &Verifiers{cfg: cfg.withDefaults(), sets: map[string]*keySet{}}
+}
+
+// For returns the verifier of a project whose auth settings are auth (nil: the project
+// trusts no identity provider, and every token is refused). It shares the project's JWKS
+// client when the jwksURL is unchanged, and closes the old client when it changed. The client
+// starts on the first token, so a project nobody calls costs nothing.
+func (vs *Verifiers) For(projectID string, auth *Auth) *Verifier {
+	v := &Verifier{auth: auth}
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	old := vs.sets[projectID]
+	if auth == nil {
+		if old != nil {
+			old.close()
+			delete(vs.sets, projectID)
+		}
+		return v
+	}
+	v.parser = jwt.NewParser(
+		jwt.WithValidMethods(AllowedAlgorithms),
+		jwt.WithIssuer(auth.Issuer),
+		jwt.WithAudience(auth.Audience),
+		jwt.WithLeeway(vs.cfg.Leeway),
+		jwt.WithIssuedAt(),
+		jwt.WithExpirationRequired(),
+	)
+	if old != nil && old.url == auth.JWKSURL {
+		v.keys = old
+		return v
+	}
+	if old != nil {
+		old.close()
+	}
+	v.keys = &keySet{url: auth.JWKSURL, cfg: vs.cfg}
+	vs.sets[projectID] = v.keys
+	return v
+}
+
+// Drop closes a project's JWKS client, when the project is deleted or leaves the cache.
+// Verifiers still serving requests keep the keys already fetched.
+func (vs *Verifiers) Drop(projectID string) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if ks := vs.sets[projectID]; ks != nil {
+		ks.close()
+		delete(vs.sets, projectID)
+	}
+}
+
+// Close closes every JWKS client, at shutdown.
+func (vs *Verifiers) Close() {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	for id, ks := range vs.sets {
+		ks.close()
+		delete(vs.sets, id)
+	}
+}
+
+// Verifier checks the ID tokens sent to one version of one project.
+type Verifier struct {
+	auth   *Auth
+	parser *jwt.Parser
+	keys   *keySet // nil when auth is nil
+}
+
+// Authenticate returns the verified claims of the request's bearer token, or nil claims and
+// a nil error when the request carries no Authorization header: whether an anonymous caller
+// may do something is for the access rules to say.
+func (v *Verifier) Authenticate(r *http.Request) (map[string]any, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, nil
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil, fmt.Errorf("%w: the Authorization header must be \"Bearer <token>\"", ErrMalformedToken)
+	}
+	return v.Verify(r.Context(), strings.TrimSpace(token))
+}
+
+// Verify checks a token's signature, algorithm, issuer, audience and times, and returns its
+// claims. The error wraps one of the Err* reasons above and never contains the token.
+func (v *Verifier) Verify(ctx context.Context, token string) (map[string]any, error) {
+	if v.auth == nil {
+		return nil, ErrNoIdentityProvider
+	}
+	if token == "" {
+		return nil, ErrNoToken
+	}
+	if len(token) > MaxTokenBytes {
+		return nil, fmt.Errorf("%w: longer than %d bytes", ErrMalformedToken, MaxTokenBytes)
+	}
+	kf, err := v.keys.keyfunc()
+	if err != nil {
+		return nil, err
+	}
+	claims := jwt.MapClaims{}
+	tok, err := v.parser.ParseWithClaims(token, claims, kf.KeyfuncCtx(ctx))
+	if err != nil {
+		return nil, v.classify(tok, err)
+	}
+	if sub, _ := claims["sub"].(string); sub == "" {
+		return nil, fmt.Errorf("%w: the token has no sub", ErrMissingClaim)
+	}
+	return claims, nil
+}
+
+// classify turns the JWT library's error into one of the reasons, in the order the checks
+// matter to the caller.
+func (v *Verifier) classify(tok *jwt.Token, err error) error {
+	switch {
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return fmt.Errorf("%w: %v", ErrMalformedToken, rootCause(err))
+	case tok == nil || tok.Method == nil || !slices.Contains(AllowedAlgorithms, tok.Method.Alg()):
+		alg, _ := tokenHeader(tok, "alg")
+		return fmt.Errorf("%w %q: use one of %s", ErrDisallowedAlgorithm, alg, strings.Join(AllowedAlgorithms, ", "))
+	case errors.Is(err, jwt.ErrTokenUnverifiable):
+		kid, _ := tokenHeader(tok, "kid")
+		if ferr := v.keys.fetchError(); ferr != nil {
+			return fmt.Errorf("%w from %s: %v", ErrJWKSUnavailable, v.keys.url, ferr)
+		}
+		return fmt.Errorf("%w: no key with kid %q in the JWKS at %s", ErrUnknownKey, kid, v.keys.url)
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return ErrBadSignature
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return fmt.Errorf("%w: exp is in the past", ErrTokenExpired)
+	case errors.Is(err, jwt.ErrTokenNotValidYet):
+		return fmt.Errorf("%w: nbf is in the future", ErrTokenNotYetValid)
+	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return fmt.Errorf("%w: iat is in the future", ErrTokenNotYetValid)
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return fmt.Errorf("%w: want iss %q", ErrWrongIssuer, v.auth.Issuer)
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		return fmt.Errorf("%w: want aud to contain %q", ErrWrongAudience, v.auth.Audience)
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return fmt.Errorf("%w: %v", ErrMissingClaim, rootCause(err))
+	}
+	return fmt.Errorf("%w: %v", ErrMalformedToken, rootCause(err))
+}
+
+func tokenHeader(tok *jwt.Token, name string) (string, bool) {
+	if tok == nil {
+		return "", false
+	}
+	s, ok := tok.Header[name].(string)
+	return s, ok
+}
+
+// rootCause is the innermost message of a JWT library error, which says what was wrong
+// without the library's prefixes (and never includes the token itself).
+func rootCause(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		return msg[i+2:]
+	}
+	return msg
+}
+
+// keySet is the JWKS client of one jwksURL, created on first use.
+type keySet struct {
+	url string
+	cfg VerifierConfig
+
+	mu     sync.Mutex
+	closed bool
+	kf     keyfunc.Keyfunc
+	cancel context.CancelFunc
+	// lastErr holds the error of the latest fetch, nil after a successful one.
+	lastErr atomic.Pointer[error]
+}
+
+func (k *keySet) close() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.closed = true
+	if k.cancel != nil {
+		k.cancel()
+	}
+}
+
+func (k *keySet) fetchError() error {
+	if p := k.lastErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// keyfunc returns the JWKS client, starting it on first use. The first fetch happens here,
+// so a JWKS that cannot be fetched fails the first request with ErrJWKSUnavailable; the
+// client is kept all the same and retries in the background and on unknown kids.
+func (k *keySet) keyfunc() (keyfunc.Keyfunc, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.kf != nil {
+		return k.kf, nil
+	}
+	if k.closed {
+		return nil, fmt.Errorf("%w: the project's JWKS client is closed", ErrJWKSUnavailable)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	client := &http.Client{
+		Transport: limitedBody{next: transportOf(k.cfg.Client), limit: maxJWKSBytes},
+		Timeout:   k.cfg.Client.Timeout,
+	}
+	storage, err := jwkset.NewStorageFromHTTP(k.url, jwkset.HTTPClientStorageOptions{
+		Client:                    client,
+		Ctx:                       ctx,
+		HTTPTimeout:               k.cfg.FetchTimeout,
+		NoErrorReturnFirstHTTPReq: true,
+		RefreshErrorHandler: func(ctx context.Context, err error) {
+			k.lastErr.Store(&err)
+			k.cfg.Logger.WarnContext(ctx, "fetch JWKS", "url", k.url, "err", err)
+		},
+		RefreshInterval: k.cfg.RefreshInterval,
+		Storage:         &fetchTracker{Storage: jwkset.NewMemoryStorage(), set: k},
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("%w from %s: %v", ErrJWKSUnavailable, k.url, err)
+	}
+	storage, err = jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
+		HTTPURLs: map[string]jwkset.Storage{k.url: storage},
+		// The wait bounds both the rate limiter and the refresh it allows: a kid arriving
+		// before the next refresh is due is refused at once instead of waiting for it.
+		RateLimitWaitMax:  k.cfg.FetchTimeout,
+		RefreshUnknownKID: rate.NewLimiter(rate.Every(k.cfg.UnknownKIDRefresh), 1),
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("JWKS client for %s: %w", k.url, err)
+	}
+	kf, err := keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: storage})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("JWKS client for %s: %w", k.url, err)
+	}
+	k.kf, k.cancel = kf, cancel
+	return kf, nil
+}
+
+// fetchTracker notes successful fetches: the JWKS library reports failures through its error
+// handler but successes only by replacing the stored keys.
+type fetchTracker struct {
+	jwkset.Storage
+	set *keySet
+}
+
+func (f *fetchTracker) KeyReplaceAll(ctx context.Context, given []jwkset.JWK) error {
+	f.set.lastErr.Store(nil)
+	return f.Storage.KeyReplaceAll(ctx, given)
+}
+
+func transportOf(c *http.Client) http.RoundTripper {
+	if c.Transport != nil {
+		return c.Transport
+	}
+	return http.DefaultTransport
+}
+
+// limitedBody cuts response bodies at limit bytes, so a misbehaving JWKS endpoint cannot make
+// the service read without end; a cut document fails to decode.
+type limitedBody struct {
+	next  http.RoundTripper
+	limit int64
+}
+
+func (l limitedBody) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(resp.Body, l.limit), resp.Body}
+	return resp, nil
+}

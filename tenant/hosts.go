@@ -1,0 +1,99 @@
+package tenant
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Context keys set by Hosts.
+const (
+	runtimeKey = "tenant.runtime"
+	apexKey    = "tenant.apex"
+)
+
+// HostOptions configure Hosts.
+type HostOptions struct {
+	// Domain is the apex host; projects live at <id>.<Domain>.
+	Domain string
+	// Skip lists paths served on every host, known or not (health checks).
+	Skip []string
+}
+
+// Hosts is the Echo middleware that maps a request's host to what serves it: the apex host
+// (the domain itself) is marked as such, <project>.<domain> gets the project's runtime, and
+// anything else is answered 404 here.
+func (r *Registry) Hosts(opts HostOptions) echo.MiddlewareFunc {
+	domain := strings.ToLower(strings.TrimSuffix(opts.Domain, "."))
+	skip := map[string]bool{}
+	for _, p := range opts.Skip {
+		skip[p] = true
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if skip[req.URL.Path] {
+				return next(c)
+			}
+			host := hostname(req.Host)
+			if host == domain {
+				c.Set(apexKey, true)
+				return next(c)
+			}
+			label, ok := strings.CutSuffix(host, "."+domain)
+			if !ok || strings.Contains(label, ".") {
+				return WriteError(c, http.StatusNotFound, CodeNotFound, "host "+quote(host)+" is not served here: use "+domain+" or <project>."+domain)
+			}
+			if err := ValidateID(label); err != nil {
+				return WriteError(c, http.StatusNotFound, CodeProjectNotFound, err.Error())
+			}
+			rt, err := r.Runtime(req.Context(), label)
+			switch {
+			case errors.Is(err, ErrProjectNotFound):
+				return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(label)+" does not exist")
+			case err != nil:
+				r.opts.Logger.Error("load project", "project", label, "err", err)
+				return WriteError(c, http.StatusServiceUnavailable, CodeInternal, "project "+quote(label)+" cannot be loaded right now; try again")
+			}
+			c.Set(runtimeKey, rt)
+			return next(c)
+		}
+	}
+}
+
+// hostname lowercases a Host header and drops its port and any trailing dot.
+func hostname(h string) string {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+// ProjectOnly serves a route only on project hosts; elsewhere it answers 404.
+func ProjectOnly(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if RuntimeOf(c) == nil {
+			return WriteError(c, http.StatusNotFound, CodeNotFound, "this path is served on project hosts (<project>.<domain>)")
+		}
+		return next(c)
+	}
+}
+
+// ApexOnly serves a route only on the apex host; elsewhere it answers 404.
+func ApexOnly(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if apex, _ := c.Get(apexKey).(bool); !apex {
+			return WriteError(c, http.StatusNotFound, CodeNotFound, "this path is served on the apex host only")
+		}
+		return next(c)
+	}
+}
+
+// RuntimeOf returns the project a request is for, or nil on the apex host.
+func RuntimeOf(c echo.Context) *Runtime {
+	rt, _ := c.Get(runtimeKey).(*Runtime)
+	return rt
+}

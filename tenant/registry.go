@@ -1,0 +1,341 @@
+package tenant
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/store"
+)
+
+// ErrProjectNotFound is returned for a project the registry does not hold.
+var ErrProjectNotFound = errors.New("project not found")
+
+// changesChannel carries the ids of changed projects between replicas.
+const changesChannel = "platform:projects:changed"
+
+// GraphQLLimits are the deployment's defaults and bounds for every project's API.
+type GraphQLLimits struct {
+	DefaultLimit  int
+	MaxLimit      int
+	MaxBodyBytes  int64
+	MaxQueryBytes int
+	MaxDepth      int
+	Timeout       time.Duration
+}
+
+// Options tune the registry and its cache.
+type Options struct {
+	// CacheSize bounds how many projects are held ready at once (least recently used go).
+	CacheSize int
+	// IdleTTL evicts a project nobody asked for in that long.
+	IdleTTL time.Duration
+	// Refresh is how old a cached project may get before it is checked against the control
+	// database in the background (a safety net for a missed change message).
+	Refresh time.Duration
+	// NotFoundTTL is how long "no such project" is remembered, so a flood of requests for an
+	// unknown host does not reach the control database.
+	NotFoundTTL time.Duration
+	GraphQL     GraphQLLimits
+	Logger      *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.CacheSize <= 0 {
+		o.CacheSize = 1000
+	}
+	if o.IdleTTL <= 0 {
+		o.IdleTTL = 10 * time.Minute
+	}
+	if o.Refresh <= 0 {
+		o.Refresh = 30 * time.Second
+	}
+	if o.NotFoundTTL <= 0 {
+		o.NotFoundTTL = 2 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Registry stores project documents in the control database and keeps the ones in use ready
+// to serve.
+type Registry struct {
+	stores   *store.Stores
+	projects *store.Projects
+	opts     Options
+	cache    *cache
+	stop     context.CancelFunc
+	done     chan struct{}
+}
+
+// NewRegistry opens the registry and starts listening for changes made by other replicas.
+func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Registry, error) {
+	opts.defaults()
+	r := &Registry{stores: stores, projects: stores.Projects(), opts: opts, done: make(chan struct{})}
+	r.cache = newCache(opts, r.Get, r.build)
+	sub := stores.Redis.Subscribe(ctx, changesChannel)
+	// Receive waits for the subscription's confirmation, so no change published after
+	// NewRegistry returns can be missed.
+	if _, err := sub.Receive(ctx); err != nil {
+		_ = sub.Close()
+		return nil, fmt.Errorf("subscribe to project changes: %w", err)
+	}
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.stop = cancel
+	go r.listen(lctx, sub)
+	return r, nil
+}
+
+func (r *Registry) listen(ctx context.Context, sub *redis.PubSub) {
+	defer close(r.done)
+	defer sub.Close()
+	ch := sub.Channel()
+	janitor := time.NewTicker(r.opts.IdleTTL / 4)
+	defer janitor.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m, ok := <-ch:
+			if !ok {
+				return
+			}
+			r.cache.forget(m.Payload)
+		case <-janitor.C:
+			r.cache.evictIdle()
+		}
+	}
+}
+
+// Close stops listening for changes and releases every cached project.
+func (r *Registry) Close() {
+	r.stop()
+	<-r.done
+	r.cache.purge()
+}
+
+// Runtime returns the ready-to-serve state of a project; ErrProjectNotFound when there is no
+// such project. It reads the control database only when the project is not cached.
+func (r *Registry) Runtime(ctx context.Context, id string) (*Runtime, error) {
+	return r.cache.get(ctx, id)
+}
+
+// build makes a project ready to serve: its records, and its GraphQL API.
+func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
+	db, err := r.stores.ProjectDatabase(ctx, p.ID, p.MongoURI)
+	if err != nil {
+		return nil, err
+	}
+	lim := r.opts.GraphQL
+	introspection := p.GraphQL.Introspection == nil || *p.GraphQL.Introspection
+	if p.GraphQL.DefaultLimit > 0 {
+		lim.DefaultLimit = p.GraphQL.DefaultLimit
+	}
+	if p.GraphQL.MaxLimit > 0 {
+		lim.MaxLimit = p.GraphQL.MaxLimit
+	}
+	api, err := gql.New(gql.Config{
+		Tables:        p.StoreTables(),
+		Records:       store.NewRecords(db),
+		Introspection: introspection,
+		DefaultLimit:  lim.DefaultLimit,
+		MaxLimit:      lim.MaxLimit,
+		MaxBodyBytes:  lim.MaxBodyBytes,
+		MaxQueryBytes: lim.MaxQueryBytes,
+		MaxDepth:      lim.MaxDepth,
+		Timeout:       lim.Timeout,
+		Logger:        r.opts.Logger.With("project", p.ID),
+	})
+	if err != nil {
+		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
+	}
+	return &Runtime{Project: p, API: api}, nil
+}
+
+// Get reads a project document from the control database.
+func (r *Registry) Get(ctx context.Context, id string) (*Project, error) {
+	sp, err := r.projects.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q", ErrProjectNotFound, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeStored(sp)
+}
+
+func decodeStored(sp *store.StoredProject) (*Project, error) {
+	var p Project
+	if err := json.Unmarshal([]byte(sp.Document), &p); err != nil {
+		return nil, fmt.Errorf("decode stored project %q: %w", sp.ID, err)
+	}
+	p.Version, p.UpdatedAt = sp.Version, sp.UpdatedAt
+	return &p, nil
+}
+
+// Put creates or replaces a project. The document must have passed ParseDocument; Put also
+// checks that its API can be built, so a stored project always serves. It returns the
+// previous document (nil for a new project) and the stored one.
+func (r *Registry) Put(ctx context.Context, p *Project) (prev, cur *Project, err error) {
+	if _, err := r.build(ctx, p); err != nil {
+		return nil, nil, err
+	}
+	doc := *p
+	doc.Version, doc.UpdatedAt = 0, time.Time{}
+	js, err := json.Marshal(&doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode project %q: %w", p.ID, err)
+	}
+	old, version, err := r.projects.Put(ctx, p.ID, string(js))
+	if err != nil {
+		return nil, nil, err
+	}
+	if old != nil {
+		if prev, err = decodeStored(old); err != nil {
+			return nil, nil, err
+		}
+	}
+	r.announce(ctx, p.ID)
+	cur, err = r.Get(ctx, p.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cur.Version < version {
+		// A concurrent Put won; report what is stored now.
+		r.opts.Logger.Info("project replaced concurrently", "project", p.ID, "version", cur.Version)
+	}
+	return prev, cur, nil
+}
+
+// Delete removes a project; with purge it also drops the project's records.
+func (r *Registry) Delete(ctx context.Context, id string, purge bool) error {
+	p, err := r.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := r.projects.Delete(ctx, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%w: %q", ErrProjectNotFound, id)
+		}
+		return err
+	}
+	r.announce(ctx, id)
+	if purge {
+		return r.stores.DropProjectDatabase(ctx, id, p.MongoURI)
+	}
+	return nil
+}
+
+// List returns every project, ordered by id.
+func (r *Registry) List(ctx context.Context) ([]*Project, error) {
+	sps, err := r.projects.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Project, 0, len(sps))
+	for i := range sps {
+		p, err := decodeStored(&sps[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// announce drops the local copy of a changed project and tells the other replicas to do the
+// same. A failed publish is logged, not returned: the change is stored, and the other
+// replicas' background refresh picks it up.
+func (r *Registry) announce(ctx context.Context, id string) {
+	r.cache.forget(id)
+	if err := r.stores.Redis.Publish(ctx, changesChannel, id).Err(); err != nil {
+		r.opts.Logger.Warn("announce project change", "project", id, "err", err)
+	}
+}
+
+// Diff describes how a project document changed, one line a change, for people to read.
+func Diff(prev, cur *Project) []string {
+	if prev == nil {
+		lines := []string{"+ project " + cur.ID}
+		for _, t := range sortedKeys(cur.Tables) {
+			lines = append(lines, "+ table "+t)
+		}
+		return lines
+	}
+	var lines []string
+	if prev.MongoURI != cur.MongoURI {
+		lines = append(lines, "~ mongoURI")
+	}
+	if !equalJSON(prev.Auth, cur.Auth) {
+		lines = append(lines, "~ auth")
+	}
+	if !equalJSON(prev.GraphQL, cur.GraphQL) {
+		lines = append(lines, "~ graphql")
+	}
+	names := map[string]bool{}
+	for n := range prev.Tables {
+		names[n] = true
+	}
+	for n := range cur.Tables {
+		names[n] = true
+	}
+	sorted := sortedKeys(names)
+	for _, n := range sorted {
+		a, inA := prev.Tables[n]
+		b, inB := cur.Tables[n]
+		switch {
+		case !inA:
+			lines = append(lines, "+ table "+n)
+		case !inB:
+			lines = append(lines, "- table "+n)
+		default:
+			lines = append(lines, diffTable(n, a, b)...)
+		}
+	}
+	return lines
+}
+
+func diffTable(name string, a, b TableDoc) []string {
+	var lines []string
+	fields := map[string]bool{}
+	for f := range a.Fields {
+		fields[f] = true
+	}
+	for f := range b.Fields {
+		fields[f] = true
+	}
+	for _, f := range sortedKeys(fields) {
+		fa, inA := a.Fields[f]
+		fb, inB := b.Fields[f]
+		switch {
+		case !inA:
+			lines = append(lines, fmt.Sprintf("+ field %s.%s", name, f))
+		case !inB:
+			lines = append(lines, fmt.Sprintf("- field %s.%s", name, f))
+		case !equalJSON(fa, fb):
+			lines = append(lines, fmt.Sprintf("~ field %s.%s", name, f))
+		}
+	}
+	if a.TypeName != b.TypeName || a.Description != b.Description {
+		lines = append(lines, "~ table "+name)
+	}
+	if a.Access != b.Access {
+		lines = append(lines, "~ access "+name)
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+func equalJSON(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
