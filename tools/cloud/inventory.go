@@ -193,6 +193,8 @@ type Inventory struct {
 	Resources []*Resource `json:"resources"`
 	Files     []string    `json:"files"` // declaration files read
 	Errors    []FileError `json:"errors,omitempty"`
+	// Truncated says the walk stopped at the workspace's file limit.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Collector builds an Inventory from the files of a workspace walk. Terraform files are

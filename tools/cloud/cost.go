@@ -1,0 +1,273 @@
+package cloud
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+)
+
+//go:embed prices.json
+var priceJSON []byte
+
+// PriceTable holds on-demand list prices per provider region ("aws/us-east-1").
+type PriceTable struct {
+	Source        string                  `json:"source"`
+	Date          string                  `json:"date"`
+	Currency      string                  `json:"currency"`
+	HoursPerMonth float64                 `json:"hoursPerMonth"`
+	Regions       map[string]regionPrices `json:"regions"`
+}
+
+type regionPrices struct {
+	InstanceHourly              map[string]float64            `json:"instanceHourly"`
+	DatabaseHourly              map[string]map[string]float64 `json:"databaseHourly"` // engine -> class -> $/h
+	BlockStorageGBMonth         map[string]float64            `json:"blockStorageGBMonth"`
+	DatabaseStorageGBMonth      map[string]float64            `json:"databaseStorageGBMonth"`
+	ObjectStorageGBMonth        map[string]float64            `json:"objectStorageGBMonth"`
+	FixedHourly                 map[string]float64            `json:"fixedHourly"` // resource type -> $/h
+	ProvisionedThroughputHourly map[string]float64            `json:"provisionedThroughputHourly"`
+	Serverless                  map[string]float64            `json:"serverless"`
+}
+
+// Prices returns the price table shipped with the package.
+func Prices() (*PriceTable, error) {
+	var pt PriceTable
+	if err := json.Unmarshal(priceJSON, &pt); err != nil {
+		return nil, fmt.Errorf("price table: %w", err)
+	}
+	return &pt, nil
+}
+
+// Cost is the monthly estimate of one resource. Monthly is nil when the price is unknown: the
+// type or region is not in the table, the size is not declared, or the charge depends on usage.
+type Cost struct {
+	Monthly *float64 `json:"monthly"`
+	// Basis shows the arithmetic ("t3.micro 0.0104/h x 730 h x 2"), Note why there is none.
+	Basis string `json:"basis,omitempty"`
+	Note  string `json:"note,omitempty"`
+}
+
+func known(v float64, basis string) Cost {
+	v = math.Round(v*100) / 100
+	return Cost{Monthly: &v, Basis: basis}
+}
+
+func unknown(format string, a ...any) Cost { return Cost{Note: fmt.Sprintf(format, a...)} }
+
+// freeTypes are resource types AWS and Google do not charge for by themselves.
+var freeTypes = []string{
+	"aws_iam_", "aws_security_group", "aws_vpc", "aws_subnet", "aws_route", "aws_internet_gateway",
+	"aws_s3_bucket_", "aws_volume_attachment", "aws_eip_association", "aws_appautoscaling_",
+	"aws_autoscaling_policy", "aws_launch_template", "aws_launch_configuration", "aws_lb_listener",
+	"aws_lb_target_group", "aws_db_subnet_group", "aws_db_parameter_group", "aws_lambda_permission",
+	"google_project_iam", "google_compute_firewall", "google_compute_network", "google_compute_subnetwork",
+	"google_storage_bucket_iam", "AWS::IAM::", "AWS::EC2::SecurityGroup", "AWS::EC2::VPC", "AWS::EC2::Subnet",
+	"AWS::S3::BucketPolicy", "AWS::Lambda::Permission", "AWS::EC2::LaunchTemplate", "AWS::EC2::VolumeAttachment",
+}
+
+// region returns the prices of r's region, or why there are none.
+func (pt *PriceTable) region(r *Resource, fallback string) (*regionPrices, string, string) {
+	reg := r.Region
+	if reg == "" {
+		reg = fallback
+	}
+	if reg == "" {
+		return nil, "", "region not declared"
+	}
+	key := r.Provider + "/" + reg
+	p, ok := pt.Regions[key]
+	if !ok {
+		return nil, key, fmt.Sprintf("no prices for region %s in the table", key)
+	}
+	return &p, key, ""
+}
+
+// Estimate prices one resource. fallbackRegion applies to resources that declare no region
+// (CloudFormation templates are deployed into a region chosen at deploy time). idx finds the
+// resources r refers to (an autoscaling group's launch template).
+func (pt *PriceTable) Estimate(r *Resource, fallbackRegion string, idx map[string]*Resource) Cost {
+	if r.Provider == "kubernetes" || r.Provider == "compose" {
+		return unknown("runs on the capacity of its cluster or host: price the nodes")
+	}
+	for _, f := range freeTypes {
+		if strings.HasPrefix(r.Type, f) {
+			return known(0, "no charge for this resource type")
+		}
+	}
+	p, _, why := pt.region(r, fallbackRegion)
+	if p == nil {
+		return unknown("%s", why)
+	}
+	h := pt.HoursPerMonth
+	n := float64(max(r.Count, 0))
+	switch r.Type {
+	case "aws_instance", "AWS::EC2::Instance", "google_compute_instance":
+		it := firstString(r, "instance_type", "InstanceType", "machine_type")
+		price, ok := p.InstanceHourly[it]
+		if !ok {
+			return unknown("instance type %q not in the price table", it)
+		}
+		return known(price*h*n, fmt.Sprintf("%s %g/h x %g h x %g", it, price, h, n))
+	case "aws_autoscaling_group":
+		size, ok := r.Number("desired_capacity")
+		if !ok {
+			size, ok = r.Number("min_size")
+		}
+		if !ok {
+			return unknown("group size not declared")
+		}
+		it := ""
+		for _, ref := range r.Refs {
+			if t, ok := idx[ref]; ok {
+				it = firstString(t, "instance_type")
+			}
+		}
+		price, ok := p.InstanceHourly[it]
+		if !ok {
+			return unknown("instance type of the launch template %q not in the price table", it)
+		}
+		return known(price*h*size, fmt.Sprintf("%s %g/h x %g h x %g instances", it, price, h, size))
+	case "aws_ebs_volume", "AWS::EC2::Volume", "google_compute_disk":
+		size, ok := numberOf(r, "size", "Size")
+		if !ok {
+			return unknown("volume size not declared")
+		}
+		vt := firstString(r, "type", "VolumeType")
+		if vt == "" {
+			vt = map[string]string{"aws": "gp2", "google": "pd-standard"}[r.Provider] // the APIs' defaults
+		}
+		price, ok := p.BlockStorageGBMonth[vt]
+		if !ok {
+			return unknown("volume type %q not in the price table", vt)
+		}
+		return known(price*size*n, fmt.Sprintf("%s %g/GB-month x %g GB x %g", vt, price, size, n))
+	case "aws_db_instance", "AWS::RDS::DBInstance":
+		return pt.database(p, r, n)
+	case "google_sql_database_instance":
+		tier := r.String("settings", 0, "tier")
+		price, ok := p.DatabaseHourly["any"][tier]
+		if !ok {
+			return unknown("Cloud SQL tier %q not in the price table", tier)
+		}
+		return known(price*h, fmt.Sprintf("%s %g/h x %g h", tier, price, h))
+	case "aws_dynamodb_table", "AWS::DynamoDB::Table":
+		mode := firstString(r, "billing_mode", "BillingMode")
+		if mode == "PAY_PER_REQUEST" {
+			return unknown("usage-based (on-demand requests)")
+		}
+		rcu, ok1 := numberOf(r, "read_capacity")
+		wcu, ok2 := numberOf(r, "write_capacity")
+		if !ok1 || !ok2 {
+			rcu, ok1 = r.Number("ProvisionedThroughput", "ReadCapacityUnits")
+			wcu, ok2 = r.Number("ProvisionedThroughput", "WriteCapacityUnits")
+		}
+		if !ok1 || !ok2 {
+			return unknown("provisioned capacity not declared")
+		}
+		pr, pw := p.ProvisionedThroughputHourly["readCapacityUnit"], p.ProvisionedThroughputHourly["writeCapacityUnit"]
+		return known((rcu*pr+wcu*pw)*h, fmt.Sprintf("(%g RCU x %g + %g WCU x %g)/h x %g h", rcu, pr, wcu, pw, h))
+	case "aws_s3_bucket", "AWS::S3::Bucket", "google_storage_bucket":
+		class := firstString(r, "storage_class")
+		if class == "" {
+			class = "STANDARD"
+		}
+		return unknown("usage-based: %s storage %g per GB-month plus requests", class, p.ObjectStorageGBMonth[class])
+	case "aws_lambda_function", "AWS::Lambda::Function", "AWS::Serverless::Function",
+		"google_cloudfunctions_function", "google_cloudfunctions2_function":
+		return unknown("usage-based: %g per million requests plus %g per GB-second",
+			p.Serverless["requestsPerMillion"], p.Serverless["gbSecond"])
+	}
+	if price, ok := p.FixedHourly[r.Type]; ok {
+		return known(price*h*n, fmt.Sprintf("%g/h x %g h x %g", price, h, n))
+	}
+	return unknown("resource type %s not in the price table", r.Type)
+}
+
+func (pt *PriceTable) database(p *regionPrices, r *Resource, n float64) Cost {
+	class := firstString(r, "instance_class", "DBInstanceClass")
+	engine := strings.ToLower(firstString(r, "engine", "Engine"))
+	switch engine {
+	case "postgresql":
+		engine = "postgres"
+	case "mariadb":
+		engine = "mysql" // RDS lists MariaDB at the MySQL price
+	}
+	price, ok := p.DatabaseHourly[engine][class]
+	if !ok {
+		return unknown("database %s %s not in the price table", engine, class)
+	}
+	azs := 1.0
+	if v, ok := r.Bool("multi_az"); ok && v {
+		azs = 2
+	} else if v, ok := r.Bool("MultiAZ"); ok && v {
+		azs = 2
+	}
+	h := pt.HoursPerMonth
+	total := price * h * azs * n
+	basis := fmt.Sprintf("%s %s %g/h x %g h x %g AZ", engine, class, price, h, azs)
+	if size, ok := numberOf(r, "allocated_storage", "AllocatedStorage"); ok {
+		st := firstString(r, "storage_type", "StorageType")
+		if st == "" {
+			st = "gp2"
+		}
+		sp, ok := p.DatabaseStorageGBMonth[st]
+		if !ok {
+			return unknown("database storage type %q not in the price table", st)
+		}
+		total += sp * size * azs * n
+		basis += fmt.Sprintf(" + %s %g/GB-month x %g GB x %g AZ", st, sp, size, azs)
+	}
+	return known(total, basis)
+}
+
+// hourly returns the on-demand price of an instance or database class in r's region.
+func (pt *PriceTable) hourly(r *Resource, fallbackRegion, class string) (float64, bool) {
+	p, _, _ := pt.region(r, fallbackRegion)
+	if p == nil {
+		return 0, false
+	}
+	if strings.HasPrefix(class, "db.") {
+		engine := strings.ToLower(firstString(r, "engine", "Engine"))
+		if engine == "postgresql" {
+			engine = "postgres"
+		}
+		v, ok := p.DatabaseHourly[engine][class]
+		return v, ok
+	}
+	v, ok := p.InstanceHourly[class]
+	return v, ok
+}
+
+// storage returns the price per GB-month of a block volume type in r's region.
+func (pt *PriceTable) storage(r *Resource, fallbackRegion, typ string, database bool) (float64, bool) {
+	p, _, _ := pt.region(r, fallbackRegion)
+	if p == nil {
+		return 0, false
+	}
+	m := p.BlockStorageGBMonth
+	if database {
+		m = p.DatabaseStorageGBMonth
+	}
+	v, ok := m[typ]
+	return v, ok
+}
+
+func firstString(r *Resource, keys ...string) string {
+	for _, k := range keys {
+		if s := r.String(k); s != "" && !Unresolved(s) {
+			return s
+		}
+	}
+	return ""
+}
+
+func numberOf(r *Resource, keys ...string) (float64, bool) {
+	for _, k := range keys {
+		if v, ok := r.Number(k); ok {
+			return v, true
+		}
+	}
+	return 0, false
+}
