@@ -24,8 +24,8 @@ type HostOptions struct {
 }
 
 // Hosts is the Echo middleware that maps a request's host to what serves it: the apex host
-// (the domain itself) is marked as such, <project>.<domain> gets the project's runtime, and
-// anything else is answered 404 here.
+// (the domain itself, or an IP address, which cannot name a project) is marked as such,
+// <project>.<domain> gets the project's runtime, and anything else is answered 404 here.
 func (r *Registry) Hosts(opts HostOptions) echo.MiddlewareFunc {
 	domain := strings.ToLower(strings.TrimSuffix(opts.Domain, "."))
 	skip := map[string]bool{}
@@ -39,7 +39,7 @@ func (r *Registry) Hosts(opts HostOptions) echo.MiddlewareFunc {
 				return next(c)
 			}
 			host := hostname(req.Host)
-			if host == domain {
+			if host == domain || net.ParseIP(host) != nil {
 				c.Set(apexKey, true)
 				return next(c)
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -173,15 +174,28 @@ func ParseDocument(data []byte) (*Project, error) {
 }
 
 // collectSchemaProblems keeps the leaves of the schema validator's error tree: they say what
-// is wrong where, while the inner nodes only repeat "does not validate with ...".
+// is wrong where, while the inner nodes only repeat "does not validate with ...". A bad key
+// is reported at the key's own path, with the rule it breaks.
 func collectSchemaProblems(ve *jsonschema.ValidationError, de *DocumentError) {
+	path := strings.Join(ve.InstanceLocation, ".")
+	if pn, ok := ve.ErrorKind.(*kind.PropertyNames); ok {
+		de.add(joinPath(path, pn.Property), "invalid name %q: use letters, digits and underscores, starting with a letter, at most 63 characters", pn.Property)
+		return
+	}
 	if len(ve.Causes) == 0 {
-		de.add(strings.Join(ve.InstanceLocation, "."), "%s", ve.ErrorKind.LocalizedString(englishPrinter))
+		de.add(path, "%s", ve.ErrorKind.LocalizedString(englishPrinter))
 		return
 	}
 	for _, c := range ve.Causes {
 		collectSchemaProblems(c, de)
 	}
+}
+
+func joinPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
 }
 
 // validate checks what the schema cannot: field types, reserved names, defaults of the right
