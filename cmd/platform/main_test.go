@@ -304,7 +304,7 @@ func TestRejectedDocuments(t *testing.T) {
 				Errors []struct {
 					Message    string `json:"message"`
 					Extensions struct {
-						Code     string `json:"code"`
+						Code     string                  `json:"code"`
 						Problems []struct{ Path string } `json:"problems"`
 					} `json:"extensions"`
 				} `json:"errors"`
