@@ -28,7 +28,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionCmd(), newReferenceCmd())
 	return root
 }
 
