@@ -49,6 +49,7 @@ const (
 	headerSession     = "Mcp-Session-Id"
 	headerProtocol    = "Mcp-Protocol-Version"
 	headerLastEventID = "Last-Event-ID"
+	headerMethod      = "Mcp-Method"
 	metaProtocol      = "io.modelcontextprotocol/protocolVersion"
 	metaServerInfo    = "io.modelcontextprotocol/serverInfo"
 	metaSubscription  = "io.modelcontextprotocol/subscriptionId"
@@ -286,6 +287,13 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request) {
 	if perr != nil {
 		s.stats.record(true)
 		writeRPC(w, perr.httpStatus(), id, nil, perr)
+		return
+	}
+	if hm := r.Header.Get(headerMethod); hm != "" && hm != msg.Method {
+		// 2026-07-28 clients repeat the method in a header for proxies; they must agree.
+		s.stats.record(true)
+		writeRPC(w, http.StatusBadRequest, msg.ID, nil, newError(CodeInvalidRequest, "Invalid request",
+			fmt.Sprintf("the %s header (%q) does not match the body's method (%q)", headerMethod, hm, msg.Method)))
 		return
 	}
 	c := &call{w: w, r: r, msg: msg, client: s.clientOf(r)}

@@ -74,7 +74,7 @@ type message struct {
 	Params json.RawMessage
 }
 
-func (m *message) isRequest() bool      { return m.ID != nil && m.Method != "" }
+func (m *message) isRequest() bool { return m.ID != nil && m.Method != "" }
 
 // parseMessage decodes one JSON-RPC message. On failure the returned id is the request's id
 // when it could be read, so the error can still echo it.
