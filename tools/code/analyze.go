@@ -1,0 +1,436 @@
+package code
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/go-enry/go-enry/v2"
+
+	"github.com/platform-dev/platform/tools"
+)
+
+const (
+	defaultDepth = 3
+	maxDepth     = 20
+	defaultLimit = 50
+	maxLimit     = 1000
+)
+
+type analyzeArgs struct {
+	Path     string `json:"path"`
+	Language string `json:"language"`
+	Depth    count  `json:"depth"`
+	Limit    count  `json:"limit"`
+}
+
+// count is an integer argument. JSON Schema's "integer" admits 2.0, which encoding/json does
+// not decode into an int.
+type count int
+
+func (c *count) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	if f != math.Trunc(f) || math.Abs(f) > 1e9 {
+		return fmt.Errorf("%v is not an integer in range", f)
+	}
+	*c = count(f)
+	return nil
+}
+
+// CodebaseReport is analyze_codebase's answer, and the content of service://code/analysis.
+type CodebaseReport struct {
+	Root        string         `json:"root"`
+	Path        string         `json:"path"`
+	Language    string         `json:"language,omitempty"`
+	Depth       int            `json:"depth"`
+	Summary     Summary        `json:"summary"`
+	Languages   []LanguageStat `json:"languages"`
+	Tree        *Folder        `json:"tree"`
+	Manifests   []Manifest     `json:"manifests"`
+	EntryPoints []EntryPoint   `json:"entryPoints"`
+	Hotspots    []Hotspot      `json:"hotspots"`
+	Files       []FileSymbols  `json:"files"`
+	Omitted     map[string]int `json:"omitted,omitempty"`
+	Hint        string         `json:"hint,omitempty"`
+}
+
+// Summary totals the files below the path.
+type Summary struct {
+	Files          int   `json:"files"`
+	CountedFiles   int   `json:"countedFiles"`
+	VendoredFiles  int   `json:"vendoredFiles"`
+	GeneratedFiles int   `json:"generatedFiles"`
+	BinaryFiles    int   `json:"binaryFiles"`
+	OversizeFiles  int   `json:"oversizeFiles"`
+	ParseErrors    int   `json:"parseErrors"`
+	Lines          Lines `json:"lines"`
+	Truncated      bool  `json:"truncated,omitempty"`
+}
+
+// LanguageStat is one language's share. Parsed says whether comments were told apart (by a
+// real parser); otherwise every non-blank line counts as code.
+type LanguageStat struct {
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	Files  int    `json:"files"`
+	Parsed bool   `json:"parsed"`
+	Lines
+}
+
+// Folder is a node of the folder tree.
+type Folder struct {
+	Path            string    `json:"path"`
+	Files           int       `json:"files"`
+	Bytes           int64     `json:"bytes"`
+	Code            int       `json:"code"`
+	Children        []*Folder `json:"children,omitempty"`
+	OmittedChildren int       `json:"omittedChildren,omitempty"`
+}
+
+// EntryPoint is where a program starts.
+type EntryPoint struct {
+	File   string `json:"file"`
+	Line   int    `json:"line,omitempty"`
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+}
+
+// Hotspot is a function that is large or complex.
+type Hotspot struct {
+	File       string `json:"file"`
+	Symbol     string `json:"symbol"`
+	Line       int    `json:"line"`
+	End        int    `json:"end"`
+	Lines      int    `json:"lines"`
+	Complexity int    `json:"complexity"`
+	Nesting    int    `json:"nesting"`
+}
+
+// FileSymbols is a file with its top-level symbols.
+type FileSymbols struct {
+	Path           string   `json:"path"`
+	Language       string   `json:"language"`
+	Code           int      `json:"code"`
+	Symbols        []Symbol `json:"symbols"`
+	OmittedSymbols int      `json:"omittedSymbols,omitempty"`
+}
+
+// Symbol is a declaration as the tools show it.
+type Symbol struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Line     int    `json:"line"`
+	Exported bool   `json:"exported"`
+}
+
+type analyzeTool struct{ a *Analyzer }
+
+func (analyzeTool) Spec() tools.Spec {
+	return tools.Spec{
+		Name:  "analyze_codebase",
+		Title: "Analyze codebase",
+		Description: "Structure of the code below a workspace path, from real parsers (Go, Python, JavaScript, TypeScript, Java, Rust): " +
+			"languages with code/comment/blank lines (vendored, generated and binary files left out), the folder tree to `depth` with sizes, " +
+			"manifests with declared dependencies, entry points, top-level symbols of files within `depth`, and complexity hotspots. " +
+			"Lists are ordered by importance and capped by `limit`; `omitted` counts what was left out.",
+		InputSchema:  json.RawMessage(analyzeInputSchema),
+		OutputSchema: json.RawMessage(analyzeOutputSchema),
+	}
+}
+
+func (t analyzeTool) Call(ctx context.Context, raw json.RawMessage) (any, error) {
+	args := analyzeArgs{Depth: defaultDepth, Limit: defaultLimit}
+	if err := decodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	if args.Depth < 0 || int(args.Depth) > maxDepth {
+		return nil, tools.InvalidArgument("depth", "must be between 0 and %d", maxDepth)
+	}
+	if err := checkLimit(int(args.Limit)); err != nil {
+		return nil, err
+	}
+	dir, err := t.a.ws.Resolve("path", args.Path)
+	if err != nil {
+		return nil, err
+	}
+	if args.Language != "" {
+		lang, ok := languageName(args.Language)
+		if !ok {
+			return nil, tools.InvalidArgument("language", "unknown language %q (use a Linguist name such as Go, Python, JavaScript, TypeScript, Java, Rust)", args.Language)
+		}
+		args.Language = lang
+	}
+	snap, err := t.a.scan(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return buildCodebaseReport(snap, args), nil
+}
+
+// decodeArgs reads the arguments the server already validated against the schema; a decode
+// error can only come from a caller that skipped validation.
+func decodeArgs(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return tools.InvalidArgument("arguments", "%v", err)
+	}
+	return nil
+}
+
+func checkLimit(limit int) error {
+	if limit < 1 || limit > maxLimit {
+		return tools.InvalidArgument("limit", "must be between 1 and %d", maxLimit)
+	}
+	return nil
+}
+
+// languageName maps what a client wrote ("go", "golang", "ts", "Python") to Linguist's name.
+func languageName(s string) (string, bool) {
+	if l, ok := enry.GetLanguageByAlias(s); ok {
+		return l, true
+	}
+	for _, l := range []string{"Go", "Python", "JavaScript", "TypeScript", "Java", "Rust"} {
+		if strings.EqualFold(l, s) {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+// under reports whether rel lies in the folder base ("." is everything).
+func under(rel, base string) bool {
+	return base == "." || rel == base || strings.HasPrefix(rel, base+"/")
+}
+
+// relDepth is how many folders down from base rel lies; a file directly in base is at depth 1.
+func relDepth(rel, base string) int {
+	if base != "." {
+		rel = strings.TrimPrefix(strings.TrimPrefix(rel, base), "/")
+	}
+	return strings.Count(rel, "/") + 1
+}
+
+func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
+	limit := int(args.Limit)
+	rep := &CodebaseReport{Root: snap.root, Path: snap.base, Language: args.Language, Depth: int(args.Depth),
+		Omitted: map[string]int{}, Languages: []LanguageStat{}, Manifests: []Manifest{}, EntryPoints: []EntryPoint{},
+		Hotspots: []Hotspot{}, Files: []FileSymbols{}}
+	rep.Summary.Truncated = snap.truncated
+	langs := map[string]*LanguageStat{}
+	match := func(fi *fileInfo) bool { return args.Language == "" || fi.Lang == args.Language }
+
+	for _, fi := range snap.files {
+		if !match(fi) {
+			continue
+		}
+		s := &rep.Summary
+		s.Files++
+		switch {
+		case fi.Vendored:
+			s.VendoredFiles++
+		case fi.Binary:
+			s.BinaryFiles++
+		case fi.Oversize:
+			s.OversizeFiles++
+		case fi.Generated:
+			s.GeneratedFiles++
+		}
+		if fi.F != nil && fi.F.ParseError {
+			s.ParseErrors++
+		}
+		if !fi.counted() {
+			continue
+		}
+		s.CountedFiles++
+		s.Lines.add(fi.F.Lines)
+		ls := langs[fi.Lang]
+		if ls == nil {
+			ls = &LanguageStat{Name: fi.Lang, Type: languageType(fi.Lang)}
+			langs[fi.Lang] = ls
+		}
+		ls.Files++
+		ls.Lines.add(fi.F.Lines)
+		ls.Parsed = ls.Parsed || fi.F.Parsed
+	}
+	for _, l := range langs {
+		rep.Languages = append(rep.Languages, *l)
+	}
+	sort.Slice(rep.Languages, func(i, j int) bool {
+		a, b := rep.Languages[i], rep.Languages[j]
+		if a.Code != b.Code {
+			return a.Code > b.Code
+		}
+		return a.Name < b.Name
+	})
+
+	rep.Tree = folderTree(snap, args, match)
+
+	for _, fi := range snap.files {
+		if fi.F == nil || fi.F.Manifest == nil || fi.Vendored {
+			continue
+		}
+		m := *fi.F.Manifest
+		m.Path = fi.Rel
+		rep.Manifests = append(rep.Manifests, m)
+		for _, e := range m.Entries {
+			rep.EntryPoints = append(rep.EntryPoints, EntryPoint{File: fi.Rel, Kind: "manifest", Detail: e})
+		}
+	}
+	rep.Omitted["manifests"] = capList(&rep.Manifests, limit)
+
+	var hot []Hotspot
+	var files []FileSymbols
+	for _, fi := range snap.files {
+		if !match(fi) || !fi.counted() {
+			continue
+		}
+		for _, e := range fi.F.Entry {
+			rep.EntryPoints = append(rep.EntryPoints, EntryPoint{File: fi.Rel, Line: e.Line, Kind: e.Kind, Detail: e.Detail})
+		}
+		var syms []Symbol
+		for _, s := range fi.F.Symbols {
+			if s.isFunc() {
+				hot = append(hot, Hotspot{File: fi.Rel, Symbol: s.qualified(), Line: s.Line, End: s.End,
+					Lines: s.End - s.Line + 1, Complexity: s.Complexity, Nesting: s.Nesting})
+			}
+			if s.Kind != "method" {
+				syms = append(syms, Symbol{Name: s.Name, Kind: s.Kind, Line: s.Line, Exported: s.Exported})
+			}
+		}
+		if fi.F.Parsed && relDepth(fi.Rel, snap.base) <= int(args.Depth) {
+			fs := FileSymbols{Path: fi.Rel, Language: fi.Lang, Code: fi.F.Lines.Code, Symbols: syms}
+			if fs.Symbols == nil {
+				fs.Symbols = []Symbol{}
+			}
+			fs.OmittedSymbols = capList(&fs.Symbols, min(int(args.Limit), 100))
+			files = append(files, fs)
+		}
+	}
+	sort.SliceStable(rep.EntryPoints, func(i, j int) bool {
+		a, b := rep.EntryPoints[i], rep.EntryPoints[j]
+		if (a.Kind == "main") != (b.Kind == "main") {
+			return a.Kind == "main"
+		}
+		return a.File < b.File
+	})
+	rep.Omitted["entryPoints"] = capList(&rep.EntryPoints, limit)
+
+	sort.SliceStable(hot, func(i, j int) bool {
+		if hot[i].Complexity != hot[j].Complexity {
+			return hot[i].Complexity > hot[j].Complexity
+		}
+		return hot[i].Lines > hot[j].Lines
+	})
+	if hot != nil {
+		rep.Hotspots = hot
+	}
+	rep.Omitted["hotspots"] = capList(&rep.Hotspots, limit)
+
+	sort.SliceStable(files, func(i, j int) bool { return files[i].Code > files[j].Code })
+	if files != nil {
+		rep.Files = files
+	}
+	rep.Omitted["files"] = capList(&rep.Files, limit)
+
+	for k, v := range rep.Omitted {
+		if v == 0 {
+			delete(rep.Omitted, k)
+		}
+	}
+	if len(rep.Omitted) > 0 {
+		rep.Hint = fmt.Sprintf("lists are cut at limit=%d; call again with a larger limit (at most %d), a narrower path, or a language", limit, maxLimit)
+	} else {
+		rep.Omitted = nil
+	}
+	return rep
+}
+
+// capList keeps the first limit items and returns how many it dropped.
+func capList[T any](list *[]T, limit int) int {
+	if len(*list) <= limit {
+		return 0
+	}
+	n := len(*list) - limit
+	*list = (*list)[:limit]
+	return n
+}
+
+func languageType(lang string) string {
+	switch enry.GetLanguageType(lang) {
+	case enry.Programming:
+		return "programming"
+	case enry.Markup:
+		return "markup"
+	case enry.Data:
+		return "data"
+	case enry.Prose:
+		return "prose"
+	}
+	return "unknown"
+}
+
+// folderTree sums files, bytes and code lines per folder down to args.Depth levels below the
+// analysed path; each folder's children are ordered by size and capped at args.Limit.
+func folderTree(snap *snapshot, args analyzeArgs, match func(*fileInfo) bool) *Folder {
+	top := &Folder{Path: snap.base}
+	nodes := map[string]*Folder{snap.base: top}
+	for _, fi := range snap.files {
+		if !match(fi) {
+			continue
+		}
+		code := 0
+		if fi.counted() {
+			code = fi.F.Lines.Code
+		}
+		dir := path.Dir(fi.Rel)
+		// Walk from the file's folder up to the analysed path, adding to each level shown.
+		var chain []string
+		for d := dir; under(d, snap.base) && d != snap.base; d = path.Dir(d) {
+			chain = append(chain, d)
+		}
+		top.Files++
+		top.Bytes += fi.Size
+		top.Code += code
+		parent := top
+		for i := len(chain) - 1; i >= 0; i-- {
+			d := chain[i]
+			if relDepth(d, snap.base) > int(args.Depth) {
+				break
+			}
+			n := nodes[d]
+			if n == nil {
+				n = &Folder{Path: d}
+				nodes[d] = n
+				parent.Children = append(parent.Children, n)
+			}
+			n.Files++
+			n.Bytes += fi.Size
+			n.Code += code
+			parent = n
+		}
+	}
+	var order func(f *Folder)
+	order = func(f *Folder) {
+		sort.Slice(f.Children, func(i, j int) bool {
+			if f.Children[i].Bytes != f.Children[j].Bytes {
+				return f.Children[i].Bytes > f.Children[j].Bytes
+			}
+			return f.Children[i].Path < f.Children[j].Path
+		})
+		f.OmittedChildren = capList(&f.Children, int(args.Limit))
+		for _, c := range f.Children {
+			order(c)
+		}
+	}
+	order(top)
+	return top
+}

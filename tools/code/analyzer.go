@@ -1,0 +1,428 @@
+// Package code is the code analysis behind the MCP tools analyze_codebase, find_dependencies
+// and detect_patterns, and the resource service://code/analysis.
+//
+// Files are listed by tools/workspace (which confines every read to the workspace roots and
+// honours .gitignore) and parsed with real parsers: go/parser for Go, and tree-sitter grammars
+// for Python, JavaScript, TypeScript (and TSX), Java and Rust. Other languages Linguist knows
+// are counted by lines only. Manifests (go.mod, package.json, pyproject.toml,
+// requirements*.txt, pom.xml, build.gradle, Cargo.toml) are read with their formats' parsers.
+//
+// Parsing runs on every core, and what a file yields is cached by a hash of its content, so a
+// second analysis only re-reads files and re-parses those that changed. A watcher (fsnotify)
+// refreshes the workspace analysis when files change and tells the tools.Hub, which lets the
+// MCP server notify subscribers of service://code/analysis.
+package code
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/fsnotify/fsnotify"
+	"github.com/go-enry/go-enry/v2"
+
+	"github.com/platform-dev/platform/tools"
+	"github.com/platform-dev/platform/tools/workspace"
+)
+
+// ResourceURI is the resource that serves the latest analysis of the first workspace root.
+const ResourceURI = "service://code/analysis"
+
+const (
+	// maxCacheEntries bounds the parse cache; past it, entries not used by the latest scan go.
+	maxCacheEntries = 200_000
+	// debounce gathers the burst of events of one save or checkout into one refresh.
+	debounce = 400 * time.Millisecond
+	// maxWatchedDirs keeps the watcher within the system's inotify limits on huge trees.
+	maxWatchedDirs = 8192
+)
+
+// Analyzer runs the code analyses over a workspace. It is safe for concurrent use.
+type Analyzer struct {
+	ws      *workspace.Workspace
+	hub     *tools.Hub
+	log     *slog.Logger
+	parsers sync.Pool // *parserSet: tree-sitter parsers are costly to set up and not shareable
+	grams   map[string]*grammar
+
+	mu    sync.Mutex
+	cache map[cacheKey]*cacheEntry
+	gen   uint64
+
+	latestMu sync.Mutex
+	latest   *CodebaseReport
+	digest   uint64
+
+	watcher *fsnotify.Watcher
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+type cacheKey struct {
+	hash uint64
+	kind string // language, or manifest kind
+}
+
+type cacheEntry struct {
+	f   *facts
+	gen uint64
+}
+
+// parserSet is one worker's parsers, by grammar key.
+type parserSet map[string]fileParser
+
+// New starts an analyzer over ws. Changes below the workspace roots are watched until ctx ends
+// or Close is called; each one refreshes the analysis served by Resource and calls
+// hub.Updated(ResourceURI). hub and logger may be nil.
+func New(ctx context.Context, ws *workspace.Workspace, hub *tools.Hub, logger *slog.Logger) (*Analyzer, error) {
+	if ws == nil {
+		return nil, errors.New("code: nil workspace")
+	}
+	if hub == nil {
+		hub = &tools.Hub{}
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	a := &Analyzer{ws: ws, hub: hub, log: logger, grams: grammars(), cache: map[cacheKey]*cacheEntry{}, done: make(chan struct{})}
+	a.parsers.New = func() any { return parserSet{} }
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("code: start watcher: %w", err)
+	}
+	a.watcher = w
+	for _, r := range ws.Roots() {
+		a.watchTree(r)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	a.stop = cancel
+	go a.watch(wctx)
+	return a, nil
+}
+
+// Close stops the watcher.
+func (a *Analyzer) Close() error {
+	a.stop()
+	<-a.done
+	return nil
+}
+
+// Tools returns analyze_codebase, find_dependencies and detect_patterns.
+func (a *Analyzer) Tools() []tools.Tool {
+	return []tools.Tool{analyzeTool{a}, dependenciesTool{a}, patternsTool{a}}
+}
+
+// Resource returns service://code/analysis.
+func (a *Analyzer) Resource() tools.Resource { return resource{a} }
+
+// fileInfo is one listed file and, when it was read, what its parse yielded.
+type fileInfo struct {
+	Rel       string
+	Lang      string
+	Size      int64
+	Vendored  bool
+	Generated bool
+	Binary    bool
+	Oversize  bool
+	F         *facts // nil for files not read (vendored, binary, oversize)
+}
+
+// counted reports whether the file takes part in code figures: vendored, generated and
+// binary files are recognised and left out.
+func (fi *fileInfo) counted() bool {
+	return fi.F != nil && !fi.Vendored && !fi.Generated && !fi.Binary && fi.Lang != ""
+}
+
+// snapshot is the state of one folder below a root at one moment.
+type snapshot struct {
+	root      string // absolute root
+	base      string // the folder analysed, relative to root ("." for the root)
+	files     []*fileInfo
+	byRel     map[string]*fileInfo
+	truncated bool // the walk stopped at the file limit
+}
+
+type job struct {
+	fi  *fileInfo
+	src []byte
+	key cacheKey
+}
+
+// scan lists and parses every file below dir (absolute, resolved), reusing cached parses.
+func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
+	root, base, ok := a.ws.Root(dir)
+	if !ok {
+		return nil, fmt.Errorf("scan %q: outside the workspace", dir)
+	}
+	snap := &snapshot{root: root, base: base, byRel: map[string]*fileInfo{}}
+	a.mu.Lock()
+	a.gen++
+	gen := a.gen
+	a.mu.Unlock()
+
+	jobs := make(chan job, 64)
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	var parseErr error
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ps := a.parsers.Get().(parserSet)
+			defer a.parsers.Put(ps)
+			for j := range jobs {
+				f, err := a.parseFile(ctx, ps, j)
+				if err != nil {
+					errMu.Lock()
+					parseErr = err
+					errMu.Unlock()
+					continue
+				}
+				j.fi.F = f
+				a.mu.Lock()
+				a.cache[j.key] = &cacheEntry{f: f, gen: gen}
+				a.mu.Unlock()
+			}
+		}()
+	}
+	walkErr := a.ws.Walk(ctx, dir, func(f workspace.File) error {
+		fi := &fileInfo{Rel: f.Rel, Lang: f.Language, Size: f.Size, Vendored: f.Vendored,
+			Generated: f.Generated, Binary: f.Binary, Oversize: f.Oversize}
+		snap.files = append(snap.files, fi)
+		snap.byRel[fi.Rel] = fi
+		if f.Content == nil || f.Binary {
+			return nil
+		}
+		kind := manifestKind(f.Rel)
+		if kind == "" {
+			kind = grammarKey(f.Rel, f.Language)
+		}
+		key := cacheKey{hash: xxhash.Sum64(f.Content), kind: kind}
+		if kind == "" {
+			// Neither a manifest nor a language: nothing to count or parse.
+			return nil
+		}
+		a.mu.Lock()
+		e := a.cache[key]
+		if e != nil {
+			e.gen = gen
+		}
+		a.mu.Unlock()
+		if e != nil {
+			fi.F = e.f
+			return nil
+		}
+		select {
+		case jobs <- job{fi: fi, src: f.Content, key: key}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	close(jobs)
+	wg.Wait()
+	if errors.Is(walkErr, workspace.ErrFileLimit) {
+		snap.truncated, walkErr = true, nil
+	}
+	if walkErr != nil {
+		return nil, walkErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if parseErr != nil {
+		return nil, parseErr
+	}
+	a.evict(gen)
+	return snap, nil
+}
+
+// grammarKey is the parser a file needs: a grammar name, "Go", or the bare language for files
+// only counted by lines. TSX gets its own grammar (JSX in TypeScript).
+func grammarKey(rel, lang string) string {
+	if lang == "TypeScript" && strings.EqualFold(path.Ext(rel), ".tsx") {
+		return "TSX"
+	}
+	if lang == "JavaScript" && strings.EqualFold(path.Ext(rel), ".jsx") {
+		return "JavaScript"
+	}
+	return lang
+}
+
+func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, error) {
+	if kind := manifestKind(j.fi.Rel); kind != "" {
+		f := &facts{Language: j.fi.Lang, Manifest: parseManifest(j.fi.Rel, kind, j.src)}
+		f.Lines = countLines(j.src, nil)
+		return f, nil
+	}
+	p := ps[j.key.kind]
+	if p == nil {
+		switch g := a.grams[j.key.kind]; {
+		case j.key.kind == "Go":
+			p = goParser{}
+		case g != nil:
+			p = newTSParser(g)
+		default:
+			return &facts{Language: j.fi.Lang, Lines: countLines(j.src, nil)}, nil
+		}
+		ps[j.key.kind] = p
+	}
+	f, err := p.parse(ctx, j.fi.Rel, j.src)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// A file the parser gives up on is still counted, as unparsed text.
+		a.log.Debug("code: parse failed", "file", j.fi.Rel, "err", err)
+		return &facts{Language: j.fi.Lang, ParseError: true, Lines: countLines(j.src, nil)}, nil
+	}
+	f.Language = j.fi.Lang
+	return f, nil
+}
+
+// evict drops parses no recent scan used once the cache is over its bound.
+func (a *Analyzer) evict(gen uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.cache) <= maxCacheEntries {
+		return
+	}
+	for k, e := range a.cache {
+		if e.gen < gen {
+			delete(a.cache, k)
+		}
+	}
+}
+
+// ---- watcher ----
+
+// watchTree adds a watch on every folder below dir that an analysis would read.
+func (a *Analyzer) watchTree(dir string) {
+	n := len(a.watcher.WatchList())
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if _, rel, ok := a.ws.Root(p); !ok || (p != dir && skipWatch(rel, d.Name())) {
+			return filepath.SkipDir
+		}
+		if n >= maxWatchedDirs {
+			return filepath.SkipAll
+		}
+		if err := a.watcher.Add(p); err != nil {
+			a.log.Warn("code: cannot watch folder", "dir", p, "err", err)
+			return filepath.SkipDir
+		}
+		n++
+		return nil
+	})
+}
+
+// skipWatch reports folders whose changes never change an analysis: git's own, and vendored
+// trees such as node_modules.
+func skipWatch(rel, name string) bool {
+	return name == ".git" || enry.IsVendor(rel+"/")
+}
+
+func (a *Analyzer) watch(ctx context.Context) {
+	defer close(a.done)
+	defer a.watcher.Close()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case ev, ok := <-a.watcher.Events:
+			if !ok {
+				return
+			}
+			if ev.Has(fsnotify.Create) {
+				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+					a.watchTree(ev.Name)
+				}
+			}
+			if ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) {
+				continue
+			}
+			timer.Reset(debounce)
+		case err, ok := <-a.watcher.Errors:
+			if !ok {
+				return
+			}
+			a.log.Warn("code: watcher", "err", err)
+		case <-timer.C:
+			if _, err := a.refresh(ctx); err != nil && ctx.Err() == nil {
+				a.log.Warn("code: refresh analysis", "err", err)
+			}
+		}
+	}
+}
+
+// refresh analyses the first root again, keeps the report for Resource, and tells the hub when
+// it differs from the previous one.
+func (a *Analyzer) refresh(ctx context.Context) (*CodebaseReport, error) {
+	root := a.ws.Roots()[0]
+	snap, err := a.scan(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	rep := buildCodebaseReport(snap, analyzeArgs{Depth: defaultDepth, Limit: defaultLimit})
+	data, err := json.Marshal(rep)
+	if err != nil {
+		return nil, fmt.Errorf("encode analysis: %w", err)
+	}
+	d := xxhash.Sum64(data)
+	a.latestMu.Lock()
+	changed := a.latest != nil && d != a.digest
+	a.latest, a.digest = rep, d
+	a.latestMu.Unlock()
+	if changed {
+		a.hub.Updated(ResourceURI)
+	}
+	return rep, nil
+}
+
+type resource struct{ a *Analyzer }
+
+func (resource) Info() tools.ResourceInfo {
+	return tools.ResourceInfo{
+		URI:         ResourceURI,
+		Name:        "Code Analysis",
+		Description: "The latest analyze_codebase report of the workspace (default arguments), refreshed when files change.",
+		MIMEType:    "application/json",
+	}
+}
+
+func (r resource) Read(ctx context.Context) (any, error) {
+	r.a.latestMu.Lock()
+	rep := r.a.latest
+	r.a.latestMu.Unlock()
+	if rep != nil {
+		return rep, nil
+	}
+	return r.a.refresh(ctx)
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

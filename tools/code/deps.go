@@ -1,0 +1,541 @@
+package code
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+
+	"github.com/platform-dev/platform/tools"
+)
+
+const (
+	defaultTransitive = 1
+	maxTransitive     = 10
+	maxLocations      = 5
+)
+
+type depsArgs struct {
+	Component string `json:"component"`
+	Type      string `json:"type"`
+	Depth     count  `json:"depth"`
+	Limit     count  `json:"limit"`
+}
+
+// DependencyReport is find_dependencies' answer.
+type DependencyReport struct {
+	Component           string         `json:"component"`
+	Resolved            Component      `json:"resolved"`
+	Type                string         `json:"type"`
+	Depth               int            `json:"depth"`
+	Imports             []Import       `json:"imports,omitempty"`
+	Transitive          []Reach        `json:"transitive,omitempty"`
+	Exports             []Export       `json:"exports,omitempty"`
+	Importers           []Importer     `json:"importers,omitempty"`
+	TransitiveImporters []Reach        `json:"transitiveImporters,omitempty"`
+	Cycles              []Cycle        `json:"cycles"`
+	Omitted             map[string]int `json:"omitted,omitempty"`
+	Hint                string         `json:"hint,omitempty"`
+}
+
+// Component is what the component argument named.
+type Component struct {
+	Kind     string   `json:"kind"` // file, folder, package, module, symbol
+	Name     string   `json:"name"`
+	Root     string   `json:"root"`
+	Units    []string `json:"units"` // Go package folders or files, as the import graph names them
+	Files    int      `json:"files"`
+	Language string   `json:"language,omitempty"`
+}
+
+// Import is one thing the component imports.
+type Import struct {
+	Import     string     `json:"import"`
+	Kind       string     `json:"kind"` // workspace, external, stdlib, unresolved
+	Target     string     `json:"target,omitempty"`
+	Package    string     `json:"package,omitempty"`
+	Version    string     `json:"version,omitempty"`
+	DeclaredIn string     `json:"declaredIn,omitempty"`
+	Count      int        `json:"count"`
+	Locations  []location `json:"locations"`
+}
+
+// Reach is a unit reached through imports, at a distance greater than one.
+type Reach struct {
+	Unit  string `json:"unit"`
+	Depth int    `json:"depth"`
+	Via   string `json:"via"`
+}
+
+// Export is an exported symbol of the component and where it is used.
+type Export struct {
+	Symbol string     `json:"symbol"`
+	Kind   string     `json:"kind"`
+	File   string     `json:"file"`
+	Line   int        `json:"line"`
+	Uses   int        `json:"uses"`
+	UsedBy []location `json:"usedBy"`
+}
+
+// Importer is a unit that imports the component.
+type Importer struct {
+	Unit      string     `json:"unit"`
+	Locations []location `json:"locations"`
+}
+
+// Cycle is an import cycle through the component: Units is the strongly connected set, Path
+// one shortest cycle, Evidence the import that makes each step of Path.
+type Cycle struct {
+	Units    []string   `json:"units"`
+	Path     []string   `json:"path"`
+	Evidence []location `json:"evidence"`
+}
+
+type dependenciesTool struct{ a *Analyzer }
+
+func (dependenciesTool) Spec() tools.Spec {
+	return tools.Spec{
+		Name:  "find_dependencies",
+		Title: "Find dependencies",
+		Description: "Dependencies of a component: a file, a folder or package, a module name (Go import path, npm/Cargo/Python " +
+			"package, Java class or package) or a symbol. `imports`: what it imports, resolved to workspace files or to external " +
+			"packages with the version their manifest declares; `exports`: its exported symbols with every place that uses them, " +
+			"and who imports it; `both`. `depth` follows imports transitively. Import cycles through the component are always " +
+			"reported. An unknown component fails with the closest matches.",
+		InputSchema:  json.RawMessage(depsInputSchema),
+		OutputSchema: json.RawMessage(depsOutputSchema),
+	}
+}
+
+func (t dependenciesTool) Call(ctx context.Context, raw json.RawMessage) (any, error) {
+	args := depsArgs{Type: "both", Depth: defaultTransitive, Limit: defaultLimit}
+	if err := decodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	switch args.Type {
+	case "imports", "exports", "both":
+	default:
+		return nil, tools.InvalidArgument("type", "must be imports, exports or both")
+	}
+	if args.Depth < 1 || int(args.Depth) > maxTransitive {
+		return nil, tools.InvalidArgument("depth", "must be between 1 and %d", maxTransitive)
+	}
+	if err := checkLimit(int(args.Limit)); err != nil {
+		return nil, err
+	}
+	args.Component = strings.TrimSpace(args.Component)
+	if args.Component == "" {
+		return nil, tools.InvalidArgument("component", "must not be empty")
+	}
+	root, target, err := t.a.componentPath(args.Component)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := t.a.scan(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	ix := buildIndex(snap)
+	comp, files, symbols, err := ix.findComponent(args.Component, target)
+	if err != nil {
+		return nil, err
+	}
+	return ix.dependencyReport(args, comp, files, symbols), nil
+}
+
+// componentPath decides whether the component is a path. When it is, it must resolve inside
+// the workspace (a path that leaves it is refused, not searched for as a name); target is the
+// resolved path relative to its root. Otherwise the first root is searched by name.
+func (a *Analyzer) componentPath(comp string) (root, target string, err error) {
+	first := a.ws.Roots()[0]
+	looksLikePath := filepath.IsAbs(comp) || strings.Contains(comp, "..")
+	if !looksLikePath {
+		if _, statErr := os.Lstat(filepath.Join(first, comp)); statErr == nil {
+			looksLikePath = true
+		}
+	}
+	if !looksLikePath {
+		return first, "", nil
+	}
+	abs, err := a.ws.Resolve("component", comp)
+	if err != nil {
+		return "", "", err
+	}
+	root, rel, _ := a.ws.Root(abs)
+	return root, rel, nil
+}
+
+// findComponent returns the component's description, its files, and (for a symbol) the symbols
+// it names.
+func (ix *index) findComponent(name, target string) (Component, []*fileInfo, []symbolAt, error) {
+	comp := Component{Name: name, Root: ix.snap.root}
+	var files []*fileInfo
+	pick := func(pred func(*fileInfo) bool) {
+		for _, fi := range ix.files {
+			if pred(fi) {
+				files = append(files, fi)
+			}
+		}
+	}
+	if target != "" {
+		if fi := ix.snap.byRel[target]; fi != nil {
+			comp.Kind = "file"
+			if fi.F == nil || !fi.F.Parsed {
+				return comp, nil, nil, fmt.Errorf("%s is not source code in a parsed language (Go, Python, JavaScript, TypeScript, Java, Rust)", target)
+			}
+			files = []*fileInfo{fi}
+		} else {
+			comp.Kind = "folder"
+			pick(func(fi *fileInfo) bool { return under(fi.Rel, target) })
+			if len(files) == 0 {
+				return comp, nil, nil, fmt.Errorf("folder %s holds no source code in a parsed language", target)
+			}
+		}
+		return ix.describe(comp, files), files, nil, nil
+	}
+
+	// Module and package names.
+	for _, m := range ix.goMods {
+		if name == m.path || strings.HasPrefix(name, m.path+"/") {
+			dir := path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(name, m.path), "/"))
+			pick(func(fi *fileInfo) bool {
+				return fi.Lang == "Go" && (path.Dir(fi.Rel) == dir || (name == m.path && under(fi.Rel, dir)))
+			})
+			if len(files) > 0 {
+				comp.Kind = "package"
+				if name == m.path {
+					comp.Kind = "module"
+				}
+				return ix.describe(comp, files), files, nil, nil
+			}
+		}
+	}
+	for _, m := range ix.manifests {
+		if m.Name != "" && m.Name == name {
+			dir := path.Dir(m.Path)
+			pick(func(fi *fileInfo) bool { return under(fi.Rel, dir) })
+			if len(files) > 0 {
+				comp.Kind = "module"
+				return ix.describe(comp, files), files, nil, nil
+			}
+		}
+	}
+	if f, ok := ix.pyModules[name]; ok {
+		comp.Kind = "module"
+		files = []*fileInfo{ix.snap.byRel[f]}
+		return ix.describe(comp, files), files, nil, nil
+	}
+	if f, ok := ix.javaTypes[name]; ok {
+		comp.Kind = "module"
+		files = []*fileInfo{ix.snap.byRel[f]}
+		return ix.describe(comp, files), files, nil, nil
+	}
+	if fs, ok := ix.javaPkgs[name]; ok && name != "" {
+		comp.Kind = "package"
+		for _, f := range fs {
+			files = append(files, ix.snap.byRel[f])
+		}
+		return ix.describe(comp, files), files, nil, nil
+	}
+
+	// Symbols: "Name" or "Type.Method".
+	var syms []symbolAt
+	for _, fi := range ix.files {
+		for _, s := range fi.F.Symbols {
+			if s.Name == name || s.qualified() == name {
+				syms = append(syms, symbolAt{fi, s})
+			}
+		}
+	}
+	if len(syms) > 0 {
+		comp.Kind = "symbol"
+		seen := map[*fileInfo]bool{}
+		for _, s := range syms {
+			if !seen[s.fi] {
+				seen[s.fi] = true
+				files = append(files, s.fi)
+			}
+		}
+		return ix.describe(comp, files), files, syms, nil
+	}
+	return comp, nil, nil, fmt.Errorf("component %q not found in %s; closest matches: %s", name, ix.snap.root,
+		strings.Join(ix.closest(name, 5), ", "))
+}
+
+type symbolAt struct {
+	fi *fileInfo
+	s  symbol
+}
+
+func (ix *index) describe(c Component, files []*fileInfo) Component {
+	seen := map[string]bool{}
+	langs := map[string]bool{}
+	for _, fi := range files {
+		if u := ix.unitOf[fi.Rel]; !seen[u] {
+			seen[u] = true
+			c.Units = append(c.Units, u)
+		}
+		langs[fi.Lang] = true
+	}
+	sort.Strings(c.Units)
+	c.Files = len(files)
+	if len(langs) == 1 {
+		c.Language = files[0].Lang
+	}
+	return c
+}
+
+// closest ranks every name the component could have been by edit distance, with names that
+// contain the query first.
+func (ix *index) closest(q string, n int) []string {
+	cands := map[string]bool{}
+	for _, fi := range ix.files {
+		cands[fi.Rel] = true
+		cands[ix.unitOf[fi.Rel]] = true
+		for _, s := range fi.F.Symbols {
+			if s.Exported || s.Kind != "var" {
+				cands[s.qualified()] = true
+			}
+		}
+	}
+	for _, m := range ix.manifests {
+		if m.Name != "" {
+			cands[m.Name] = true
+		}
+	}
+	for m := range ix.pyModules {
+		cands[m] = true
+	}
+	for m := range ix.javaTypes {
+		cands[m] = true
+	}
+	type scored struct {
+		s string
+		d int
+	}
+	lq := strings.ToLower(q)
+	var all []scored
+	for c := range cands {
+		lc := strings.ToLower(c)
+		d := levenshtein.ComputeDistance(lq, lc)
+		if strings.Contains(lc, lq) || strings.Contains(lq, path.Base(lc)) {
+			d -= len(q)
+		}
+		all = append(all, scored{c, d})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].d != all[j].d {
+			return all[i].d < all[j].d
+		}
+		return all[i].s < all[j].s
+	})
+	var out []string
+	for _, s := range all[:min(n, len(all))] {
+		out = append(out, s.s)
+	}
+	if len(out) == 0 {
+		return []string{"(the workspace has no parsed source code)"}
+	}
+	return out
+}
+
+func (ix *index) dependencyReport(args depsArgs, comp Component, files []*fileInfo, syms []symbolAt) *DependencyReport {
+	limit, depth := int(args.Limit), int(args.Depth)
+	rep := &DependencyReport{Component: args.Component, Resolved: comp, Type: args.Type, Depth: depth,
+		Cycles: []Cycle{}, Omitted: map[string]int{}}
+	units := map[string]bool{}
+	for _, u := range comp.Units {
+		units[u] = true
+	}
+	inComp := map[string]bool{}
+	for _, fi := range files {
+		inComp[fi.Rel] = true
+	}
+
+	if args.Type != "exports" {
+		rep.Imports = ix.componentImports(files, inComp)
+		rep.Omitted["imports"] = capList(&rep.Imports, limit)
+		rep.Transitive = ix.reach(units, depth, ix.out)
+		rep.Omitted["transitive"] = capList(&rep.Transitive, limit)
+	}
+	if args.Type != "imports" {
+		rep.Exports = ix.componentExports(files, syms, units)
+		rep.Omitted["exports"] = capList(&rep.Exports, limit)
+		for _, u := range sortedKeys(units) {
+			for _, from := range sortedKeys(ix.in[u]) {
+				if units[from] {
+					continue
+				}
+				e := ix.in[u][from]
+				rep.Importers = append(rep.Importers, Importer{Unit: from, Locations: e.At[:min(len(e.At), maxLocations)]})
+			}
+		}
+		sort.SliceStable(rep.Importers, func(i, j int) bool { return len(rep.Importers[i].Locations) > len(rep.Importers[j].Locations) })
+		rep.Omitted["importers"] = capList(&rep.Importers, limit)
+		rep.TransitiveImporters = ix.reach(units, depth, ix.in)
+		rep.Omitted["transitiveImporters"] = capList(&rep.TransitiveImporters, limit)
+	}
+	for _, c := range ix.cycles {
+		for _, u := range c {
+			if units[u] {
+				rep.Cycles = append(rep.Cycles, ix.cycle(u, c))
+				break
+			}
+		}
+	}
+	for k, v := range rep.Omitted {
+		if v == 0 {
+			delete(rep.Omitted, k)
+		}
+	}
+	if len(rep.Omitted) > 0 {
+		rep.Hint = fmt.Sprintf("lists are cut at limit=%d; call again with a larger limit (at most %d) or a narrower component", limit, maxLimit)
+	} else {
+		rep.Omitted = nil
+	}
+	return rep
+}
+
+func (ix *index) cycle(start string, comp []string) Cycle {
+	c := Cycle{Units: comp, Path: ix.cyclePath(start, comp), Evidence: []location{}}
+	for i := 0; i+1 < len(c.Path); i++ {
+		if e := ix.out[c.Path[i]][c.Path[i+1]]; e != nil && len(e.At) > 0 {
+			c.Evidence = append(c.Evidence, e.At[0])
+		}
+	}
+	return c
+}
+
+// componentImports groups the component's imports by what they reach; imports between the
+// component's own files are left out. Workspace imports come first, then external packages,
+// then the standard library, each by how often they are imported.
+func (ix *index) componentImports(files []*fileInfo, inComp map[string]bool) []Import {
+	byKey := map[string]*Import{}
+	var order []string
+	for _, fi := range files {
+		for _, r := range ix.imports[fi.Rel] {
+			if r.Kind == "workspace" && allIn(r.Targets, inComp) {
+				continue
+			}
+			key := r.Kind + "|" + r.Ref.Spec
+			im := byKey[key]
+			if im == nil {
+				im = &Import{Import: r.Ref.Spec, Kind: r.Kind, Package: r.Package, Version: r.Version, DeclaredIn: r.Decl, Locations: []location{}}
+				if r.Kind == "workspace" {
+					im.Target = r.Unit
+				}
+				byKey[key] = im
+				order = append(order, key)
+			}
+			im.Count++
+			if len(im.Locations) < maxLocations {
+				im.Locations = append(im.Locations, location{File: fi.Rel, Line: r.Ref.Line})
+			}
+		}
+	}
+	rank := map[string]int{"workspace": 0, "external": 1, "unresolved": 2, "stdlib": 3}
+	out := make([]Import, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byKey[k])
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if rank[out[i].Kind] != rank[out[j].Kind] {
+			return rank[out[i].Kind] < rank[out[j].Kind]
+		}
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Import < out[j].Import
+	})
+	return out
+}
+
+func allIn(files []string, set map[string]bool) bool {
+	for _, f := range files {
+		if !set[f] {
+			return false
+		}
+	}
+	return true
+}
+
+// reach walks the graph breadth first from the component's units and returns the units first
+// reached at distances 2..depth (distance 1 is the direct list).
+func (ix *index) reach(start map[string]bool, depth int, graph map[string]map[string]*edge) []Reach {
+	seen := map[string]bool{}
+	for u := range start {
+		seen[u] = true
+	}
+	frontier := sortedKeys(start)
+	var out []Reach
+	for d := 1; d <= depth && len(frontier) > 0; d++ {
+		var next []string
+		for _, u := range frontier {
+			for _, w := range sortedKeys(graph[u]) {
+				if seen[w] {
+					continue
+				}
+				seen[w] = true
+				next = append(next, w)
+				if d > 1 {
+					out = append(out, Reach{Unit: w, Depth: d, Via: u})
+				}
+			}
+		}
+		frontier = next
+	}
+	return out
+}
+
+// componentExports lists exported symbols (or the named symbols) and where they are used:
+// files that import the component's units, or share a unit with it, and mention the name.
+func (ix *index) componentExports(files []*fileInfo, syms []symbolAt, units map[string]bool) []Export {
+	if syms == nil {
+		for _, fi := range files {
+			for _, s := range fi.F.Symbols {
+				if s.Exported {
+					syms = append(syms, symbolAt{fi, s})
+				}
+			}
+		}
+	}
+	// Files that can see the component: importers of its units, and its units' other files.
+	var viewers []*fileInfo
+	for _, fi := range ix.files {
+		u := ix.unitOf[fi.Rel]
+		if units[u] {
+			viewers = append(viewers, fi)
+			continue
+		}
+		for cu := range units {
+			if ix.out[u][cu] != nil {
+				viewers = append(viewers, fi)
+				break
+			}
+		}
+	}
+	out := make([]Export, 0, len(syms))
+	for _, s := range syms {
+		e := Export{Symbol: s.s.qualified(), Kind: s.s.Kind, File: s.fi.Rel, Line: s.s.Line, UsedBy: []location{}}
+		for _, v := range viewers {
+			if v == s.fi {
+				continue
+			}
+			if line, ok := v.F.Uses[s.s.Name]; ok {
+				e.Uses++
+				if len(e.UsedBy) < maxLocations {
+					e.UsedBy = append(e.UsedBy, location{File: v.Rel, Line: line})
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Uses > out[j].Uses })
+	return out
+}

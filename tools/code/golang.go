@@ -1,0 +1,312 @@
+package code
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strconv"
+	"strings"
+)
+
+// goParser reads Go with the standard library's parser, which is the reference grammar.
+type goParser struct{}
+
+func (goParser) parse(_ context.Context, name string, src []byte) (*facts, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
+	out := &facts{Language: "Go", Parsed: true, ParseError: err != nil, Uses: map[string]int{}}
+	if f == nil {
+		return out, err
+	}
+	tf := fset.File(f.Pos())
+	line := func(p token.Pos) int { return tf.Line(p) }
+	off := func(p token.Pos) int { return tf.Offset(p) }
+
+	var comments [][2]int
+	for _, g := range f.Comments {
+		for _, c := range g.List {
+			comments = append(comments, [2]int{off(c.Pos()), off(c.End())})
+		}
+	}
+	comments = sortRanges(comments)
+	out.Lines = countLines(src, comments)
+	out.Blocks = codeBlocks(src, comments)
+	out.Package = f.Name.Name
+
+	for _, im := range f.Imports {
+		p, _ := strconv.Unquote(im.Path.Value)
+		out.Imports = append(out.Imports, importRef{Spec: p, Line: line(im.Pos())})
+	}
+
+	pkgVars := map[string]bool{}
+	pkgMaps := map[string]bool{}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok {
+			continue
+		}
+		for _, s := range gd.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				kind := "type"
+				switch t := s.Type.(type) {
+				case *ast.StructType:
+					kind = "struct"
+				case *ast.InterfaceType:
+					kind = "interface"
+					var methods []string
+					for _, m := range t.Methods.List {
+						for _, n := range m.Names {
+							methods = append(methods, n.Name)
+						}
+					}
+					out.Hints = append(out.Hints, hint{Pattern: "interface", Subject: s.Name.Name,
+						Line: line(s.Pos()), End: line(s.End()), Detail: strings.Join(methods, ",")})
+				}
+				out.Symbols = append(out.Symbols, symbol{Name: s.Name.Name, Kind: kind, Line: line(s.Pos()),
+					End: line(s.End()), Exported: ast.IsExported(s.Name.Name)})
+			case *ast.ValueSpec:
+				kind := "var"
+				if gd.Tok == token.CONST {
+					kind = "const"
+				}
+				for _, n := range s.Names {
+					if n.Name == "_" {
+						continue
+					}
+					if kind == "var" {
+						pkgVars[n.Name] = true
+						if _, isMap := s.Type.(*ast.MapType); isMap {
+							pkgMaps[n.Name] = true
+						}
+						for _, v := range s.Values {
+							if isMapValue(v) {
+								pkgMaps[n.Name] = true
+							}
+						}
+					}
+					out.Symbols = append(out.Symbols, symbol{Name: n.Name, Kind: kind, Line: line(n.Pos()),
+						End: line(s.End()), Exported: ast.IsExported(n.Name)})
+				}
+			}
+		}
+	}
+
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		s := symbol{Name: fd.Name.Name, Kind: "function", Line: line(fd.Pos()), End: line(fd.End()),
+			Exported: ast.IsExported(fd.Name.Name), Complexity: 1}
+		if fd.Recv != nil && len(fd.Recv.List) > 0 {
+			s.Kind = "method"
+			s.Parent = typeName(fd.Recv.List[0].Type)
+		}
+		if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
+			s.Returns = typeName(fd.Type.Results.List[0].Type)
+		}
+		if fd.Body != nil {
+			s.Complexity, s.Nesting = goComplexity(fd.Body)
+			out.Hints = append(out.Hints, goHints(fd, s, pkgVars, pkgMaps)...)
+		}
+		if s.Kind == "function" && fd.Name.Name == "main" && out.Package == "main" {
+			out.Entry = append(out.Entry, entryPoint{Line: s.Line, Kind: "main", Detail: "func main in package main"})
+		}
+		out.Symbols = append(out.Symbols, s)
+	}
+
+	ast.Inspect(f, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if _, seen := out.Uses[id.Name]; !seen {
+				out.Uses[id.Name] = line(id.Pos())
+			}
+		}
+		return true
+	})
+	return out, nil
+}
+
+func isMapValue(e ast.Expr) bool {
+	switch v := e.(type) {
+	case *ast.CompositeLit:
+		_, ok := v.Type.(*ast.MapType)
+		return ok
+	case *ast.CallExpr:
+		if id, ok := v.Fun.(*ast.Ident); ok && id.Name == "make" && len(v.Args) > 0 {
+			_, ok := v.Args[0].(*ast.MapType)
+			return ok
+		}
+	}
+	return false
+}
+
+// typeName is the bare name of a receiver or result type: *pkg.T[K] -> T.
+func typeName(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return typeName(t.X)
+	case *ast.Ident:
+		return t.Name
+	case *ast.SelectorExpr:
+		return t.Sel.Name
+	case *ast.IndexExpr:
+		return typeName(t.X)
+	case *ast.IndexListExpr:
+		return typeName(t.X)
+	}
+	return ""
+}
+
+// goComplexity is McCabe's number as gocyclo counts it (1 + if, for, case, &&, ||) and the
+// deepest nesting of control statements.
+func goComplexity(body *ast.BlockStmt) (complexity, nesting int) {
+	st := &goStats{complexity: 1}
+	ast.Walk(goVisitor{st: st}, body)
+	return st.complexity, st.nesting
+}
+
+type goStats struct{ complexity, nesting int }
+
+type goVisitor struct {
+	depth int
+	st    *goStats
+}
+
+func (v goVisitor) deeper() goVisitor {
+	d := goVisitor{depth: v.depth + 1, st: v.st}
+	v.st.nesting = max(v.st.nesting, d.depth)
+	return d
+}
+
+func (v goVisitor) Visit(n ast.Node) ast.Visitor {
+	switch n := n.(type) {
+	case *ast.IfStmt:
+		v.st.complexity++
+		d := v.deeper()
+		for _, c := range []ast.Node{n.Init, n.Cond, n.Body} {
+			if c != nil {
+				ast.Walk(d, c)
+			}
+		}
+		// "else if" continues the chain at the same depth; a plain else is one level in.
+		switch e := n.Else.(type) {
+		case *ast.IfStmt:
+			ast.Walk(v, e)
+		case *ast.BlockStmt:
+			ast.Walk(d, e)
+		}
+		return nil
+	case *ast.ForStmt, *ast.RangeStmt:
+		v.st.complexity++
+		return v.deeper()
+	case *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt:
+		return v.deeper()
+	case *ast.CaseClause:
+		if n.List != nil {
+			v.st.complexity++
+		}
+	case *ast.CommClause:
+		if n.Comm != nil {
+			v.st.complexity++
+		}
+	case *ast.BinaryExpr:
+		if n.Op == token.LAND || n.Op == token.LOR {
+			v.st.complexity++
+		}
+	}
+	return v
+}
+
+// goHints finds design-pattern evidence in one function: lazily created package-level
+// instances (singleton), functions wrapping an http.Handler (middleware), registration into a
+// package-level map (registry) and constructors that choose a type (factory).
+func goHints(fd *ast.FuncDecl, s symbol, pkgVars, pkgMaps map[string]bool) []hint {
+	var out []hint
+	add := func(pattern, subject, detail string) {
+		out = append(out, hint{Pattern: pattern, Subject: subject, Line: s.Line, End: s.End, Detail: detail})
+	}
+	assigns := func(n ast.Node, names map[string]bool) string {
+		found := ""
+		ast.Inspect(n, func(c ast.Node) bool {
+			if a, ok := c.(*ast.AssignStmt); ok {
+				for _, l := range a.Lhs {
+					if id, ok := l.(*ast.Ident); ok && names[id.Name] {
+						found = id.Name
+					}
+				}
+			}
+			return found == ""
+		})
+		return found
+	}
+	switches, returns := 0, 0
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			// once.Do(func() { instance = ... })
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Do" && len(n.Args) == 1 {
+				if fl, ok := n.Args[0].(*ast.FuncLit); ok {
+					if v := assigns(fl.Body, pkgVars); v != "" {
+						add("singleton", v, "package variable "+v+" created once with sync.Once in "+s.qualified())
+					}
+				}
+			}
+		case *ast.IfStmt:
+			// if instance == nil { instance = ... }
+			if be, ok := n.Cond.(*ast.BinaryExpr); ok && be.Op == token.EQL {
+				if id, ok := be.X.(*ast.Ident); ok && pkgVars[id.Name] && isNil(be.Y) {
+					if assigns(n.Body, map[string]bool{id.Name: true}) != "" {
+						add("singleton", id.Name, "package variable "+id.Name+" created lazily in "+s.qualified())
+					}
+				}
+			}
+		case *ast.AssignStmt:
+			// registry[name] = factory
+			for _, l := range n.Lhs {
+				if ix, ok := l.(*ast.IndexExpr); ok {
+					if id, ok := ix.X.(*ast.Ident); ok && pkgMaps[id.Name] && strings.HasPrefix(s.Name, "Register") {
+						add("registry", id.Name, s.qualified()+" registers into package map "+id.Name)
+					}
+				}
+			}
+		case *ast.SwitchStmt, *ast.TypeSwitchStmt:
+			switches++
+		case *ast.ReturnStmt:
+			returns++
+		}
+		return true
+	})
+	name := s.Name
+	if (strings.HasPrefix(name, "New") || strings.HasPrefix(name, "Create") || strings.Contains(name, "Factory")) &&
+		switches > 0 && returns > 1 {
+		add("factory", s.qualified(), s.qualified()+" chooses what to construct with a switch")
+	}
+	if isHandlerWrapper(fd.Type) {
+		add("middleware", s.qualified(), s.qualified()+" wraps an http.Handler")
+	}
+	return out
+}
+
+func isNil(e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == "nil"
+}
+
+// isHandlerWrapper reports a func(http.Handler) http.Handler (or HandlerFunc) signature.
+func isHandlerWrapper(ft *ast.FuncType) bool {
+	isHandler := func(e ast.Expr) bool {
+		sel, ok := e.(*ast.SelectorExpr)
+		return ok && (sel.Sel.Name == "Handler" || sel.Sel.Name == "HandlerFunc")
+	}
+	if ft.Params == nil || ft.Results == nil || len(ft.Results.List) != 1 || !isHandler(ft.Results.List[0].Type) {
+		return false
+	}
+	for _, p := range ft.Params.List {
+		if isHandler(p.Type) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,629 @@
+package code
+
+import (
+	"path"
+	"sort"
+	"strings"
+)
+
+// An import resolved against the workspace.
+type resolvedImport struct {
+	From    *fileInfo
+	Ref     importRef
+	Kind    string   // workspace, external, stdlib, unresolved
+	Targets []string // workspace files the import reaches
+	Unit    string   // the unit (Go package folder, or file) it reaches
+	Package string   // external package or module name
+	Version string   // version its manifest declares
+	Decl    string   // manifest that declares it
+}
+
+// edge is one unit importing another, with the import statements that make it.
+type edge struct {
+	From, To string
+	At       []location
+}
+
+type location struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+}
+
+// index is the import graph of one root. Units are what imports name: a Go package (its
+// folder) or a file in the other languages.
+type index struct {
+	snap      *snapshot
+	files     []*fileInfo // parsed, not vendored: the code the graph is about
+	unitOf    map[string]string
+	unitFiles map[string][]string
+	imports   map[string][]resolvedImport // by importing file
+	out       map[string]map[string]*edge
+	in        map[string]map[string]*edge
+	cycles    [][]string // strongly connected components of more than one unit, or self-loops
+	manifests []*Manifest
+
+	goMods     []goModule
+	pyModules  map[string]string // dotted module -> file
+	javaTypes  map[string]string // fully qualified class -> file
+	javaPkgs   map[string][]string
+	rustMods   map[string]string // crate-relative module path ("crate::a::b") -> file, per crate root
+	rustCrates []rustCrate
+}
+
+type goModule struct {
+	dir, path string
+	m         *Manifest
+}
+
+type rustCrate struct {
+	dir, src string
+	m        *Manifest
+}
+
+func buildIndex(snap *snapshot) *index {
+	ix := &index{snap: snap, unitOf: map[string]string{}, unitFiles: map[string][]string{},
+		imports: map[string][]resolvedImport{}, out: map[string]map[string]*edge{}, in: map[string]map[string]*edge{},
+		pyModules: map[string]string{}, javaTypes: map[string]string{}, javaPkgs: map[string][]string{}, rustMods: map[string]string{}}
+	pyRoots := map[string]bool{".": true}
+	for _, fi := range snap.files {
+		if fi.F == nil || fi.Vendored {
+			continue
+		}
+		if m := fi.F.Manifest; m != nil {
+			mc := *m
+			mc.Path = fi.Rel
+			ix.manifests = append(ix.manifests, &mc)
+			dir := path.Dir(fi.Rel)
+			switch m.Kind {
+			case "go.mod":
+				ix.goMods = append(ix.goMods, goModule{dir: dir, path: m.Name, m: &mc})
+			case "Cargo.toml":
+				ix.rustCrates = append(ix.rustCrates, rustCrate{dir: dir, src: path.Join(dir, "src"), m: &mc})
+			case "pyproject.toml", "requirements.txt":
+				pyRoots[dir] = true
+				pyRoots[path.Join(dir, "src")] = true
+			}
+			continue
+		}
+		if !fi.F.Parsed || fi.Binary {
+			continue
+		}
+		ix.files = append(ix.files, fi)
+	}
+	// Deeper modules first, so that the nearest one wins.
+	sort.Slice(ix.goMods, func(i, j int) bool { return len(ix.goMods[i].dir) > len(ix.goMods[j].dir) })
+	sort.Slice(ix.rustCrates, func(i, j int) bool { return len(ix.rustCrates[i].dir) > len(ix.rustCrates[j].dir) })
+
+	for _, fi := range ix.files {
+		unit := fi.Rel
+		switch fi.Lang {
+		case "Go":
+			// Test files form their own unit: they may import what imports their package
+			// without a cycle, as the go tool builds them apart.
+			unit = path.Dir(fi.Rel)
+			if strings.HasSuffix(fi.Rel, "_test.go") {
+				unit += " [test]"
+			}
+		case "Python":
+			mod := strings.TrimSuffix(fi.Rel, path.Ext(fi.Rel))
+			mod = strings.TrimSuffix(mod, "/__init__")
+			for d := range pyRoots {
+				if d == "." || strings.HasPrefix(mod, d+"/") {
+					name := strings.ReplaceAll(strings.TrimPrefix(mod, d+"/"), "/", ".")
+					if d == "." {
+						name = strings.ReplaceAll(mod, "/", ".")
+					}
+					if _, dup := ix.pyModules[name]; !dup {
+						ix.pyModules[name] = fi.Rel
+					}
+				}
+			}
+		case "Java":
+			cls := strings.TrimSuffix(path.Base(fi.Rel), ".java")
+			fq := cls
+			if fi.F.Package != "" {
+				fq = fi.F.Package + "." + cls
+			}
+			ix.javaTypes[fq] = fi.Rel
+			ix.javaPkgs[fi.F.Package] = append(ix.javaPkgs[fi.F.Package], fi.Rel)
+		case "Rust":
+			if c := ix.crateOf(fi.Rel); c != nil && strings.HasPrefix(fi.Rel, c.src+"/") {
+				ix.rustMods[c.dir+"|"+rustModulePath(strings.TrimPrefix(fi.Rel, c.src+"/"))] = fi.Rel
+			}
+		}
+		ix.unitOf[fi.Rel] = unit
+		ix.unitFiles[unit] = append(ix.unitFiles[unit], fi.Rel)
+	}
+
+	for _, fi := range ix.files {
+		for _, ref := range fi.F.Imports {
+			r := ix.resolve(fi, ref)
+			ix.imports[fi.Rel] = append(ix.imports[fi.Rel], r)
+			if r.Kind != "workspace" {
+				continue
+			}
+			from := ix.unitOf[fi.Rel]
+			for _, to := range ix.targetUnits(r) {
+				if to == from && fi.Lang == "Go" {
+					continue // a Go package importing itself is not possible; test packages are
+				}
+				ix.addEdge(from, to, location{File: fi.Rel, Line: ref.Line})
+			}
+		}
+	}
+	ix.cycles = stronglyConnected(ix.out)
+	return ix
+}
+
+func (ix *index) targetUnits(r resolvedImport) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range r.Targets {
+		if u := ix.unitOf[t]; !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func (ix *index) addEdge(from, to string, at location) {
+	if ix.out[from] == nil {
+		ix.out[from] = map[string]*edge{}
+	}
+	e := ix.out[from][to]
+	if e == nil {
+		e = &edge{From: from, To: to}
+		ix.out[from][to] = e
+		if ix.in[to] == nil {
+			ix.in[to] = map[string]*edge{}
+		}
+		ix.in[to][from] = e
+	}
+	e.At = append(e.At, at)
+}
+
+// resolve names what one import reaches.
+func (ix *index) resolve(fi *fileInfo, ref importRef) resolvedImport {
+	r := resolvedImport{From: fi, Ref: ref, Kind: "unresolved"}
+	switch fi.Lang {
+	case "Go":
+		ix.resolveGo(fi, &r)
+	case "Python":
+		ix.resolvePython(fi, &r)
+	case "JavaScript", "TypeScript":
+		ix.resolveJS(fi, &r)
+	case "Java":
+		ix.resolveJava(&r)
+	case "Rust":
+		ix.resolveRust(fi, &r)
+	}
+	if len(r.Targets) > 0 {
+		r.Kind = "workspace"
+		r.Unit = ix.unitOf[r.Targets[0]]
+	}
+	return r
+}
+
+// declared looks a package up in the manifests that apply to rel, the nearest first.
+func (ix *index) declared(rel, name string, kinds ...string) (version, decl string, ok bool) {
+	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(s)) }
+	var cands []*Manifest
+	for _, m := range ix.manifests {
+		if under(rel, path.Dir(m.Path)) {
+			for _, k := range kinds {
+				if m.Kind == k {
+					cands = append(cands, m)
+				}
+			}
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return len(cands[i].Path) > len(cands[j].Path) })
+	for _, m := range cands {
+		for _, d := range m.Dependencies {
+			if d.Name == name || norm(d.Name) == norm(name) {
+				return d.Version, m.Path, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+func (ix *index) filesIn(dir, lang string) []string {
+	var out []string
+	for _, f := range ix.unitFiles[dir] {
+		if fi := ix.snap.byRel[f]; fi != nil && fi.Lang == lang {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (ix *index) resolveGo(fi *fileInfo, r *resolvedImport) {
+	p := r.Ref.Spec
+	for _, m := range ix.goMods {
+		if p == m.path || strings.HasPrefix(p, m.path+"/") {
+			dir := path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(p, m.path), "/"))
+			r.Targets = ix.filesIn(dir, "Go")
+			r.Package = p
+			if len(r.Targets) > 0 {
+				return
+			}
+		}
+	}
+	first, _, _ := strings.Cut(p, "/")
+	if !strings.Contains(first, ".") {
+		r.Kind, r.Package = "stdlib", p
+		return
+	}
+	r.Kind, r.Package = "external", p
+	var mod *Manifest
+	for _, m := range ix.goMods {
+		if under(fi.Rel, m.dir) {
+			mod = m.m
+			break
+		}
+	}
+	if mod == nil {
+		return
+	}
+	best := ""
+	for _, d := range mod.Dependencies {
+		if (p == d.Name || strings.HasPrefix(p, d.Name+"/")) && len(d.Name) > len(best) {
+			best, r.Version, r.Decl = d.Name, d.Version, mod.Path
+		}
+	}
+	if best != "" {
+		r.Package = best
+	}
+}
+
+func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
+	spec := r.Ref.Spec
+	try := func(mod string) bool {
+		if f, ok := ix.pyModules[mod]; ok {
+			r.Targets = []string{f}
+			return true
+		}
+		return false
+	}
+	if r.Ref.Relative > 0 {
+		pkg := strings.ReplaceAll(path.Dir(fi.Rel), "/", ".")
+		for i := 1; i < r.Ref.Relative; i++ {
+			if j := strings.LastIndexByte(pkg, '.'); j >= 0 {
+				pkg = pkg[:j]
+			} else {
+				pkg = "."
+			}
+		}
+		base := pkg
+		if spec != "" {
+			base = pkg + "." + spec
+		}
+		base = strings.TrimPrefix(base, "..")
+		base = strings.TrimPrefix(base, ".")
+		for _, n := range r.Ref.Names {
+			// from . import module
+			if try(strings.TrimPrefix(base+"."+n, ".")) {
+				return
+			}
+		}
+		try(base)
+		return
+	}
+	for _, n := range r.Ref.Names {
+		if try(spec + "." + n) {
+			return
+		}
+	}
+	for m := spec; m != ""; {
+		if try(m) {
+			return
+		}
+		i := strings.LastIndexByte(m, '.')
+		if i < 0 {
+			break
+		}
+		m = m[:i]
+	}
+	// A script's own folder is on sys.path: "import helper" next to helper.py.
+	if dir := path.Dir(fi.Rel); dir != "." {
+		if try(strings.ReplaceAll(dir, "/", ".") + "." + spec) {
+			return
+		}
+	}
+	top, _, _ := strings.Cut(spec, ".")
+	r.Package = top
+	if v, decl, ok := ix.declared(fi.Rel, top, "pyproject.toml", "requirements.txt"); ok {
+		r.Kind, r.Version, r.Decl = "external", v, decl
+		return
+	}
+	if isPythonStdlib(top) {
+		r.Kind = "stdlib"
+		return
+	}
+	r.Kind = "external"
+}
+
+var jsExtensions = []string{"", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts", "/index.ts", "/index.tsx", "/index.js", "/index.jsx", "/index.mjs"}
+
+func (ix *index) resolveJS(fi *fileInfo, r *resolvedImport) {
+	spec := r.Ref.Spec
+	if strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || spec == "." || spec == ".." {
+		base := path.Join(path.Dir(fi.Rel), spec)
+		// TypeScript sources import "./x.js" meaning "./x.ts".
+		stem := strings.TrimSuffix(strings.TrimSuffix(base, ".js"), ".mjs")
+		for _, b := range []string{base, stem} {
+			for _, ext := range jsExtensions {
+				if t := ix.snap.byRel[b+ext]; t != nil && t.F != nil && t.F.Parsed && !t.Vendored {
+					r.Targets = []string{t.Rel}
+					return
+				}
+			}
+		}
+		return
+	}
+	if strings.HasPrefix(spec, "node:") {
+		r.Kind, r.Package = "stdlib", spec
+		return
+	}
+	name := spec
+	if parts := strings.SplitN(spec, "/", 3); strings.HasPrefix(spec, "@") && len(parts) >= 2 {
+		name = parts[0] + "/" + parts[1]
+	} else {
+		name = parts[0]
+	}
+	r.Kind, r.Package = "external", name
+	if v, decl, ok := ix.declared(fi.Rel, name, "package.json"); ok {
+		r.Version, r.Decl = v, decl
+		return
+	}
+	if isNodeBuiltin(name) {
+		r.Kind = "stdlib"
+	}
+}
+
+func (ix *index) resolveJava(r *resolvedImport) {
+	spec := r.Ref.Spec
+	if r.Ref.Wildcard {
+		if fs := ix.javaPkgs[spec]; len(fs) > 0 {
+			r.Targets = fs
+			return
+		}
+	} else {
+		// a.b.Outer.Inner -> try a.b.Outer.Inner, then a.b.Outer
+		for s := spec; s != ""; {
+			if f, ok := ix.javaTypes[s]; ok {
+				r.Targets = []string{f}
+				return
+			}
+			i := strings.LastIndexByte(s, '.')
+			if i < 0 {
+				break
+			}
+			s = s[:i]
+		}
+	}
+	r.Package = spec
+	if strings.HasPrefix(spec, "java.") || strings.HasPrefix(spec, "javax.") || strings.HasPrefix(spec, "jdk.") {
+		r.Kind = "stdlib"
+		return
+	}
+	r.Kind = "external"
+	// Maven coordinates do not name packages; a group id that prefixes the import is the best
+	// evidence of which declared artifact provides it.
+	best := 0
+	for _, m := range ix.manifests {
+		if m.Kind != "pom.xml" && m.Kind != "build.gradle" {
+			continue
+		}
+		for _, d := range m.Dependencies {
+			group, _, _ := strings.Cut(d.Name, ":")
+			if group != "" && (spec == group || strings.HasPrefix(spec, group+".")) && len(group) > best {
+				best, r.Package, r.Version, r.Decl = len(group), d.Name, d.Version, m.Path
+			}
+		}
+	}
+}
+
+func (ix *index) crateOf(rel string) *rustCrate {
+	for i := range ix.rustCrates {
+		if under(rel, ix.rustCrates[i].dir) {
+			return &ix.rustCrates[i]
+		}
+	}
+	return nil
+}
+
+// rustModulePath is a source file's module path below src: lib.rs -> crate, a/mod.rs -> crate::a.
+func rustModulePath(rel string) string {
+	rel = strings.TrimSuffix(rel, ".rs")
+	switch {
+	case rel == "lib" || rel == "main":
+		return "crate"
+	case strings.HasPrefix(rel, "bin/") && !strings.Contains(strings.TrimPrefix(rel, "bin/"), "/"):
+		return "crate" // each binary is its own crate root
+	}
+	rel = strings.TrimSuffix(rel, "/mod")
+	return "crate::" + strings.ReplaceAll(rel, "/", "::")
+}
+
+func (ix *index) resolveRust(fi *fileInfo, r *resolvedImport) {
+	spec := r.Ref.Spec
+	first, _, _ := strings.Cut(spec, "::")
+	c := ix.crateOf(fi.Rel)
+	if c != nil && strings.HasPrefix(fi.Rel, c.src+"/") {
+		self := rustModulePath(strings.TrimPrefix(fi.Rel, c.src+"/"))
+		var abs string
+		switch first {
+		case "crate":
+			abs = spec
+		case "self":
+			abs = self + strings.TrimPrefix(spec, "self")
+		case "super":
+			parent := self
+			if i := strings.LastIndex(parent, "::"); i >= 0 {
+				parent = parent[:i]
+			}
+			abs = parent + strings.TrimPrefix(spec, "super")
+		}
+		if abs != "" {
+			for m := abs; m != ""; {
+				if f, ok := ix.rustMods[c.dir+"|"+m]; ok && f != fi.Rel {
+					r.Targets = []string{f}
+					return
+				}
+				i := strings.LastIndex(m, "::")
+				if i < 0 {
+					break
+				}
+				m = m[:i]
+			}
+			return
+		}
+	}
+	switch first {
+	case "std", "core", "alloc", "proc_macro":
+		r.Kind, r.Package = "stdlib", first
+		return
+	}
+	r.Kind, r.Package = "external", first
+	if c != nil {
+		if v, decl, ok := ix.declared(fi.Rel, strings.ReplaceAll(first, "_", "-"), "Cargo.toml"); ok {
+			r.Package, r.Version, r.Decl = strings.ReplaceAll(first, "_", "-"), v, decl
+		}
+	}
+}
+
+// stronglyConnected returns the import cycles: Tarjan's strongly connected components with
+// more than one unit, and units that import themselves, each sorted, largest first.
+func stronglyConnected(out map[string]map[string]*edge) [][]string {
+	index, low := map[string]int{}, map[string]int{}
+	onStack := map[string]bool{}
+	var stack []string
+	var comps [][]string
+	next := 0
+	var strong func(v string)
+	strong = func(v string) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, w := range sortedKeys(out[v]) {
+			if _, seen := index[w]; !seen {
+				strong(w)
+				low[v] = min(low[v], low[w])
+			} else if onStack[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			var comp []string
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[w] = false
+				comp = append(comp, w)
+				if w == v {
+					break
+				}
+			}
+			if len(comp) > 1 || out[v][v] != nil {
+				sort.Strings(comp)
+				comps = append(comps, comp)
+			}
+		}
+	}
+	for _, v := range sortedKeys(out) {
+		if _, seen := index[v]; !seen {
+			strong(v)
+		}
+	}
+	sort.SliceStable(comps, func(i, j int) bool { return len(comps[i]) > len(comps[j]) })
+	return comps
+}
+
+// cyclePath returns one shortest cycle through start within its component, as units.
+func (ix *index) cyclePath(start string, comp []string) []string {
+	in := map[string]bool{}
+	for _, c := range comp {
+		in[c] = true
+	}
+	prev := map[string]string{}
+	queue := []string{start}
+	seen := map[string]bool{}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, w := range sortedKeys(ix.out[v]) {
+			if !in[w] {
+				continue
+			}
+			if w == start {
+				p := []string{start}
+				for u := v; u != start; u = prev[u] {
+					p = append(p, u)
+				}
+				// p is start, v, ..., reversed after start
+				for i, j := 1, len(p)-1; i < j; i, j = i+1, j-1 {
+					p[i], p[j] = p[j], p[i]
+				}
+				return append(p, start)
+			}
+			if !seen[w] {
+				seen[w] = true
+				prev[w] = v
+				queue = append(queue, w)
+			}
+		}
+	}
+	return nil
+}
+
+// isPythonStdlib reports the modules of Python's standard library (sys.stdlib_module_names).
+func isPythonStdlib(name string) bool {
+	switch name {
+	case
+		"abc", "aifc", "antigravity", "argparse", "array", "ast", "asynchat", "asyncio", "asyncore",
+		"atexit", "audioop", "base64", "bdb", "binascii", "bisect", "builtins", "bz2", "cProfile",
+		"calendar", "cgi", "cgitb", "chunk", "cmath", "cmd", "code", "codecs", "codeop", "collections",
+		"colorsys", "compileall", "concurrent", "configparser", "contextlib", "contextvars", "copy",
+		"copyreg", "crypt", "csv", "ctypes", "curses", "dataclasses", "datetime", "dbm", "decimal",
+		"difflib", "dis", "distutils", "doctest", "email", "encodings", "ensurepip", "enum", "errno",
+		"faulthandler", "fcntl", "filecmp", "fileinput", "fnmatch", "fractions", "ftplib", "functools",
+		"gc", "genericpath", "getopt", "getpass", "gettext", "glob", "graphlib", "grp", "gzip",
+		"hashlib", "heapq", "hmac", "html", "http", "idlelib", "imaplib", "imghdr", "imp", "importlib",
+		"inspect", "io", "ipaddress", "itertools", "json", "keyword", "lib2to3", "linecache", "locale",
+		"logging", "lzma", "mailbox", "mailcap", "marshal", "math", "mimetypes", "mmap", "modulefinder",
+		"msilib", "msvcrt", "multiprocessing", "netrc", "nis", "nntplib", "nt", "ntpath", "nturl2path",
+		"numbers", "opcode", "operator", "optparse", "os", "ossaudiodev", "pathlib", "pdb", "pickle",
+		"pickletools", "pipes", "pkgutil", "platform", "plistlib", "poplib", "posix", "posixpath",
+		"pprint", "profile", "pstats", "pty", "pwd", "py_compile", "pyclbr", "pydoc", "pydoc_data",
+		"pyexpat", "queue", "quopri", "random", "re", "readline", "reprlib", "resource", "rlcompleter",
+		"runpy", "sched", "secrets", "select", "selectors", "shelve", "shlex", "shutil", "signal",
+		"site", "smtpd", "smtplib", "sndhdr", "socket", "socketserver", "spwd", "sqlite3", "sre_compile",
+		"sre_constants", "sre_parse", "ssl", "stat", "statistics", "string", "stringprep", "struct",
+		"subprocess", "sunau", "symtable", "sys", "sysconfig", "syslog", "tabnanny", "tarfile",
+		"telnetlib", "tempfile", "termios", "textwrap", "this", "threading", "time", "timeit", "tkinter",
+		"token", "tokenize", "tomllib", "trace", "traceback", "tracemalloc", "tty", "turtle",
+		"turtledemo", "types", "typing", "unicodedata", "unittest", "urllib", "uu", "uuid", "venv",
+		"warnings", "wave", "weakref", "webbrowser", "winreg", "winsound", "wsgiref", "xdrlib", "xml",
+		"xmlrpc", "zipapp", "zipfile", "zipimport", "zlib", "zoneinfo":
+		return true
+	}
+	return false
+}
+
+// isNodeBuiltin reports Node.js's built-in modules, which may be imported without "node:".
+func isNodeBuiltin(name string) bool {
+	switch name {
+	case
+		"assert", "buffer", "child_process", "cluster", "console", "constants", "crypto", "dgram", "dns",
+		"domain", "events", "fs", "http", "http2", "https", "inspector", "module", "net", "os", "path",
+		"perf_hooks", "process", "punycode", "querystring", "readline", "repl", "stream",
+		"string_decoder", "sys", "timers", "tls", "trace_events", "tty", "url", "util", "v8", "vm",
+		"wasi", "worker_threads", "zlib":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,566 @@
+package code
+
+import (
+	"strings"
+
+	sitter "github.com/smacker/go-tree-sitter"
+	"github.com/smacker/go-tree-sitter/java"
+	"github.com/smacker/go-tree-sitter/javascript"
+	"github.com/smacker/go-tree-sitter/python"
+	"github.com/smacker/go-tree-sitter/rust"
+	"github.com/smacker/go-tree-sitter/typescript/tsx"
+	"github.com/smacker/go-tree-sitter/typescript/typescript"
+)
+
+// grammars maps a Linguist language name to its tree-sitter grammar. TSX files are
+// TypeScript to Linguist; they get the TSX grammar by extension (see parserFor).
+func grammars() map[string]*grammar {
+	js := func(name string, lang func() *sitter.Language) *grammar {
+		return &grammar{
+			name:      name,
+			language:  lang,
+			comments:  []string{"comment"},
+			idents:    []string{"identifier", "property_identifier", "type_identifier", "shorthand_property_identifier"},
+			decisions: []string{"if_statement", "for_statement", "for_in_statement", "while_statement", "do_statement", "switch_case", "catch_clause", "ternary_expression"},
+			logical:   []string{"binary_expression"},
+			nesting:   []string{"if_statement", "for_statement", "for_in_statement", "while_statement", "do_statement", "switch_statement", "try_statement"},
+			elseIf:    func(_ *sitter.Node, parent string) bool { return parent == "else_clause" },
+			top:       jsTop,
+			node:      jsNode,
+		}
+	}
+	return map[string]*grammar{
+		"Python": {
+			name:      "Python",
+			language:  python.GetLanguage,
+			comments:  []string{"comment"},
+			idents:    []string{"identifier"},
+			decisions: []string{"if_statement", "elif_clause", "for_statement", "while_statement", "except_clause", "conditional_expression", "boolean_operator", "for_in_clause", "if_clause", "case_clause"},
+			nesting:   []string{"if_statement", "for_statement", "while_statement", "try_statement", "with_statement", "match_statement"},
+			top:       pyTop,
+		},
+		"JavaScript": js("JavaScript", javascript.GetLanguage),
+		"TypeScript": js("TypeScript", typescript.GetLanguage),
+		"TSX":        js("TypeScript", tsx.GetLanguage),
+		"Java": {
+			name:      "Java",
+			language:  java.GetLanguage,
+			comments:  []string{"line_comment", "block_comment"},
+			idents:    []string{"identifier", "type_identifier"},
+			decisions: []string{"if_statement", "for_statement", "enhanced_for_statement", "while_statement", "do_statement", "catch_clause", "ternary_expression", "switch_label"},
+			logical:   []string{"binary_expression"},
+			nesting:   []string{"if_statement", "for_statement", "enhanced_for_statement", "while_statement", "do_statement", "switch_expression", "try_statement"},
+			elseIf: func(n *sitter.Node, parent string) bool {
+				p := n.Parent()
+				return parent == "if_statement" && p != nil && p.ChildByFieldName("alternative") != nil && p.ChildByFieldName("alternative").Equal(n)
+			},
+			top: javaTop,
+		},
+		"Rust": {
+			name:      "Rust",
+			language:  rust.GetLanguage,
+			comments:  []string{"line_comment", "block_comment"},
+			idents:    []string{"identifier", "type_identifier", "field_identifier"},
+			decisions: []string{"if_expression", "while_expression", "for_expression", "match_arm"},
+			logical:   []string{"binary_expression"},
+			nesting:   []string{"if_expression", "while_expression", "for_expression", "loop_expression", "match_expression"},
+			elseIf:    func(_ *sitter.Node, parent string) bool { return parent == "else_clause" },
+			top:       rustTop,
+		},
+	}
+}
+
+// ---- Python ----
+
+func pyTop(t *tsFile) {
+	for _, n := range t.children(t.root, true) {
+		def := n
+		if t.typ(n) == "decorated_definition" {
+			def = n.ChildByFieldName("definition")
+		}
+		switch t.typ(def) {
+		case "import_statement":
+			for _, c := range t.children(def, true) {
+				name := c
+				if t.typ(c) == "aliased_import" {
+					name = c.ChildByFieldName("name")
+				}
+				t.out.Imports = append(t.out.Imports, importRef{Spec: t.text(name), Line: t.line(def)})
+			}
+		case "import_from_statement":
+			im := importRef{Line: t.line(def)}
+			mod := def.ChildByFieldName("module_name")
+			if t.typ(mod) == "relative_import" {
+				for _, c := range t.children(mod, false) {
+					switch t.typ(c) {
+					case "import_prefix":
+						im.Relative = len(strings.TrimSpace(t.text(c)))
+					case "dotted_name":
+						im.Spec = t.text(c)
+					}
+				}
+			} else {
+				im.Spec = t.text(mod)
+			}
+			for i := 0; i < int(def.ChildCount()); i++ {
+				c := def.Child(i)
+				switch {
+				case t.typ(c) == "wildcard_import":
+					im.Wildcard = true
+				case def.FieldNameForChild(i) == "name":
+					name := c
+					if t.typ(c) == "aliased_import" {
+						name = c.ChildByFieldName("name")
+					}
+					im.Names = append(im.Names, t.text(name))
+				}
+			}
+			t.out.Imports = append(t.out.Imports, im)
+		case "function_definition":
+			name := t.field(def, "name")
+			t.out.Symbols = append(t.out.Symbols, t.symbol(n, name, "function", "", !strings.HasPrefix(name, "_")))
+		case "class_definition":
+			pyClass(t, n, def)
+		case "expression_statement":
+			if a := def.NamedChild(0); a != nil && t.typ(a) == "assignment" {
+				left := a.ChildByFieldName("left")
+				if t.typ(left) == "identifier" {
+					name := t.text(left)
+					kind := "var"
+					if name == strings.ToUpper(name) {
+						kind = "const"
+					}
+					t.out.Symbols = append(t.out.Symbols, t.symbol(n, name, kind, "", !strings.HasPrefix(name, "_")))
+				}
+			}
+		case "if_statement":
+			if cond := t.text(def.ChildByFieldName("condition")); strings.Contains(cond, "__name__") && strings.Contains(cond, "__main__") {
+				t.out.Entry = append(t.out.Entry, entryPoint{Line: t.line(def), Kind: "main", Detail: `if __name__ == "__main__"`})
+			}
+		}
+	}
+}
+
+func pyClass(t *tsFile, outer, def *sitter.Node) {
+	name := t.field(def, "name")
+	t.out.Symbols = append(t.out.Symbols, t.symbol(outer, name, "class", "", !strings.HasPrefix(name, "_")))
+	if sup := def.ChildByFieldName("superclasses"); sup != nil {
+		for _, b := range t.children(sup, true) {
+			if base := t.text(b); base != "object" && !strings.Contains(base, "=") {
+				t.addHint(def, "implements", name, base)
+			}
+		}
+	}
+	instanceField, instanceMethod := false, false
+	body := def.ChildByFieldName("body")
+	if body == nil {
+		return
+	}
+	for _, m := range t.children(body, true) {
+		fn := m
+		if t.typ(m) == "decorated_definition" {
+			fn = m.ChildByFieldName("definition")
+		}
+		switch t.typ(fn) {
+		case "function_definition":
+			mname := t.field(fn, "name")
+			s := t.symbol(m, mname, "method", name, !strings.HasPrefix(mname, "_") || strings.HasPrefix(mname, "__"))
+			if ret := fn.ChildByFieldName("return_type"); ret != nil {
+				s.Returns = strings.Trim(t.text(ret), `"'`)
+			}
+			t.out.Symbols = append(t.out.Symbols, s)
+			if mname == "__new__" || mname == "get_instance" || mname == "instance" || mname == "getInstance" {
+				instanceMethod = true
+			}
+		case "expression_statement":
+			if a := fn.NamedChild(0); a != nil && t.typ(a) == "assignment" && isInstanceName(t.field(a, "left")) {
+				instanceField = true
+			}
+		}
+	}
+	if instanceField && instanceMethod {
+		t.addHint(def, "singleton", name, "class "+name+" keeps its one instance in a class attribute")
+	}
+}
+
+// ---- JavaScript and TypeScript ----
+
+// jsNode finds require("x") and import("x") wherever they are, and express-style app.use().
+func jsNode(t *tsFile, n *sitter.Node, typ string) {
+	if typ != "call_expression" {
+		return
+	}
+	fn := n.ChildByFieldName("function")
+	if fn == nil {
+		return
+	}
+	switch ft := t.typ(fn); {
+	case ft == "import" || (ft == "identifier" && t.text(fn) == "require"):
+		args := n.ChildByFieldName("arguments")
+		if args != nil && args.NamedChildCount() == 1 && t.typ(args.NamedChild(0)) == "string" {
+			t.out.Imports = append(t.out.Imports, importRef{Spec: unquote(t.text(args.NamedChild(0))), Line: t.line(n)})
+		}
+	case ft == "member_expression":
+		switch t.field(fn, "property") {
+		case "use":
+			t.addHint(n, "middleware", t.field(fn, "object"), t.text(fn)+"() adds a middleware to a chain")
+		case "listen":
+			if obj := t.field(fn, "object"); obj == "app" || obj == "server" || obj == "http" {
+				t.out.Entry = append(t.out.Entry, entryPoint{Line: t.line(n), Kind: "server", Detail: t.text(fn) + "()"})
+			}
+		}
+	}
+}
+
+func jsTop(t *tsFile) {
+	for _, n := range t.children(t.root, true) {
+		exported := false
+		decl := n
+		if t.typ(n) == "export_statement" {
+			exported = true
+			if src := n.ChildByFieldName("source"); src != nil {
+				t.out.Imports = append(t.out.Imports, importRef{Spec: unquote(t.text(src)), Line: t.line(n)})
+				continue
+			}
+			if d := n.ChildByFieldName("declaration"); d != nil {
+				decl = d
+			} else if v := n.ChildByFieldName("value"); v != nil {
+				decl = v
+			} else {
+				for _, c := range t.children(n, true) {
+					decl = c
+				}
+			}
+			if t.typ(decl) == "new_expression" {
+				subject := t.field(decl, "constructor")
+				t.addHint(n, "singleton", subject, "the module exports one shared instance of "+subject)
+			}
+		}
+		jsDecl(t, n, decl, exported)
+	}
+}
+
+func jsDecl(t *tsFile, outer, decl *sitter.Node, exported bool) {
+	switch t.typ(decl) {
+	case "import_statement":
+		im := importRef{Spec: unquote(t.field(decl, "source")), Line: t.line(decl)}
+		if clause := t.find(decl, "named_imports"); clause != nil {
+			for _, s := range t.children(clause, true) {
+				im.Names = append(im.Names, t.field(s, "name"))
+			}
+		}
+		t.out.Imports = append(t.out.Imports, im)
+	case "function_declaration", "generator_function_declaration", "function_signature":
+		s := t.symbol(outer, t.field(decl, "name"), "function", "", exported)
+		s.Returns = strings.TrimSpace(strings.TrimPrefix(t.field(decl, "return_type"), ":"))
+		t.out.Symbols = append(t.out.Symbols, s)
+	case "class_declaration", "abstract_class_declaration", "class":
+		jsClass(t, outer, decl, exported)
+	case "interface_declaration":
+		name := t.field(decl, "name")
+		t.out.Symbols = append(t.out.Symbols, t.symbol(outer, name, "interface", "", exported))
+		var methods []string
+		if body := decl.ChildByFieldName("body"); body != nil {
+			for _, m := range t.children(body, true) {
+				if t.typ(m) == "method_signature" {
+					methods = append(methods, t.field(m, "name"))
+				}
+			}
+		}
+		t.addHint(decl, "interface", name, strings.Join(methods, ","))
+	case "type_alias_declaration":
+		t.out.Symbols = append(t.out.Symbols, t.symbol(outer, t.field(decl, "name"), "type", "", exported))
+	case "enum_declaration":
+		t.out.Symbols = append(t.out.Symbols, t.symbol(outer, t.field(decl, "name"), "enum", "", exported))
+	case "lexical_declaration", "variable_declaration":
+		for _, v := range t.children(decl, true) {
+			if t.typ(v) != "variable_declarator" {
+				continue
+			}
+			name := t.field(v, "name")
+			kind := "var"
+			value := v.ChildByFieldName("value")
+			switch t.typ(value) {
+			case "arrow_function", "function_expression", "function", "generator_function":
+				kind = "function"
+			case "class":
+				jsClass(t, outer, value, exported)
+				continue
+			}
+			if kind == "var" && t.has(decl, "const") {
+				kind = "const"
+			}
+			s := t.symbol(outer, name, kind, "", exported)
+			if kind == "function" {
+				s.Complexity, s.Nesting = t.complexity(value)
+			}
+			t.out.Symbols = append(t.out.Symbols, s)
+		}
+	}
+}
+
+func jsClass(t *tsFile, outer, decl *sitter.Node, exported bool) {
+	name := t.field(decl, "name")
+	t.out.Symbols = append(t.out.Symbols, t.symbol(outer, name, "class", "", exported))
+	if clause := t.find(decl, "implements_clause"); clause != nil {
+		for _, i := range t.children(clause, true) {
+			t.addHint(decl, "implements", name, t.text(i))
+		}
+	}
+	if her := t.find(decl, "extends_clause"); her != nil {
+		t.addHint(decl, "implements", name, t.field(her, "value"))
+	} else if her := t.find(decl, "class_heritage"); her != nil && t.typ(her.NamedChild(0)) != "extends_clause" {
+		if v := her.NamedChild(0); v != nil && t.typ(v) != "implements_clause" {
+			t.addHint(decl, "implements", name, t.text(v))
+		}
+	}
+	body := decl.ChildByFieldName("body")
+	if body == nil {
+		return
+	}
+	staticInstance := false
+	for _, m := range t.children(body, true) {
+		mname := t.field(m, "name")
+		static := t.has(m, "static")
+		switch t.typ(m) {
+		case "method_definition", "abstract_method_signature", "method_signature":
+			s := t.symbol(m, mname, "method", name, !t.has(m, "accessibility_modifier") || strings.HasPrefix(t.text(m), "public"))
+			s.Returns = strings.TrimSpace(strings.TrimPrefix(t.field(m, "return_type"), ":"))
+			t.out.Symbols = append(t.out.Symbols, s)
+			if static && (mname == "getInstance" || mname == "instance" || mname == "shared") {
+				staticInstance = true
+			}
+		case "public_field_definition", "field_definition":
+			if static && isInstanceName(strings.TrimPrefix(t.field(m, "property"), "#")+strings.TrimPrefix(mname, "#")) {
+				staticInstance = true
+			}
+		}
+	}
+	if staticInstance {
+		t.addHint(decl, "singleton", name, "class "+name+" hands out one static instance")
+	}
+}
+
+// ---- Java ----
+
+func javaTop(t *tsFile) {
+	for _, n := range t.children(t.root, true) {
+		switch t.typ(n) {
+		case "package_declaration":
+			for _, c := range t.children(n, true) {
+				if typ := t.typ(c); typ == "scoped_identifier" || typ == "identifier" {
+					t.out.Package = t.text(c)
+				}
+			}
+		case "import_declaration":
+			im := importRef{Line: t.line(n), Wildcard: t.has(n, "asterisk")}
+			for _, c := range t.children(n, true) {
+				if typ := t.typ(c); typ == "scoped_identifier" || typ == "identifier" {
+					im.Spec = t.text(c)
+				}
+			}
+			if t.has(n, "static") && !im.Wildcard {
+				// import static a.b.C.member: the dependency is on class a.b.C.
+				if i := strings.LastIndexByte(im.Spec, '.'); i > 0 {
+					im.Spec = im.Spec[:i]
+				}
+			}
+			t.out.Imports = append(t.out.Imports, im)
+		case "class_declaration", "interface_declaration", "enum_declaration", "record_declaration", "annotation_type_declaration":
+			javaType(t, n)
+		}
+	}
+}
+
+func javaModifiers(t *tsFile, n *sitter.Node) string {
+	for _, c := range t.children(n, false) {
+		if t.typ(c) == "modifiers" {
+			return " " + t.text(c) + " "
+		}
+	}
+	return ""
+}
+
+func javaType(t *tsFile, n *sitter.Node) {
+	kind := strings.TrimSuffix(t.typ(n), "_declaration")
+	if kind == "annotation_type" || kind == "record" {
+		kind = "class"
+	}
+	name := t.field(n, "name")
+	mods := javaModifiers(t, n)
+	t.out.Symbols = append(t.out.Symbols, t.symbol(n, name, kind, "", strings.Contains(mods, " public ")))
+	for _, f := range []string{"interfaces", "superclass"} {
+		if c := n.ChildByFieldName(f); c != nil {
+			for _, id := range collect(t, c, "type_identifier") {
+				t.addHint(n, "implements", name, id)
+			}
+		}
+	}
+	if kind == "interface" {
+		// extends_interfaces is not a field in this grammar.
+		if ext := t.find(n, "extends_interfaces"); ext != nil {
+			for _, id := range collect(t, ext, "type_identifier") {
+				t.addHint(n, "implements", name, id)
+			}
+		}
+	}
+	body := n.ChildByFieldName("body")
+	if body == nil {
+		return
+	}
+	staticSelf, privateCtor, getter := false, false, false
+	var methods []string
+	for _, m := range t.children(body, true) {
+		mmods := javaModifiers(t, m)
+		switch t.typ(m) {
+		case "method_declaration":
+			mname := t.field(m, "name")
+			methods = append(methods, mname)
+			s := t.symbol(m, mname, "method", name, strings.Contains(mmods, " public ") || kind == "interface")
+			s.Returns = t.field(m, "type")
+			t.out.Symbols = append(t.out.Symbols, s)
+			if strings.Contains(mmods, " static ") && s.Returns == name {
+				getter = true
+			}
+			if mname == "main" && strings.Contains(mmods, " static ") && strings.Contains(mmods, " public ") {
+				t.out.Entry = append(t.out.Entry, entryPoint{Line: t.line(m), Kind: "main", Detail: "public static void main in " + name})
+			}
+		case "constructor_declaration":
+			t.out.Symbols = append(t.out.Symbols, t.symbol(m, name, "method", name, strings.Contains(mmods, " public ")))
+			if strings.Contains(mmods, " private ") {
+				privateCtor = true
+			}
+		case "field_declaration":
+			if strings.Contains(mmods, " static ") && t.field(m, "type") == name {
+				staticSelf = true
+			}
+		}
+	}
+	if kind == "interface" {
+		t.addHint(n, "interface", name, strings.Join(methods, ","))
+	}
+	if kind == "enum" && strings.Contains(t.text(body), "INSTANCE") {
+		t.addHint(n, "singleton", name, "enum "+name+" with a single INSTANCE")
+	}
+	if staticSelf && (privateCtor || getter) {
+		t.addHint(n, "singleton", name, "class "+name+" keeps a static instance of itself behind a private constructor or static accessor")
+	}
+}
+
+// collect returns the text of every descendant of n of type typ.
+func collect(t *tsFile, n *sitter.Node, typ string) []string {
+	if t.typ(n) == typ {
+		return []string{t.text(n)}
+	}
+	var out []string
+	for _, c := range t.children(n, false) {
+		out = append(out, collect(t, c, typ)...)
+	}
+	return out
+}
+
+// ---- Rust ----
+
+func rustTop(t *tsFile) {
+	for _, n := range t.children(t.root, true) {
+		exported := t.has(n, "visibility_modifier")
+		switch t.typ(n) {
+		case "use_declaration":
+			spec := t.text(n.ChildByFieldName("argument"))
+			if i := strings.Index(spec, "::{"); i >= 0 {
+				spec = spec[:i]
+			}
+			spec = strings.TrimSuffix(spec, "::*")
+			if i := strings.Index(spec, " as "); i >= 0 {
+				spec = spec[:i]
+			}
+			t.out.Imports = append(t.out.Imports, importRef{Spec: spec, Line: t.line(n)})
+		case "extern_crate_declaration":
+			t.out.Imports = append(t.out.Imports, importRef{Spec: t.field(n, "name"), Line: t.line(n)})
+		case "mod_item":
+			name := t.field(n, "name")
+			if n.ChildByFieldName("body") == nil {
+				t.out.Imports = append(t.out.Imports, importRef{Spec: "self::" + name, Line: t.line(n), Module: true})
+			}
+			t.out.Symbols = append(t.out.Symbols, t.symbol(n, name, "module", "", exported))
+		case "function_item":
+			name := t.field(n, "name")
+			s := t.symbol(n, name, "function", "", exported)
+			s.Returns = t.field(n, "return_type")
+			t.out.Symbols = append(t.out.Symbols, s)
+			if name == "main" {
+				t.out.Entry = append(t.out.Entry, entryPoint{Line: t.line(n), Kind: "main", Detail: "fn main"})
+			}
+		case "struct_item", "enum_item", "trait_item", "type_item", "union_item":
+			kind := strings.TrimSuffix(t.typ(n), "_item")
+			if kind == "union" {
+				kind = "struct"
+			}
+			name := t.field(n, "name")
+			t.out.Symbols = append(t.out.Symbols, t.symbol(n, name, kind, "", exported))
+			if kind == "trait" {
+				var methods []string
+				for _, f := range collectNodes(t, n.ChildByFieldName("body"), "function_signature_item", "function_item") {
+					methods = append(methods, t.field(f, "name"))
+				}
+				t.addHint(n, "interface", name, strings.Join(methods, ","))
+			}
+		case "const_item", "static_item":
+			name := t.field(n, "name")
+			kind := "const"
+			if t.typ(n) == "static_item" {
+				kind = "var"
+				if ty := t.field(n, "type"); strings.Contains(ty, "OnceLock") || strings.Contains(ty, "OnceCell") || strings.Contains(ty, "Lazy") {
+					t.addHint(n, "singleton", name, "static "+name+" is initialised once ("+ty+")")
+				}
+			}
+			t.out.Symbols = append(t.out.Symbols, t.symbol(n, name, kind, "", exported))
+		case "impl_item":
+			typ := rustTypeName(t.field(n, "type"))
+			if trait := t.field(n, "trait"); trait != "" {
+				t.addHint(n, "implements", typ, rustTypeName(trait))
+			}
+			for _, f := range collectNodes(t, n.ChildByFieldName("body"), "function_item") {
+				s := t.symbol(f, t.field(f, "name"), "method", typ, t.has(f, "visibility_modifier") || t.field(n, "trait") != "")
+				s.Returns = rustTypeName(t.field(f, "return_type"))
+				if s.Returns == "Self" {
+					s.Returns = typ
+				}
+				t.out.Symbols = append(t.out.Symbols, s)
+			}
+		case "macro_invocation":
+			if t.field(n, "macro") == "lazy_static" {
+				t.addHint(n, "singleton", "lazy_static", "lazy_static! creates values initialised once")
+			}
+		}
+	}
+}
+
+// collectNodes returns n's direct named children of the given types.
+func collectNodes(t *tsFile, n *sitter.Node, types ...string) []*sitter.Node {
+	if n == nil {
+		return nil
+	}
+	var out []*sitter.Node
+	for _, c := range t.children(n, true) {
+		for _, typ := range types {
+			if t.typ(c) == typ {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// rustTypeName strips generics and references: &mut Foo<T> -> Foo.
+func rustTypeName(s string) string {
+	s = strings.TrimLeft(s, "&")
+	s = strings.TrimPrefix(s, "mut ")
+	if i := strings.IndexByte(s, '<'); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.LastIndex(s, "::"); i >= 0 {
+		s = s[i+2:]
+	}
+	return strings.TrimSpace(s)
+}

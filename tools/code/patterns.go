@@ -1,0 +1,814 @@
+package code
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/platform-dev/platform/tools"
+)
+
+// Thresholds of the anti-patterns. They are the usual defaults of linters (gocyclo, SonarQube,
+// PMD) rather than tuned to any repository.
+const (
+	longFunctionLines   = 60
+	deepNesting         = 4
+	highComplexity      = 15
+	godFileCode         = 500
+	godFileSymbols      = 25
+	godFileFan          = 15
+	hugeFileCode        = 1000
+	godClassMethods     = 20
+	godClassLines       = 500
+	maxEvidence         = 8
+	minDuplicateWindows = 1
+)
+
+// patternKinds maps each pattern name to its kind; pattern_type accepts a kind or a name.
+var patternKinds = map[string]string{
+	"layered": "architectural", "mvc": "architectural", "hexagonal": "architectural", "repository": "architectural",
+	"middleware-chain": "architectural", "plugin-registry": "architectural", "event-driven": "architectural",
+	"monorepo":  "architectural",
+	"singleton": "design", "factory": "design", "builder": "design", "observer": "design", "adapter": "design",
+	"strategy":     "design",
+	"import-cycle": "anti-pattern", "god-file": "anti-pattern", "god-class": "anti-pattern", "long-function": "anti-pattern",
+	"deep-nesting": "anti-pattern", "high-complexity": "anti-pattern", "duplicated-code": "anti-pattern",
+	"unused-export": "anti-pattern", "layer-violation": "anti-pattern",
+}
+
+type patternsArgs struct {
+	Scope       string `json:"scope"`
+	Path        string `json:"path"`
+	PatternType string `json:"pattern_type"`
+	Limit       count  `json:"limit"`
+}
+
+// PatternReport is detect_patterns' answer.
+type PatternReport struct {
+	Root     string         `json:"root"`
+	Scope    string         `json:"scope"`
+	Path     string         `json:"path"`
+	Filter   string         `json:"patternType,omitempty"`
+	Summary  map[string]int `json:"summary"` // findings by kind, before the limit
+	Findings []Finding      `json:"findings"`
+	Omitted  int            `json:"omitted,omitempty"`
+	Hint     string         `json:"hint,omitempty"`
+}
+
+// Finding is one pattern or anti-pattern found, with the code that shows it.
+type Finding struct {
+	Name       string     `json:"name"`
+	Kind       string     `json:"kind"` // architectural, design, anti-pattern
+	Severity   string     `json:"severity,omitempty"`
+	Confidence float64    `json:"confidence"`
+	Summary    string     `json:"summary"`
+	Evidence   []Evidence `json:"evidence"`
+	Why        string     `json:"why"`
+	Action     string     `json:"action"`
+	score      float64
+}
+
+// Evidence is a line range in a file.
+type Evidence struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	End  int    `json:"end,omitempty"`
+	Note string `json:"note,omitempty"`
+}
+
+type patternsTool struct{ a *Analyzer }
+
+func (patternsTool) Spec() tools.Spec {
+	return tools.Spec{
+		Name:  "detect_patterns",
+		Title: "Detect patterns",
+		Description: "Architectural patterns (layered, MVC, hexagonal, repository, middleware chain, plugin registry, event-driven, " +
+			"monorepo), design patterns (singleton, factory, builder, observer, adapter, strategy) and anti-patterns (import cycles, " +
+			"god files and classes, long functions, deep nesting, high cyclomatic complexity, duplicated code, unused exports, layer " +
+			"violations). Each finding has a confidence, evidence as file:line ranges, why it matters and what to do; anti-patterns " +
+			"come first, by severity. `scope` file or directory keeps findings with evidence in `path`.",
+		InputSchema:  json.RawMessage(patternsInputSchema),
+		OutputSchema: json.RawMessage(patternsOutputSchema),
+	}
+}
+
+func (t patternsTool) Call(ctx context.Context, raw json.RawMessage) (any, error) {
+	args := patternsArgs{Scope: "project", Limit: defaultLimit}
+	if err := decodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	switch args.Scope {
+	case "file", "directory", "project":
+	default:
+		return nil, tools.InvalidArgument("scope", "must be file, directory or project")
+	}
+	if f := args.PatternType; f != "" && f != "architectural" && f != "design" && f != "anti-pattern" && patternKinds[f] == "" {
+		return nil, tools.InvalidArgument("pattern_type", "unknown pattern type %q: use architectural, design, anti-pattern or a pattern name (%s)",
+			f, strings.Join(sortedKeys(patternKinds), ", "))
+	}
+	if err := checkLimit(int(args.Limit)); err != nil {
+		return nil, err
+	}
+	if args.Scope == "file" && args.Path == "" {
+		return nil, tools.InvalidArgument("path", "scope file needs the path of a file")
+	}
+	abs, err := t.a.ws.Resolve("path", args.Path)
+	if err != nil {
+		return nil, err
+	}
+	root, rel, _ := t.a.ws.Root(abs)
+	snap, err := t.a.scan(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	isFile := snap.byRel[rel] != nil
+	switch {
+	case args.Scope == "file" && !isFile:
+		return nil, tools.InvalidArgument("path", "scope file needs a file, and %q is a folder", args.Path)
+	case args.Scope == "directory" && isFile:
+		return nil, tools.InvalidArgument("path", "scope directory needs a folder, and %q is a file", args.Path)
+	case args.Scope == "project":
+		rel = "."
+	}
+	ix := buildIndex(snap)
+	all := ix.findings()
+	rep := &PatternReport{Root: root, Scope: args.Scope, Path: rel, Filter: args.PatternType, Summary: map[string]int{}, Findings: []Finding{}}
+	for _, f := range all {
+		if !matchesFilter(f, args.PatternType) || !inScope(f, rel) {
+			continue
+		}
+		rep.Summary[f.Kind]++
+		rep.Findings = append(rep.Findings, f)
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].score > rep.Findings[j].score })
+	rep.Omitted = capList(&rep.Findings, int(args.Limit))
+	if rep.Omitted > 0 {
+		rep.Hint = fmt.Sprintf("%d more findings; call again with a larger limit (at most %d), a pattern_type, or a narrower scope", rep.Omitted, maxLimit)
+	}
+	return rep, nil
+}
+
+func matchesFilter(f Finding, filter string) bool {
+	return filter == "" || f.Kind == filter || f.Name == filter
+}
+
+// inScope keeps findings with evidence in the folder or file rel ("." is everything).
+func inScope(f Finding, rel string) bool {
+	if rel == "." {
+		return true
+	}
+	for _, e := range f.Evidence {
+		if under(e.File, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+var severityScore = map[string]float64{"high": 300, "medium": 200, "low": 100}
+
+func (f *Finding) finish() {
+	switch f.Kind {
+	case "anti-pattern":
+		f.score = severityScore[f.Severity] + f.Confidence*10
+	case "architectural":
+		f.score = 50 + f.Confidence*10
+	default:
+		f.score = 20 + f.Confidence*10
+	}
+	if len(f.Evidence) > maxEvidence {
+		f.Summary += fmt.Sprintf(" (%d places, first %d shown)", len(f.Evidence), maxEvidence)
+		f.Evidence = f.Evidence[:maxEvidence]
+	}
+}
+
+// findings runs every detector over the whole root.
+func (ix *index) findings() []Finding {
+	var out []Finding
+	add := func(fs ...Finding) {
+		for _, f := range fs {
+			f.finish()
+			out = append(out, f)
+		}
+	}
+	add(ix.cycleFindings()...)
+	add(ix.sizeFindings()...)
+	add(ix.duplicateFindings()...)
+	add(ix.unusedExportFindings()...)
+	add(ix.layerFindings()...)
+	add(ix.architectureFindings()...)
+	add(ix.designFindings()...)
+	return out
+}
+
+func (ix *index) cycleFindings() []Finding {
+	var out []Finding
+	for _, c := range ix.cycles {
+		cy := ix.cycle(c[0], c)
+		f := Finding{Name: "import-cycle", Kind: "anti-pattern", Severity: "high", Confidence: 1,
+			Summary: fmt.Sprintf("import cycle of %d units: %s", len(c), strings.Join(cy.Path, " -> ")),
+			Why:     "Units in a cycle cannot be built, tested, reused or understood apart; Go refuses to compile package cycles, and in other languages they cause partly initialised modules at start-up.",
+			Action:  "Break the cycle: move what both sides need into a third unit, or invert one dependency behind an interface owned by the lower unit."}
+		for i, at := range cy.Evidence {
+			f.Evidence = append(f.Evidence, Evidence{File: at.File, Line: at.Line, End: at.Line, Note: cy.Path[i] + " imports " + cy.Path[i+1]})
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// sizeFindings: god files and classes, long functions, deep nesting, high complexity.
+func (ix *index) sizeFindings() []Finding {
+	var out []Finding
+	for _, fi := range ix.files {
+		if fi.Generated {
+			continue
+		}
+		code := fi.F.Lines.Code
+		u := ix.unitOf[fi.Rel]
+		fanIn, fanOut := len(ix.in[u]), len(ix.out[u])
+		top := 0
+		methods := map[string]int{}
+		for _, s := range fi.F.Symbols {
+			if s.Kind == "method" {
+				methods[s.Parent]++
+			} else {
+				top++
+			}
+		}
+		if code >= hugeFileCode || (code >= godFileCode && (top >= godFileSymbols || fanIn >= godFileFan || fanOut >= godFileFan)) {
+			sev := "medium"
+			if code >= 2*godFileCode || fanIn >= godFileFan {
+				sev = "high"
+			}
+			out = append(out, Finding{Name: "god-file", Kind: "anti-pattern", Severity: sev, Confidence: 0.9,
+				Summary:  fmt.Sprintf("%s has %d code lines, %d top-level symbols, fan-in %d, fan-out %d", fi.Rel, code, top, fanIn, fanOut),
+				Evidence: []Evidence{{File: fi.Rel, Line: 1, End: fi.F.Lines.Code + fi.F.Lines.Comment + fi.F.Lines.Blank}},
+				Why:      fmt.Sprintf("A file past %d code lines with many responsibilities (%d+ symbols or %d+ imports either way) changes for many reasons, so it conflicts in reviews and breaks unrelated callers.", godFileCode, godFileSymbols, godFileFan),
+				Action:   "Split it by responsibility: group the symbols that change together into their own files or packages."})
+		}
+		for _, s := range fi.F.Symbols {
+			lines := s.End - s.Line + 1
+			switch {
+			case (s.Kind == "class" || s.Kind == "struct") && (methods[s.Name] >= godClassMethods || (s.Kind == "class" && lines >= godClassLines)):
+				out = append(out, Finding{Name: "god-class", Kind: "anti-pattern", Severity: "medium", Confidence: 0.8,
+					Summary:  fmt.Sprintf("%s %s has %d methods over %d lines", s.Kind, s.Name, methods[s.Name], lines),
+					Evidence: []Evidence{{File: fi.Rel, Line: s.Line, End: s.End}},
+					Why:      fmt.Sprintf("A type with %d+ methods or %d+ lines usually holds several responsibilities and most of the program's coupling.", godClassMethods, godClassLines),
+					Action:   "Extract cohesive groups of methods and the fields they use into smaller types."})
+			case !s.isFunc():
+				continue
+			}
+			if lines > longFunctionLines {
+				sev := "low"
+				if lines > 2*longFunctionLines {
+					sev = "medium"
+				}
+				out = append(out, Finding{Name: "long-function", Kind: "anti-pattern", Severity: sev, Confidence: 1,
+					Summary:  fmt.Sprintf("%s is %d lines long", s.qualified(), lines),
+					Evidence: []Evidence{{File: fi.Rel, Line: s.Line, End: s.End}},
+					Why:      fmt.Sprintf("Functions longer than %d lines are hard to read in one screen and to test in isolation.", longFunctionLines),
+					Action:   "Extract the steps into well-named helper functions."})
+			}
+			if s.Nesting > deepNesting {
+				out = append(out, Finding{Name: "deep-nesting", Kind: "anti-pattern", Severity: "low", Confidence: 1,
+					Summary:  fmt.Sprintf("%s nests control statements %d deep", s.qualified(), s.Nesting),
+					Evidence: []Evidence{{File: fi.Rel, Line: s.Line, End: s.End}},
+					Why:      fmt.Sprintf("Nesting deeper than %d levels hides which conditions hold on each line.", deepNesting),
+					Action:   "Return early on error and edge cases, and move inner loops into functions."})
+			}
+			if s.Complexity > highComplexity {
+				sev := "medium"
+				if s.Complexity > 2*highComplexity {
+					sev = "high"
+				}
+				out = append(out, Finding{Name: "high-complexity", Kind: "anti-pattern", Severity: sev, Confidence: 1,
+					Summary:  fmt.Sprintf("%s has cyclomatic complexity %d", s.qualified(), s.Complexity),
+					Evidence: []Evidence{{File: fi.Rel, Line: s.Line, End: s.End}},
+					Why:      fmt.Sprintf("Above %d independent paths a function needs that many tests to cover and is where defects cluster.", highComplexity),
+					Action:   "Split decisions into smaller functions, replace condition chains with tables or polymorphism."})
+			}
+		}
+	}
+	return out
+}
+
+// duplicateFindings groups runs of repeated code windows.
+func (ix *index) duplicateFindings() []Finding {
+	count := map[uint64]int{}
+	for _, fi := range ix.files {
+		if fi.Generated {
+			continue
+		}
+		seen := map[uint64]bool{}
+		for _, b := range fi.F.Blocks {
+			if !seen[b.Hash] {
+				seen[b.Hash] = true
+				count[b.Hash]++
+			} else {
+				count[b.Hash]++ // repeated within the file
+			}
+		}
+	}
+	type run struct {
+		file      string
+		line, end int
+		windows   int
+	}
+	groups := map[uint64][]run{}
+	var order []uint64
+	for _, fi := range ix.files {
+		if fi.Generated {
+			continue
+		}
+		var cur *run
+		var key uint64
+		flush := func() {
+			if cur != nil && cur.windows >= minDuplicateWindows {
+				if groups[key] == nil {
+					order = append(order, key)
+				}
+				groups[key] = append(groups[key], *cur)
+			}
+			cur = nil
+		}
+		for i, b := range fi.F.Blocks {
+			if count[b.Hash] < 2 {
+				flush()
+				continue
+			}
+			if cur != nil && i > 0 && b.Line <= cur.end+1 {
+				cur.end = b.End
+				cur.windows++
+				continue
+			}
+			flush()
+			cur = &run{file: fi.Rel, line: b.Line, end: b.End, windows: 1}
+			key = b.Hash
+		}
+		flush()
+	}
+	var out []Finding
+	for _, k := range order {
+		runs := groups[k]
+		if len(runs) < 2 {
+			continue
+		}
+		lines := runs[0].end - runs[0].line + 1
+		sev := "low"
+		if lines >= 30 {
+			sev = "medium"
+		}
+		f := Finding{Name: "duplicated-code", Kind: "anti-pattern", Severity: sev, Confidence: 0.9,
+			Summary: fmt.Sprintf("%d copies of a %d-line block", len(runs), lines),
+			Why:     fmt.Sprintf("Copies drift apart: a fix made in one is missed in the others. Found as %d or more identical code lines (comments, blank lines and indentation ignored).", dupWindow),
+			Action:  "Extract the block into one function (or a shared module) and call it from each place."}
+		for _, r := range runs {
+			f.Evidence = append(f.Evidence, Evidence{File: r.file, Line: r.line, End: r.end})
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// unusedExportFindings reports exported functions and types whose name no other file mentions.
+func (ix *index) unusedExportFindings() []Finding {
+	used := map[string]int{}
+	for _, fi := range ix.files {
+		for name := range fi.F.Uses {
+			used[name]++
+		}
+	}
+	entryFiles := map[string]bool{}
+	for _, fi := range ix.files {
+		if len(fi.F.Entry) > 0 {
+			entryFiles[fi.Rel] = true
+		}
+	}
+	var out []Finding
+	for _, fi := range ix.files {
+		if fi.Generated || entryFiles[fi.Rel] || isTestFile(fi.Rel) || (fi.Lang == "Go" && fi.F.Package == "main") {
+			continue
+		}
+		for _, s := range fi.F.Symbols {
+			if !s.Exported || s.Kind == "method" || s.Kind == "module" || conventionalName(s.Name) {
+				continue
+			}
+			// Its own file mentions it once at least (the declaration).
+			if used[s.Name] > 1 || (used[s.Name] == 1 && fi.F.Uses[s.Name] == 0) {
+				continue
+			}
+			conf := 0.6
+			if strings.Contains("/"+fi.Rel, "/internal/") {
+				conf = 0.85 // nothing outside the module can import it
+			}
+			out = append(out, Finding{Name: "unused-export", Kind: "anti-pattern", Severity: "low", Confidence: conf,
+				Summary:  fmt.Sprintf("%s %s is exported but no other file in the workspace uses it", s.Kind, s.Name),
+				Evidence: []Evidence{{File: fi.Rel, Line: s.Line, End: s.End}},
+				Why:      "Exported names are promises to callers; unused ones are dead code or API kept without a user. Code outside the workspace, reflection or dynamic imports may still use it.",
+				Action:   "Delete it, or unexport it until a caller needs it."})
+		}
+	}
+	return out
+}
+
+func isTestFile(rel string) bool {
+	base := path.Base(rel)
+	return strings.HasSuffix(base, "_test.go") || strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") ||
+		strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") || strings.Contains("/"+rel, "/tests/") ||
+		strings.Contains("/"+rel, "/test/") || strings.Contains("/"+rel, "/__tests__/")
+}
+
+// conventionalName reports names that frameworks call, not code: main, init, tests, and the
+// methods that satisfy common interfaces.
+func conventionalName(n string) bool {
+	switch n {
+	case "main", "init", "String", "Error", "ServeHTTP", "MarshalJSON", "UnmarshalJSON", "default", "__init__", "setup", "teardown":
+		return true
+	}
+	return strings.HasPrefix(n, "Test") || strings.HasPrefix(n, "Benchmark") || strings.HasPrefix(n, "Example") || strings.HasPrefix(n, "Fuzz")
+}
+
+// layers orders the usual layer names from the outside in. A unit's layer is the deepest
+// folder of its path with one of these names.
+var layerNames = map[string]int{
+	"handler": 0, "handlers": 0, "controller": 0, "controllers": 0, "api": 0, "http": 0, "web": 0, "routes": 0, "views": 0, "ui": 0, "cmd": 0, "presentation": 0,
+	"service": 1, "services": 1, "usecase": 1, "usecases": 1, "application": 1, "app": 1,
+	"repository": 2, "repositories": 2, "repo": 2, "store": 2, "storage": 2, "dao": 2, "db": 2, "persistence": 2, "infrastructure": 2, "data": 2,
+	"domain": 3, "model": 3, "models": 3, "entity": 3, "entities": 3, "core": 3,
+}
+
+var layerTitles = []string{"presentation", "application", "data access", "domain"}
+
+func unitLayer(unit string) (int, string, bool) {
+	dir := unit
+	if path.Ext(unit) != "" {
+		dir = path.Dir(unit)
+	}
+	parts := strings.Split(dir, "/")
+	for i := len(parts) - 1; i >= 0; i-- {
+		if l, ok := layerNames[strings.ToLower(parts[i])]; ok {
+			return l, strings.Join(parts[:i+1], "/"), true
+		}
+	}
+	// A file named for its layer (user_repository.py, userController.ts) counts too.
+	base := strings.ToLower(strings.TrimSuffix(path.Base(unit), path.Ext(unit)))
+	for name, l := range layerNames {
+		if len(name) > 4 && strings.HasSuffix(base, name) {
+			return l, unit, true
+		}
+	}
+	return 0, "", false
+}
+
+// layerFindings reports the layered architecture and the imports that go against it.
+func (ix *index) layerFindings() []Finding {
+	present := map[int]string{}
+	down, up := 0, 0
+	var violations []Finding
+	for _, from := range sortedKeys(ix.out) {
+		lf, fdir, ok := unitLayer(from)
+		if !ok {
+			continue
+		}
+		present[lf] = fdir
+		for _, to := range sortedKeys(ix.out[from]) {
+			lt, tdir, ok := unitLayer(to)
+			if !ok || lt == lf {
+				continue
+			}
+			present[lt] = tdir
+			if lt > lf {
+				down++
+				continue
+			}
+			up++
+			e := ix.out[from][to]
+			violations = append(violations, Finding{Name: "layer-violation", Kind: "anti-pattern", Severity: "medium", Confidence: 0.7,
+				Summary:  fmt.Sprintf("%s (%s layer) imports %s (%s layer)", from, layerTitles[lf], to, layerTitles[lt]),
+				Evidence: []Evidence{{File: e.At[0].File, Line: e.At[0].Line, End: e.At[0].Line, Note: "import of " + to}},
+				Why:      "Inner layers must not know outer ones: a data-access or domain unit that imports a handler or service drags the outer layer into every use and test of the inner one.",
+				Action:   "Move the shared type inward, or have the inner layer declare an interface that the outer layer implements."})
+		}
+	}
+	if len(present) < 2 || down+up == 0 {
+		return nil
+	}
+	f := Finding{Name: "layered", Kind: "architectural", Confidence: round2(float64(down) / float64(down+up)),
+		Summary: fmt.Sprintf("layered architecture over %d layers; %d of %d cross-layer imports point inward", len(present), down, down+up),
+		Why:     "Layers let each part change and be tested behind the one below it.",
+		Action:  "Keep imports pointing inward (presentation -> application -> data access -> domain); the layer-violation findings list those that do not."}
+	for l := 0; l < len(layerTitles); l++ {
+		if d, ok := present[l]; ok {
+			f.Evidence = append(f.Evidence, Evidence{File: d, Note: layerTitles[l] + " layer"})
+		}
+	}
+	return append([]Finding{f}, violations...)
+}
+
+func round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
+
+// architectureFindings: MVC, hexagonal, repository, middleware chain, plugin registry,
+// event-driven, monorepo.
+func (ix *index) architectureFindings() []Finding {
+	var out []Finding
+	dirs := map[string]string{} // lower-case folder name -> first folder with that name
+	for _, fi := range ix.files {
+		for d := path.Dir(fi.Rel); d != "."; d = path.Dir(d) {
+			if _, ok := dirs[strings.ToLower(path.Base(d))]; !ok {
+				dirs[strings.ToLower(path.Base(d))] = d
+			}
+		}
+	}
+	firstOf := func(names ...string) (string, bool) {
+		for _, n := range names {
+			if d, ok := dirs[n]; ok {
+				return d, true
+			}
+		}
+		return "", false
+	}
+	m, okM := firstOf("models", "model")
+	v, okV := firstOf("views", "view", "templates")
+	c, okC := firstOf("controllers", "controller")
+	if okM && okC {
+		conf := 0.7
+		ev := []Evidence{{File: m, Note: "models"}, {File: c, Note: "controllers"}}
+		if okV {
+			conf = 0.9
+			ev = append(ev, Evidence{File: v, Note: "views"})
+		}
+		out = append(out, Finding{Name: "mvc", Kind: "architectural", Confidence: conf, Evidence: ev,
+			Summary: "model-view-controller: models, views and controllers live in their own folders",
+			Why:     "MVC separates data, presentation and request handling.",
+			Action:  "Keep business rules in models (or services), not in controllers or views."})
+	}
+	ports, okP := firstOf("ports", "port")
+	adapters, okA := firstOf("adapters", "adapter")
+	domain, okD := firstOf("domain", "core")
+	if okA && (okP || okD) {
+		ev := []Evidence{{File: adapters, Note: "adapters"}}
+		if okP {
+			ev = append(ev, Evidence{File: ports, Note: "ports"})
+		}
+		if okD {
+			ev = append(ev, Evidence{File: domain, Note: "domain"})
+		}
+		out = append(out, Finding{Name: "hexagonal", Kind: "architectural", Confidence: map[bool]float64{true: 0.9, false: 0.6}[okP], Evidence: ev,
+			Summary: "hexagonal (ports and adapters): the domain is reached through ports implemented by adapters",
+			Why:     "The domain stays independent of frameworks and storage, which adapters plug in.",
+			Action:  "Keep adapters depending on ports, never the domain on adapters."})
+	}
+
+	var repos, events []Evidence
+	for _, fi := range ix.files {
+		for _, s := range fi.F.Symbols {
+			n := s.Name
+			switch {
+			case (s.Kind == "class" || s.Kind == "struct" || s.Kind == "interface" || s.Kind == "trait") &&
+				(strings.HasSuffix(n, "Repository") || strings.HasSuffix(n, "Repo") || strings.HasSuffix(n, "DAO") || strings.HasSuffix(n, "Dao")):
+				repos = append(repos, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: n})
+			case s.isFunc() && (n == "Publish" || n == "Subscribe" || n == "publish" || n == "subscribe" || n == "emit" || n == "Emit" ||
+				n == "Dispatch" || n == "dispatch") && s.Parent != "":
+				events = append(events, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: s.qualified()})
+			case !s.isFunc() && (strings.HasSuffix(n, "EventBus") || strings.HasSuffix(n, "EventEmitter") || strings.HasSuffix(n, "Broker")):
+				events = append(events, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: n})
+			}
+		}
+		for _, r := range ix.imports[fi.Rel] {
+			if r.Kind == "external" && isMessagingPackage(r.Package) {
+				events = append(events, Evidence{File: fi.Rel, Line: r.Ref.Line, End: r.Ref.Line, Note: "imports " + r.Package})
+			}
+		}
+	}
+	if len(repos) > 0 {
+		out = append(out, Finding{Name: "repository", Kind: "architectural", Confidence: confidenceByCount(len(repos)), Evidence: repos,
+			Summary: fmt.Sprintf("repository pattern: %d repository types mediate data access", len(repos)),
+			Why:     "Repositories keep storage details out of business code and make it testable with in-memory implementations.",
+			Action:  "Let callers depend on repository interfaces, and keep queries inside the repositories."})
+	}
+	if len(events) > 0 {
+		out = append(out, Finding{Name: "event-driven", Kind: "architectural", Confidence: confidenceByCount(len(events)), Evidence: events,
+			Summary: fmt.Sprintf("event-driven: %d publish/subscribe points or messaging clients", len(events)),
+			Why:     "Events decouple producers from consumers, at the price of harder tracing.",
+			Action:  "Document each event's schema and owner; give consumers idempotent handlers."})
+	}
+	for _, name := range []string{"middleware", "registry"} {
+		var ev []Evidence
+		for _, fi := range ix.files {
+			for _, h := range fi.F.Hints {
+				if h.Pattern == name {
+					ev = append(ev, Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Detail})
+				}
+			}
+		}
+		if len(ev) == 0 {
+			continue
+		}
+		if name == "middleware" {
+			out = append(out, Finding{Name: "middleware-chain", Kind: "architectural", Confidence: confidenceByCount(len(ev)), Evidence: ev,
+				Summary: fmt.Sprintf("middleware chain: %d handlers wrap the next one", len(ev)),
+				Why:     "Cross-cutting concerns (auth, logging, limits) apply to every request in one place.",
+				Action:  "Keep each middleware single-purpose and its order explicit in one place."})
+		} else {
+			out = append(out, Finding{Name: "plugin-registry", Kind: "architectural", Confidence: confidenceByCount(len(ev)), Evidence: ev,
+				Summary: fmt.Sprintf("plugin registry: %d registration points add implementations to a shared table", len(ev)),
+				Why:     "New implementations plug in without the core knowing them.",
+				Action:  "Register from one place at start-up so that the set of plugins is visible."})
+		}
+	}
+	var mods []Evidence
+	for _, m := range ix.manifests {
+		if path.Dir(m.Path) != "." && !isTestFile(m.Path) {
+			mods = append(mods, Evidence{File: m.Path, Line: 1, Note: m.Kind + " " + m.Name})
+		}
+	}
+	mains := map[string]bool{}
+	for _, fi := range ix.files {
+		if fi.Lang == "Go" && fi.F.Package == "main" && len(fi.F.Entry) > 0 {
+			mains[path.Dir(fi.Rel)] = true
+		}
+	}
+	if len(mods) >= 2 || len(mains) >= 3 {
+		ev := mods
+		for _, d := range sortedKeys(mains) {
+			ev = append(ev, Evidence{File: d, Note: "Go program"})
+		}
+		out = append(out, Finding{Name: "monorepo", Kind: "architectural", Confidence: confidenceByCount(len(ev)), Evidence: ev,
+			Summary: fmt.Sprintf("monorepo: %d modules and %d programs in one repository", len(mods), len(mains)),
+			Why:     "Services share one history and can change together, but their boundaries need discipline.",
+			Action:  "Give each service its own manifest and owners; make cross-service imports go through published APIs."})
+	}
+	return out
+}
+
+func isMessagingPackage(p string) bool {
+	p = strings.ToLower(p)
+	for _, k := range []string{"kafka", "nats", "amqp", "rabbitmq", "pika", "pubsub", "eventemitter", "celery", "sqs", "sns", "watermill", "redis"} {
+		if strings.Contains(p, k) {
+			return true
+		}
+	}
+	return p == "events"
+}
+
+func confidenceByCount(n int) float64 {
+	switch {
+	case n >= 5:
+		return 0.9
+	case n >= 2:
+		return 0.75
+	}
+	return 0.6
+}
+
+// designFindings: singleton, factory, builder, observer, adapter, strategy.
+func (ix *index) designFindings() []Finding {
+	var out []Finding
+	desc := map[string][2]string{
+		"singleton": {"One shared instance is global state: it couples every user to it and makes tests order-dependent.",
+			"Pass the instance explicitly (dependency injection) unless it truly must be process-wide; make its creation thread-safe."},
+		"factory": {"A factory decides which implementation to build, keeping callers free of concrete types.",
+			"Keep the choice table in one place and return interfaces."},
+	}
+	for _, name := range []string{"singleton", "factory"} {
+		for _, fi := range ix.files {
+			for _, h := range fi.F.Hints {
+				if h.Pattern != name {
+					continue
+				}
+				out = append(out, Finding{Name: name, Kind: "design", Confidence: 0.9,
+					Summary:  h.Detail,
+					Evidence: []Evidence{{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Subject}},
+					Why:      desc[name][0], Action: desc[name][1]})
+			}
+		}
+	}
+
+	// Per type: its methods, gathered over all files (Go methods may live in several files).
+	type typeInfo struct {
+		file    string
+		line    int
+		end     int
+		methods map[string]symbol
+	}
+	types := map[string]*typeInfo{}
+	for _, fi := range ix.files {
+		for _, s := range fi.F.Symbols {
+			if s.Kind == "class" || s.Kind == "struct" || s.Kind == "type" {
+				t := types[s.Name]
+				if t == nil {
+					t = &typeInfo{methods: map[string]symbol{}}
+					types[s.Name] = t
+				}
+				t.file, t.line, t.end = fi.Rel, s.Line, s.End
+			}
+		}
+	}
+	for _, fi := range ix.files {
+		for _, s := range fi.F.Symbols {
+			if s.Kind == "method" {
+				if t := types[s.Parent]; t != nil {
+					t.methods[s.Name] = s
+				}
+			}
+		}
+	}
+	for _, name := range sortedKeys(types) {
+		t := types[name]
+		if t.file == "" {
+			continue
+		}
+		fluent, build := 0, false
+		subscribe, notify := false, false
+		for mn, m := range t.methods {
+			if m.Returns == name || m.Returns == "Self" || m.Returns == "this" {
+				fluent++
+			}
+			l := strings.ToLower(mn)
+			if l == "build" {
+				build = true
+			}
+			if strings.HasPrefix(l, "subscribe") || strings.HasPrefix(l, "addlistener") || strings.HasPrefix(l, "add_listener") ||
+				strings.HasPrefix(l, "addobserver") || strings.HasPrefix(l, "attach") || l == "on" || strings.HasPrefix(l, "register") {
+				subscribe = true
+			}
+			if strings.HasPrefix(l, "notify") || strings.HasPrefix(l, "emit") || strings.HasPrefix(l, "publish") || strings.HasPrefix(l, "fire") {
+				notify = true
+			}
+		}
+		ev := []Evidence{{File: t.file, Line: t.line, End: t.end, Note: name}}
+		if build && fluent >= 2 {
+			out = append(out, Finding{Name: "builder", Kind: "design", Confidence: 0.85, Evidence: ev,
+				Summary: fmt.Sprintf("%s is a builder: %d chainable setters and Build", name, fluent),
+				Why:     "A builder assembles a complex value step by step and validates it once.",
+				Action:  "Validate in Build and keep the built value immutable."})
+		}
+		if subscribe && notify {
+			out = append(out, Finding{Name: "observer", Kind: "design", Confidence: 0.8, Evidence: ev,
+				Summary: fmt.Sprintf("%s is an observer subject: it registers listeners and notifies them", name),
+				Why:     "Observers let any number of listeners react to a subject's changes without the subject knowing them.",
+				Action:  "Make unsubscribing possible and document on which goroutine or thread listeners run."})
+		}
+		if strings.HasSuffix(name, "Adapter") || strings.HasSuffix(name, "Wrapper") {
+			out = append(out, Finding{Name: "adapter", Kind: "design", Confidence: 0.7, Evidence: ev,
+				Summary: fmt.Sprintf("%s adapts one interface to another", name),
+				Why:     "Adapters let incompatible interfaces work together without changing either.",
+				Action:  "Keep adapters thin: translation only, no business rules."})
+		}
+	}
+
+	// Strategy: an interface with two or more implementations.
+	impls := map[string][]Evidence{}
+	ifaces := map[string]Evidence{}
+	var goIfaces []hint
+	for _, fi := range ix.files {
+		for _, h := range fi.F.Hints {
+			switch h.Pattern {
+			case "implements":
+				impls[h.Detail] = append(impls[h.Detail], Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Subject})
+			case "interface":
+				ifaces[h.Subject] = Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "interface " + h.Subject}
+				if fi.Lang == "Go" && h.Detail != "" {
+					goIfaces = append(goIfaces, h)
+				}
+			}
+		}
+	}
+	// Go types implement interfaces implicitly: match method sets by name.
+	for _, h := range goIfaces {
+		want := strings.Split(h.Detail, ",")
+		for _, name := range sortedKeys(types) {
+			t := types[name]
+			if t.file == "" || name == h.Subject {
+				continue
+			}
+			all := true
+			for _, m := range want {
+				if _, ok := t.methods[m]; !ok {
+					all = false
+					break
+				}
+			}
+			if all {
+				impls[h.Subject] = append(impls[h.Subject], Evidence{File: t.file, Line: t.line, End: t.end, Note: name})
+			}
+		}
+	}
+	for _, name := range sortedKeys(impls) {
+		ev := impls[name]
+		decl, known := ifaces[name]
+		if len(ev) < 2 || !known {
+			continue
+		}
+		out = append(out, Finding{Name: "strategy", Kind: "design", Confidence: confidenceByCount(len(ev)),
+			Evidence: append([]Evidence{decl}, ev...),
+			Summary:  fmt.Sprintf("%s has %d interchangeable implementations", name, len(ev)),
+			Why:      "Strategies let behaviour be chosen at run time behind one interface.",
+			Action:   "Choose the implementation in one place (a factory or configuration) and keep the interface small."})
+	}
+	return out
+}

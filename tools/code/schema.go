@@ -1,0 +1,174 @@
+package code
+
+// JSON Schemas (draft 2020-12) of the tools' arguments and results. The server validates
+// arguments against the input schemas before a call; the results are the structured content.
+
+const analyzeInputSchema = `{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "maxLength": 4096,
+      "description": "File or folder to analyse: relative to the first workspace root, or absolute below a root. Default: the first root."},
+    "language": {"type": "string", "maxLength": 64,
+      "description": "Only this language: a Linguist name or alias (Go, Python, JavaScript, TypeScript, Java, Rust, ...)."},
+    "depth": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3,
+      "description": "Folder levels below path shown in the tree, and the deepest level whose files list their symbols."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50,
+      "description": "Most items in each list (files, hotspots, entry points, manifests, folder children); omitted counts the rest."}
+  },
+  "additionalProperties": false
+}`
+
+const depsInputSchema = `{
+  "type": "object",
+  "properties": {
+    "component": {"type": "string", "minLength": 1, "maxLength": 1024,
+      "description": "A file or folder (relative to the first workspace root), a module or package name (Go import path, npm, Cargo or Python package, Java class or package), or a symbol (Name or Type.Method)."},
+    "type": {"type": "string", "enum": ["imports", "exports", "both"], "default": "both",
+      "description": "imports: what the component imports; exports: its exported symbols, where they are used, and who imports it; both."},
+    "depth": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1,
+      "description": "How many import steps to follow: 1 lists direct dependencies only; more adds transitive ones."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50,
+      "description": "Most items in each list; omitted counts the rest."}
+  },
+  "required": ["component"],
+  "additionalProperties": false
+}`
+
+const patternsInputSchema = `{
+  "type": "object",
+  "properties": {
+    "scope": {"type": "string", "enum": ["file", "directory", "project"], "default": "project",
+      "description": "project: the whole workspace root; directory or file: only findings with evidence in path."},
+    "path": {"type": "string", "maxLength": 4096,
+      "description": "The file (scope file) or folder (scope directory), relative to the first workspace root. The analysis always covers the whole root, so cycles through the path are found."},
+    "pattern_type": {"type": "string",
+      "enum": ["architectural", "design", "anti-pattern",
+        "layered", "mvc", "hexagonal", "repository", "middleware-chain", "plugin-registry", "event-driven", "monorepo",
+        "singleton", "factory", "builder", "observer", "adapter", "strategy",
+        "import-cycle", "god-file", "god-class", "long-function", "deep-nesting", "high-complexity", "duplicated-code",
+        "unused-export", "layer-violation"],
+      "description": "Only this kind of finding, or only this pattern. Default: all."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50,
+      "description": "Most findings returned, most important first; omitted counts the rest."}
+  },
+  "additionalProperties": false
+}`
+
+const linesSchema = `{"type": "object", "properties": {"code": {"type": "integer"}, "comment": {"type": "integer"}, "blank": {"type": "integer"}}, "required": ["code", "comment", "blank"]}`
+
+const locationSchema = `{"type": "object", "properties": {"file": {"type": "string"}, "line": {"type": "integer"}}, "required": ["file", "line"]}`
+
+const analyzeOutputSchema = `{
+  "type": "object",
+  "$defs": {
+    "folder": {"type": "object", "properties": {
+      "path": {"type": "string"}, "files": {"type": "integer"}, "bytes": {"type": "integer"}, "code": {"type": "integer"},
+      "children": {"type": "array", "items": {"$ref": "#/$defs/folder"}}, "omittedChildren": {"type": "integer"}},
+      "required": ["path", "files", "bytes", "code"]}
+  },
+  "properties": {
+    "root": {"type": "string"},
+    "path": {"type": "string"},
+    "language": {"type": "string"},
+    "depth": {"type": "integer"},
+    "summary": {"type": "object", "properties": {
+      "files": {"type": "integer"}, "countedFiles": {"type": "integer"}, "vendoredFiles": {"type": "integer"},
+      "generatedFiles": {"type": "integer"}, "binaryFiles": {"type": "integer"}, "oversizeFiles": {"type": "integer"},
+      "parseErrors": {"type": "integer"}, "lines": ` + linesSchema + `, "truncated": {"type": "boolean"}},
+      "required": ["files", "countedFiles", "lines"]},
+    "languages": {"type": "array", "items": {"type": "object", "properties": {
+      "name": {"type": "string"}, "type": {"type": "string"}, "files": {"type": "integer"}, "parsed": {"type": "boolean"},
+      "code": {"type": "integer"}, "comment": {"type": "integer"}, "blank": {"type": "integer"}},
+      "required": ["name", "files", "code", "comment", "blank"]}},
+    "tree": {"$ref": "#/$defs/folder"},
+    "manifests": {"type": "array", "items": {"type": "object", "properties": {
+      "path": {"type": "string"}, "kind": {"type": "string"}, "name": {"type": "string"}, "version": {"type": "string"},
+      "dependencies": {"type": ["array", "null"], "items": {"type": "object", "properties": {
+        "name": {"type": "string"}, "version": {"type": "string"}, "scope": {"type": "string"}}, "required": ["name"]}},
+      "entries": {"type": "array", "items": {"type": "string"}}, "error": {"type": "string"}},
+      "required": ["path", "kind"]}},
+    "entryPoints": {"type": "array", "items": {"type": "object", "properties": {
+      "file": {"type": "string"}, "line": {"type": "integer"}, "kind": {"type": "string"}, "detail": {"type": "string"}},
+      "required": ["file", "kind"]}},
+    "hotspots": {"type": "array", "items": {"type": "object", "properties": {
+      "file": {"type": "string"}, "symbol": {"type": "string"}, "line": {"type": "integer"}, "end": {"type": "integer"},
+      "lines": {"type": "integer"}, "complexity": {"type": "integer"}, "nesting": {"type": "integer"}},
+      "required": ["file", "symbol", "line", "complexity"]}},
+    "files": {"type": "array", "items": {"type": "object", "properties": {
+      "path": {"type": "string"}, "language": {"type": "string"}, "code": {"type": "integer"},
+      "symbols": {"type": "array", "items": {"type": "object", "properties": {
+        "name": {"type": "string"}, "kind": {"type": "string"}, "line": {"type": "integer"}, "exported": {"type": "boolean"}},
+        "required": ["name", "kind", "line"]}},
+      "omittedSymbols": {"type": "integer"}},
+      "required": ["path", "symbols"]}},
+    "omitted": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "hint": {"type": "string"}
+  },
+  "required": ["root", "path", "summary", "languages", "tree", "manifests", "entryPoints", "hotspots", "files"]
+}`
+
+const depsOutputSchema = `{
+  "type": "object",
+  "$defs": {
+    "location": ` + locationSchema + `,
+    "reach": {"type": "object", "properties": {"unit": {"type": "string"}, "depth": {"type": "integer"}, "via": {"type": "string"}}, "required": ["unit", "depth"]}
+  },
+  "properties": {
+    "component": {"type": "string"},
+    "resolved": {"type": "object", "properties": {
+      "kind": {"type": "string", "enum": ["file", "folder", "package", "module", "symbol"]},
+      "name": {"type": "string"}, "root": {"type": "string"}, "units": {"type": "array", "items": {"type": "string"}},
+      "files": {"type": "integer"}, "language": {"type": "string"}},
+      "required": ["kind", "name", "units", "files"]},
+    "type": {"type": "string"},
+    "depth": {"type": "integer"},
+    "imports": {"type": "array", "items": {"type": "object", "properties": {
+      "import": {"type": "string"}, "kind": {"type": "string", "enum": ["workspace", "external", "stdlib", "unresolved"]},
+      "target": {"type": "string"}, "package": {"type": "string"}, "version": {"type": "string"}, "declaredIn": {"type": "string"},
+      "count": {"type": "integer"}, "locations": {"type": "array", "items": {"$ref": "#/$defs/location"}}},
+      "required": ["import", "kind", "count", "locations"]}},
+    "transitive": {"type": "array", "items": {"$ref": "#/$defs/reach"}},
+    "exports": {"type": "array", "items": {"type": "object", "properties": {
+      "symbol": {"type": "string"}, "kind": {"type": "string"}, "file": {"type": "string"}, "line": {"type": "integer"},
+      "uses": {"type": "integer"}, "usedBy": {"type": "array", "items": {"$ref": "#/$defs/location"}}},
+      "required": ["symbol", "kind", "file", "line", "uses", "usedBy"]}},
+    "importers": {"type": "array", "items": {"type": "object", "properties": {
+      "unit": {"type": "string"}, "locations": {"type": "array", "items": {"$ref": "#/$defs/location"}}},
+      "required": ["unit", "locations"]}},
+    "transitiveImporters": {"type": "array", "items": {"$ref": "#/$defs/reach"}},
+    "cycles": {"type": "array", "items": {"type": "object", "properties": {
+      "units": {"type": "array", "items": {"type": "string"}}, "path": {"type": "array", "items": {"type": "string"}},
+      "evidence": {"type": "array", "items": {"$ref": "#/$defs/location"}}},
+      "required": ["units", "path", "evidence"]}},
+    "omitted": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "hint": {"type": "string"}
+  },
+  "required": ["component", "resolved", "type", "depth", "cycles"]
+}`
+
+const patternsOutputSchema = `{
+  "type": "object",
+  "properties": {
+    "root": {"type": "string"},
+    "scope": {"type": "string"},
+    "path": {"type": "string"},
+    "patternType": {"type": "string"},
+    "summary": {"type": "object", "additionalProperties": {"type": "integer"},
+      "description": "Findings by kind within scope and filter, before the limit."},
+    "findings": {"type": "array", "items": {"type": "object", "properties": {
+      "name": {"type": "string"},
+      "kind": {"type": "string", "enum": ["architectural", "design", "anti-pattern"]},
+      "severity": {"type": "string", "enum": ["low", "medium", "high"]},
+      "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+      "summary": {"type": "string"},
+      "evidence": {"type": "array", "items": {"type": "object", "properties": {
+        "file": {"type": "string"}, "line": {"type": "integer"}, "end": {"type": "integer"}, "note": {"type": "string"}},
+        "required": ["file"]}},
+      "why": {"type": "string"},
+      "action": {"type": "string"}},
+      "required": ["name", "kind", "confidence", "summary", "evidence", "why", "action"]}},
+    "omitted": {"type": "integer"},
+    "hint": {"type": "string"}
+  },
+  "required": ["root", "scope", "path", "summary", "findings"]
+}`
