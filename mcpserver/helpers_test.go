@@ -9,11 +9,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -155,14 +153,14 @@ type redisBackend struct {
 	stop func()
 }
 
-func backends(t *testing.T) []func(t *testing.T) redisBackend {
+func backends(t testing.TB) []func(t testing.TB) redisBackend {
 	t.Helper()
-	out := []func(t *testing.T) redisBackend{func(t *testing.T) redisBackend {
+	out := []func(t testing.TB) redisBackend{func(t testing.TB) redisBackend {
 		mr := miniredis.RunT(t)
 		return redisBackend{name: "miniredis", addr: mr.Addr(), stop: mr.Close}
 	}}
 	if path, err := exec.LookPath("redis-server"); err == nil {
-		out = append(out, func(t *testing.T) redisBackend { return startRedisServer(t, path) })
+		out = append(out, func(t testing.TB) redisBackend { return startRedisServer(t, path) })
 	}
 	return out
 }
@@ -175,38 +173,8 @@ func forEachRedis(t *testing.T, fn func(t *testing.T, rb redisBackend)) {
 	}
 }
 
-func startRedisServer(t *testing.T, path string) redisBackend {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-	}
-	t.Cleanup(stop)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
-	for i := 0; ; i++ {
-		if rdb.Ping(context.Background()).Err() == nil {
-			break
-		}
-		if i == 100 {
-			t.Fatalf("redis-server on %s did not answer", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+func startRedisServer(t testing.TB, path string) redisBackend {
+	addr, stop := mcpserver.StartRedisServer(t, path)
 	return redisBackend{name: "redis-server", addr: addr, stop: stop}
 }
 
@@ -218,7 +186,7 @@ type testServer struct {
 
 // newServer starts a server on addr's Redis with a fresh key prefix per test, so that
 // servers of one test share state and tests do not.
-func newServer(t *testing.T, addr, prefix string, cfg mcpserver.Config, set tools.Set, hub *tools.Hub) testServer {
+func newServer(t testing.TB, addr, prefix string, cfg mcpserver.Config, set tools.Set, hub *tools.Hub) testServer {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	cfg.KeyPrefix = prefix

@@ -1,0 +1,48 @@
+package mcpserver
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/platform-dev/platform/tools"
+)
+
+// BenchmarkLimiter measures the per-request limit checks: the GCRA rate check and taking
+// and returning a concurrency slot, against miniredis and, when installed, redis-server.
+func BenchmarkLimiter(b *testing.B) {
+	addrs := map[string]string{"miniredis": miniredis.RunT(b).Addr()}
+	if path, err := exec.LookPath("redis-server"); err == nil {
+		addrs["redis-server"], _ = StartRedisServer(b, path)
+	}
+	for name, addr := range addrs {
+		b.Run(name, func(b *testing.B) {
+			rdb := redis.NewClient(&redis.Options{Addr: addr})
+			defer rdb.Close()
+			s, err := New(Config{RequestsPerWindow: 1 << 30, Window: time.Hour, MaxConcurrent: 1 << 20, KeyPrefix: "bench:"}, rdb, tools.Set{}, nil, slog.New(slog.DiscardHandler))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			w := httptest.NewRecorder()
+			b.ReportAllocs()
+			for b.Loop() {
+				if rerr := s.admitRate(ctx, w, "192.0.2.1", true); rerr != nil {
+					b.Fatal(rerr.Details)
+				}
+				slot, rerr := s.acquireSlot(ctx, w, "192.0.2.1", time.Minute, true)
+				if rerr != nil {
+					b.Fatal(rerr.Details)
+				}
+				s.releaseSlot("192.0.2.1", slot)
+			}
+		})
+	}
+}
