@@ -1,35 +1,230 @@
-// Package gql generates a project's GraphQL API from its table definitions.
+// Package gql generates a project's GraphQL API from its table definitions and serves it over
+// HTTP.
+//
+// The schema is written from the tables (see docs/graphql.md) and executed by
+// graph-gophers/graphql-go; resolvers are struct fields of function type in a root struct,
+// and records are structs, both built at run time with reflect, so no code is generated per
+// project. New does all of that once per definition; ServeHTTP only decodes, executes and
+// encodes.
 package gql
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
-	"net/http"
+	"reflect"
 	"time"
+
+	graphql "github.com/graph-gophers/graphql-go"
+	gqlerrors "github.com/graph-gophers/graphql-go/errors"
 
 	"github.com/platform-dev/platform/store"
 )
 
-// Config is what one project's API is built from.
+// Defaults of the zero Config values.
+const (
+	DefaultLimit         = 100
+	DefaultMaxLimit      = 1000
+	DefaultMaxBodyBytes  = 1 << 20
+	DefaultMaxQueryBytes = 32 << 10
+	DefaultMaxDepth      = 10
+	DefaultMaxSelections = 2000
+	DefaultTimeout       = 10 * time.Second
+)
+
+// Config is what one project's API is built from. Zero limits take the defaults above.
 type Config struct {
-	Tables        []store.Table
-	Records       *store.Records
+	Tables  []store.Table
+	Records *store.Records
+	// Introspection allows __schema and __type queries.
 	Introspection bool
-	DefaultLimit  int
-	MaxLimit      int
+	// DefaultLimit is the page size of a list without limit; MaxLimit the largest limit a
+	// caller may ask for (more is an error, never a silent cut).
+	DefaultLimit int
+	MaxLimit     int
+	// MaxBodyBytes bounds the request body, MaxQueryBytes the query text, MaxDepth the
+	// nesting of fields and MaxSelections the fields an operation expands to.
 	MaxBodyBytes  int64
 	MaxQueryBytes int
 	MaxDepth      int
-	Timeout       time.Duration
-	Logger        *slog.Logger
+	MaxSelections int
+	// Timeout bounds the execution of one request.
+	Timeout time.Duration
+	Logger  *slog.Logger
 }
 
-// API is one project's GraphQL endpoint.
-type API struct{ cfg Config }
+// API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a
+// changed definition gets a new API.
+type API struct {
+	cfg    Config
+	schema *graphql.Schema // nil when the project has no tables
+	keys   responseKeys
+}
 
-// New builds a project's API.
-func New(cfg Config) (*API, error) { return &API{cfg: cfg}, nil }
+// New builds a project's API: it checks that the tables make a valid schema (an error names
+// the table and the generated name that collides), generates it, and binds the resolvers.
+func New(cfg Config) (*API, error) {
+	setDefaults(&cfg)
+	if cfg.DefaultLimit > cfg.MaxLimit {
+		return nil, fmt.Errorf("default page size %d is larger than the maximum %d", cfg.DefaultLimit, cfg.MaxLimit)
+	}
+	if err := checkNames(cfg.Tables); err != nil {
+		return nil, err
+	}
+	a := &API{cfg: cfg}
+	if len(cfg.Tables) == 0 {
+		return a, nil
+	}
+	if cfg.Records == nil {
+		return nil, errors.New("gql: Config.Records is required")
+	}
+	tables := make([]*table, len(cfg.Tables))
+	for i, def := range cfg.Tables {
+		tables[i] = newTable(def, cfg.Records, limits{defaultLimit: cfg.DefaultLimit, maxLimit: cfg.MaxLimit})
+	}
+	opts := []graphql.SchemaOpt{
+		graphql.UseFieldResolvers(),
+		graphql.UseStringDescriptions(),
+		graphql.MaxDepth(cfg.MaxDepth),
+		graphql.MaxQueryLength(cfg.MaxQueryBytes),
+		graphql.MaxSelections(cfg.MaxSelections),
+		graphql.Logger(panicLogger{cfg.Logger}),
+		graphql.PanicHandler(panicHandler{}),
+	}
+	if !cfg.Introspection {
+		opts = append(opts, graphql.RestrictIntrospection(func(context.Context) bool { return false }))
+	}
+	schema, err := graphql.ParseSchema(sdl(cfg.Tables), a.root(tables), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("generate the GraphQL schema: %w", err)
+	}
+	a.schema = schema
+	// A token is at least one byte, so the query length limit bounds tokens too.
+	a.keys = newResponseKeys(tables, cfg.MaxQueryBytes)
+	return a, nil
+}
 
-// ServeHTTP answers POST /api/v1/graphql.
-func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	http.Error(w, "GraphQL API under construction", http.StatusNotImplemented)
+func setDefaults(cfg *Config) {
+	if cfg.DefaultLimit <= 0 {
+		cfg.DefaultLimit = DefaultLimit
+	}
+	if cfg.MaxLimit <= 0 {
+		cfg.MaxLimit = max(DefaultMaxLimit, cfg.DefaultLimit)
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxQueryBytes <= 0 {
+		cfg.MaxQueryBytes = DefaultMaxQueryBytes
+	}
+	if cfg.MaxDepth <= 0 {
+		cfg.MaxDepth = DefaultMaxDepth
+	}
+	if cfg.MaxSelections <= 0 {
+		cfg.MaxSelections = DefaultMaxSelections
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+}
+
+// root builds the root resolver: a struct with one field of function type per root field,
+// tagged with the field's name, which graph-gophers calls as a resolver.
+func (a *API) root(tables []*table) any {
+	ctxType, argsType := reflect.TypeFor[context.Context](), reflect.TypeFor[args]()
+	var fields []reflect.StructField
+	var values []reflect.Value
+	add := func(name string, fn reflect.Value) {
+		fields = append(fields, reflect.StructField{
+			Name: fmt.Sprintf("R%d", len(fields)),
+			Type: fn.Type(),
+			Tag:  reflect.StructTag(fmt.Sprintf(`graphql:%q`, name)),
+		})
+		values = append(values, fn)
+	}
+	for _, t := range tables {
+		n := t.names
+		list := a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.recs, errorType}, false), t.list)
+		add(n.list, list)
+		add(n.count, reflect.ValueOf(guarded(a, t.count)))
+		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.rec, errorType}, false)
+		create, update := a.resolver(one, t.create), a.resolver(one, t.update)
+		remove := reflect.ValueOf(guarded(a, t.remove))
+		for _, name := range dedupe(n.create, n.createCamel) {
+			add(name, create)
+		}
+		for _, name := range dedupe(n.update, n.updateCamel) {
+			add(name, update)
+		}
+		for _, name := range dedupe(n.del, n.delCamel) {
+			add(name, remove)
+		}
+	}
+	root := reflect.New(reflect.StructOf(fields))
+	for i, v := range values {
+		root.Elem().Field(i).Set(v)
+	}
+	return root.Interface()
+}
+
+var errorType = reflect.TypeFor[error]()
+
+// resolver makes a function of type fn, returning a record type known only at run time,
+// from a resolver that returns it as a reflect.Value.
+func (a *API) resolver(fn reflect.Type, resolve func(context.Context, args) (reflect.Value, error)) reflect.Value {
+	zero := reflect.Zero(fn.Out(0))
+	noErr := reflect.Zero(errorType)
+	return reflect.MakeFunc(fn, func(in []reflect.Value) []reflect.Value {
+		ctx := in[0].Interface().(context.Context)
+		v, err := resolve(ctx, in[1].Interface().(args))
+		if err != nil {
+			e := a.public(ctx, err)
+			return []reflect.Value{zero, reflect.ValueOf(&e).Elem()}
+		}
+		return []reflect.Value{v, noErr}
+	})
+}
+
+// guarded wraps a resolver so that its errors reach the caller as public errors.
+func guarded[T any](a *API, resolve func(context.Context, args) (T, error)) func(context.Context, args) (T, error) {
+	return func(ctx context.Context, in args) (T, error) {
+		v, err := resolve(ctx, in)
+		if err != nil {
+			var zero T
+			return zero, a.public(ctx, err)
+		}
+		return v, nil
+	}
+}
+
+// public turns a resolver's error into what the caller sees: errors meant for the caller
+// as they are, anything else logged and answered as INTERNAL without its details.
+func (a *API) public(ctx context.Context, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return userError(codeInternal, fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout))
+	}
+	a.cfg.Logger.ErrorContext(ctx, "graphql resolver failed", "err", err)
+	return userError(codeInternal, "internal error")
+}
+
+// panicLogger logs resolver panics.
+type panicLogger struct{ l *slog.Logger }
+
+func (p panicLogger) LogPanic(ctx context.Context, value any) {
+	p.l.ErrorContext(ctx, "graphql resolver panicked", "panic", value)
+}
+
+// panicHandler answers a resolver panic as INTERNAL without its details.
+type panicHandler struct{}
+
+func (panicHandler) MakePanicError(context.Context, any) *gqlerrors.QueryError {
+	return &gqlerrors.QueryError{Message: "internal error", Extensions: map[string]any{"code": codeInternal}}
 }

@@ -117,15 +117,15 @@ func (w *Where) filter() (bson.D, error) {
 		}
 	}
 	if len(w.Or) > 0 {
-		var any bson.A
+		var anyOf bson.A
 		for i := range w.Or {
 			f, err := w.Or[i].filter()
 			if err != nil {
 				return nil, err
 			}
-			any = append(any, f)
+			anyOf = append(anyOf, f)
 		}
-		all = append(all, bson.D{{Key: "$or", Value: any}})
+		all = append(all, bson.D{{Key: "$or", Value: anyOf}})
 	}
 	switch len(all) {
 	case 0:

@@ -1,0 +1,144 @@
+package gql
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	gqlerrors "github.com/graph-gophers/graphql-go/errors"
+)
+
+// The error codes answered in errors[].extensions.code.
+const (
+	codeBadRequest   = "BAD_REQUEST"
+	codeValidation   = "GRAPHQL_VALIDATION_FAILED"
+	codeBadUserInput = "BAD_USER_INPUT"
+	codeForbidden    = "FORBIDDEN"
+	codeNotFound     = "NOT_FOUND"
+	codeInternal     = "INTERNAL"
+)
+
+// Error is an error a resolver answers to the caller, with its code.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func userError(code, msg string) *Error { return &Error{Code: code, Message: msg} }
+
+func (e *Error) Error() string { return e.Message }
+
+// Extensions puts the code into the GraphQL error; graph-gophers calls it.
+func (e *Error) Extensions() map[string]any { return map[string]any{"code": e.Code} }
+
+// request is the body of POST /api/v1/graphql.
+type request struct {
+	Query         *string         `json:"query"`
+	OperationName *string         `json:"operationName"`
+	Variables     json.RawMessage `json:"variables"`
+}
+
+// response is what the endpoint answers: data first, as clients print it.
+type response struct {
+	Data   json.RawMessage         `json:"data,omitempty"`
+	Errors []*gqlerrors.QueryError `json:"errors,omitempty"`
+}
+
+// ServeHTTP answers POST /api/v1/graphql: 405 for other methods, 400 (413 when too large)
+// with code BAD_REQUEST for a body that is not a GraphQL request, and 200 with the result
+// otherwise, errors of validation and execution included. The caller has settled who is
+// asking and attached their Guard to the request's context.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, codeBadRequest, "use POST with a JSON body {\"query\": ..., \"variables\": {...}}")
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("Content-Type %q: send application/json", ct))
+			return
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, codeBadRequest, fmt.Sprintf("the body is larger than %d bytes", a.cfg.MaxBodyBytes))
+			return
+		}
+		writeError(w, http.StatusBadRequest, codeBadRequest, "read the body: "+err.Error())
+		return
+	}
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, codeBadRequest, "the body is not a JSON object {\"query\": ..., \"variables\": {...}}: "+err.Error())
+		return
+	}
+	if req.Query == nil || *req.Query == "" {
+		writeError(w, http.StatusBadRequest, codeBadRequest, "the body has no query")
+		return
+	}
+	var vars map[string]any
+	if len(req.Variables) > 0 && !bytes.Equal(req.Variables, []byte("null")) {
+		if err := json.Unmarshal(req.Variables, &vars); err != nil {
+			writeError(w, http.StatusBadRequest, codeBadRequest, "variables must be a JSON object")
+			return
+		}
+	}
+	var opName string
+	if req.OperationName != nil {
+		opName = *req.OperationName
+	}
+
+	var resp response
+	if a.schema == nil {
+		resp.Errors = []*gqlerrors.QueryError{{Message: "this project has no tables yet, so its API has no operations"}}
+	} else {
+		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
+		res := a.schema.Exec(ctx, a.keys.rewrite(*req.Query), opName, vars)
+		cancel()
+		resp.Data, resp.Errors = res.Data, res.Errors
+	}
+	for _, e := range resp.Errors {
+		setCode(e)
+	}
+	out, err := json.Marshal(resp)
+	if err != nil {
+		a.cfg.Logger.ErrorContext(r.Context(), "encode graphql response", "err", err)
+		writeError(w, http.StatusInternalServerError, codeInternal, "internal error")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+}
+
+// setCode gives every error a code: resolvers set theirs; an error without a path was found
+// before execution (syntax, validation, limits, unknown operation), one with a path is the
+// executor's own (a value that does not fit the schema).
+func setCode(e *gqlerrors.QueryError) {
+	if _, ok := e.Extensions["code"]; ok {
+		return
+	}
+	code := codeValidation
+	if e.Path != nil {
+		code = codeInternal
+	}
+	if e.Extensions == nil {
+		e.Extensions = map[string]any{}
+	}
+	e.Extensions["code"] = code
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	out, _ := json.Marshal(response{Errors: []*gqlerrors.QueryError{{Message: msg, Extensions: map[string]any{"code": code}}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(out)
+}

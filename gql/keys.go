@@ -1,0 +1,137 @@
+package gql
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/lexer"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+// responseKeys gives un-aliased mutation fields in the seed's spelling the response key the
+// seed shows: createproduct answers under createProduct, deleteproduct under deleteProduct,
+// and updateproduct under createProduct, as the seed's update row shows. Executors name a
+// result after the field or its alias, so the document is rewritten before execution to
+// carry these keys as aliases. An alias the caller wrote is kept.
+type responseKeys struct {
+	key   map[string]string // seed spelling -> response key
+	camel map[string]string // seed spelling -> camelCase field name, when key is taken
+	// maxTokens bounds the parse, as graph-gophers' query length limit bounds its own.
+	maxTokens int
+}
+
+func newResponseKeys(tables []*table, maxTokens int) responseKeys {
+	rk := responseKeys{key: map[string]string{}, camel: map[string]string{}, maxTokens: maxTokens}
+	for _, t := range tables {
+		n := t.names
+		for _, p := range [][3]string{
+			{n.create, n.createCamel, n.createCamel},
+			{n.update, n.createCamel, n.updateCamel},
+			{n.del, n.delCamel, n.delCamel},
+		} {
+			if p[0] != p[1] {
+				rk.key[p[0]], rk.camel[p[0]] = p[1], p[2]
+			}
+		}
+	}
+	return rk
+}
+
+// rewrite returns query with the response keys added as aliases; query itself when there is
+// nothing to add or it does not parse (graph-gophers then reports why).
+func (rk responseKeys) rewrite(query string) string {
+	if len(rk.key) == 0 || !strings.Contains(query, "mutation") {
+		return query
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, rk.maxTokens)
+	if err != nil {
+		return query
+	}
+	inserts := map[int]string{} // rune offset -> alias to insert there
+	for _, op := range doc.Operations {
+		if op.Operation != ast.Mutation {
+			continue
+		}
+		var fields []*ast.Field
+		collectFields(doc, op.SelectionSet, map[string]bool{}, &fields)
+		used := map[string]string{} // response key -> field name
+		var pending []*ast.Field
+		for _, f := range fields {
+			if _, ok := rk.key[f.Name]; ok && !aliased(query, f) {
+				pending = append(pending, f)
+				continue
+			}
+			used[f.Alias] = f.Name
+		}
+		for _, f := range pending {
+			key := rk.key[f.Name]
+			if name, ok := used[key]; ok && name != f.Name {
+				key = rk.camel[f.Name]
+			}
+			used[key] = f.Name
+			inserts[f.Position.Start] = key
+		}
+	}
+	if len(inserts) == 0 {
+		return query
+	}
+	offsets := make([]int, 0, len(inserts))
+	for o := range inserts {
+		offsets = append(offsets, o)
+	}
+	sort.Ints(offsets)
+	var b strings.Builder
+	b.Grow(len(query) + 24*len(offsets))
+	r, next := 0, 0
+	for _, c := range query {
+		if next < len(offsets) && offsets[next] == r {
+			b.WriteString(inserts[offsets[next]])
+			b.WriteString(": ")
+			next++
+		}
+		b.WriteRune(c)
+		r++
+	}
+	return b.String()
+}
+
+// collectFields lists the fields of a selection set, through fragments, as executors merge
+// them into one response object.
+func collectFields(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool, out *[]*ast.Field) {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			*out = append(*out, s)
+		case *ast.InlineFragment:
+			collectFields(doc, s.SelectionSet, seen, out)
+		case *ast.FragmentSpread:
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if fd := doc.Fragments.ForName(s.Name); fd != nil {
+				collectFields(doc, fd.SelectionSet, seen, out)
+			}
+		}
+	}
+}
+
+// aliased reports whether the caller wrote an alias for f: the parser records a missing
+// alias as the field's name, so the token after the first name tells.
+func aliased(query string, f *ast.Field) bool {
+	if f.Alias != f.Name {
+		return true
+	}
+	l := lexer.New(&ast.Source{Input: query})
+	for {
+		tok, err := l.ReadToken()
+		if err != nil || tok.Kind == lexer.EOF {
+			return false
+		}
+		if tok.Pos.Start == f.Position.Start {
+			next, err := l.ReadToken()
+			return err == nil && next.Kind == lexer.Colon
+		}
+	}
+}

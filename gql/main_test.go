@@ -1,0 +1,146 @@
+package gql_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/store"
+)
+
+// stores is the embedded FerretDB every test of the package shares (it is slow to start);
+// each test works in a database of its own.
+var stores *store.Stores
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "gql-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stores, err = store.Open(ctx, store.Config{DataDir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open stores:", err)
+		return 1
+	}
+	defer stores.Close(context.Background())
+	return m.Run()
+}
+
+var dbSeq atomic.Int64
+
+// records returns a fresh project database.
+func records(t testing.TB) *store.Records {
+	t.Helper()
+	return store.NewRecords(stores.Mongo.Database(fmt.Sprintf("p_test%d", dbSeq.Add(1))))
+}
+
+// products is the seed's table.
+func products() store.Table {
+	return store.Table{Name: "products", TypeName: "product", Fields: []store.Field{
+		{Name: "author", Type: store.FieldType{Scalar: store.String}},
+		{Name: "name", Type: store.FieldType{Scalar: store.String}, Required: true},
+		{Name: "price", Type: store.FieldType{Scalar: store.Float}, Required: true},
+	}}
+}
+
+// serve builds an API for tables over recs and serves it.
+func serve(t testing.TB, cfg gql.Config) *httptest.Server {
+	t.Helper()
+	if cfg.Records == nil {
+		cfg.Records = records(t)
+	}
+	api, err := gql.New(cfg)
+	if err != nil {
+		t.Fatalf("gql.New: %v", err)
+	}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// post sends body to the server's endpoint and returns the status and the response body.
+func post(t testing.TB, srv *httptest.Server, body string) (int, string) {
+	t.Helper()
+	res, err := srv.Client().Post(srv.URL+"/api/v1/graphql", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST: %v", err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	return res.StatusCode, string(b)
+}
+
+// exec sends a query with variables and decodes the 200 response.
+func exec(t testing.TB, srv *httptest.Server, query string, vars any) result {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, out := post(t, srv, string(body))
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, out)
+	}
+	var r result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("decode %s: %v", out, err)
+	}
+	r.raw = out
+	return r
+}
+
+type result struct {
+	Data   map[string]json.RawMessage `json:"data"`
+	Errors []struct {
+		Message    string         `json:"message"`
+		Extensions map[string]any `json:"extensions"`
+	} `json:"errors"`
+	raw string
+}
+
+// ok fails the test when the result has errors.
+func (r result) ok(t testing.TB) result {
+	t.Helper()
+	if len(r.Errors) > 0 {
+		t.Fatalf("unexpected errors: %s", r.raw)
+	}
+	return r
+}
+
+// code is the code of the only error.
+func (r result) code(t testing.TB) string {
+	t.Helper()
+	if len(r.Errors) != 1 {
+		t.Fatalf("want one error, got %s", r.raw)
+	}
+	c, _ := r.Errors[0].Extensions["code"].(string)
+	return c
+}
+
+// decode reads the data under key into v.
+func (r result) decode(t testing.TB, key string, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Data[key], v); err != nil {
+		t.Fatalf("decode %s of %s: %v", key, r.raw, err)
+	}
+}

@@ -1,0 +1,169 @@
+package gql
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// timeLayout is how the API shows times: RFC 3339, UTC, milliseconds.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// stamp is a stored BSON date shown as an RFC 3339 string. It serves createdAt and updatedAt
+// (GraphQL String) and fields of type DateTime.
+type stamp time.Time
+
+// ImplementsGraphQLType lets graph-gophers bind stamp to String and DateTime outputs.
+func (stamp) ImplementsGraphQLType(name string) bool { return name == "String" || name == "DateTime" }
+
+// UnmarshalGraphQL is required by graph-gophers' scalar binding; inputs never reach it
+// because arguments are read through argValue.
+func (s *stamp) UnmarshalGraphQL(input any) error {
+	t, err := parseTime(input)
+	*s = stamp(t)
+	return err
+}
+
+// MarshalJSON writes the time as the API shows it.
+func (s stamp) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, len(timeLayout)+2)
+	b = append(b, '"')
+	b = time.Time(s).UTC().AppendFormat(b, timeLayout)
+	return append(b, '"'), nil
+}
+
+// UnmarshalBSONValue reads a BSON date.
+func (s *stamp) UnmarshalBSONValue(t byte, data []byte) error {
+	var v time.Time
+	if err := bson.UnmarshalValue(bson.Type(t), data, &v); err != nil {
+		return fmt.Errorf("read date: %w", err)
+	}
+	*s = stamp(v)
+	return nil
+}
+
+func parseTime(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Errorf("want an RFC 3339 date-time string, got %s", describe(v))
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want an RFC 3339 date-time such as 2026-11-22T10:04:05.123Z, got %q", s)
+	}
+	return t.UTC().Truncate(time.Millisecond), nil
+}
+
+// jsonValue is a stored value of a JSON field, shown as JSON.
+type jsonValue struct{ v any }
+
+// ImplementsGraphQLType lets graph-gophers bind jsonValue to the JSON scalar.
+func (jsonValue) ImplementsGraphQLType(name string) bool { return name == "JSON" }
+
+// UnmarshalGraphQL is required by graph-gophers' scalar binding; inputs never reach it
+// because arguments are read through argValue.
+func (j *jsonValue) UnmarshalGraphQL(input any) error {
+	j.v = input
+	return nil
+}
+
+// MarshalJSON writes the value.
+func (j jsonValue) MarshalJSON() ([]byte, error) { return json.Marshal(j.v) }
+
+// UnmarshalBSONValue reads any BSON value as plain Go values.
+func (j *jsonValue) UnmarshalBSONValue(t byte, data []byte) error {
+	var v any
+	if err := bson.UnmarshalValue(bson.Type(t), data, &v); err != nil {
+		return fmt.Errorf("read JSON value: %w", err)
+	}
+	j.v = plain(v)
+	return nil
+}
+
+// plain turns decoded BSON into the Go values encoding/json and the Guard use: documents
+// become map[string]any, arrays []any, dates time.Time and integers int64.
+func plain(v any) any {
+	switch v := v.(type) {
+	case bson.D:
+		m := make(map[string]any, len(v))
+		for _, e := range v {
+			m[e.Key] = plain(e.Value)
+		}
+		return m
+	case bson.M:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = plain(e)
+		}
+		return m
+	case bson.A:
+		l := make([]any, len(v))
+		for i, e := range v {
+			l[i] = plain(e)
+		}
+		return l
+	case []any:
+		l := make([]any, len(v))
+		for i, e := range v {
+			l[i] = plain(e)
+		}
+		return l
+	case bson.DateTime:
+		return v.Time().UTC()
+	case int32:
+		return int64(v)
+	case bson.Null, bson.Undefined:
+		return nil
+	}
+	return v
+}
+
+// argValue receives any GraphQL argument as graph-gophers decoded it (from a literal or the
+// variables), so that one Go type serves every generated argument and the table's
+// definition, not Go types, decides how it is read. set tells an absent argument from null.
+type argValue struct {
+	set bool
+	v   any
+}
+
+// ImplementsGraphQLType accepts every input type: the table's definition checks values.
+func (argValue) ImplementsGraphQLType(string) bool { return true }
+
+// UnmarshalGraphQL keeps the value as given.
+func (a *argValue) UnmarshalGraphQL(input any) error {
+	a.set, a.v = true, input
+	return nil
+}
+
+// Nullable makes graph-gophers hand null and absent arguments to argValue too.
+func (argValue) Nullable() {}
+
+// args carries the arguments of every generated root field.
+type args struct {
+	UID     argValue
+	Where   argValue
+	OrderBy argValue
+	Limit   argValue
+	Offset  argValue
+	Data    argValue
+}
+
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int32, int64, int, float64:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}

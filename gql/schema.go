@@ -1,0 +1,223 @@
+package gql
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/platform-dev/platform/store"
+)
+
+// Names of the record keys the service keeps, as the API shows them.
+const (
+	fieldUID       = "uid"
+	fieldCreatedAt = "createdAt"
+	fieldUpdatedAt = "updatedAt"
+)
+
+// sharedSDL is the part of every project's schema that does not depend on its tables.
+const sharedSDL = `
+"An RFC 3339 date-time; the API answers in UTC with milliseconds (2026-11-22T10:04:05.123Z)."
+scalar DateTime
+"Any JSON value."
+scalar JSON
+"The direction of one orderBy entry."
+enum OrderDirection { ASC DESC }
+input StringFilter { eq: String ne: String gt: String gte: String lt: String lte: String in: [String] contains: String }
+input IDFilter { eq: ID ne: ID gt: ID gte: ID lt: ID lte: ID in: [ID] }
+input IntFilter { eq: Int ne: Int gt: Int gte: Int lt: Int lte: Int in: [Int] }
+input FloatFilter { eq: Float ne: Float gt: Float gte: Float lt: Float lte: Float in: [Float] }
+input BooleanFilter { eq: Boolean ne: Boolean }
+input DateTimeFilter { eq: DateTime ne: DateTime gt: DateTime gte: DateTime lt: DateTime lte: DateTime in: [DateTime] }
+`
+
+// sharedNames are the type names sharedSDL and GraphQL itself define; no table may generate
+// one of them.
+var sharedNames = []string{
+	"DateTime", "JSON", "OrderDirection", "StringFilter", "IDFilter", "IntFilter", "FloatFilter",
+	"BooleanFilter", "DateTimeFilter", "String", "Int", "Float", "Boolean", "ID", "Query", "Mutation",
+}
+
+var nameRE = regexp.MustCompile(`^[_A-Za-z][_0-9A-Za-z]*$`)
+
+// tableNames are the generated names of one table's types and root fields.
+type tableNames struct {
+	typ, input, where, order, field    string // types
+	list, count                        string // query fields
+	create, update, del                string // mutation fields, seed spelling
+	createCamel, updateCamel, delCamel string // the same in camelCase
+}
+
+func namesOf(t store.Table) tableNames {
+	tn := t.TypeName
+	camel := strings.ToUpper(tn[:1]) + tn[1:]
+	return tableNames{
+		typ: tn, input: tn + "Input", where: tn + "Where", order: tn + "OrderBy", field: tn + "Field",
+		list: t.Name, count: t.Name + "Count",
+		create: "create" + tn, update: "update" + tn, del: "delete" + tn,
+		createCamel: "create" + camel, updateCamel: "update" + camel, delCamel: "delete" + camel,
+	}
+}
+
+// checkNames reports the first definition that would not make a valid schema: a name GraphQL
+// does not accept, a field that shadows a key the service keeps, or two tables generating the
+// same type or root field.
+func checkNames(tables []store.Table) error {
+	owner := map[string]string{} // generated name -> what generated it
+	for _, n := range sharedNames {
+		owner["type "+n] = "the built-in types"
+	}
+	claim := func(kind, name, by string) error {
+		key := kind + " " + name
+		if prev, ok := owner[key]; ok && prev != by {
+			return fmt.Errorf("%s generates the %s %q, which %s already defines", by, kind, name, prev)
+		}
+		owner[key] = by
+		return nil
+	}
+	for _, t := range tables {
+		by := fmt.Sprintf("table %q", t.Name)
+		if !nameRE.MatchString(t.Name) || strings.HasPrefix(t.Name, "__") {
+			return fmt.Errorf("%s: the name must be a GraphQL name (letters, digits and _, not starting with a digit or __)", by)
+		}
+		if !nameRE.MatchString(t.TypeName) || strings.HasPrefix(t.TypeName, "__") {
+			return fmt.Errorf("%s: the type name %q must be a GraphQL name (letters, digits and _, not starting with a digit or __)", by, t.TypeName)
+		}
+		n := namesOf(t)
+		for _, tn := range []string{n.typ, n.input, n.where, n.order, n.field} {
+			if err := claim("type", tn, by); err != nil {
+				return err
+			}
+		}
+		for _, f := range []string{n.list, n.count} {
+			if err := claim("query", f, by); err != nil {
+				return err
+			}
+		}
+		for _, f := range []string{n.create, n.update, n.del, n.createCamel, n.updateCamel, n.delCamel} {
+			if err := claim("mutation", f, by); err != nil {
+				return err
+			}
+		}
+		for _, f := range t.Fields {
+			switch {
+			case !nameRE.MatchString(f.Name) || strings.HasPrefix(f.Name, "__"):
+				return fmt.Errorf("%s: field %q: the name must be a GraphQL name (letters, digits and _, not starting with a digit or __)", by, f.Name)
+			case f.Name == fieldUID || f.Name == fieldCreatedAt || f.Name == fieldUpdatedAt || strings.HasPrefix(f.Name, "_"):
+				return fmt.Errorf("%s: field %q: uid, createdAt, updatedAt and names starting with _ are kept by the service", by, f.Name)
+			case f.Name == "and" || f.Name == "or":
+				return fmt.Errorf("%s: field %q: the name is taken by the where argument's and/or", by, f.Name)
+			case f.Name == "true" || f.Name == "false" || f.Name == "null":
+				return fmt.Errorf("%s: field %q: the name cannot be a value of the enum %s", by, f.Name, n.field)
+			}
+		}
+	}
+	return nil
+}
+
+// sdl writes the schema of the given tables.
+func sdl(tables []store.Table) string {
+	var b strings.Builder
+	b.WriteString(sharedSDL)
+	for _, t := range tables {
+		writeTableTypes(&b, t)
+	}
+	b.WriteString("\ntype Query {\n")
+	for _, t := range tables {
+		n := namesOf(t)
+		fmt.Fprintf(&b, "  %q\n  %s(uid: ID, where: %s, orderBy: [%s!], limit: Int, offset: Int): [%s!]!\n",
+			"The "+t.Name+": the one with uid when uid is given, else those matching where, in orderBy order (default: creation order), a page of limit after offset.",
+			n.list, n.where, n.order, n.typ)
+		fmt.Fprintf(&b, "  %q\n  %s(where: %s): Int!\n", "How many "+t.Name+" match where.", n.count, n.where)
+	}
+	b.WriteString("}\n\ntype Mutation {\n")
+	for _, t := range tables {
+		n := namesOf(t)
+		for _, name := range dedupe(n.create, n.createCamel) {
+			fmt.Fprintf(&b, "  %q\n  %s(data: %s!): %s!\n", "Create a "+n.typ+"; the required fields must be given.", name, n.input, n.typ)
+		}
+		for _, name := range dedupe(n.update, n.updateCamel) {
+			fmt.Fprintf(&b, "  %q\n  %s(uid: ID, data: %s!): %s!\n", "Set the fields given in data (null removes an optional field) of the "+n.typ+" with uid.", name, n.input, n.typ)
+		}
+		for _, name := range dedupe(n.del, n.delCamel) {
+			fmt.Fprintf(&b, "  %q\n  %s(uid: ID): String\n", "Delete the "+n.typ+" with uid; answers \"Document Deleted\".", name)
+		}
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func dedupe(a, b string) []string {
+	if a == b {
+		return []string{a}
+	}
+	return []string{a, b}
+}
+
+func writeTableTypes(b *strings.Builder, t store.Table) {
+	n := namesOf(t)
+	fmt.Fprintf(b, "\n%q\ntype %s {\n  uid: ID!\n", "A record of the table "+t.Name+".", n.typ)
+	for _, f := range t.Fields {
+		writeDescription(b, f.Description)
+		fmt.Fprintf(b, "  %s: %s\n", f.Name, outputType(f))
+	}
+	b.WriteString("  createdAt: String!\n  updatedAt: String!\n}\n")
+
+	fmt.Fprintf(b, "\n%q\ninput %s {\n", "The fields of a "+n.typ+". Create needs the required ones; update takes any of them.", n.input)
+	for _, f := range t.Fields {
+		writeDescription(b, f.Description)
+		fmt.Fprintf(b, "  %s: %s\n", f.Name, inputType(f.Type))
+	}
+	b.WriteString("}\n")
+
+	fmt.Fprintf(b, "\n%q\ninput %s {\n  uid: IDFilter\n", "Conditions on "+t.Name+": every one given must hold; a list field matches when one element does.", n.where)
+	for _, f := range t.Fields {
+		if f.Type.Scalar != store.JSON {
+			fmt.Fprintf(b, "  %s: %sFilter\n", f.Name, f.Type.Scalar)
+		}
+	}
+	fmt.Fprintf(b, "  createdAt: DateTimeFilter\n  updatedAt: DateTimeFilter\n  and: [%s!]\n  or: [%s!]\n}\n", n.where, n.where)
+
+	fmt.Fprintf(b, "\nenum %s { uid", n.field)
+	for _, f := range t.Fields {
+		if sortable(f) {
+			fmt.Fprintf(b, " %s", f.Name)
+		}
+	}
+	b.WriteString(" createdAt updatedAt }\n")
+	fmt.Fprintf(b, "input %s { field: %s!, direction: OrderDirection = ASC }\n", n.order, n.field)
+}
+
+func sortable(f store.Field) bool { return !f.Type.List && f.Type.Scalar != store.JSON }
+
+func writeDescription(b *strings.Builder, d string) {
+	if d == "" {
+		return
+	}
+	// A JSON string is a valid GraphQL string: the same escapes.
+	q, _ := json.Marshal(d)
+	fmt.Fprintf(b, "  %s\n", q)
+}
+
+// outputType is the GraphQL type of a field in the record type. An optional String reads
+// back as "" when never set, so it is never null.
+func outputType(f store.Field) string {
+	s := string(f.Type.Scalar)
+	if f.Type.List {
+		s = "[" + s + "!]"
+	}
+	if f.Required || (f.Type.Scalar == store.String && !f.Type.List) {
+		s += "!"
+	}
+	return s
+}
+
+// inputType is the GraphQL type of a field in the input type: every field is optional there,
+// create checks the required ones itself to name the missing field.
+func inputType(ft store.FieldType) string {
+	if ft.List {
+		return "[" + string(ft.Scalar) + "]"
+	}
+	return string(ft.Scalar)
+}

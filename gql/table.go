@@ -1,0 +1,621 @@
+package gql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+
+	graphql "github.com/graph-gophers/graphql-go"
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/platform-dev/platform/store"
+)
+
+// table serves one table's root fields. Its record type is a struct built at run time with
+// one field per column, tagged for both the BSON decoder and graph-gophers, so a stored
+// record is decoded once, straight into what the resolvers return.
+type table struct {
+	def     store.Table
+	names   tableNames
+	rec     reflect.Type // the record struct
+	recs    reflect.Type // []rec
+	records *store.Records
+	limits  limits
+}
+
+type limits struct{ defaultLimit, maxLimit int }
+
+func newTable(def store.Table, records *store.Records, lim limits) *table {
+	t := &table{def: def, names: namesOf(def), records: records, limits: lim}
+	fields := []reflect.StructField{{Name: "UID", Type: reflect.TypeFor[graphql.ID](), Tag: `bson:"_id" graphql:"uid"`}}
+	for i, f := range def.Fields {
+		fields = append(fields, reflect.StructField{
+			Name: "F" + strconv.Itoa(i),
+			Type: goType(f),
+			Tag:  reflect.StructTag(fmt.Sprintf(`bson:%q graphql:%q`, f.Name, f.Name)),
+		})
+	}
+	fields = append(fields,
+		reflect.StructField{Name: "CreatedAt", Type: reflect.TypeFor[stamp](), Tag: `bson:"createdAt" graphql:"createdAt"`},
+		reflect.StructField{Name: "UpdatedAt", Type: reflect.TypeFor[stamp](), Tag: `bson:"updatedAt" graphql:"updatedAt"`})
+	t.rec = reflect.StructOf(fields)
+	t.recs = reflect.SliceOf(t.rec)
+	return t
+}
+
+// goType is the Go type a field's values are decoded into; it matches outputType.
+func goType(f store.Field) reflect.Type {
+	var rt reflect.Type
+	switch f.Type.Scalar {
+	case store.String:
+		rt = reflect.TypeFor[string]()
+	case store.Int:
+		rt = reflect.TypeFor[int32]()
+	case store.Float:
+		rt = reflect.TypeFor[float64]()
+	case store.Boolean:
+		rt = reflect.TypeFor[bool]()
+	case store.ID:
+		rt = reflect.TypeFor[graphql.ID]()
+	case store.DateTime:
+		rt = reflect.TypeFor[stamp]()
+	default: // JSON
+		rt = reflect.TypeFor[jsonValue]()
+	}
+	if f.Type.List {
+		rt = reflect.SliceOf(rt)
+	}
+	if !f.Required && (f.Type.List || f.Type.Scalar != store.String) {
+		rt = reflect.PointerTo(rt)
+	}
+	return rt
+}
+
+// key is the stored key of a field the API names name, and its scalar; ok is false for a name
+// the table does not have.
+func (t *table) key(name string) (key string, ft store.FieldType, ok bool) {
+	switch name {
+	case fieldUID:
+		return store.KeyUID, store.FieldType{Scalar: store.ID}, true
+	case fieldCreatedAt, fieldUpdatedAt:
+		return name, store.FieldType{Scalar: store.DateTime}, true
+	}
+	f, ok := t.def.Field(name)
+	return f.Name, f.Type, ok
+}
+
+// list answers products(uid, where, orderBy, limit, offset).
+func (t *table) list(ctx context.Context, a args) (reflect.Value, error) {
+	q, err := t.query(a)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	out := reflect.New(t.recs)
+	if q.Limit == 0 {
+		out.Elem().Set(reflect.MakeSlice(t.recs, 0, 0))
+		return out.Elem(), nil
+	}
+	access, check, err := t.readAccess(ctx)
+	if errors.Is(err, ErrForbidden) {
+		out.Elem().Set(reflect.MakeSlice(t.recs, 0, 0))
+		return out.Elem(), nil
+	}
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	q.Access = access
+	if !check {
+		if err := t.records.Find(ctx, t.def.Name, q, out.Interface()); err != nil {
+			return reflect.Value{}, err
+		}
+		if out.Elem().IsNil() {
+			out.Elem().Set(reflect.MakeSlice(t.recs, 0, 0))
+		}
+		return out.Elem(), nil
+	}
+	// The rule needs each record: page in Go over the records the filter lets through.
+	offset, limit := q.Offset, q.Limit
+	q.Offset, q.Limit = 0, 0
+	list := reflect.MakeSlice(t.recs, 0, int(min(limit, 64)))
+	g := guardFrom(ctx)
+	err = t.records.Each(ctx, t.def.Name, q, func(raw bson.Raw) (bool, error) {
+		ok, err := t.allowed(g, Read, raw, nil)
+		if err != nil || !ok {
+			return err == nil, err
+		}
+		if offset > 0 {
+			offset--
+			return true, nil
+		}
+		rec := reflect.New(t.rec)
+		if err := bson.Unmarshal(raw, rec.Interface()); err != nil {
+			return false, fmt.Errorf("decode %s record: %w", t.def.Name, err)
+		}
+		list = reflect.Append(list, rec.Elem())
+		return int64(list.Len()) < limit, nil
+	})
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	return list, nil
+}
+
+// count answers productsCount(where).
+func (t *table) count(ctx context.Context, a args) (int32, error) {
+	var q store.Query
+	if err := t.setWhere(&q, a.Where); err != nil {
+		return 0, err
+	}
+	access, check, err := t.readAccess(ctx)
+	if errors.Is(err, ErrForbidden) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	q.Access = access
+	var n int64
+	if !check {
+		if n, err = t.records.Count(ctx, t.def.Name, q); err != nil {
+			return 0, err
+		}
+	} else {
+		g := guardFrom(ctx)
+		err = t.records.Each(ctx, t.def.Name, q, func(raw bson.Raw) (bool, error) {
+			ok, err := t.allowed(g, Read, raw, nil)
+			if ok {
+				n++
+			}
+			return err == nil, err
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	if n > math.MaxInt32 {
+		return 0, userError(codeBadUserInput, fmt.Sprintf("%s matches %d records, more than an Int can hold: narrow where", t.names.count, n))
+	}
+	return int32(n), nil
+}
+
+// readAccess is the Guard's read filter, nil without a Guard.
+func (t *table) readAccess(ctx context.Context) (bson.D, bool, error) {
+	g := guardFrom(ctx)
+	if g == nil {
+		return nil, false, nil
+	}
+	f, check, err := g.Filter(t.def.Name, Read)
+	if err != nil && !errors.Is(err, ErrForbidden) {
+		return nil, false, fmt.Errorf("read rule of %s: %w", t.def.Name, err)
+	}
+	return f, check, err
+}
+
+// allowed asks the Guard about one stored record; false for a record a rule refuses.
+func (t *table) allowed(g Guard, op Operation, raw bson.Raw, data map[string]any) (bool, error) {
+	var m bson.M
+	if err := bson.Unmarshal(raw, &m); err != nil {
+		return false, fmt.Errorf("decode %s record: %w", t.def.Name, err)
+	}
+	record, _ := plain(m).(map[string]any)
+	switch err := g.Allow(t.def.Name, op, record, data); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrForbidden):
+		return false, nil
+	default:
+		return false, fmt.Errorf("%s rule of %s: %w", op, t.def.Name, err)
+	}
+}
+
+// create answers createproduct(data).
+func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
+	set, _, data, err := t.input(a.Data, true)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	var owner string
+	if g := guardFrom(ctx); g != nil {
+		switch err := g.Allow(t.def.Name, Create, nil, data); {
+		case errors.Is(err, ErrForbidden):
+			return reflect.Value{}, userError(codeForbidden, fmt.Sprintf("you may not create %s: %v", t.def.Name, err))
+		case err != nil:
+			return reflect.Value{}, fmt.Errorf("create rule of %s: %w", t.def.Name, err)
+		}
+		owner = g.Owner()
+	}
+	out := reflect.New(t.rec)
+	if err := t.records.Insert(ctx, t.def.Name, owner, set, out.Interface()); err != nil {
+		return reflect.Value{}, err
+	}
+	return out.Elem(), nil
+}
+
+// update answers updateproduct(uid, data).
+func (t *table) update(ctx context.Context, a args) (reflect.Value, error) {
+	uid, err := t.uid(a.UID)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	set, unset, data, err := t.input(a.Data, false)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	access, err := t.writeAccess(ctx, Update, uid, data)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	out := reflect.New(t.rec)
+	err = t.records.Update(ctx, t.def.Name, uid, access, set, unset, out.Interface())
+	if errors.Is(err, store.ErrNotFound) {
+		return reflect.Value{}, t.missing(ctx, Update, uid, access)
+	}
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	return out.Elem(), nil
+}
+
+// deleted is what delete answers, as the seed shows.
+const deleted = "Document Deleted"
+
+// remove answers deleteproduct(uid).
+func (t *table) remove(ctx context.Context, a args) (*string, error) {
+	uid, err := t.uid(a.UID)
+	if err != nil {
+		return nil, err
+	}
+	access, err := t.writeAccess(ctx, Delete, uid, nil)
+	if err != nil {
+		return nil, err
+	}
+	err = t.records.Delete(ctx, t.def.Name, uid, access)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, t.missing(ctx, Delete, uid, access)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := deleted
+	return &s, nil
+}
+
+// writeAccess asks the Guard about an update or delete of the record uid and returns the
+// filter the write must also match.
+func (t *table) writeAccess(ctx context.Context, op Operation, uid string, data map[string]any) (bson.D, error) {
+	g := guardFrom(ctx)
+	if g == nil {
+		return nil, nil
+	}
+	access, check, err := g.Filter(t.def.Name, op)
+	if errors.Is(err, ErrForbidden) {
+		return nil, t.missing(ctx, op, uid, bson.D{{Key: "$expr", Value: false}})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s rule of %s: %w", op, t.def.Name, err)
+	}
+	if !check {
+		return access, nil
+	}
+	var raw bson.Raw
+	err = t.records.Get(ctx, t.def.Name, uid, access, &raw)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, t.missing(ctx, op, uid, access)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ok, err := t.allowed(g, op, raw, data)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, userError(codeForbidden, fmt.Sprintf("you may not %s the %s %q", op, t.names.typ, uid))
+	}
+	return access, nil
+}
+
+// missing is the error for a write that matched no record: FORBIDDEN when the record exists
+// but the access filter excludes it, NOT_FOUND otherwise.
+func (t *table) missing(ctx context.Context, op Operation, uid string, access bson.D) error {
+	if len(access) > 0 {
+		ok, err := t.records.Exists(ctx, t.def.Name, uid)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return userError(codeForbidden, fmt.Sprintf("you may not %s the %s %q", op, t.names.typ, uid))
+		}
+	}
+	return userError(codeNotFound, fmt.Sprintf("no %s has uid %q", t.names.typ, uid))
+}
+
+func (t *table) uid(a argValue) (string, error) {
+	switch v := a.v.(type) {
+	case string:
+		if v != "" {
+			return v, nil
+		}
+	case int32:
+		return strconv.Itoa(int(v)), nil
+	}
+	return "", userError(codeBadUserInput, "uid is required: say which "+t.names.typ+" to change")
+}
+
+// query reads the list arguments.
+func (t *table) query(a args) (store.Query, error) {
+	q := store.Query{Limit: int64(t.limits.defaultLimit)}
+	if a.UID.set && a.UID.v != nil {
+		uid, err := t.uid(a.UID)
+		if err != nil {
+			return q, userError(codeBadUserInput, "uid must not be empty")
+		}
+		q.UID = uid
+	}
+	if err := t.setWhere(&q, a.Where); err != nil {
+		return q, err
+	}
+	if a.OrderBy.set && a.OrderBy.v != nil {
+		for i, o := range asList(a.OrderBy.v) {
+			m, _ := o.(map[string]any)
+			name, _ := m["field"].(string)
+			key, ft, ok := t.key(name)
+			if !ok || ft.List || ft.Scalar == store.JSON {
+				return q, userError(codeBadUserInput, fmt.Sprintf("orderBy[%d].field: %s cannot be sorted on", i, describeName(name)))
+			}
+			dir, _ := m["direction"].(string)
+			q.Order = append(q.Order, store.Order{Key: key, Desc: dir == "DESC"})
+		}
+	}
+	var err error
+	if q.Offset, err = count(a.Offset, "offset", 0, math.MaxInt32); err != nil {
+		return q, err
+	}
+	if a.Limit.set && a.Limit.v != nil {
+		if q.Limit, err = count(a.Limit, "limit", 0, int64(t.limits.maxLimit)); err != nil {
+			return q, err
+		}
+	}
+	return q, nil
+}
+
+func describeName(s string) string {
+	if s == "" {
+		return "no field"
+	}
+	return strconv.Quote(s)
+}
+
+func count(a argValue, name string, lo, hi int64) (int64, error) {
+	if !a.set || a.v == nil {
+		return 0, nil
+	}
+	n, ok := a.v.(int32)
+	if !ok {
+		return 0, userError(codeBadUserInput, name+" must be an Int")
+	}
+	if int64(n) < lo || int64(n) > hi {
+		return 0, userError(codeBadUserInput, fmt.Sprintf("%s must be between %d and %d, got %d", name, lo, hi, n))
+	}
+	return int64(n), nil
+}
+
+func (t *table) setWhere(q *store.Query, a argValue) error {
+	if !a.set || a.v == nil {
+		return nil
+	}
+	w, err := t.where(a.v, "where")
+	if err != nil {
+		return err
+	}
+	q.Where = w
+	return nil
+}
+
+// where reads a where argument into a condition tree.
+func (t *table) where(v any, path string) (*store.Where, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, userError(codeBadUserInput, fmt.Sprintf("%s: want an object, got %s", path, describe(v)))
+	}
+	w := &store.Where{}
+	for _, k := range sortedKeys(m) {
+		switch k {
+		case "and", "or":
+			if m[k] == nil {
+				continue
+			}
+			for i, sub := range asList(m[k]) {
+				sw, err := t.where(sub, fmt.Sprintf("%s.%s[%d]", path, k, i))
+				if err != nil {
+					return nil, err
+				}
+				if k == "and" {
+					w.And = append(w.And, *sw)
+				} else {
+					w.Or = append(w.Or, *sw)
+				}
+			}
+			continue
+		}
+		key, ft, ok := t.key(k)
+		if !ok || ft.Scalar == store.JSON {
+			return nil, userError(codeBadUserInput, fmt.Sprintf("%s: %s has no condition %q", path, t.names.where, k))
+		}
+		ops, ok := m[k].(map[string]any)
+		if !ok {
+			if m[k] == nil {
+				continue
+			}
+			return nil, userError(codeBadUserInput, fmt.Sprintf("%s.%s: want an object of comparisons, got %s", path, k, describe(m[k])))
+		}
+		for _, op := range sortedKeys(ops) {
+			val, p := ops[op], path+"."+k+"."+op
+			c := store.Cond{Key: key, Op: store.Op(op)}
+			switch {
+			case val == nil && (c.Op == store.Eq || c.Op == store.Ne):
+			case val == nil:
+				continue
+			case c.Op == store.In:
+				var list []any
+				for i, e := range asList(val) {
+					cv, err := scalarValue(ft.Scalar, e)
+					if err != nil {
+						return nil, userError(codeBadUserInput, fmt.Sprintf("%s[%d]: %v", p, i, err))
+					}
+					list = append(list, cv)
+				}
+				c.Value = list
+			case c.Op == store.Contains && ft.Scalar != store.String:
+				return nil, userError(codeBadUserInput, fmt.Sprintf("%s: contains applies to String fields", p))
+			default:
+				cv, err := scalarValue(ft.Scalar, val)
+				if err != nil {
+					return nil, userError(codeBadUserInput, fmt.Sprintf("%s: %v", p, err))
+				}
+				c.Value = cv
+			}
+			w.Conds = append(w.Conds, c)
+		}
+	}
+	return w, nil
+}
+
+// input reads the data argument of create (every required field present) or update (any
+// field; null removes an optional one). It returns the fields to set, those to remove, and
+// the same values as the Guard sees them.
+func (t *table) input(a argValue, create bool) (set bson.D, unset []string, data map[string]any, err error) {
+	m, ok := a.v.(map[string]any)
+	if !ok {
+		return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data: want a %s object, got %s", t.names.input, describe(a.v)))
+	}
+	for k := range m {
+		if _, ok := t.def.Field(k); !ok {
+			return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data: %s has no field %q", t.names.input, k))
+		}
+	}
+	data = make(map[string]any, len(m))
+	for _, f := range t.def.Fields {
+		v, present := m[f.Name]
+		if create && (!present || v == nil) && f.Default != nil {
+			v, present = f.Default, true
+		}
+		switch {
+		case !present && create && f.Required:
+			return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data.%s is required to create a %s", f.Name, t.names.typ))
+		case !present:
+			continue
+		case v == nil && f.Required:
+			return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data.%s is required and cannot be null", f.Name))
+		case v == nil:
+			data[f.Name] = nil
+			if !create {
+				unset = append(unset, f.Name)
+			}
+			continue
+		}
+		cv, err := fieldValue(f.Type, v)
+		if err != nil {
+			return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data.%s: %v", f.Name, err))
+		}
+		set = append(set, bson.E{Key: f.Name, Value: cv})
+		data[f.Name] = plain(cv)
+	}
+	return set, unset, data, nil
+}
+
+// fieldValue checks a value given for a field and converts it to what is stored.
+func fieldValue(ft store.FieldType, v any) (any, error) {
+	if !ft.List {
+		return scalarValue(ft.Scalar, v)
+	}
+	in := asList(v)
+	out := make([]any, len(in))
+	for i, e := range in {
+		if e == nil {
+			return nil, fmt.Errorf("element %d is null", i)
+		}
+		cv, err := scalarValue(ft.Scalar, e)
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %w", i, err)
+		}
+		out[i] = cv
+	}
+	return out, nil
+}
+
+// scalarValue checks one scalar value, as graph-gophers decoded it from a literal (Int as
+// int32) or from JSON variables (numbers as float64), and converts it to what is stored.
+func scalarValue(s store.Scalar, v any) (any, error) {
+	switch s {
+	case store.String:
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+	case store.ID:
+		switch v := v.(type) {
+		case string:
+			return v, nil
+		case int32:
+			return strconv.Itoa(int(v)), nil
+		case float64:
+			if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+				return strconv.FormatInt(int64(v), 10), nil
+			}
+		}
+	case store.Int:
+		switch v := v.(type) {
+		case int32:
+			return v, nil
+		case float64:
+			if v == math.Trunc(v) && v >= math.MinInt32 && v <= math.MaxInt32 {
+				return int32(v), nil
+			}
+			return nil, fmt.Errorf("want a 32-bit integer, got %v", v)
+		}
+	case store.Float:
+		switch v := v.(type) {
+		case float64:
+			return v, nil
+		case int32:
+			return float64(v), nil
+		}
+	case store.Boolean:
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+	case store.DateTime:
+		return parseTime(v)
+	case store.JSON:
+		return v, nil
+	}
+	return nil, fmt.Errorf("want %s %s, got %s", article(s), s, describe(v))
+}
+
+func article(s store.Scalar) string {
+	if s == store.Int || s == store.ID {
+		return "an"
+	}
+	return "a"
+}
+
+// asList applies GraphQL's list coercion: a single value stands for a list of one.
+func asList(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	return []any{v}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
