@@ -1,0 +1,475 @@
+// Package deploy holds the container image and Kubernetes manifests of the service. Its tests
+// keep them true to the code: every setting a manifest or the Dockerfile names must exist in
+// `platform config-reference`, the probes must answer on a real `platform serve`, and the
+// configuration reference in docs/operations.md must be the command's current output.
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// binary is the platform binary, built once for the whole test run.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "platform-deploy")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "platform")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/platform")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build platform:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runtimeEnv are variables read by the Go runtime rather than by the service; manifests may
+// set them although the configuration reference does not list them.
+var runtimeEnv = []string{"GOMEMLIMIT", "GOMAXPROCS", "GOGC", "GODEBUG"}
+
+type referenceEntry struct {
+	Command, Flag, Env, Default, Help string
+}
+
+type reference []referenceEntry
+
+func loadReference(t *testing.T) reference {
+	t.Helper()
+	out, err := exec.Command(binary, "config-reference", "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("platform config-reference --format json: %v", err)
+	}
+	var ref reference
+	if err := json.Unmarshal(out, &ref); err != nil {
+		t.Fatalf("decode the configuration reference: %v", err)
+	}
+	if len(ref) == 0 {
+		t.Fatal("the configuration reference is empty")
+	}
+	return ref
+}
+
+// env returns the entry of `serve` for an environment variable.
+func (r reference) env(name string) (referenceEntry, bool) {
+	i := slices.IndexFunc(r, func(e referenceEntry) bool { return e.Command == "serve" && e.Env == name })
+	if i < 0 {
+		return referenceEntry{}, false
+	}
+	return r[i], true
+}
+
+func (r reference) known(name string) bool {
+	_, ok := r.env(name)
+	return ok || slices.Contains(runtimeEnv, name)
+}
+
+// The parts of the rendered objects the checks read.
+type (
+	object struct {
+		Kind     string                `json:"kind"`
+		Metadata struct{ Name string } `json:"metadata"`
+		Data     map[string]string     `json:"data"`
+		Spec     json.RawMessage       `json:"spec"`
+	}
+	podSpec struct {
+		Containers []container `json:"containers"`
+	}
+	container struct {
+		Name    string   `json:"name"`
+		Args    []string `json:"args"`
+		Command []string `json:"command"`
+		Ports   []struct {
+			Name          string `json:"name"`
+			ContainerPort int    `json:"containerPort"`
+		} `json:"ports"`
+		Env []struct {
+			Name      string `json:"name"`
+			Value     string `json:"value"`
+			ValueFrom *struct {
+				SecretKeyRef *struct{ Name, Key string } `json:"secretKeyRef"`
+			} `json:"valueFrom"`
+		} `json:"env"`
+		EnvFrom []struct {
+			ConfigMapRef *struct{ Name string } `json:"configMapRef"`
+			SecretRef    *struct{ Name string } `json:"secretRef"`
+		} `json:"envFrom"`
+		ReadinessProbe *probe `json:"readinessProbe"`
+		LivenessProbe  *probe `json:"livenessProbe"`
+		StartupProbe   *probe `json:"startupProbe"`
+	}
+	probe struct {
+		HTTPGet *struct {
+			Path string `json:"path"`
+			Port any    `json:"port"`
+		} `json:"httpGet"`
+	}
+)
+
+type rendered struct {
+	name    string
+	objects []object
+}
+
+func (r rendered) find(kind, name string) (object, bool) {
+	for _, o := range r.objects {
+		if o.Kind == kind && o.Metadata.Name == name {
+			return o, true
+		}
+	}
+	return object{}, false
+}
+
+// overlays renders every overlay with the kustomize library (the same release .ci/kubeconform.sh
+// installs as a command).
+func overlays(t *testing.T) []rendered {
+	t.Helper()
+	dirs, err := filepath.Glob("k8s/overlays/*")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no overlays under k8s/overlays (%v)", err)
+	}
+	var out []rendered
+	for _, dir := range dirs {
+		resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+		if err != nil {
+			t.Fatalf("kustomize build %s: %v", dir, err)
+		}
+		r := rendered{name: filepath.Base(dir)}
+		for _, res := range resMap.Resources() {
+			m, err := res.Map()
+			if err != nil {
+				t.Fatalf("%s: %v", dir, err)
+			}
+			raw, _ := json.Marshal(m)
+			var o object
+			if err := json.Unmarshal(raw, &o); err != nil {
+				t.Fatalf("%s: decode %s: %v", dir, res.GetKind(), err)
+			}
+			r.objects = append(r.objects, o)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// platformContainer returns the container that runs the service in the Deployment.
+func platformContainer(t *testing.T, r rendered) container {
+	t.Helper()
+	dep, ok := r.find("Deployment", "platform")
+	if !ok {
+		t.Fatalf("overlay %s renders no Deployment platform", r.name)
+	}
+	var spec struct {
+		Template struct{ Spec podSpec } `json:"template"`
+	}
+	if err := json.Unmarshal(dep.Spec, &spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range spec.Template.Spec.Containers {
+		if c.Name == "platform" {
+			return c
+		}
+	}
+	t.Fatalf("overlay %s: Deployment platform has no container named platform", r.name)
+	return container{}
+}
+
+// settings returns every environment variable the container gets, with its value when the
+// manifests give one (secrets are named, not resolved).
+func settings(t *testing.T, r rendered, c container) map[string]string {
+	t.Helper()
+	env := map[string]string{}
+	for _, from := range c.EnvFrom {
+		if from.SecretRef != nil {
+			t.Errorf("overlay %s: envFrom a Secret hides which variables it sets; use secretKeyRef", r.name)
+			continue
+		}
+		cm, ok := r.find("ConfigMap", from.ConfigMapRef.Name)
+		if !ok {
+			t.Errorf("overlay %s: envFrom names ConfigMap %s, which the overlay does not render", r.name, from.ConfigMapRef.Name)
+			continue
+		}
+		for k, v := range cm.Data {
+			env[k] = v
+		}
+	}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			env[e.Name] = ""
+		}
+	}
+	return env
+}
+
+func portOf(t *testing.T, addr string) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatalf("listen address %q: %v", addr, err)
+	}
+	return port
+}
+
+// TestManifestsMatchReference fails when a manifest sets an environment variable the service
+// does not read (a renamed setting), runs a subcommand that does not exist, or listens,
+// probes or routes elsewhere than the service does.
+func TestManifestsMatchReference(t *testing.T) {
+	ref := loadReference(t)
+	addr, ok := ref.env("PLATFORM_ADDR")
+	if !ok {
+		t.Fatal("the reference has no PLATFORM_ADDR")
+	}
+	for _, r := range overlays(t) {
+		t.Run(r.name, func(t *testing.T) {
+			c := platformContainer(t, r)
+			env := settings(t, r, c)
+			for name := range env {
+				if !ref.known(name) {
+					t.Errorf("the manifests set %s, which `platform config-reference` does not list", name)
+				}
+			}
+			if len(c.Args) == 0 || !slices.ContainsFunc(ref, func(e referenceEntry) bool { return e.Command == c.Args[0] }) {
+				t.Errorf("container args %q: want a subcommand of the reference (serve)", c.Args)
+			}
+
+			port := portOf(t, addr.Default)
+			if v, ok := env["PLATFORM_ADDR"]; ok {
+				port = portOf(t, v)
+			}
+			var portName string
+			for _, p := range c.Ports {
+				if fmt.Sprint(p.ContainerPort) == port {
+					portName = p.Name
+				}
+			}
+			if portName == "" {
+				t.Fatalf("no containerPort is %s, the port the service listens on", port)
+			}
+			for _, p := range []struct {
+				name, path string
+				probe      *probe
+			}{
+				{"readinessProbe", "/readyz", c.ReadinessProbe},
+				{"livenessProbe", "/healthz", c.LivenessProbe},
+				{"startupProbe", "/healthz", c.StartupProbe},
+			} {
+				if p.probe == nil || p.probe.HTTPGet == nil {
+					t.Errorf("%s: want an httpGet probe", p.name)
+					continue
+				}
+				if p.probe.HTTPGet.Path != p.path {
+					t.Errorf("%s path %q, want %q", p.name, p.probe.HTTPGet.Path, p.path)
+				}
+				if got := fmt.Sprint(p.probe.HTTPGet.Port); got != portName && got != port {
+					t.Errorf("%s port %s, want %s (%s)", p.name, got, portName, port)
+				}
+			}
+
+			svc, ok := r.find("Service", "platform")
+			if !ok {
+				t.Fatal("no Service platform")
+			}
+			var svcSpec struct {
+				Ports []struct {
+					TargetPort any `json:"targetPort"`
+				} `json:"ports"`
+			}
+			if err := json.Unmarshal(svc.Spec, &svcSpec); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range svcSpec.Ports {
+				if got := fmt.Sprint(p.TargetPort); got != portName && got != port {
+					t.Errorf("Service targetPort %s, want %s (%s)", got, portName, port)
+				}
+			}
+
+			domain, ok := env["PLATFORM_DOMAIN"]
+			if !ok {
+				def, _ := ref.env("PLATFORM_DOMAIN")
+				domain = def.Default
+			}
+			ing, ok := r.find("Ingress", "platform")
+			if !ok {
+				t.Fatal("no Ingress platform")
+			}
+			var ingSpec struct {
+				Rules []struct{ Host string }    `json:"rules"`
+				TLS   []struct{ Hosts []string } `json:"tls"`
+			}
+			if err := json.Unmarshal(ing.Spec, &ingSpec); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{domain, "*." + domain}
+			var hosts []string
+			for _, rule := range ingSpec.Rules {
+				hosts = append(hosts, rule.Host)
+			}
+			if !slices.Equal(hosts, want) {
+				t.Errorf("Ingress hosts %q, want %q (PLATFORM_DOMAIN and its wildcard)", hosts, want)
+			}
+			for _, tls := range ingSpec.TLS {
+				if !slices.Equal(tls.Hosts, want) {
+					t.Errorf("Ingress TLS hosts %q, want %q", tls.Hosts, want)
+				}
+			}
+		})
+	}
+}
+
+// TestSecretsExist checks that every secretKeyRef of an overlay that renders its own Secret
+// (dev) points at a key of it; prod expects the operator's Secret (docs/operations.md).
+func TestSecretsExist(t *testing.T) {
+	for _, r := range overlays(t) {
+		c := platformContainer(t, r)
+		for _, e := range c.Env {
+			if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+				continue
+			}
+			ref := e.ValueFrom.SecretKeyRef
+			sec, ok := r.find("Secret", ref.Name)
+			if !ok {
+				if r.name == "dev" {
+					t.Errorf("overlay dev: %s names Secret %s, which the overlay does not render", e.Name, ref.Name)
+				}
+				continue
+			}
+			if _, ok := sec.Data[ref.Key]; !ok {
+				t.Errorf("overlay %s: %s names key %s of Secret %s, which it lacks", r.name, e.Name, ref.Key, ref.Name)
+			}
+		}
+	}
+}
+
+var servingAddr = regexp.MustCompile(`msg="platform serving" addr=(\S+)`)
+
+// TestSettingsStartTheService starts `platform serve` with each overlay's settings (the
+// stores, the listen address and the folders replaced by local ones) and asks the probes'
+// paths: a value the service cannot parse, or a probe path it does not serve, fails.
+func TestSettingsStartTheService(t *testing.T) {
+	local := map[string]bool{"PLATFORM_ADDR": true, "PLATFORM_DATA": true, "MCP_WORKSPACE": true,
+		"MONGODB_URI": true, "REDIS_URL": true, "PLATFORM_LOG_FORMAT": true}
+	for _, r := range overlays(t) {
+		t.Run(r.name, func(t *testing.T) {
+			c := platformContainer(t, r)
+			environ := []string{"PLATFORM_LOG_FORMAT=text"}
+			for k, v := range settings(t, r, c) {
+				if !local[k] {
+					environ = append(environ, k+"="+v)
+				}
+			}
+			addr, domain := startServe(t, environ)
+			if domain == "" {
+				domain = "localhost"
+			}
+			for _, p := range []*probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
+				req, _ := http.NewRequest(http.MethodGet, "http://"+addr+p.HTTPGet.Path, nil)
+				req.Host = domain
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatalf("GET %s: %v", p.HTTPGet.Path, err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("GET %s: %d %s", p.HTTPGet.Path, resp.StatusCode, body)
+				}
+			}
+		})
+	}
+}
+
+// startServe runs `platform serve` on embedded stores with the given environment and returns
+// its address and PLATFORM_DOMAIN.
+func startServe(t *testing.T, environ []string) (addr, domain string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, binary, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--workspace", t.TempDir())
+	cmd.Env = append(os.Environ(), environ...)
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "PLATFORM_DOMAIN="); ok {
+			domain = v
+		}
+	}
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	ready, exited := make(chan string, 1), make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			if m := servingAddr.FindStringSubmatch(sc.Text()); m != nil {
+				ready <- m[1]
+			}
+		}
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+	})
+	select {
+	case addr = <-ready:
+		return addr, domain
+	case <-exited:
+		t.Fatalf("platform serve exited with the manifest's settings:\n%s", log.String())
+	case <-time.After(60 * time.Second):
+		t.Fatal("platform serve did not start within 60s")
+	}
+	return "", ""
+}
+
+// TestOperationsDocHasCurrentReference fails when docs/operations.md does not embed the
+// output of `platform config-reference` between its markers.
+func TestOperationsDocHasCurrentReference(t *testing.T) {
+	const start, end = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
+	doc, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), start)
+	embedded, _, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		t.Fatalf("docs/operations.md lacks the markers %s ... %s", start, end)
+	}
+	out, err := exec.Command(binary, "config-reference", "--format", "markdown").Output()
+	if err != nil {
+		t.Fatalf("platform config-reference: %v", err)
+	}
+	if strings.TrimSpace(embedded) != strings.TrimSpace(string(out)) {
+		t.Errorf("docs/operations.md's configuration reference differs from `platform config-reference`; "+
+			"paste its output between the markers.\nwant:\n%s", out)
+	}
+}
