@@ -63,7 +63,7 @@ type Import struct {
 	Version    string     `json:"version,omitempty"`
 	DeclaredIn string     `json:"declaredIn,omitempty"`
 	Count      int        `json:"count"`
-	Locations  []location `json:"locations"`
+	Locations  []Location `json:"locations"`
 }
 
 // Reach is a unit reached through imports, at a distance greater than one.
@@ -80,13 +80,13 @@ type Export struct {
 	File   string     `json:"file"`
 	Line   int        `json:"line"`
 	Uses   int        `json:"uses"`
-	UsedBy []location `json:"usedBy"`
+	UsedBy []Location `json:"usedBy"`
 }
 
 // Importer is a unit that imports the component.
 type Importer struct {
 	Unit      string     `json:"unit"`
-	Locations []location `json:"locations"`
+	Locations []Location `json:"locations"`
 }
 
 // Cycle is an import cycle through the component: Units is the strongly connected set, Path
@@ -94,7 +94,7 @@ type Importer struct {
 type Cycle struct {
 	Units    []string   `json:"units"`
 	Path     []string   `json:"path"`
-	Evidence []location `json:"evidence"`
+	Evidence []Location `json:"evidence"`
 }
 
 type dependenciesTool struct{ a *Analyzer }
@@ -403,7 +403,7 @@ func (ix *index) dependencyReport(args depsArgs, comp Component, files []*fileIn
 }
 
 func (ix *index) cycle(start string, comp []string) Cycle {
-	c := Cycle{Units: comp, Path: ix.cyclePath(start, comp), Evidence: []location{}}
+	c := Cycle{Units: comp, Path: ix.cyclePath(start, comp), Evidence: []Location{}}
 	for i := 0; i+1 < len(c.Path); i++ {
 		if e := ix.out[c.Path[i]][c.Path[i+1]]; e != nil && len(e.At) > 0 {
 			c.Evidence = append(c.Evidence, e.At[0])
@@ -426,7 +426,7 @@ func (ix *index) componentImports(files []*fileInfo, inComp map[string]bool) []I
 			key := r.Kind + "|" + r.Ref.Spec
 			im := byKey[key]
 			if im == nil {
-				im = &Import{Import: r.Ref.Spec, Kind: r.Kind, Package: r.Package, Version: r.Version, DeclaredIn: r.Decl, Locations: []location{}}
+				im = &Import{Import: r.Ref.Spec, Kind: r.Kind, Package: r.Package, Version: r.Version, DeclaredIn: r.Decl, Locations: []Location{}}
 				if r.Kind == "workspace" {
 					im.Target = r.Unit
 				}
@@ -435,7 +435,7 @@ func (ix *index) componentImports(files []*fileInfo, inComp map[string]bool) []I
 			}
 			im.Count++
 			if len(im.Locations) < maxLocations {
-				im.Locations = append(im.Locations, location{File: fi.Rel, Line: r.Ref.Line})
+				im.Locations = append(im.Locations, Location{File: fi.Rel, Line: r.Ref.Line})
 			}
 		}
 	}
@@ -522,7 +522,7 @@ func (ix *index) componentExports(files []*fileInfo, syms []symbolAt, units map[
 	}
 	out := make([]Export, 0, len(syms))
 	for _, s := range syms {
-		e := Export{Symbol: s.s.qualified(), Kind: s.s.Kind, File: s.fi.Rel, Line: s.s.Line, UsedBy: []location{}}
+		e := Export{Symbol: s.s.qualified(), Kind: s.s.Kind, File: s.fi.Rel, Line: s.s.Line, UsedBy: []Location{}}
 		for _, v := range viewers {
 			if v == s.fi {
 				continue
@@ -530,7 +530,7 @@ func (ix *index) componentExports(files []*fileInfo, syms []symbolAt, units map[
 			if line, ok := v.F.Uses[s.s.Name]; ok {
 				e.Uses++
 				if len(e.UsedBy) < maxLocations {
-					e.UsedBy = append(e.UsedBy, location{File: v.Rel, Line: line})
+					e.UsedBy = append(e.UsedBy, Location{File: v.Rel, Line: line})
 				}
 			}
 		}

@@ -21,10 +21,11 @@ type resolvedImport struct {
 // edge is one unit importing another, with the import statements that make it.
 type edge struct {
 	From, To string
-	At       []location
+	At       []Location
 }
 
-type location struct {
+// Location is a line in a file.
+type Location struct {
 	File string `json:"file"`
 	Line int    `json:"line"`
 }
@@ -147,7 +148,7 @@ func buildIndex(snap *snapshot) *index {
 				if to == from && fi.Lang == "Go" {
 					continue // a Go package importing itself is not possible; test packages are
 				}
-				ix.addEdge(from, to, location{File: fi.Rel, Line: ref.Line})
+				ix.addEdge(from, to, Location{File: fi.Rel, Line: ref.Line})
 			}
 		}
 	}
@@ -167,7 +168,7 @@ func (ix *index) targetUnits(r resolvedImport) []string {
 	return out
 }
 
-func (ix *index) addEdge(from, to string, at location) {
+func (ix *index) addEdge(from, to string, at Location) {
 	if ix.out[from] == nil {
 		ix.out[from] = map[string]*edge{}
 	}
@@ -410,8 +411,9 @@ func (ix *index) resolveJava(r *resolvedImport) {
 		return
 	}
 	r.Kind = "external"
-	// Maven coordinates do not name packages; a group id that prefixes the import is the best
-	// evidence of which declared artifact provides it.
+	// Maven coordinates do not name packages. The declared artifact whose group id shares the
+	// most leading segments with the import (at least two, or the whole group) is the best
+	// evidence of which artifact provides it: com.google.common.* -> com.google.guava:guava.
 	best := 0
 	for _, m := range ix.manifests {
 		if m.Kind != "pom.xml" && m.Kind != "build.gradle" {
@@ -419,11 +421,26 @@ func (ix *index) resolveJava(r *resolvedImport) {
 		}
 		for _, d := range m.Dependencies {
 			group, _, _ := strings.Cut(d.Name, ":")
-			if group != "" && (spec == group || strings.HasPrefix(spec, group+".")) && len(group) > best {
-				best, r.Package, r.Version, r.Decl = len(group), d.Name, d.Version, m.Path
+			n, whole := commonSegments(spec, group)
+			if whole {
+				n += 100
+			}
+			if (n >= 2 || whole) && n > best {
+				best, r.Package, r.Version, r.Decl = n, d.Name, d.Version, m.Path
 			}
 		}
 	}
+}
+
+// commonSegments counts the leading dot-separated segments a and b share, and reports whether
+// all of b's are shared.
+func commonSegments(a, b string) (int, bool) {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	n := 0
+	for n < len(as) && n < len(bs) && as[n] == bs[n] {
+		n++
+	}
+	return n, n == len(bs) && b != ""
 }
 
 func (ix *index) crateOf(rel string) *rustCrate {

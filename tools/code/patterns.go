@@ -393,6 +393,8 @@ func (ix *index) unusedExportFindings() []Finding {
 		if fi.Generated || entryFiles[fi.Rel] || isTestFile(fi.Rel) || (fi.Lang == "Go" && fi.F.Package == "main") {
 			continue
 		}
+		var ev []Evidence
+		var names []string
 		for _, s := range fi.F.Symbols {
 			if !s.Exported || s.Kind == "method" || s.Kind == "module" || conventionalName(s.Name) {
 				continue
@@ -401,16 +403,22 @@ func (ix *index) unusedExportFindings() []Finding {
 			if used[s.Name] > 1 || (used[s.Name] == 1 && fi.F.Uses[s.Name] == 0) {
 				continue
 			}
-			conf := 0.6
-			if strings.Contains("/"+fi.Rel, "/internal/") {
-				conf = 0.85 // nothing outside the module can import it
-			}
-			out = append(out, Finding{Name: "unused-export", Kind: "anti-pattern", Severity: "low", Confidence: conf,
-				Summary:  fmt.Sprintf("%s %s is exported but no other file in the workspace uses it", s.Kind, s.Name),
-				Evidence: []Evidence{{File: fi.Rel, Line: s.Line, End: s.End}},
-				Why:      "Exported names are promises to callers; unused ones are dead code or API kept without a user. Code outside the workspace, reflection or dynamic imports may still use it.",
-				Action:   "Delete it, or unexport it until a caller needs it."})
+			ev = append(ev, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: s.Kind + " " + s.Name})
+			names = append(names, s.Name)
 		}
+		if len(ev) == 0 {
+			continue
+		}
+		conf := 0.6
+		if strings.Contains("/"+fi.Rel, "/internal/") {
+			conf = 0.85 // nothing outside the module can import it
+		}
+		shown := names[:min(len(names), maxEvidence)]
+		out = append(out, Finding{Name: "unused-export", Kind: "anti-pattern", Severity: "low", Confidence: conf,
+			Summary:  fmt.Sprintf("%s: %d exported names no other file in the workspace uses: %s", fi.Rel, len(names), strings.Join(shown, ", ")),
+			Evidence: ev,
+			Why:      "Exported names are promises to callers; unused ones are dead code or API kept without a user. Code outside the workspace, reflection or dynamic imports may still use them.",
+			Action:   "Delete them, or unexport them until a caller needs them."})
 	}
 	return out
 }
@@ -436,7 +444,7 @@ func conventionalName(n string) bool {
 // folder of its path with one of these names.
 var layerNames = map[string]int{
 	"handler": 0, "handlers": 0, "controller": 0, "controllers": 0, "api": 0, "http": 0, "web": 0, "routes": 0, "views": 0, "ui": 0, "cmd": 0, "presentation": 0,
-	"service": 1, "services": 1, "usecase": 1, "usecases": 1, "application": 1, "app": 1,
+	"service": 1, "services": 1, "usecase": 1, "usecases": 1, "application": 1,
 	"repository": 2, "repositories": 2, "repo": 2, "store": 2, "storage": 2, "dao": 2, "db": 2, "persistence": 2, "infrastructure": 2, "data": 2,
 	"domain": 3, "model": 3, "models": 3, "entity": 3, "entities": 3, "core": 3,
 }
@@ -474,13 +482,12 @@ func (ix *index) layerFindings() []Finding {
 		if !ok {
 			continue
 		}
-		present[lf] = fdir
 		for _, to := range sortedKeys(ix.out[from]) {
 			lt, tdir, ok := unitLayer(to)
 			if !ok || lt == lf {
 				continue
 			}
-			present[lt] = tdir
+			present[lf], present[lt] = fdir, tdir
 			if lt > lf {
 				down++
 				continue
