@@ -224,5 +224,3 @@ require (
 	sigs.k8s.io/kustomize/kyaml v0.21.1 // indirect
 	sigs.k8s.io/yaml v1.5.0 // indirect
 )
-
-tool github.com/FerretDB/FerretDB/cmd/ferretdb

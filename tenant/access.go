@@ -1,7 +1,31 @@
 package tenant
 
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/interpreter"
+	"github.com/google/cel-go/parser"
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/store"
+)
+
 // Access says who may read, create, update and delete a table's records. Each rule is a
 // preset or a CEL expression; an empty rule means the default, authenticated.
+//
+// A CEL rule sees auth (the caller's verified claims, null without a token), record (the
+// stored record, for read, update and delete: its fields plus uid, _owner, createdAt and
+// updatedAt) and data (the fields sent, for create and update), and must yield a bool.
 type Access struct {
 	Read   string `json:"read,omitempty"`
 	Create string `json:"create,omitempty"`
@@ -17,23 +41,677 @@ const (
 	RuleNobody        = "nobody"
 )
 
-func (a Access) rules() []struct{ name, rule string } {
-	return []struct{ name, rule string }{
-		{"read", a.Read}, {"create", a.Create}, {"update", a.Update}, {"delete", a.Delete},
+// MaxRuleBytes bounds one rule's source.
+const MaxRuleBytes = 4096
+
+// maxRuleCost bounds the work of one rule evaluation (CEL's cost units, about one per
+// operation), so a rule looping over a large list cannot stall a request.
+const maxRuleCost = 100_000
+
+var operations = []gql.Operation{gql.Read, gql.Create, gql.Update, gql.Delete}
+
+func (a Access) rule(op gql.Operation) string {
+	switch op {
+	case gql.Read:
+		return a.Read
+	case gql.Create:
+		return a.Create
+	case gql.Update:
+		return a.Update
+	default:
+		return a.Delete
 	}
+}
+
+// presetSource is the CEL a preset stands for. The creator of a record becomes its owner,
+// so owner on create means any signed-in caller.
+func presetSource(op gql.Operation, rule string) (string, bool) {
+	switch rule {
+	case RulePublic:
+		return "true", true
+	case "", RuleAuthenticated:
+		return "auth != null", true
+	case RuleOwner:
+		if op == gql.Create {
+			return "auth != null", true
+		}
+		return "auth != null && record._owner == auth.sub", true
+	case RuleNobody:
+		return "false", true
+	}
+	return "", false
 }
 
 // check returns what is wrong with the rules, with paths relative to "access".
 func (a Access) check() []Problem {
 	var out []Problem
-	for _, r := range a.rules() {
-		switch r.rule {
-		case "", RulePublic, RuleAuthenticated, RuleOwner, RuleNobody:
-		default:
-			out = append(out, Problem{Path: r.name, Message: "unknown rule " + quote(r.rule) + ": use public, authenticated, owner or nobody"})
+	for _, op := range operations {
+		if _, err := compileRule(op, a.rule(op)); err != nil {
+			out = append(out, Problem{Path: string(op), Message: err.Error()})
 		}
 	}
 	return out
 }
 
-func quote(s string) string { return "\"" + s + "\"" }
+// ruleEnvs are the CEL environments of the four operations, which differ in the variables
+// they declare: a read rule that names data fails to type-check. They are immutable once
+// built, and building them takes milliseconds, so it happens once.
+var ruleEnvs = sync.OnceValues(func() (map[gql.Operation]*cel.Env, error) {
+	recordType := cel.MapType(cel.StringType, cel.DynType)
+	vars := map[gql.Operation][]string{
+		gql.Read:   {"auth", "record"},
+		gql.Create: {"auth", "data"},
+		gql.Update: {"auth", "record", "data"},
+		gql.Delete: {"auth", "record"},
+	}
+	envs := map[gql.Operation]*cel.Env{}
+	for op, names := range vars {
+		opts := []cel.EnvOption{
+			cel.CrossTypeNumericComparisons(true),
+			cel.ParserExpressionSizeLimit(MaxRuleBytes),
+			cel.ParserRecursionLimit(64),
+		}
+		for _, n := range names {
+			if n == "auth" {
+				opts = append(opts, cel.Variable(n, cel.DynType))
+			} else {
+				opts = append(opts, cel.Variable(n, recordType))
+			}
+		}
+		env, err := cel.NewEnv(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("access rule environment for %s: %w", op, err)
+		}
+		envs[op] = env
+	}
+	return envs, nil
+})
+
+// rule is one compiled access rule.
+type rule struct {
+	source string
+	prg    cel.Program
+	// usesUID: the rule reads record.uid, which the stored record calls _id.
+	usesUID bool
+	// filter is the part of the rule a MongoDB filter expresses (nil for create), and
+	// complete whether it is the whole rule.
+	filter   []pushdown
+	complete bool
+	// anonymous: a caller without a token may pass.
+	anonymous bool
+}
+
+// compileRule type-checks a rule (a preset or CEL) for op.
+func compileRule(op gql.Operation, src string) (*rule, error) {
+	if len(src) > MaxRuleBytes {
+		return nil, fmt.Errorf("rule longer than %d bytes", MaxRuleBytes)
+	}
+	envs, err := ruleEnvs()
+	if err != nil {
+		return nil, err
+	}
+	env := envs[op]
+	if preset, ok := presetSource(op, src); ok {
+		src = preset
+	}
+	checked, iss := env.Compile(src)
+	if iss.Err() != nil {
+		return nil, fmt.Errorf("invalid CEL rule (or use public, authenticated, owner or nobody): %v", iss.Err())
+	}
+	if t := checked.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
+		return nil, fmt.Errorf("the rule yields %s; it must yield a bool", t)
+	}
+	prg, err := env.Program(checked,
+		cel.EvalOptions(cel.OptOptimize),
+		cel.CostLimit(maxRuleCost),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("invalid CEL rule: %w", err)
+	}
+	r := &rule{source: src, prg: prg}
+	native := checked.NativeRep()
+	r.usesUID = selectsField(native.Expr(), "record", "uid")
+	if op != gql.Create {
+		r.filter, r.complete = translate(env, native, native.Expr())
+	}
+	if r.anonymous, err = anonymousMayPass(env, checked); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// anonymousMayPass reports whether the rule can let a caller without a token through: it
+// evaluates the rule with auth null and the record and data unknown.
+func anonymousMayPass(env *cel.Env, checked *cel.Ast) (bool, error) {
+	prg, err := env.Program(checked, cel.EvalOptions(cel.OptPartialEval), cel.CostLimit(maxRuleCost))
+	if err != nil {
+		return false, fmt.Errorf("invalid CEL rule: %w", err)
+	}
+	act, err := cel.PartialVars(map[string]any{"auth": types.NullValue}, cel.AttributePattern("record"), cel.AttributePattern("data"))
+	if err != nil {
+		return false, fmt.Errorf("access rule activation: %w", err)
+	}
+	out, _, err := prg.Eval(act)
+	return err == nil && (out == types.True || types.IsUnknown(out)), nil
+}
+
+// Rules are a project's compiled access rules, built once per project version and shared by
+// all its requests.
+type Rules struct {
+	tables map[string]*tableRules
+	// anonymous: some rule may let a caller without a token through.
+	anonymous bool
+}
+
+type tableRules struct {
+	ops map[gql.Operation]*rule
+}
+
+// CompileAccess compiles the access rules of every table. Documents that passed
+// ParseDocument compile without error.
+func CompileAccess(tables map[string]TableDoc) (*Rules, error) {
+	rs := &Rules{tables: make(map[string]*tableRules, len(tables))}
+	var errs []error
+	for name, t := range tables {
+		tr := &tableRules{ops: make(map[gql.Operation]*rule, len(operations))}
+		for _, op := range operations {
+			r, err := compileRule(op, t.Access.rule(op))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("tables.%s.access.%s: %w", name, op, err))
+				continue
+			}
+			tr.ops[op] = r
+			rs.anonymous = rs.anonymous || r.anonymous
+		}
+		rs.tables[name] = tr
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return rs, nil
+}
+
+// NeedsToken reports whether every rule refuses a caller without a token, so that such a
+// request can be answered 401 before it runs.
+func (rs *Rules) NeedsToken() bool { return !rs.anonymous }
+
+// Guard returns the gql.Guard of one request whose caller has the verified claims (nil: no
+// token).
+func (rs *Rules) Guard(claims map[string]any) gql.Guard {
+	g := &guard{rules: rs, caller: caller{claims: claims, auth: types.NullValue}}
+	if claims != nil {
+		g.auth = types.DefaultTypeAdapter.NativeToValue(claims)
+		g.sub, _ = claims["sub"].(string)
+	}
+	return g
+}
+
+type guard struct {
+	rules *Rules
+	caller
+	sub string
+}
+
+func (g *guard) rule(table string, op gql.Operation) (*rule, error) {
+	t, ok := g.rules.tables[table]
+	if !ok {
+		return nil, fmt.Errorf("access rules: unknown table %q", table)
+	}
+	return t.ops[op], nil
+}
+
+func (g *guard) Owner() string { return g.sub }
+
+func (g *guard) Filter(table string, op gql.Operation) (bson.D, bool, error) {
+	r, err := g.rule(table, op)
+	if err != nil {
+		return nil, false, err
+	}
+	c := and(r.filter, g.caller)
+	if c.none {
+		return nil, false, g.refusal(table, op)
+	}
+	return c.doc, !r.complete, nil
+}
+
+func (g *guard) Allow(table string, op gql.Operation, record, data map[string]any) error {
+	r, err := g.rule(table, op)
+	if err != nil {
+		return err
+	}
+	act := &activation{auth: g.auth, record: types.NullValue, data: types.NullValue}
+	if record != nil {
+		if r.usesUID {
+			record = withUID(record)
+		}
+		act.record = types.DefaultTypeAdapter.NativeToValue(record)
+	}
+	if data != nil {
+		act.data = types.DefaultTypeAdapter.NativeToValue(data)
+	}
+	if !evalBool(r.prg, act) {
+		return g.refusal(table, op)
+	}
+	return nil
+}
+
+func (g *guard) refusal(table string, op gql.Operation) error {
+	if g.claims == nil {
+		return fmt.Errorf("%w: the %s rule of table %q refuses callers without a token; send Authorization: Bearer <token>", gql.ErrForbidden, op, table)
+	}
+	return fmt.Errorf("%w: the %s rule of table %q does not allow this caller", gql.ErrForbidden, op, table)
+}
+
+// withUID returns the record with its _id also under the name rules use, uid.
+func withUID(record map[string]any) map[string]any {
+	out := make(map[string]any, len(record)+1)
+	for k, v := range record {
+		out[k] = v
+	}
+	out["uid"] = record[store.KeyUID]
+	return out
+}
+
+// evalBool runs a rule: anything but true, including an error such as a missing claim or
+// field, refuses.
+func evalBool(prg cel.Program, act *activation) bool {
+	out, _, err := prg.Eval(act)
+	return err == nil && out == types.True
+}
+
+// activation binds a rule's variables without the map an ordinary activation allocates.
+type activation struct {
+	auth, record, data ref.Val
+}
+
+func (a *activation) ResolveName(name string) (any, bool) {
+	switch name {
+	case "auth":
+		return a.auth, true
+	case "record":
+		return a.record, true
+	case "data":
+		return a.data, true
+	}
+	return nil, false
+}
+
+func (a *activation) Parent() interpreter.Activation { return nil }
+
+// refersTo reports whether e names the variable v.
+func refersTo(e ast.Expr, v string) bool {
+	found := false
+	ast.PostOrderVisit(e, ast.NewExprVisitor(func(x ast.Expr) {
+		if x.Kind() == ast.IdentKind && x.AsIdent() == v {
+			found = true
+		}
+	}))
+	return found
+}
+
+// selectsField reports whether e reads v.field (or v["field"]).
+func selectsField(e ast.Expr, v, field string) bool {
+	found := false
+	ast.PostOrderVisit(e, ast.NewExprVisitor(func(x ast.Expr) {
+		if f, ok := fieldOf(x, v); ok && f == field {
+			found = true
+		}
+	}))
+	return found
+}
+
+// fieldOf recognises v.field and v["field"] and returns field.
+func fieldOf(e ast.Expr, v string) (string, bool) {
+	switch e.Kind() {
+	case ast.SelectKind:
+		s := e.AsSelect()
+		if s.IsTestOnly() || s.Operand().Kind() != ast.IdentKind || s.Operand().AsIdent() != v {
+			return "", false
+		}
+		return s.FieldName(), true
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() != operators.Index || len(c.Args()) != 2 {
+			return "", false
+		}
+		obj, key := c.Args()[0], c.Args()[1]
+		if obj.Kind() != ast.IdentKind || obj.AsIdent() != v || key.Kind() != ast.LiteralKind {
+			return "", false
+		}
+		s, ok := key.AsLiteral().Value().(string)
+		return s, ok
+	}
+	return "", false
+}
+
+// claimPath recognises auth.a.b (or auth["a"]) and returns [a b].
+func claimPath(e ast.Expr) ([]string, bool) {
+	var path []string
+	for {
+		switch e.Kind() {
+		case ast.IdentKind:
+			if e.AsIdent() != "auth" || len(path) == 0 {
+				return nil, false
+			}
+			slices.Reverse(path)
+			return path, true
+		case ast.SelectKind:
+			s := e.AsSelect()
+			if s.IsTestOnly() {
+				return nil, false
+			}
+			path = append(path, s.FieldName())
+			e = s.Operand()
+		case ast.CallKind:
+			c := e.AsCall()
+			if c.FunctionName() != operators.Index || len(c.Args()) != 2 || c.Args()[1].Kind() != ast.LiteralKind {
+				return nil, false
+			}
+			k, ok := c.Args()[1].AsLiteral().Value().(string)
+			if !ok {
+				return nil, false
+			}
+			path = append(path, k)
+			e = c.Args()[0]
+		default:
+			return nil, false
+		}
+	}
+}
+
+// storedKey is the key a record field has in MongoDB.
+func storedKey(field string) string {
+	if field == "uid" {
+		return store.KeyUID
+	}
+	return field
+}
+
+// pushdown is a condition on records that becomes part of a MongoDB filter once the
+// caller's claims are known.
+type pushdown interface {
+	resolve(c caller) cond
+}
+
+// caller is who sends a request: the verified claims (nil without a token) and the same as
+// a CEL value.
+type caller struct {
+	claims map[string]any
+	auth   ref.Val
+}
+
+// cond is a resolved pushdown: every record, no record, or the records doc matches.
+type cond struct {
+	all, none bool
+	doc       bson.D
+}
+
+var (
+	condAll  = cond{all: true}
+	condNone = cond{none: true}
+)
+
+// translate splits a rule into its top-level conjuncts and translates those a filter can
+// express; complete says whether that was all of them. The filter is then implied by the
+// rule, so it may be applied before the rest is checked per record.
+func translate(env *cel.Env, a *ast.AST, e ast.Expr) ([]pushdown, bool) {
+	var out []pushdown
+	complete := true
+	for _, c := range conjuncts(e) {
+		if p, ok := translateExpr(env, a, c); ok {
+			out = append(out, p)
+		} else {
+			complete = false
+		}
+	}
+	return out, complete
+}
+
+func conjuncts(e ast.Expr) []ast.Expr {
+	if e.Kind() == ast.CallKind && e.AsCall().FunctionName() == operators.LogicalAnd {
+		var out []ast.Expr
+		for _, arg := range e.AsCall().Args() {
+			out = append(out, conjuncts(arg)...)
+		}
+		return out
+	}
+	return []ast.Expr{e}
+}
+
+func translateExpr(env *cel.Env, a *ast.AST, e ast.Expr) (pushdown, bool) {
+	if !refersTo(e, "record") {
+		// A condition on the caller alone: evaluate it per request.
+		if refersTo(e, "data") {
+			return nil, false
+		}
+		src, err := parser.Unparse(e, a.SourceInfo())
+		if err != nil {
+			return nil, false
+		}
+		checked, iss := env.Compile(src)
+		if iss.Err() != nil {
+			return nil, false
+		}
+		prg, err := env.Program(checked, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(maxRuleCost))
+		if err != nil {
+			return nil, false
+		}
+		return callerCond{prg: prg}, true
+	}
+	if f, ok := fieldOf(e, "record"); ok {
+		// A bare boolean field.
+		return fieldCond{key: storedKey(f), op: "$eq", val: operand{lit: true}}, true
+	}
+	if e.Kind() == ast.SelectKind && e.AsSelect().IsTestOnly() {
+		s := e.AsSelect()
+		if s.Operand().Kind() == ast.IdentKind && s.Operand().AsIdent() == "record" {
+			return fieldCond{key: storedKey(s.FieldName()), op: "$exists", val: operand{lit: true}}, true
+		}
+		return nil, false
+	}
+	if e.Kind() != ast.CallKind {
+		return nil, false
+	}
+	c := e.AsCall()
+	args := c.Args()
+	switch fn := c.FunctionName(); fn {
+	case operators.LogicalAnd, operators.LogicalOr:
+		parts := make([]pushdown, 0, len(args))
+		for _, arg := range args {
+			p, ok := translateExpr(env, a, arg)
+			if !ok {
+				return nil, false
+			}
+			parts = append(parts, p)
+		}
+		return logicCond{or: fn == operators.LogicalOr, parts: parts}, true
+	case operators.Equals, operators.NotEquals, operators.Less, operators.LessEquals, operators.Greater, operators.GreaterEquals:
+		if f, ok := fieldOf(args[0], "record"); ok {
+			if v, ok := operandOf(args[1]); ok {
+				return fieldCond{key: storedKey(f), op: comparisons[fn], val: v}, true
+			}
+		}
+		if f, ok := fieldOf(args[1], "record"); ok {
+			if v, ok := operandOf(args[0]); ok {
+				return fieldCond{key: storedKey(f), op: comparisons[mirrored[fn]], val: v}, true
+			}
+		}
+	case operators.In:
+		// record.f in [list] or record.f in auth.list: f is one of them.
+		if f, ok := fieldOf(args[0], "record"); ok {
+			if v, ok := operandOf(args[1]); ok {
+				return fieldCond{key: storedKey(f), op: "$in", val: v}, true
+			}
+		}
+		// x in record.list: the list holds x, which a MongoDB equality on an array means.
+		if f, ok := fieldOf(args[1], "record"); ok {
+			if v, ok := operandOf(args[0]); ok {
+				return fieldCond{key: storedKey(f), op: "$eq", val: v}, true
+			}
+		}
+	}
+	return nil, false
+}
+
+var comparisons = map[string]string{
+	operators.Equals: "$eq", operators.NotEquals: "$ne",
+	operators.Less: "$lt", operators.LessEquals: "$lte",
+	operators.Greater: "$gt", operators.GreaterEquals: "$gte",
+}
+
+// mirrored turns "x < record.f" into "record.f > x".
+var mirrored = map[string]string{
+	operators.Equals: operators.Equals, operators.NotEquals: operators.NotEquals,
+	operators.Less: operators.Greater, operators.LessEquals: operators.GreaterEquals,
+	operators.Greater: operators.Less, operators.GreaterEquals: operators.LessEquals,
+}
+
+// operand is a value a filter compares with: a literal, or a claim of the caller.
+type operand struct {
+	lit   any
+	claim []string
+}
+
+func (o operand) value(claims map[string]any) (any, bool) {
+	if o.claim == nil {
+		return o.lit, true
+	}
+	var v any = claims
+	for _, k := range o.claim {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func operandOf(e ast.Expr) (operand, bool) {
+	if path, ok := claimPath(e); ok {
+		return operand{claim: path}, true
+	}
+	v, ok := literal(e)
+	return operand{lit: v}, ok
+}
+
+// literal returns the Go value of a constant scalar or a list of them.
+func literal(e ast.Expr) (any, bool) {
+	switch e.Kind() {
+	case ast.LiteralKind:
+		switch v := e.AsLiteral().(type) {
+		case types.Null:
+			return nil, true
+		case types.String, types.Int, types.Double, types.Bool, types.Uint:
+			return v.Value(), true
+		}
+	case ast.ListKind:
+		elems := e.AsList().Elements()
+		out := make([]any, 0, len(elems))
+		for _, el := range elems {
+			v, ok := literal(el)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, v)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// callerCond is a condition on the caller only.
+type callerCond struct{ prg cel.Program }
+
+func (cc callerCond) resolve(c caller) cond {
+	if evalBool(cc.prg, &activation{auth: c.auth, record: types.NullValue, data: types.NullValue}) {
+		return condAll
+	}
+	return condNone
+}
+
+// fieldCond compares a stored field with an operand.
+type fieldCond struct {
+	key string
+	op  string
+	val operand
+}
+
+func (f fieldCond) resolve(c caller) cond {
+	v, ok := f.val.value(c.claims)
+	if !ok {
+		// The rule would fail on a missing claim, and a failing rule refuses.
+		return condNone
+	}
+	if f.op == "$in" {
+		if _, isList := v.([]any); !isList {
+			return condNone
+		}
+	}
+	var test bson.D
+	switch f.op {
+	case "$ne":
+		// CEL fails on a missing field where MongoDB's $ne would match it.
+		test = bson.D{{Key: "$ne", Value: v}, {Key: "$exists", Value: true}}
+	case "$exists":
+		test = bson.D{{Key: "$exists", Value: true}}
+	default:
+		test = bson.D{{Key: f.op, Value: v}}
+	}
+	return cond{doc: bson.D{{Key: f.key, Value: test}}}
+}
+
+// logicCond is && or || of conditions.
+type logicCond struct {
+	or    bool
+	parts []pushdown
+}
+
+func (l logicCond) resolve(c caller) cond {
+	if l.or {
+		var docs []any
+		for _, p := range l.parts {
+			pc := p.resolve(c)
+			switch {
+			case pc.all:
+				return condAll
+			case !pc.none:
+				docs = append(docs, pc.doc)
+			}
+		}
+		switch len(docs) {
+		case 0:
+			return condNone
+		case 1:
+			return cond{doc: docs[0].(bson.D)}
+		}
+		return cond{doc: bson.D{{Key: "$or", Value: docs}}}
+	}
+	return and(l.parts, c)
+}
+
+// and resolves the conjunction of parts; none of them is every record.
+func and(parts []pushdown, c caller) cond {
+	var docs []any
+	for _, p := range parts {
+		pc := p.resolve(c)
+		switch {
+		case pc.none:
+			return condNone
+		case !pc.all:
+			docs = append(docs, pc.doc)
+		}
+	}
+	switch len(docs) {
+	case 0:
+		return condAll
+	case 1:
+		return cond{doc: docs[0].(bson.D)}
+	}
+	return cond{doc: bson.D{{Key: "$and", Value: docs}}}
+}
+
+// quote writes s as a double-quoted string in messages.
+func quote(s string) string { return strconv.Quote(s) }

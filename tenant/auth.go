@@ -2,12 +2,14 @@ package tenant
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +19,8 @@ import (
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
+
+	"github.com/platform-dev/platform/gql"
 )
 
 // Why a token was refused. Each is wrapped by the error Verify returns; AuthStatus maps them
@@ -290,17 +294,20 @@ func (k *keySet) fetchError() error {
 
 // keyfunc returns the JWKS client, starting it on first use. The first fetch happens here,
 // so a JWKS that cannot be fetched fails the first request with ErrJWKSUnavailable; the
-// client is kept all the same and retries in the background and on unknown kids.
+// client is kept all the same and retries in the background and on unknown kids. A client
+// started after close (by a request to a project version just replaced) gets no background
+// refresh, so nothing outlives the project.
 func (k *keySet) keyfunc() (keyfunc.Keyfunc, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.kf != nil {
 		return k.kf, nil
 	}
-	if k.closed {
-		return nil, fmt.Errorf("%w: the project's JWKS client is closed", ErrJWKSUnavailable)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
+	refresh := k.cfg.RefreshInterval
+	if k.closed {
+		refresh = 0
+	}
 	client := &http.Client{
 		Transport: limitedBody{next: transportOf(k.cfg.Client), limit: maxJWKSBytes},
 		Timeout:   k.cfg.Client.Timeout,
@@ -314,7 +321,7 @@ func (k *keySet) keyfunc() (keyfunc.Keyfunc, error) {
 			k.lastErr.Store(&err)
 			k.cfg.Logger.WarnContext(ctx, "fetch JWKS", "url", k.url, "err", err)
 		},
-		RefreshInterval: k.cfg.RefreshInterval,
+		RefreshInterval: refresh,
 		Storage:         &fetchTracker{Storage: jwkset.NewMemoryStorage(), set: k},
 	})
 	if err != nil {
@@ -377,4 +384,74 @@ func (l limitedBody) RoundTrip(r *http.Request) (*http.Response, error) {
 		io.Closer
 	}{io.LimitReader(resp.Body, l.limit), resp.Body}
 	return resp, nil
+}
+
+// CodeIdentityProviderUnavailable is the error code of a request refused because the
+// project's JWKS cannot be fetched (HTTP 503).
+const CodeIdentityProviderUnavailable = "IDENTITY_PROVIDER_UNAVAILABLE"
+
+// AuthErrorStatus maps an error of Verify or Authenticate to the HTTP status, the error code
+// and a short machine-readable reason ("expired", "wrong_audience", ...).
+func AuthErrorStatus(err error) (status int, code, reason string) {
+	reasons := []struct {
+		err    error
+		reason string
+	}{
+		{ErrNoToken, "no_token"},
+		{ErrNoIdentityProvider, "no_identity_provider"},
+		{ErrMalformedToken, "malformed"},
+		{ErrDisallowedAlgorithm, "disallowed_algorithm"},
+		{ErrUnknownKey, "unknown_key"},
+		{ErrBadSignature, "bad_signature"},
+		{ErrTokenExpired, "expired"},
+		{ErrTokenNotYetValid, "not_yet_valid"},
+		{ErrWrongIssuer, "wrong_issuer"},
+		{ErrWrongAudience, "wrong_audience"},
+		{ErrMissingClaim, "missing_claim"},
+	}
+	if errors.Is(err, ErrJWKSUnavailable) {
+		return http.StatusServiceUnavailable, CodeIdentityProviderUnavailable, "jwks_unavailable"
+	}
+	for _, r := range reasons {
+		if errors.Is(err, r.err) {
+			return http.StatusUnauthorized, CodeUnauthenticated, r.reason
+		}
+	}
+	return http.StatusInternalServerError, CodeInternal, "internal"
+}
+
+// Protect authenticates each request to next (a project's GraphQL API) with v and attaches
+// the gql.Guard that rules make of the caller's claims. A token that fails verification is
+// answered 401 (503 when the identity provider's keys cannot be fetched), and so is a request
+// without a token when no rule of the project lets anonymous callers through.
+func Protect(v *Verifier, rules *Rules, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		claims, err := v.Authenticate(r)
+		if err == nil && claims == nil && rules.NeedsToken() {
+			err = fmt.Errorf("%w: send Authorization: Bearer <token>", ErrNoToken)
+		}
+		if err != nil {
+			writeAuthError(w, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), rules.Guard(claims))))
+	})
+}
+
+func writeAuthError(w http.ResponseWriter, err error) {
+	status, code, reason := AuthErrorStatus(err)
+	msg := err.Error()
+	if status == http.StatusUnauthorized {
+		// RFC 6750: tell the client which scheme, and why; quotes would break the header.
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description=`+strconv.Quote(strings.ReplaceAll(msg, `"`, "'")))
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "30")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(ErrorBody{Errors: []ErrorItem{{
+		Message:    msg,
+		Extensions: map[string]any{"code": code, "reason": reason},
+	}}})
 }

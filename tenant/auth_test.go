@@ -1,0 +1,459 @@
+package tenant_test
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/platform-dev/platform/tenant"
+)
+
+// idp is an identity provider: signing keys and an httptest server publishing their JWKS.
+type idp struct {
+	t       testing.TB
+	srv     *httptest.Server
+	issuer  string
+	jwks    atomic.Pointer[[]byte]
+	down    atomic.Bool
+	fetches atomic.Int64
+}
+
+type signer struct {
+	kid    string
+	method jwt.SigningMethod
+	key    crypto.Signer
+}
+
+func newIDP(t testing.TB) *idp {
+	t.Helper()
+	p := &idp{t: t}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.fetches.Add(1)
+		if p.down.Load() {
+			http.Error(w, "down for maintenance", http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(*p.jwks.Load())
+	}))
+	t.Cleanup(p.srv.Close)
+	p.issuer = p.srv.URL + "/"
+	p.publish()
+	return p
+}
+
+func (p *idp) jwksURL() string { return p.srv.URL + "/.well-known/jwks.json" }
+
+// publish replaces the JWKS with the public keys of signers.
+func (p *idp) publish(signers ...signer) {
+	p.t.Helper()
+	set := jwkset.JWKSMarshal{Keys: []jwkset.JWKMarshal{}}
+	for _, s := range signers {
+		jwk, err := jwkset.NewJWKFromKey(s.key.Public(), jwkset.JWKOptions{
+			Metadata: jwkset.JWKMetadataOptions{KID: s.kid, ALG: jwkset.ALG(s.method.Alg()), USE: jwkset.UseSig},
+		})
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		set.Keys = append(set.Keys, jwk.Marshal())
+	}
+	js, err := json.Marshal(set)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.jwks.Store(&js)
+}
+
+func (p *idp) auth(audience string) *tenant.Auth {
+	return &tenant.Auth{JWKSURL: p.jwksURL(), Issuer: p.issuer, Audience: audience}
+}
+
+// claims are the claims of a valid token for audience, adjusted by change.
+func (p *idp) claims(audience string) jwt.MapClaims {
+	now := time.Now()
+	return jwt.MapClaims{
+		"iss": p.issuer, "aud": audience, "sub": "alice",
+		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+	}
+}
+
+func sign(t testing.TB, s signer, claims jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(s.method, claims)
+	tok.Header["kid"] = s.kid
+	str, err := tok.SignedString(s.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return str
+}
+
+func rsaSigner(t testing.TB, kid string, method jwt.SigningMethod) signer {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer{kid: kid, method: method, key: k}
+}
+
+func ecSigner(t testing.TB, kid string) signer {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer{kid: kid, method: jwt.SigningMethodES256, key: k}
+}
+
+func edSigner(t testing.TB, kid string) signer {
+	t.Helper()
+	_, k, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer{kid: kid, method: jwt.SigningMethodEdDSA, key: k}
+}
+
+// passed stands for a project's API behind Protect.
+var passed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	fmt.Fprint(w, "passed")
+})
+
+func rulesOf(t testing.TB, a tenant.Access) *tenant.Rules {
+	t.Helper()
+	rules, err := tenant.CompileAccess(map[string]tenant.TableDoc{
+		"products": {Fields: map[string]tenant.FieldDoc{"name": {Type: "String"}}, Access: a},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules
+}
+
+// project serves one project's API behind Protect.
+func project(t *testing.T, v *tenant.Verifier, rules *tenant.Rules) *httptest.Server {
+	srv := httptest.NewServer(tenant.Protect(v, rules, passed))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type answer struct {
+	status int
+	code   string
+	reason string
+	body   string
+	// message is the error message, or the body of a request that passed.
+	message string
+}
+
+func call(t *testing.T, url, authorization string) answer {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"query":"{ products { uid } }"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	a := answer{status: resp.StatusCode, body: mustRead(t, resp)}
+	a.message = a.body
+	if resp.StatusCode != http.StatusOK {
+		var body tenant.ErrorBody
+		if err := json.Unmarshal([]byte(a.body), &body); err != nil || len(body.Errors) != 1 {
+			t.Fatalf("error body %q: %v", a.body, err)
+		}
+		a.code, _ = body.Errors[0].Extensions["code"].(string)
+		a.reason, _ = body.Errors[0].Extensions["reason"].(string)
+		a.message = body.Errors[0].Message
+		if resp.StatusCode == http.StatusUnauthorized && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") {
+			t.Errorf("401 without a Bearer challenge: %q", resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+	return a
+}
+
+func mustRead(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestVerification(t *testing.T) {
+	p := newIDP(t)
+	rs256 := rsaSigner(t, "rsa-1", jwt.SigningMethodRS256)
+	ps256 := signer{kid: "rsa-pss", method: jwt.SigningMethodPS256, key: rs256.key}
+	es256 := ecSigner(t, "ec-1")
+	eddsa := edSigner(t, "ed-1")
+	p.publish(rs256, ps256, es256, eddsa)
+	impostor := ecSigner(t, "ec-1") // same kid, another key
+
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{Leeway: 30 * time.Second})
+	t.Cleanup(vs.Close)
+	srv := project(t, vs.For("shop", p.auth("shop")), rulesOf(t, tenant.Access{}))
+
+	pubDER, err := x509.MarshalPKIXPublicKey(rs256.key.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})
+	hmacWithPublicKey := func() string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodHS256, p.claims("shop"))
+		tok.Header["kid"] = "rsa-1"
+		s, err := tok.SignedString(pubPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	algNone := func() string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodNone, p.claims("shop"))
+		tok.Header["kid"] = "rsa-1"
+		s, err := tok.SignedString(jwt.UnsafeAllowNoneSignatureType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	with := func(change func(c jwt.MapClaims)) jwt.MapClaims {
+		c := p.claims("shop")
+		change(c)
+		return c
+	}
+	now := time.Now()
+	cases := []struct {
+		name, header string
+		status       int
+		code, reason string
+		inMessage    string
+	}{
+		{name: "RS256", header: "Bearer " + sign(t, rs256, p.claims("shop")), status: 200},
+		{name: "PS256", header: "Bearer " + sign(t, ps256, p.claims("shop")), status: 200},
+		{name: "ES256", header: "Bearer " + sign(t, es256, p.claims("shop")), status: 200},
+		{name: "EdDSA", header: "Bearer " + sign(t, eddsa, p.claims("shop")), status: 200},
+		{name: "scheme in lower case", header: "bearer " + sign(t, es256, p.claims("shop")), status: 200},
+		{name: "audience among several", header: "Bearer " + sign(t, es256, with(func(c jwt.MapClaims) { c["aud"] = []string{"other", "shop"} })), status: 200},
+		{name: "expired within the leeway", header: "Bearer " + sign(t, es256, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-10 * time.Second).Unix() })), status: 200},
+		{name: "expired", header: "Bearer " + sign(t, rs256, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-2 * time.Minute).Unix() })), status: 401, code: "UNAUTHENTICATED", reason: "expired", inMessage: "token expired"},
+		{name: "not yet valid", header: "Bearer " + sign(t, rs256, with(func(c jwt.MapClaims) { c["nbf"] = now.Add(5 * time.Minute).Unix() })), status: 401, code: "UNAUTHENTICATED", reason: "not_yet_valid", inMessage: "nbf"},
+		{name: "issued in the future", header: "Bearer " + sign(t, rs256, with(func(c jwt.MapClaims) { c["iat"] = now.Add(5 * time.Minute).Unix() })), status: 401, code: "UNAUTHENTICATED", reason: "not_yet_valid", inMessage: "iat"},
+		{name: "wrong issuer", header: "Bearer " + sign(t, es256, with(func(c jwt.MapClaims) { c["iss"] = "https://evil.example/" })), status: 401, code: "UNAUTHENTICATED", reason: "wrong_issuer", inMessage: "wrong issuer"},
+		{name: "wrong audience", header: "Bearer " + sign(t, es256, with(func(c jwt.MapClaims) { c["aud"] = "other" })), status: 401, code: "UNAUTHENTICATED", reason: "wrong_audience", inMessage: `"shop"`},
+		{name: "no expiry", header: "Bearer " + sign(t, es256, with(func(c jwt.MapClaims) { delete(c, "exp") })), status: 401, code: "UNAUTHENTICATED", reason: "missing_claim", inMessage: "exp"},
+		{name: "no subject", header: "Bearer " + sign(t, es256, with(func(c jwt.MapClaims) { delete(c, "sub") })), status: 401, code: "UNAUTHENTICATED", reason: "missing_claim", inMessage: "sub"},
+		{name: "alg none", header: "Bearer " + algNone(), status: 401, code: "UNAUTHENTICATED", reason: "disallowed_algorithm", inMessage: `"none"`},
+		{name: "HS256 signed with the public key", header: "Bearer " + hmacWithPublicKey(), status: 401, code: "UNAUTHENTICATED", reason: "disallowed_algorithm", inMessage: `"HS256"`},
+		{name: "bad signature", header: "Bearer " + sign(t, impostor, p.claims("shop")), status: 401, code: "UNAUTHENTICATED", reason: "bad_signature"},
+		{name: "malformed", header: "Bearer not.a-token", status: 401, code: "UNAUTHENTICATED", reason: "malformed"},
+		{name: "two segments", header: "Bearer abc.def", status: 401, code: "UNAUTHENTICATED", reason: "malformed"},
+		{name: "not bearer", header: "Basic YWxpY2U6c2VjcmV0", status: 401, code: "UNAUTHENTICATED", reason: "malformed"},
+		{name: "oversized", header: "Bearer " + strings.Repeat("a", tenant.MaxTokenBytes+1), status: 401, code: "UNAUTHENTICATED", reason: "malformed"},
+		{name: "no token where one is needed", status: 401, code: "UNAUTHENTICATED", reason: "no_token"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := call(t, srv.URL, tc.header)
+			if a.status != tc.status || a.code != tc.code || a.reason != tc.reason {
+				t.Fatalf("got %d %s %s (%s), want %d %s %s", a.status, a.code, a.reason, a.body, tc.status, tc.code, tc.reason)
+			}
+			if tc.status == 200 && a.body != "passed" {
+				t.Errorf("body %q, want the API's answer", a.body)
+			}
+			if !strings.Contains(a.message, tc.inMessage) {
+				t.Errorf("message %q does not say %q", a.message, tc.inMessage)
+			}
+			if _, token, _ := strings.Cut(tc.header, " "); len(token) > 20 && strings.Contains(a.body, token[len(token)-20:]) {
+				t.Errorf("the answer echoes the token: %s", a.body)
+			}
+		})
+	}
+}
+
+func TestAnonymousCallers(t *testing.T) {
+	p := newIDP(t)
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{})
+	t.Cleanup(vs.Close)
+	// A public read lets a request without a token through to the API.
+	srv := project(t, vs.For("shop", p.auth("shop")), rulesOf(t, tenant.Access{Read: tenant.RulePublic}))
+	if a := call(t, srv.URL, ""); a.status != 200 {
+		t.Fatalf("anonymous read of a public table: %d %s", a.status, a.body)
+	}
+	// A project without an identity provider refuses every token.
+	srv = project(t, vs.For("open", nil), rulesOf(t, tenant.Access{Read: tenant.RulePublic}))
+	es := ecSigner(t, "ec-1")
+	p.publish(es)
+	if a := call(t, srv.URL, "Bearer "+sign(t, es, p.claims("open"))); a.status != 401 || a.reason != "no_identity_provider" {
+		t.Fatalf("token sent to a project without auth: %d %s", a.status, a.body)
+	}
+}
+
+// A token of project A is refused by project B, although both trust the same identity
+// provider: B's audience differs.
+func TestTokenOfAnotherProject(t *testing.T) {
+	p := newIDP(t)
+	es := ecSigner(t, "ec-1")
+	p.publish(es)
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{})
+	t.Cleanup(vs.Close)
+	rules := rulesOf(t, tenant.Access{})
+	a := project(t, vs.For("project-a", p.auth("project-a")), rules)
+	b := project(t, vs.For("project-b", p.auth("project-b")), rules)
+	tokenA := "Bearer " + sign(t, es, p.claims("project-a"))
+	if got := call(t, a.URL, tokenA); got.status != 200 {
+		t.Fatalf("project A refused its own token: %s", got.body)
+	}
+	if got := call(t, b.URL, tokenA); got.status != 401 || got.code != "UNAUTHENTICATED" || got.reason != "wrong_audience" {
+		t.Fatalf("project B accepted or misreported A's token: %d %s", got.status, got.body)
+	}
+}
+
+// A kid the cached key set lacks triggers one refresh, which finds a rotated key; another
+// unknown kid right after is refused without fetching again.
+func TestUnknownKidAndKeyRotation(t *testing.T) {
+	p := newIDP(t)
+	old := rsaSigner(t, "2026-01", jwt.SigningMethodRS256)
+	p.publish(old)
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{UnknownKIDRefresh: time.Hour})
+	t.Cleanup(vs.Close)
+	srv := project(t, vs.For("shop", p.auth("shop")), rulesOf(t, tenant.Access{}))
+
+	if a := call(t, srv.URL, "Bearer "+sign(t, old, p.claims("shop"))); a.status != 200 {
+		t.Fatalf("old key: %s", a.body)
+	}
+	if n := p.fetches.Load(); n != 1 {
+		t.Fatalf("%d JWKS fetches after the first token, want 1", n)
+	}
+	rotated := ecSigner(t, "2026-02")
+	p.publish(old, rotated)
+	if a := call(t, srv.URL, "Bearer "+sign(t, rotated, p.claims("shop"))); a.status != 200 {
+		t.Fatalf("rotated key: %d %s", a.status, a.body)
+	}
+	if n := p.fetches.Load(); n != 2 {
+		t.Fatalf("%d JWKS fetches after the rotated kid, want 2", n)
+	}
+	stranger := ecSigner(t, "never-published")
+	a := call(t, srv.URL, "Bearer "+sign(t, stranger, p.claims("shop")))
+	if a.status != 401 || a.reason != "unknown_key" || !strings.Contains(a.body, "never-published") {
+		t.Fatalf("unknown kid: %d %s", a.status, a.body)
+	}
+	if n := p.fetches.Load(); n != 2 {
+		t.Fatalf("%d JWKS fetches after an unknown kid within the rate limit, want still 2", n)
+	}
+}
+
+// A JWKS that cannot be fetched fails that project's token requests with 503; another
+// project is unaffected, and the project recovers once the JWKS answers again.
+func TestJWKSDown(t *testing.T) {
+	healthy, broken := newIDP(t), newIDP(t)
+	es := ecSigner(t, "ec-1")
+	healthy.publish(es)
+	broken.publish(es)
+	broken.down.Store(true)
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{UnknownKIDRefresh: time.Millisecond})
+	t.Cleanup(vs.Close)
+	rules := rulesOf(t, tenant.Access{})
+	good := project(t, vs.For("good", healthy.auth("good")), rules)
+	bad := project(t, vs.For("bad", broken.auth("bad")), rules)
+
+	a := call(t, bad.URL, "Bearer "+sign(t, es, broken.claims("bad")))
+	if a.status != 503 || a.code != tenant.CodeIdentityProviderUnavailable || !strings.Contains(a.body, broken.jwksURL()) {
+		t.Fatalf("JWKS down: %d %s", a.status, a.body)
+	}
+	if a := call(t, good.URL, "Bearer "+sign(t, es, healthy.claims("good"))); a.status != 200 {
+		t.Fatalf("the other project: %d %s", a.status, a.body)
+	}
+	broken.down.Store(false)
+	time.Sleep(2 * time.Millisecond) // let the unknown-kid limiter allow another refresh
+	if a := call(t, bad.URL, "Bearer "+sign(t, es, broken.claims("bad"))); a.status != 200 {
+		t.Fatalf("after the JWKS came back: %d %s", a.status, a.body)
+	}
+}
+
+// A new version of a project keeps its JWKS client while the jwksURL stays the same; a new
+// jwksURL gets a new client and stops the old one's background refresh.
+func TestVerifierFollowsProjectVersions(t *testing.T) {
+	first, second := newIDP(t), newIDP(t)
+	es := ecSigner(t, "ec-1")
+	first.publish(es)
+	second.publish(es)
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{RefreshInterval: 5 * time.Millisecond})
+	t.Cleanup(vs.Close)
+	rules := rulesOf(t, tenant.Access{})
+
+	v1 := project(t, vs.For("shop", first.auth("shop")), rules)
+	if a := call(t, v1.URL, "Bearer "+sign(t, es, first.claims("shop"))); a.status != 200 {
+		t.Fatal(a.body)
+	}
+	// Version 2 changes only the audience: same client, same keys, and v2's audience.
+	v2 := project(t, vs.For("shop", first.auth("shop-v2")), rules)
+	if a := call(t, v2.URL, "Bearer "+sign(t, es, first.claims("shop"))); a.reason != "wrong_audience" {
+		t.Fatalf("version 2 accepted version 1's audience: %s", a.body)
+	}
+	if a := call(t, v2.URL, "Bearer "+sign(t, es, first.claims("shop-v2"))); a.status != 200 {
+		t.Fatal(a.body)
+	}
+	// Version 3 moves to another JWKS.
+	v3 := project(t, vs.For("shop", second.auth("shop")), rules)
+	if a := call(t, v3.URL, "Bearer "+sign(t, es, second.claims("shop"))); a.status != 200 {
+		t.Fatal(a.body)
+	}
+	stopped := first.fetches.Load()
+	for start := second.fetches.Load(); second.fetches.Load() < start+5; {
+		time.Sleep(time.Millisecond)
+	}
+	// One refresh may have been under way when the client was closed.
+	if n := first.fetches.Load(); n > stopped+1 {
+		t.Fatalf("the old JWKS was fetched %d more times after the project moved", n-stopped)
+	}
+}
+
+func BenchmarkVerify(b *testing.B) {
+	p := newIDP(b)
+	rs := rsaSigner(b, "rsa-1", jwt.SigningMethodRS256)
+	es := ecSigner(b, "ec-1")
+	p.publish(rs, es)
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{})
+	b.Cleanup(vs.Close)
+	v := vs.For("shop", p.auth("shop"))
+	for _, s := range []signer{rs, es} {
+		b.Run(s.method.Alg(), func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodPost, "/api/v1/graphql", nil)
+			req.Header.Set("Authorization", "Bearer "+sign(b, s, p.claims("shop")))
+			if _, err := v.Authenticate(req); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := v.Authenticate(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
