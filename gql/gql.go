@@ -106,10 +106,12 @@ func New(cfg Config) (*API, error) {
 }
 
 func setDefaults(cfg *Config) {
-	if cfg.DefaultLimit <= 0 {
-		cfg.DefaultLimit = DefaultLimit
-	}
-	if cfg.MaxLimit <= 0 {
+	switch {
+	case cfg.DefaultLimit <= 0 && cfg.MaxLimit <= 0:
+		cfg.DefaultLimit, cfg.MaxLimit = DefaultLimit, DefaultMaxLimit
+	case cfg.DefaultLimit <= 0:
+		cfg.DefaultLimit = min(DefaultLimit, cfg.MaxLimit)
+	case cfg.MaxLimit <= 0:
 		cfg.MaxLimit = max(DefaultMaxLimit, cfg.DefaultLimit)
 	}
 	if cfg.MaxBodyBytes <= 0 {

@@ -144,3 +144,5 @@ func (r result) decode(t testing.TB, key string, v any) {
 		t.Fatalf("decode %s of %s: %v", key, r.raw, err)
 	}
 }
+
+func decodeBody(res *http.Response, v any) error { return json.NewDecoder(res.Body).Decode(v) }

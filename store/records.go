@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,10 +20,23 @@ import (
 // is filtered after reading.
 type Records struct {
 	db *mongo.Database
+	// updating serializes the updates of one record in this process. MongoDB applies an
+	// update atomically, but FerretDB (the embedded store) reads the document, changes it
+	// and writes it back, so two updates of different fields of one record at the same time
+	// could lose one of them. Striped by a hash of table and uid: a fixed set of locks.
+	updating [64]sync.Mutex
 }
 
 // NewRecords serves the tables kept in db.
 func NewRecords(db *mongo.Database) *Records { return &Records{db: db} }
+
+func (r *Records) updateLock(table, uid string) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(table))
+	h.Write([]byte{0})
+	h.Write([]byte(uid))
+	return &r.updating[h.Sum32()%uint32(len(r.updating))]
+}
 
 // Op is a comparison a Cond makes.
 type Op string
@@ -325,6 +340,9 @@ func (r *Records) Update(ctx context.Context, table, uid string, access bson.D, 
 		}
 		update = append(update, bson.E{Key: "$unset", Value: u})
 	}
+	mu := r.updateLock(table, uid)
+	mu.Lock()
+	defer mu.Unlock()
 	err = r.db.Collection(table).FindOneAndUpdate(ctx, filter, update,
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(out)
 	if errors.Is(err, mongo.ErrNoDocuments) {
