@@ -164,7 +164,7 @@ func pyClass(t *tsFile, outer, def *sitter.Node) {
 		switch t.typ(fn) {
 		case "function_definition":
 			mname := t.field(fn, "name")
-			s := t.symbol(m, mname, "method", name, !strings.HasPrefix(mname, "_") || strings.HasPrefix(mname, "__"))
+			s := t.symbol(m, mname, "method", name, !strings.HasPrefix(mname, "_"))
 			if ret := fn.ChildByFieldName("return_type"); ret != nil {
 				s.Returns = strings.Trim(t.text(ret), `"'`)
 			}

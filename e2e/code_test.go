@@ -1,0 +1,321 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/platform-dev/platform/tools"
+	"github.com/platform-dev/platform/tools/code"
+	"github.com/platform-dev/platform/tools/workspace"
+)
+
+// codeFixture is the polyglot repository whose true figures tools/code's tests spell out.
+const codeFixture = "../tools/code/testdata/polyglot"
+
+func startCodeMCP(t *testing.T) string {
+	t.Helper()
+	ws, err := workspace.New(codeFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := &tools.Hub{}
+	a, err := code.New(context.Background(), ws, hub, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	return startMCP(t, tools.Set{Tools: a.Tools(), Resources: []tools.Resource{a.Resource()}}, hub)
+}
+
+// structured returns a successful call's structuredContent, after checking that the text
+// content carries the same JSON.
+func structured(t *testing.T, res map[string]any) map[string]any {
+	t.Helper()
+	if res["isError"] != false {
+		t.Fatalf("isError: %v", res)
+	}
+	sc, ok := res["structuredContent"].(map[string]any)
+	if !ok {
+		t.Fatalf("no structuredContent: %v", res)
+	}
+	content, _ := res["content"].([]any)
+	if len(content) == 0 {
+		t.Fatalf("no content: %v", res)
+	}
+	text, _ := content[0].(map[string]any)["text"].(string)
+	var fromText map[string]any
+	if err := json.Unmarshal([]byte(text), &fromText); err != nil || !reflect.DeepEqual(fromText, sc) {
+		t.Errorf("text content differs from structuredContent (%v)", err)
+	}
+	return sc
+}
+
+type codeCase struct {
+	name string
+	tool string
+	args map[string]any
+	// want checks a successful result; nil means the call must fail with wantCode (a JSON-RPC
+	// error) or, when wantCode is 0, with isError true and a text containing wantText.
+	want     func(t *testing.T, sc map[string]any)
+	wantCode float64
+	wantText string
+}
+
+func runCodeCases(t *testing.T, url string, cases []codeCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, rerr := callTool(t, url, tc.tool, tc.args)
+			switch {
+			case tc.want != nil:
+				if rerr != nil {
+					t.Fatalf("JSON-RPC error %v", rerr)
+				}
+				tc.want(t, structured(t, res))
+			case tc.wantCode != 0:
+				if rerr == nil || rerr["code"] != tc.wantCode {
+					t.Fatalf("want error %v, got result %v error %v", tc.wantCode, res, rerr)
+				}
+				if data, _ := rerr["data"].(map[string]any); data == nil || data["details"] == "" {
+					t.Errorf("error without data.details: %v", rerr)
+				}
+			default:
+				if rerr != nil || res["isError"] != true {
+					t.Fatalf("want isError, got result %v error %v", res, rerr)
+				}
+				text, _ := res["content"].([]any)[0].(map[string]any)["text"].(string)
+				if !strings.Contains(text, tc.wantText) {
+					t.Errorf("error text %q does not mention %q", text, tc.wantText)
+				}
+			}
+		})
+	}
+}
+
+func list(sc map[string]any, key string) []any {
+	l, _ := sc[key].([]any)
+	return l
+}
+
+func field(v any, key string) any {
+	m, _ := v.(map[string]any)
+	return m[key]
+}
+
+const invalidParams = float64(-32003)
+
+func TestCodeToolsList(t *testing.T) {
+	url := startCodeMCP(t)
+	res, rerr := rpc(t, url, "tools/list", map[string]any{})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	names := map[string]map[string]any{}
+	for _, tl := range res["tools"].([]any) {
+		m := tl.(map[string]any)
+		names[m["name"].(string)] = m
+	}
+	for _, n := range []string{"analyze_codebase", "find_dependencies", "detect_patterns"} {
+		tl := names[n]
+		if tl == nil || tl["inputSchema"] == nil || tl["outputSchema"] == nil || tl["description"] == "" {
+			t.Errorf("tools/list %s: %v", n, tl)
+		}
+	}
+	req := field(names["find_dependencies"]["inputSchema"], "required")
+	if !reflect.DeepEqual(req, []any{"component"}) {
+		t.Errorf("find_dependencies required = %v", req)
+	}
+}
+
+func TestAnalyzeCodebaseOverMCP(t *testing.T) {
+	url := startCodeMCP(t)
+	language := func(sc map[string]any, name string) map[string]any {
+		for _, l := range list(sc, "languages") {
+			if field(l, "name") == name {
+				return l.(map[string]any)
+			}
+		}
+		return nil
+	}
+	runCodeCases(t, url, []codeCase{
+		{name: "defaults", tool: "analyze_codebase", args: map[string]any{}, want: func(t *testing.T, sc map[string]any) {
+			if sc["depth"] != 3.0 || sc["path"] != "." {
+				t.Errorf("defaults: depth %v path %v", sc["depth"], sc["path"])
+			}
+			if py := language(sc, "Python"); py["code"] != 547.0 || py["comment"] != 6.0 || py["blank"] != 47.0 {
+				t.Errorf("Python %v", py)
+			}
+			if goLang := language(sc, "Go"); goLang["code"] != 56.0 || goLang["comment"] != 16.0 || goLang["blank"] != 21.0 {
+				t.Errorf("Go %v", goLang)
+			}
+			if len(list(sc, "manifests")) != 5 || len(list(sc, "entryPoints")) != 6 {
+				t.Errorf("manifests %d entry points %d", len(list(sc, "manifests")), len(list(sc, "entryPoints")))
+			}
+		}},
+		{name: "path and language alias", tool: "analyze_codebase", args: map[string]any{"path": "rust", "language": "rs"}, want: func(t *testing.T, sc map[string]any) {
+			if l := list(sc, "languages"); len(l) != 1 || field(l[0], "code") != 23.0 || sc["language"] != "Rust" {
+				t.Errorf("rust: %v", l)
+			}
+		}},
+		{name: "depth 0", tool: "analyze_codebase", args: map[string]any{"depth": 0}, want: func(t *testing.T, sc map[string]any) {
+			if field(sc["tree"], "children") != nil || len(list(sc, "files")) != 0 {
+				t.Errorf("depth 0: %v", sc["tree"])
+			}
+		}},
+		{name: "depth 20", tool: "analyze_codebase", args: map[string]any{"depth": 20}, want: func(t *testing.T, sc map[string]any) {
+			if len(list(sc, "files")) != 17 {
+				t.Errorf("depth 20 lists %d files with symbols, want every parsed source file (17)", len(list(sc, "files")))
+			}
+		}},
+		{name: "limit 1", tool: "analyze_codebase", args: map[string]any{"limit": 1}, want: func(t *testing.T, sc map[string]any) {
+			if len(list(sc, "hotspots")) != 1 || field(sc["omitted"], "hotspots") == nil || sc["hint"] == "" {
+				t.Errorf("limit 1: %v %v", list(sc, "hotspots"), sc["omitted"])
+			}
+		}},
+		{name: "limit 1000", tool: "analyze_codebase", args: map[string]any{"limit": 1000}, want: func(t *testing.T, sc map[string]any) {
+			if sc["omitted"] != nil {
+				t.Errorf("limit 1000 omitted %v", sc["omitted"])
+			}
+		}},
+		{name: "depth 21", tool: "analyze_codebase", args: map[string]any{"depth": 21}, wantCode: invalidParams},
+		{name: "depth -1", tool: "analyze_codebase", args: map[string]any{"depth": -1}, wantCode: invalidParams},
+		{name: "depth fraction", tool: "analyze_codebase", args: map[string]any{"depth": 2.5}, wantCode: invalidParams},
+		{name: "depth as string", tool: "analyze_codebase", args: map[string]any{"depth": "3"}, wantCode: invalidParams},
+		{name: "limit 0", tool: "analyze_codebase", args: map[string]any{"limit": 0}, wantCode: invalidParams},
+		{name: "limit 1001", tool: "analyze_codebase", args: map[string]any{"limit": 1001}, wantCode: invalidParams},
+		{name: "path as number", tool: "analyze_codebase", args: map[string]any{"path": 7}, wantCode: invalidParams},
+		{name: "language as list", tool: "analyze_codebase", args: map[string]any{"language": []string{"Go"}}, wantCode: invalidParams},
+		{name: "unknown language", tool: "analyze_codebase", args: map[string]any{"language": "klingon"}, wantCode: invalidParams},
+		{name: "unknown argument", tool: "analyze_codebase", args: map[string]any{"paht": "."}, wantCode: invalidParams},
+		{name: "dot-dot path", tool: "analyze_codebase", args: map[string]any{"path": "../polyglot"}, wantCode: invalidParams},
+		{name: "absolute path outside", tool: "analyze_codebase", args: map[string]any{"path": "/etc"}, wantCode: invalidParams},
+		{name: "device", tool: "analyze_codebase", args: map[string]any{"path": "/dev/null"}, wantCode: invalidParams},
+		{name: "missing path", tool: "analyze_codebase", args: map[string]any{"path": "nowhere"}, wantCode: invalidParams},
+	})
+}
+
+func TestFindDependenciesOverMCP(t *testing.T) {
+	url := startCodeMCP(t)
+	runCodeCases(t, url, []codeCase{
+		{name: "folder with cycle", tool: "find_dependencies", args: map[string]any{"component": "internal/store"}, want: func(t *testing.T, sc map[string]any) {
+			cycles := list(sc, "cycles")
+			if len(cycles) != 1 || !reflect.DeepEqual(field(cycles[0], "path"),
+				[]any{"internal/store", "internal/handler", "internal/service", "internal/store"}) {
+				t.Errorf("cycles %v", cycles)
+			}
+			if sc["type"] != "both" || sc["depth"] != 1.0 || list(sc, "imports") == nil || list(sc, "exports") == nil {
+				t.Errorf("defaults: %v", sc)
+			}
+		}},
+		{name: "imports of a file", tool: "find_dependencies", args: map[string]any{"component": "web/src/index.ts", "type": "imports"}, want: func(t *testing.T, sc map[string]any) {
+			imps := list(sc, "imports")
+			if len(imps) != 2 || field(imps[0], "target") != "web/src/greet.ts" || field(imps[1], "version") != "^4.18.2" || sc["exports"] != nil {
+				t.Errorf("imports %v", imps)
+			}
+		}},
+		{name: "exports of a module", tool: "find_dependencies", args: map[string]any{"component": "app.util", "type": "exports"}, want: func(t *testing.T, sc map[string]any) {
+			if field(sc["resolved"], "kind") != "module" || sc["imports"] != nil || len(list(sc, "exports")) != 2 {
+				t.Errorf("exports %v", sc)
+			}
+		}},
+		{name: "symbol with depth 10", tool: "find_dependencies", args: map[string]any{"component": "Registry", "depth": 10}, want: func(t *testing.T, sc map[string]any) {
+			if field(sc["resolved"], "kind") != "symbol" {
+				t.Errorf("resolved %v", sc["resolved"])
+			}
+		}},
+		{name: "limit 1", tool: "find_dependencies", args: map[string]any{"component": "py", "limit": 1}, want: func(t *testing.T, sc map[string]any) {
+			if len(list(sc, "imports")) != 1 || field(sc["omitted"], "imports") != 1.0 {
+				t.Errorf("limit 1: %v", sc)
+			}
+		}},
+		{name: "unknown component", tool: "find_dependencies", args: map[string]any{"component": "internal/stor"}, wantText: "internal/store"},
+		{name: "missing component", tool: "find_dependencies", args: map[string]any{}, wantCode: invalidParams},
+		{name: "empty component", tool: "find_dependencies", args: map[string]any{"component": ""}, wantCode: invalidParams},
+		{name: "component as number", tool: "find_dependencies", args: map[string]any{"component": 42}, wantCode: invalidParams},
+		{name: "type all", tool: "find_dependencies", args: map[string]any{"component": "py", "type": "all"}, wantCode: invalidParams},
+		{name: "type as bool", tool: "find_dependencies", args: map[string]any{"component": "py", "type": true}, wantCode: invalidParams},
+		{name: "depth 0", tool: "find_dependencies", args: map[string]any{"component": "py", "depth": 0}, wantCode: invalidParams},
+		{name: "depth 11", tool: "find_dependencies", args: map[string]any{"component": "py", "depth": 11}, wantCode: invalidParams},
+		{name: "dot-dot component", tool: "find_dependencies", args: map[string]any{"component": "../../../go.mod"}, wantCode: invalidParams},
+		{name: "absolute outside", tool: "find_dependencies", args: map[string]any{"component": "/etc/passwd"}, wantCode: invalidParams},
+	})
+}
+
+func TestDetectPatternsOverMCP(t *testing.T) {
+	url := startCodeMCP(t)
+	names := func(sc map[string]any) map[string]int {
+		out := map[string]int{}
+		for _, f := range list(sc, "findings") {
+			out[field(f, "name").(string)]++
+		}
+		return out
+	}
+	runCodeCases(t, url, []codeCase{
+		{name: "project", tool: "detect_patterns", args: map[string]any{}, want: func(t *testing.T, sc map[string]any) {
+			n := names(sc)
+			for _, want := range []string{"import-cycle", "god-file", "singleton", "duplicated-code", "layer-violation"} {
+				if n[want] == 0 {
+					t.Errorf("no %s finding: %v", want, n)
+				}
+			}
+			first := list(sc, "findings")[0]
+			if field(first, "name") != "import-cycle" || field(first, "why") == "" || field(first, "action") == "" {
+				t.Errorf("first finding %v", first)
+			}
+		}},
+		{name: "directory scope", tool: "detect_patterns", args: map[string]any{"scope": "directory", "path": "py", "pattern_type": "anti-pattern"}, want: func(t *testing.T, sc map[string]any) {
+			if n := names(sc); n["god-file"] != 1 || n["import-cycle"] != 0 {
+				t.Errorf("py anti-patterns %v", n)
+			}
+		}},
+		{name: "file scope", tool: "detect_patterns", args: map[string]any{"scope": "file", "path": "java/src/main/java/com/acme/util/Registry.java", "pattern_type": "singleton"}, want: func(t *testing.T, sc map[string]any) {
+			if n := names(sc); n["singleton"] != 1 || len(n) != 1 {
+				t.Errorf("Registry.java %v", n)
+			}
+		}},
+		{name: "design only", tool: "detect_patterns", args: map[string]any{"pattern_type": "design"}, want: func(t *testing.T, sc map[string]any) {
+			for _, f := range list(sc, "findings") {
+				if field(f, "kind") != "design" {
+					t.Errorf("design filter let through %v", field(f, "name"))
+				}
+			}
+		}},
+		{name: "architectural", tool: "detect_patterns", args: map[string]any{"pattern_type": "architectural", "limit": 1}, want: func(t *testing.T, sc map[string]any) {
+			if len(list(sc, "findings")) != 1 || sc["omitted"] == nil {
+				t.Errorf("limit 1: %v", sc)
+			}
+		}},
+		{name: "scope universe", tool: "detect_patterns", args: map[string]any{"scope": "universe"}, wantCode: invalidParams},
+		{name: "scope as number", tool: "detect_patterns", args: map[string]any{"scope": 1}, wantCode: invalidParams},
+		{name: "unknown pattern", tool: "detect_patterns", args: map[string]any{"pattern_type": "spaghetti"}, wantCode: invalidParams},
+		{name: "pattern as object", tool: "detect_patterns", args: map[string]any{"pattern_type": map[string]any{}}, wantCode: invalidParams},
+		{name: "file scope without path", tool: "detect_patterns", args: map[string]any{"scope": "file"}, wantCode: invalidParams},
+		{name: "file scope on a folder", tool: "detect_patterns", args: map[string]any{"scope": "file", "path": "py"}, wantCode: invalidParams},
+		{name: "dot-dot path", tool: "detect_patterns", args: map[string]any{"scope": "directory", "path": "py/../.."}, wantCode: invalidParams},
+		{name: "limit 0", tool: "detect_patterns", args: map[string]any{"limit": 0}, wantCode: invalidParams},
+	})
+}
+
+func TestCodeAnalysisResourceOverMCP(t *testing.T) {
+	url := startCodeMCP(t)
+	res, rerr := rpc(t, url, "resources/list", map[string]any{})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	found := false
+	for _, r := range res["resources"].([]any) {
+		if field(r, "uri") == code.ResourceURI {
+			found = field(r, "name") == "Code Analysis" && field(r, "mimeType") == "application/json"
+		}
+	}
+	if !found {
+		t.Errorf("resources/list: %v", res)
+	}
+	doc := readResource(t, url, code.ResourceURI)
+	if lines := field(doc["summary"], "lines"); field(lines, "code") != 717.0 {
+		t.Errorf("resource summary %v", doc["summary"])
+	}
+}

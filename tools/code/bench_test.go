@@ -1,0 +1,211 @@
+package code_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/platform-dev/platform/tools"
+	"github.com/platform-dev/platform/tools/code"
+	"github.com/platform-dev/platform/tools/workspace"
+)
+
+// corpusLines is the size of the generated repository the benchmarks analyse.
+const corpusLines = 100_000
+
+// corpusFunc is one generated function of each language, about a dozen lines with a loop, a
+// branch, a comment and a blank line, so that every parser and counter has work to do.
+func corpusFunc(ext string) string {
+	switch ext {
+	case "go":
+		return `
+// F%[1]d sums what passes the filter.
+func F%[1]d(xs []int) int {
+	total := 0
+	for _, x := range xs {
+		if x > %[1]d && x%%2 == 0 {
+			total += x
+		}
+	}
+
+	return total + %[1]d
+}
+`
+	case "py":
+		return `
+# f%[1]d sums what passes the filter.
+def f%[1]d(xs):
+    total = 0
+    for x in xs:
+        if x > %[1]d and x %% 2 == 0:
+            total += x
+
+    return total + %[1]d
+
+`
+	case "ts":
+		return `
+// f%[1]d sums what passes the filter.
+export function f%[1]d(xs: number[]): number {
+  let total = 0;
+  for (const x of xs) {
+    if (x > %[1]d && x %% 2 === 0) {
+      total += x;
+    }
+  }
+
+  return total + %[1]d;
+}
+`
+	case "java":
+		return `
+  // f%[1]d sums what passes the filter.
+  public static int f%[1]d(int[] xs) {
+    int total = 0;
+    for (int x : xs) {
+      if (x > %[1]d && x %% 2 == 0) {
+        total += x;
+      }
+    }
+
+    return total + %[1]d;
+  }
+`
+	case "rs":
+		return `
+/// f%[1]d sums what passes the filter.
+pub fn f%[1]d(xs: &[i64]) -> i64 {
+    let mut total = 0;
+    for x in xs {
+        if *x > %[1]d && x %% 2 == 0 {
+            total += x;
+        }
+    }
+
+    total + %[1]d
+}
+`
+	}
+	panic("no template for " + ext)
+}
+
+// writeCorpus generates a repository of about lines lines in five languages, with imports
+// between neighbouring files and manifests, and returns its line count.
+func writeCorpus(tb testing.TB, dir string, lines int) int {
+	tb.Helper()
+	const filesPerLang, funcsPerFile = 40, 50
+	write := func(name, content string) {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	write("go.mod", "module corpus\n\ngo 1.22\n")
+	write("web/package.json", `{"name": "web", "dependencies": {"lodash": "^4.17.21"}}`)
+	write("py/requirements.txt", "requests==2.31.0\n")
+	write("rs/Cargo.toml", "[package]\nname = \"rs\"\n\n[dependencies]\nserde = \"1\"\n")
+	total := 0
+	perFile := lines / (5 * filesPerLang)
+	for i := 0; i < filesPerLang; i++ {
+		prev := (i + filesPerLang - 1) % filesPerLang
+		files := map[string]string{
+			fmt.Sprintf("go/p%02d/p.go", i):    fmt.Sprintf("package p%02d\n\nimport (\n\t\"fmt\"\n\n\tprev \"corpus/go/p%02d\"\n)\n\nvar _ = fmt.Sprint(prev.F1)\n", i, prev),
+			fmt.Sprintf("py/pkg/m%02d.py", i):  fmt.Sprintf("import os\nimport requests\nfrom pkg import m%02d\n", prev),
+			fmt.Sprintf("web/src/m%02d.ts", i): fmt.Sprintf("import { f1 } from \"./m%02d\";\nimport _ from \"lodash\";\n", prev),
+			fmt.Sprintf("java/src/corpus/C%02d.java", i): fmt.Sprintf(
+				"package corpus;\n\nimport java.util.List;\nimport corpus.C%02d;\n\npublic class C%02d {\n", prev, i),
+			fmt.Sprintf("rs/src/m%02d.rs", i): fmt.Sprintf("use crate::m%02d::f1;\nuse serde::Serialize;\n", prev),
+		}
+		for name, head := range files {
+			ext := strings.TrimPrefix(filepath.Ext(name), ".")
+			var sb strings.Builder
+			sb.WriteString(head)
+			for f := 1; f <= funcsPerFile && strings.Count(sb.String(), "\n") < perFile; f++ {
+				fmt.Fprintf(&sb, corpusFunc(ext), f)
+			}
+			if ext == "java" {
+				sb.WriteString("}\n")
+			}
+			total += strings.Count(sb.String(), "\n")
+			write(name, sb.String())
+		}
+	}
+	var mods strings.Builder
+	for i := 0; i < filesPerLang; i++ {
+		fmt.Fprintf(&mods, "pub mod m%02d;\n", i)
+	}
+	write("rs/src/lib.rs", mods.String())
+	return total + filesPerLang
+}
+
+func analyze(b *testing.B, a *code.Analyzer) *code.CodebaseReport {
+	var tl tools.Tool
+	for _, t := range a.Tools() {
+		if t.Spec().Name == "analyze_codebase" {
+			tl = t
+		}
+	}
+	res, err := tl.Call(context.Background(), json.RawMessage(`{}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res.(*code.CodebaseReport)
+}
+
+// BenchmarkAnalyzeCodebaseCold analyses a ~100,000-line repository with a new analyzer (empty
+// parse cache) every time: listing, reading, parsing and aggregating everything.
+func BenchmarkAnalyzeCodebaseCold(b *testing.B) {
+	dir := b.TempDir()
+	lines := writeCorpus(b, dir, corpusLines)
+	ws, err := workspace.New(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		a, err := code.New(context.Background(), ws, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep := analyze(b, a)
+		b.StopTimer()
+		if got := rep.Summary.Lines.Code + rep.Summary.Lines.Comment + rep.Summary.Lines.Blank; got < lines {
+			b.Fatalf("analysed %d lines of %d", got, lines)
+		}
+		a.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(lines), "lines")
+}
+
+// BenchmarkAnalyzeCodebaseWarm analyses the same repository again with a warm parse cache: the
+// files are listed, read and hashed, nothing is parsed.
+func BenchmarkAnalyzeCodebaseWarm(b *testing.B) {
+	dir := b.TempDir()
+	lines := writeCorpus(b, dir, corpusLines)
+	a := newAnalyzer(b, dir)
+	analyze(b, a)
+	for b.Loop() {
+		analyze(b, a)
+	}
+	b.ReportMetric(float64(lines), "lines")
+}
+
+// BenchmarkDetectPatternsWarm is the heaviest aggregation (import graph, duplicates, unused
+// exports) over the warm repository.
+func BenchmarkDetectPatternsWarm(b *testing.B) {
+	dir := b.TempDir()
+	writeCorpus(b, dir, corpusLines)
+	a := newAnalyzer(b, dir)
+	var rep code.PatternReport
+	mustCall(b, a, "detect_patterns", map[string]any{}, &rep)
+	for b.Loop() {
+		mustCall(b, a, "detect_patterns", map[string]any{}, &rep)
+	}
+}
