@@ -221,18 +221,89 @@ func relDepth(rel, base string) int {
 
 func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	limit := int(args.Limit)
-	rep := &CodebaseReport{Root: snap.root, Path: snap.base, Language: args.Language, Depth: int(args.Depth),
-		Omitted: map[string]int{}, Languages: []LanguageStat{}, Manifests: []Manifest{}, EntryPoints: []EntryPoint{},
-		Hotspots: []Hotspot{}, Files: []FileSymbols{}}
-	rep.Summary.Truncated = snap.truncated
-	langs := map[string]*LanguageStat{}
 	match := func(fi *fileInfo) bool { return args.Language == "" || fi.Lang == args.Language }
+	rep := &CodebaseReport{Root: snap.root, Path: snap.base, Language: args.Language, Depth: int(args.Depth),
+		Omitted: map[string]int{}, Manifests: []Manifest{}, EntryPoints: []EntryPoint{}, Hotspots: []Hotspot{}, Files: []FileSymbols{}}
+	rep.Summary, rep.Languages = summarize(snap, match)
+	rep.Tree = folderTree(snap, args, match)
 
+	for _, fi := range snap.files {
+		if fi.F == nil || fi.F.Manifest == nil || fi.Vendored {
+			continue
+		}
+		m := *fi.F.Manifest
+		m.Path = fi.Rel
+		rep.Manifests = append(rep.Manifests, m)
+		for _, e := range m.Entries {
+			rep.EntryPoints = append(rep.EntryPoints, EntryPoint{File: fi.Rel, Kind: "manifest", Detail: e})
+		}
+	}
+	rep.Omitted["manifests"] = capList(&rep.Manifests, limit)
+
+	for _, fi := range snap.files {
+		if !match(fi) || !fi.counted() {
+			continue
+		}
+		for _, e := range fi.F.Entry {
+			rep.EntryPoints = append(rep.EntryPoints, EntryPoint{File: fi.Rel, Line: e.Line, Kind: e.Kind, Detail: e.Detail})
+		}
+		var syms []Symbol
+		for _, s := range fi.F.Symbols {
+			if s.isFunc() {
+				rep.Hotspots = append(rep.Hotspots, Hotspot{File: fi.Rel, Symbol: s.qualified(), Line: s.Line, End: s.End,
+					Lines: s.End - s.Line + 1, Complexity: s.Complexity, Nesting: s.Nesting})
+			}
+			if s.Kind != "method" {
+				syms = append(syms, Symbol{Name: s.Name, Kind: s.Kind, Line: s.Line, Exported: s.Exported})
+			}
+		}
+		if fi.F.Parsed && relDepth(fi.Rel, snap.base) <= int(args.Depth) {
+			fs := FileSymbols{Path: fi.Rel, Language: fi.Lang, Code: fi.F.Lines.Code, Symbols: append([]Symbol{}, syms...)}
+			fs.OmittedSymbols = capList(&fs.Symbols, min(limit, 100))
+			rep.Files = append(rep.Files, fs)
+		}
+	}
+	// Programs before the manifests that name them; the most complex and the largest first.
+	sort.SliceStable(rep.EntryPoints, func(i, j int) bool {
+		a, b := rep.EntryPoints[i], rep.EntryPoints[j]
+		if (a.Kind == "main") != (b.Kind == "main") {
+			return a.Kind == "main"
+		}
+		return a.File < b.File
+	})
+	sort.SliceStable(rep.Hotspots, func(i, j int) bool {
+		a, b := rep.Hotspots[i], rep.Hotspots[j]
+		if a.Complexity != b.Complexity {
+			return a.Complexity > b.Complexity
+		}
+		return a.Lines > b.Lines
+	})
+	sort.SliceStable(rep.Files, func(i, j int) bool { return rep.Files[i].Code > rep.Files[j].Code })
+	rep.Omitted["entryPoints"] = capList(&rep.EntryPoints, limit)
+	rep.Omitted["hotspots"] = capList(&rep.Hotspots, limit)
+	rep.Omitted["files"] = capList(&rep.Files, limit)
+
+	for k, v := range rep.Omitted {
+		if v == 0 {
+			delete(rep.Omitted, k)
+		}
+	}
+	if len(rep.Omitted) > 0 {
+		rep.Hint = fmt.Sprintf("lists are cut at limit=%d; call again with a larger limit (at most %d), a narrower path, or a language", limit, maxLimit)
+	} else {
+		rep.Omitted = nil
+	}
+	return rep
+}
+
+// summarize counts files by what they are and lines by language, largest language first.
+func summarize(snap *snapshot, match func(*fileInfo) bool) (Summary, []LanguageStat) {
+	s := Summary{Truncated: snap.truncated}
+	langs := map[string]*LanguageStat{}
 	for _, fi := range snap.files {
 		if !match(fi) {
 			continue
 		}
-		s := &rep.Summary
 		s.Files++
 		switch {
 		case fi.Vendored:
@@ -261,97 +332,17 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 		ls.Lines.add(fi.F.Lines)
 		ls.Parsed = ls.Parsed || fi.F.Parsed
 	}
+	out := make([]LanguageStat, 0, len(langs))
 	for _, l := range langs {
-		rep.Languages = append(rep.Languages, *l)
+		out = append(out, *l)
 	}
-	sort.Slice(rep.Languages, func(i, j int) bool {
-		a, b := rep.Languages[i], rep.Languages[j]
-		if a.Code != b.Code {
-			return a.Code > b.Code
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Code != out[j].Code {
+			return out[i].Code > out[j].Code
 		}
-		return a.Name < b.Name
+		return out[i].Name < out[j].Name
 	})
-
-	rep.Tree = folderTree(snap, args, match)
-
-	for _, fi := range snap.files {
-		if fi.F == nil || fi.F.Manifest == nil || fi.Vendored {
-			continue
-		}
-		m := *fi.F.Manifest
-		m.Path = fi.Rel
-		rep.Manifests = append(rep.Manifests, m)
-		for _, e := range m.Entries {
-			rep.EntryPoints = append(rep.EntryPoints, EntryPoint{File: fi.Rel, Kind: "manifest", Detail: e})
-		}
-	}
-	rep.Omitted["manifests"] = capList(&rep.Manifests, limit)
-
-	var hot []Hotspot
-	var files []FileSymbols
-	for _, fi := range snap.files {
-		if !match(fi) || !fi.counted() {
-			continue
-		}
-		for _, e := range fi.F.Entry {
-			rep.EntryPoints = append(rep.EntryPoints, EntryPoint{File: fi.Rel, Line: e.Line, Kind: e.Kind, Detail: e.Detail})
-		}
-		var syms []Symbol
-		for _, s := range fi.F.Symbols {
-			if s.isFunc() {
-				hot = append(hot, Hotspot{File: fi.Rel, Symbol: s.qualified(), Line: s.Line, End: s.End,
-					Lines: s.End - s.Line + 1, Complexity: s.Complexity, Nesting: s.Nesting})
-			}
-			if s.Kind != "method" {
-				syms = append(syms, Symbol{Name: s.Name, Kind: s.Kind, Line: s.Line, Exported: s.Exported})
-			}
-		}
-		if fi.F.Parsed && relDepth(fi.Rel, snap.base) <= int(args.Depth) {
-			fs := FileSymbols{Path: fi.Rel, Language: fi.Lang, Code: fi.F.Lines.Code, Symbols: syms}
-			if fs.Symbols == nil {
-				fs.Symbols = []Symbol{}
-			}
-			fs.OmittedSymbols = capList(&fs.Symbols, min(int(args.Limit), 100))
-			files = append(files, fs)
-		}
-	}
-	sort.SliceStable(rep.EntryPoints, func(i, j int) bool {
-		a, b := rep.EntryPoints[i], rep.EntryPoints[j]
-		if (a.Kind == "main") != (b.Kind == "main") {
-			return a.Kind == "main"
-		}
-		return a.File < b.File
-	})
-	rep.Omitted["entryPoints"] = capList(&rep.EntryPoints, limit)
-
-	sort.SliceStable(hot, func(i, j int) bool {
-		if hot[i].Complexity != hot[j].Complexity {
-			return hot[i].Complexity > hot[j].Complexity
-		}
-		return hot[i].Lines > hot[j].Lines
-	})
-	if hot != nil {
-		rep.Hotspots = hot
-	}
-	rep.Omitted["hotspots"] = capList(&rep.Hotspots, limit)
-
-	sort.SliceStable(files, func(i, j int) bool { return files[i].Code > files[j].Code })
-	if files != nil {
-		rep.Files = files
-	}
-	rep.Omitted["files"] = capList(&rep.Files, limit)
-
-	for k, v := range rep.Omitted {
-		if v == 0 {
-			delete(rep.Omitted, k)
-		}
-	}
-	if len(rep.Omitted) > 0 {
-		rep.Hint = fmt.Sprintf("lists are cut at limit=%d; call again with a larger limit (at most %d), a narrower path, or a language", limit, maxLimit)
-	} else {
-		rep.Omitted = nil
-	}
-	return rep
+	return s, out
 }
 
 // capList keeps the first limit items and returns how many it dropped.

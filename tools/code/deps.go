@@ -200,48 +200,9 @@ func (ix *index) findComponent(name, target string) (Component, []*fileInfo, []s
 		return ix.describe(comp, files), files, nil, nil
 	}
 
-	// Module and package names.
-	for _, m := range ix.goMods {
-		if name == m.path || strings.HasPrefix(name, m.path+"/") {
-			dir := path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(name, m.path), "/"))
-			pick(func(fi *fileInfo) bool {
-				return fi.Lang == "Go" && (path.Dir(fi.Rel) == dir || (name == m.path && under(fi.Rel, dir)))
-			})
-			if len(files) > 0 {
-				comp.Kind = "package"
-				if name == m.path {
-					comp.Kind = "module"
-				}
-				return ix.describe(comp, files), files, nil, nil
-			}
-		}
-	}
-	for _, m := range ix.manifests {
-		if m.Name != "" && m.Name == name {
-			dir := path.Dir(m.Path)
-			pick(func(fi *fileInfo) bool { return under(fi.Rel, dir) })
-			if len(files) > 0 {
-				comp.Kind = "module"
-				return ix.describe(comp, files), files, nil, nil
-			}
-		}
-	}
-	if f, ok := ix.pyModules[name]; ok {
-		comp.Kind = "module"
-		files = []*fileInfo{ix.snap.byRel[f]}
-		return ix.describe(comp, files), files, nil, nil
-	}
-	if f, ok := ix.javaTypes[name]; ok {
-		comp.Kind = "module"
-		files = []*fileInfo{ix.snap.byRel[f]}
-		return ix.describe(comp, files), files, nil, nil
-	}
-	if fs, ok := ix.javaPkgs[name]; ok && name != "" {
-		comp.Kind = "package"
-		for _, f := range fs {
-			files = append(files, ix.snap.byRel[f])
-		}
-		return ix.describe(comp, files), files, nil, nil
+	if kind, fs := ix.moduleFiles(name); len(fs) > 0 {
+		comp.Kind = kind
+		return ix.describe(comp, fs), fs, nil, nil
 	}
 
 	// Symbols: "Name" or "Type.Method".
@@ -266,6 +227,52 @@ func (ix *index) findComponent(name, target string) (Component, []*fileInfo, []s
 	}
 	return comp, nil, nil, fmt.Errorf("component %q not found in %s; closest matches: %s", name, ix.snap.root,
 		strings.Join(ix.closest(name, 5), ", "))
+}
+
+// moduleFiles finds the files of a module or package by name: a Go import path (a module
+// or one of its packages), a manifest's name, a Python module, a Java class or package.
+func (ix *index) moduleFiles(name string) (kind string, files []*fileInfo) {
+	pick := func(pred func(*fileInfo) bool) []*fileInfo {
+		var out []*fileInfo
+		for _, fi := range ix.files {
+			if pred(fi) {
+				out = append(out, fi)
+			}
+		}
+		return out
+	}
+	for _, m := range ix.goMods {
+		if name == m.path || strings.HasPrefix(name, m.path+"/") {
+			dir := path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(name, m.path), "/"))
+			if name == m.path {
+				return "module", pick(func(fi *fileInfo) bool { return fi.Lang == "Go" && under(fi.Rel, dir) })
+			}
+			if fs := pick(func(fi *fileInfo) bool { return fi.Lang == "Go" && path.Dir(fi.Rel) == dir }); len(fs) > 0 {
+				return "package", fs
+			}
+		}
+	}
+	for _, m := range ix.manifests {
+		if m.Name != "" && m.Name == name {
+			dir := path.Dir(m.Path)
+			if fs := pick(func(fi *fileInfo) bool { return under(fi.Rel, dir) }); len(fs) > 0 {
+				return "module", fs
+			}
+		}
+	}
+	if f, ok := ix.pyModules[name]; ok {
+		return "module", []*fileInfo{ix.snap.byRel[f]}
+	}
+	if f, ok := ix.javaTypes[name]; ok {
+		return "module", []*fileInfo{ix.snap.byRel[f]}
+	}
+	if fs, ok := ix.javaPkgs[name]; ok && name != "" {
+		for _, f := range fs {
+			files = append(files, ix.snap.byRel[f])
+		}
+		return "package", files
+	}
+	return "", nil
 }
 
 type symbolAt struct {

@@ -521,7 +521,14 @@ func round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
 // architectureFindings: MVC, hexagonal, repository, middleware chain, plugin registry,
 // event-driven, monorepo.
 func (ix *index) architectureFindings() []Finding {
-	var out []Finding
+	out := ix.folderFindings()
+	out = append(out, ix.roleFindings()...)
+	out = append(out, ix.hintedArchitecture()...)
+	return append(out, ix.monorepoFindings()...)
+}
+
+// folderFindings recognises MVC and hexagonal architectures by their folder names.
+func (ix *index) folderFindings() []Finding {
 	dirs := map[string]string{} // lower-case folder name -> first folder with that name
 	for _, fi := range ix.files {
 		for d := path.Dir(fi.Rel); d != "."; d = path.Dir(d) {
@@ -538,6 +545,7 @@ func (ix *index) architectureFindings() []Finding {
 		}
 		return "", false
 	}
+	var out []Finding
 	m, okM := firstOf("models", "model")
 	v, okV := firstOf("views", "view", "templates")
 	c, okC := firstOf("controllers", "controller")
@@ -557,32 +565,34 @@ func (ix *index) architectureFindings() []Finding {
 	adapters, okA := firstOf("adapters", "adapter")
 	domain, okD := firstOf("domain", "core")
 	if okA && (okP || okD) {
+		conf := 0.6
 		ev := []Evidence{{File: adapters, Note: "adapters"}}
 		if okP {
+			conf = 0.9
 			ev = append(ev, Evidence{File: ports, Note: "ports"})
 		}
 		if okD {
 			ev = append(ev, Evidence{File: domain, Note: "domain"})
 		}
-		out = append(out, Finding{Name: "hexagonal", Kind: "architectural", Confidence: map[bool]float64{true: 0.9, false: 0.6}[okP], Evidence: ev,
+		out = append(out, Finding{Name: "hexagonal", Kind: "architectural", Confidence: conf, Evidence: ev,
 			Summary: "hexagonal (ports and adapters): the domain is reached through ports implemented by adapters",
 			Why:     "The domain stays independent of frameworks and storage, which adapters plug in.",
 			Action:  "Keep adapters depending on ports, never the domain on adapters."})
 	}
+	return out
+}
 
+// roleFindings recognises repositories and event-driven code by the names of types and
+// methods, and by messaging clients among the imports.
+func (ix *index) roleFindings() []Finding {
 	var repos, events []Evidence
 	for _, fi := range ix.files {
 		for _, s := range fi.F.Symbols {
-			n := s.Name
 			switch {
-			case (s.Kind == "class" || s.Kind == "struct" || s.Kind == "interface" || s.Kind == "trait") &&
-				(strings.HasSuffix(n, "Repository") || strings.HasSuffix(n, "Repo") || strings.HasSuffix(n, "DAO") || strings.HasSuffix(n, "Dao")):
-				repos = append(repos, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: n})
-			case s.isFunc() && (n == "Publish" || n == "Subscribe" || n == "publish" || n == "subscribe" || n == "emit" || n == "Emit" ||
-				n == "Dispatch" || n == "dispatch") && s.Parent != "":
+			case isRepositoryType(s):
+				repos = append(repos, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: s.Name})
+			case isEventSymbol(s):
 				events = append(events, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: s.qualified()})
-			case !s.isFunc() && (strings.HasSuffix(n, "EventBus") || strings.HasSuffix(n, "EventEmitter") || strings.HasSuffix(n, "Broker")):
-				events = append(events, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: n})
 			}
 		}
 		for _, r := range ix.imports[fi.Rel] {
@@ -591,6 +601,7 @@ func (ix *index) architectureFindings() []Finding {
 			}
 		}
 	}
+	var out []Finding
 	if len(repos) > 0 {
 		out = append(out, Finding{Name: "repository", Kind: "architectural", Confidence: confidenceByCount(len(repos)), Evidence: repos,
 			Summary: fmt.Sprintf("repository pattern: %d repository types mediate data access", len(repos)),
@@ -603,30 +614,64 @@ func (ix *index) architectureFindings() []Finding {
 			Why:     "Events decouple producers from consumers, at the price of harder tracing.",
 			Action:  "Document each event's schema and owner; give consumers idempotent handlers."})
 	}
-	for _, name := range []string{"middleware", "registry"} {
-		var ev []Evidence
-		for _, fi := range ix.files {
-			for _, h := range fi.F.Hints {
-				if h.Pattern == name {
-					ev = append(ev, Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Detail})
-				}
+	return out
+}
+
+func isRepositoryType(s symbol) bool {
+	switch s.Kind {
+	case "class", "struct", "interface", "trait":
+		for _, suffix := range []string{"Repository", "Repo", "DAO", "Dao"} {
+			if strings.HasSuffix(s.Name, suffix) {
+				return true
 			}
 		}
-		if len(ev) == 0 {
-			continue
+	}
+	return false
+}
+
+func isEventSymbol(s symbol) bool {
+	if s.isFunc() {
+		switch strings.ToLower(s.Name) {
+		case "publish", "subscribe", "emit", "dispatch":
+			return s.Parent != ""
 		}
-		if name == "middleware" {
-			out = append(out, Finding{Name: "middleware-chain", Kind: "architectural", Confidence: confidenceByCount(len(ev)), Evidence: ev,
-				Summary: fmt.Sprintf("middleware chain: %d handlers wrap the next one", len(ev)),
-				Why:     "Cross-cutting concerns (auth, logging, limits) apply to every request in one place.",
-				Action:  "Keep each middleware single-purpose and its order explicit in one place."})
-		} else {
-			out = append(out, Finding{Name: "plugin-registry", Kind: "architectural", Confidence: confidenceByCount(len(ev)), Evidence: ev,
-				Summary: fmt.Sprintf("plugin registry: %d registration points add implementations to a shared table", len(ev)),
-				Why:     "New implementations plug in without the core knowing them.",
-				Action:  "Register from one place at start-up so that the set of plugins is visible."})
+		return false
+	}
+	return strings.HasSuffix(s.Name, "EventBus") || strings.HasSuffix(s.Name, "EventEmitter") || strings.HasSuffix(s.Name, "Broker")
+}
+
+// hintedArchitecture reports the middleware chains and plugin registries the parsers saw.
+func (ix *index) hintedArchitecture() []Finding {
+	var out []Finding
+	if ev := ix.hintEvidence("middleware"); len(ev) > 0 {
+		out = append(out, Finding{Name: "middleware-chain", Kind: "architectural", Confidence: confidenceByCount(len(ev)), Evidence: ev,
+			Summary: fmt.Sprintf("middleware chain: %d handlers wrap the next one", len(ev)),
+			Why:     "Cross-cutting concerns (auth, logging, limits) apply to every request in one place.",
+			Action:  "Keep each middleware single-purpose and its order explicit in one place."})
+	}
+	if ev := ix.hintEvidence("registry"); len(ev) > 0 {
+		out = append(out, Finding{Name: "plugin-registry", Kind: "architectural", Confidence: confidenceByCount(len(ev)), Evidence: ev,
+			Summary: fmt.Sprintf("plugin registry: %d registration points add implementations to a shared table", len(ev)),
+			Why:     "New implementations plug in without the core knowing them.",
+			Action:  "Register from one place at start-up so that the set of plugins is visible."})
+	}
+	return out
+}
+
+func (ix *index) hintEvidence(pattern string) []Evidence {
+	var ev []Evidence
+	for _, fi := range ix.files {
+		for _, h := range fi.F.Hints {
+			if h.Pattern == pattern {
+				ev = append(ev, Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Detail})
+			}
 		}
 	}
+	return ev
+}
+
+// monorepoFindings: several manifests below the root, or several Go programs.
+func (ix *index) monorepoFindings() []Finding {
 	var mods []Evidence
 	for _, m := range ix.manifests {
 		if path.Dir(m.Path) != "." && !isTestFile(m.Path) {
@@ -639,17 +684,17 @@ func (ix *index) architectureFindings() []Finding {
 			mains[path.Dir(fi.Rel)] = true
 		}
 	}
-	if len(mods) >= 2 || len(mains) >= 3 {
-		ev := mods
-		for _, d := range sortedKeys(mains) {
-			ev = append(ev, Evidence{File: d, Note: "Go program"})
-		}
-		out = append(out, Finding{Name: "monorepo", Kind: "architectural", Confidence: confidenceByCount(len(ev)), Evidence: ev,
-			Summary: fmt.Sprintf("monorepo: %d modules and %d programs in one repository", len(mods), len(mains)),
-			Why:     "Services share one history and can change together, but their boundaries need discipline.",
-			Action:  "Give each service its own manifest and owners; make cross-service imports go through published APIs."})
+	if len(mods) < 2 && len(mains) < 3 {
+		return nil
 	}
-	return out
+	ev := mods
+	for _, d := range sortedKeys(mains) {
+		ev = append(ev, Evidence{File: d, Note: "Go program"})
+	}
+	return []Finding{{Name: "monorepo", Kind: "architectural", Confidence: confidenceByCount(len(ev)), Evidence: ev,
+		Summary: fmt.Sprintf("monorepo: %d modules and %d programs in one repository", len(mods), len(mains)),
+		Why:     "Services share one history and can change together, but their boundaries need discipline.",
+		Action:  "Give each service its own manifest and owners; make cross-service imports go through published APIs."}}
 }
 
 func isMessagingPackage(p string) bool {
@@ -674,13 +719,21 @@ func confidenceByCount(n int) float64 {
 
 // designFindings: singleton, factory, builder, observer, adapter, strategy.
 func (ix *index) designFindings() []Finding {
-	var out []Finding
+	out := ix.hintedDesign()
+	types := ix.typeMethods()
+	out = append(out, typeRoleFindings(types)...)
+	return append(out, ix.strategyFindings(types)...)
+}
+
+// hintedDesign reports the singletons and factories the parsers saw.
+func (ix *index) hintedDesign() []Finding {
 	desc := map[string][2]string{
 		"singleton": {"One shared instance is global state: it couples every user to it and makes tests order-dependent.",
 			"Pass the instance explicitly (dependency injection) unless it truly must be process-wide; make its creation thread-safe."},
 		"factory": {"A factory decides which implementation to build, keeping callers free of concrete types.",
 			"Keep the choice table in one place and return interfaces."},
 	}
+	var out []Finding
 	for _, name := range []string{"singleton", "factory"} {
 		for _, fi := range ix.files {
 			for _, h := range fi.F.Hints {
@@ -694,81 +747,91 @@ func (ix *index) designFindings() []Finding {
 			}
 		}
 	}
+	return out
+}
 
-	// Per type: its methods, gathered over all files (Go methods may live in several files).
-	type typeInfo struct {
-		file    string
-		line    int
-		end     int
-		methods map[string]symbol
-	}
+// typeInfo is a declared type with its methods, gathered over all files (Go methods may live
+// in several files).
+type typeInfo struct {
+	name      string
+	file      string
+	line, end int
+	methods   map[string]symbol
+}
+
+func (ix *index) typeMethods() []*typeInfo {
 	types := map[string]*typeInfo{}
 	for _, fi := range ix.files {
 		for _, s := range fi.F.Symbols {
 			if s.Kind == "class" || s.Kind == "struct" || s.Kind == "type" {
-				t := types[s.Name]
-				if t == nil {
-					t = &typeInfo{methods: map[string]symbol{}}
-					types[s.Name] = t
-				}
-				t.file, t.line, t.end = fi.Rel, s.Line, s.End
+				types[s.Name] = &typeInfo{name: s.Name, file: fi.Rel, line: s.Line, end: s.End, methods: map[string]symbol{}}
 			}
 		}
 	}
 	for _, fi := range ix.files {
 		for _, s := range fi.F.Symbols {
-			if s.Kind == "method" {
-				if t := types[s.Parent]; t != nil {
-					t.methods[s.Name] = s
-				}
+			if t := types[s.Parent]; t != nil && s.Kind == "method" {
+				t.methods[s.Name] = s
 			}
 		}
 	}
-	for _, name := range sortedKeys(types) {
-		t := types[name]
-		if t.file == "" {
-			continue
-		}
-		fluent, build := 0, false
-		subscribe, notify := false, false
+	out := make([]*typeInfo, 0, len(types))
+	for _, n := range sortedKeys(types) {
+		out = append(out, types[n])
+	}
+	return out
+}
+
+// typeRoleFindings recognises builders (chainable setters and Build), observer subjects
+// (subscribe and notify methods) and adapters (by name).
+func typeRoleFindings(types []*typeInfo) []Finding {
+	var out []Finding
+	for _, t := range types {
+		fluent, build, subscribe, notify := 0, false, false, false
 		for mn, m := range t.methods {
-			if m.Returns == name || m.Returns == "Self" || m.Returns == "this" {
+			if m.Returns == t.name || m.Returns == "Self" || m.Returns == "this" {
 				fluent++
 			}
 			l := strings.ToLower(mn)
-			if l == "build" {
-				build = true
-			}
-			if strings.HasPrefix(l, "subscribe") || strings.HasPrefix(l, "addlistener") || strings.HasPrefix(l, "add_listener") ||
-				strings.HasPrefix(l, "addobserver") || strings.HasPrefix(l, "attach") || l == "on" || strings.HasPrefix(l, "register") {
-				subscribe = true
-			}
-			if strings.HasPrefix(l, "notify") || strings.HasPrefix(l, "emit") || strings.HasPrefix(l, "publish") || strings.HasPrefix(l, "fire") {
-				notify = true
-			}
+			build = build || l == "build"
+			subscribe = subscribe || l == "on" || hasAnyPrefix(l, "subscribe", "addlistener", "add_listener", "addobserver", "attach", "register")
+			notify = notify || hasAnyPrefix(l, "notify", "emit", "publish", "fire")
 		}
-		ev := []Evidence{{File: t.file, Line: t.line, End: t.end, Note: name}}
+		ev := []Evidence{{File: t.file, Line: t.line, End: t.end, Note: t.name}}
 		if build && fluent >= 2 {
 			out = append(out, Finding{Name: "builder", Kind: "design", Confidence: 0.85, Evidence: ev,
-				Summary: fmt.Sprintf("%s is a builder: %d chainable setters and Build", name, fluent),
+				Summary: fmt.Sprintf("%s is a builder: %d chainable setters and Build", t.name, fluent),
 				Why:     "A builder assembles a complex value step by step and validates it once.",
 				Action:  "Validate in Build and keep the built value immutable."})
 		}
 		if subscribe && notify {
 			out = append(out, Finding{Name: "observer", Kind: "design", Confidence: 0.8, Evidence: ev,
-				Summary: fmt.Sprintf("%s is an observer subject: it registers listeners and notifies them", name),
+				Summary: fmt.Sprintf("%s is an observer subject: it registers listeners and notifies them", t.name),
 				Why:     "Observers let any number of listeners react to a subject's changes without the subject knowing them.",
 				Action:  "Make unsubscribing possible and document on which goroutine or thread listeners run."})
 		}
-		if strings.HasSuffix(name, "Adapter") || strings.HasSuffix(name, "Wrapper") {
+		if strings.HasSuffix(t.name, "Adapter") || strings.HasSuffix(t.name, "Wrapper") {
 			out = append(out, Finding{Name: "adapter", Kind: "design", Confidence: 0.7, Evidence: ev,
-				Summary: fmt.Sprintf("%s adapts one interface to another", name),
+				Summary: fmt.Sprintf("%s adapts one interface to another", t.name),
 				Why:     "Adapters let incompatible interfaces work together without changing either.",
 				Action:  "Keep adapters thin: translation only, no business rules."})
 		}
 	}
+	return out
+}
 
-	// Strategy: an interface with two or more implementations.
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// strategyFindings reports interfaces with two or more implementations: declared ones
+// (implements, extends, impl Trait for) and, in Go, types whose methods cover the interface's.
+func (ix *index) strategyFindings(types []*typeInfo) []Finding {
 	impls := map[string][]Evidence{}
 	ifaces := map[string]Evidence{}
 	var goIfaces []hint
@@ -785,26 +848,14 @@ func (ix *index) designFindings() []Finding {
 			}
 		}
 	}
-	// Go types implement interfaces implicitly: match method sets by name.
 	for _, h := range goIfaces {
-		want := strings.Split(h.Detail, ",")
-		for _, name := range sortedKeys(types) {
-			t := types[name]
-			if t.file == "" || name == h.Subject {
-				continue
-			}
-			all := true
-			for _, m := range want {
-				if _, ok := t.methods[m]; !ok {
-					all = false
-					break
-				}
-			}
-			if all {
-				impls[h.Subject] = append(impls[h.Subject], Evidence{File: t.file, Line: t.line, End: t.end, Note: name})
+		for _, t := range types {
+			if t.name != h.Subject && implementsAll(t, strings.Split(h.Detail, ",")) {
+				impls[h.Subject] = append(impls[h.Subject], Evidence{File: t.file, Line: t.line, End: t.end, Note: t.name})
 			}
 		}
 	}
+	var out []Finding
 	for _, name := range sortedKeys(impls) {
 		ev := impls[name]
 		decl, known := ifaces[name]
@@ -818,4 +869,13 @@ func (ix *index) designFindings() []Finding {
 			Action:   "Choose the implementation in one place (a factory or configuration) and keep the interface small."})
 	}
 	return out
+}
+
+func implementsAll(t *typeInfo, methods []string) bool {
+	for _, m := range methods {
+		if _, ok := t.methods[m]; !ok {
+			return false
+		}
+	}
+	return true
 }
