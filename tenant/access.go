@@ -137,8 +137,8 @@ type rule struct {
 	// complete whether it is the whole rule.
 	filter   []pushdown
 	complete bool
-	// anonymous: a caller without a token may pass.
-	anonymous bool
+	// anonymous: a caller without a token may pass; anyone: some caller may pass.
+	anonymous, anyone bool
 }
 
 // compileRule type-checks a rule (a preset or CEL) for op.
@@ -174,20 +174,29 @@ func compileRule(op gql.Operation, src string) (*rule, error) {
 	if op != gql.Create {
 		r.filter, r.complete = translate(env, native, native.Expr())
 	}
-	if r.anonymous, err = anonymousMayPass(env, checked); err != nil {
+	// Evaluated with the caller unknown too, a rule such as nobody shows it refuses everyone.
+	if r.anyone, err = mayPass(env, checked, map[string]any{}, "auth", "record", "data"); err != nil {
+		return nil, err
+	}
+	if r.anonymous, err = mayPass(env, checked, map[string]any{"auth": types.NullValue}, "record", "data"); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// anonymousMayPass reports whether the rule can let a caller without a token through: it
-// evaluates the rule with auth null and the record and data unknown.
-func anonymousMayPass(env *cel.Env, checked *cel.Ast) (bool, error) {
+// mayPass reports whether a rule can yield true when the variables in known have their
+// values and those named unknown may have any: partial evaluation yields true, false or
+// "depends on the unknowns".
+func mayPass(env *cel.Env, checked *cel.Ast, known map[string]any, unknown ...string) (bool, error) {
 	prg, err := env.Program(checked, cel.EvalOptions(cel.OptPartialEval), cel.CostLimit(maxRuleCost))
 	if err != nil {
 		return false, fmt.Errorf("invalid CEL rule: %w", err)
 	}
-	act, err := cel.PartialVars(map[string]any{"auth": types.NullValue}, cel.AttributePattern("record"), cel.AttributePattern("data"))
+	patterns := make([]*cel.AttributePatternType, len(unknown))
+	for i, u := range unknown {
+		patterns[i] = cel.AttributePattern(u)
+	}
+	act, err := cel.PartialVars(known, patterns...)
 	if err != nil {
 		return false, fmt.Errorf("access rule activation: %w", err)
 	}
@@ -199,8 +208,9 @@ func anonymousMayPass(env *cel.Env, checked *cel.Ast) (bool, error) {
 // all its requests.
 type Rules struct {
 	tables map[string]*tableRules
-	// anonymous: some rule may let a caller without a token through.
-	anonymous bool
+	// anonymous: some rule may let a caller without a token through; signedIn: some rule
+	// may let a caller with one through.
+	anonymous, signedIn bool
 }
 
 type tableRules struct {
@@ -222,6 +232,7 @@ func CompileAccess(tables map[string]TableDoc) (*Rules, error) {
 			}
 			tr.ops[op] = r
 			rs.anonymous = rs.anonymous || r.anonymous
+			rs.signedIn = rs.signedIn || r.anyone
 		}
 		rs.tables[name] = tr
 	}
@@ -231,9 +242,11 @@ func CompileAccess(tables map[string]TableDoc) (*Rules, error) {
 	return rs, nil
 }
 
-// NeedsToken reports whether every rule refuses a caller without a token, so that such a
-// request can be answered 401 before it runs.
-func (rs *Rules) NeedsToken() bool { return !rs.anonymous }
+// NeedsToken reports whether every rule refuses a caller without a token while some rule
+// may let a signed-in caller through, so that a request without a token can be answered 401
+// before it runs. A project whose rules refuse everyone answers such a request as it would
+// any other.
+func (rs *Rules) NeedsToken() bool { return !rs.anonymous && rs.signedIn }
 
 // Guard returns the gql.Guard of one request whose caller has the verified claims (nil: no
 // token).
