@@ -394,3 +394,19 @@ func startMini(t *testing.T) string {
 	t.Helper()
 	return miniredis.RunT(t).Addr()
 }
+
+// waitClosed waits for the server to end the stream.
+func (s *sseStream) waitClosed(t *testing.T) {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case _, ok := <-s.events:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the stream was not ended")
+		}
+	}
+}

@@ -174,6 +174,9 @@ func TestReplicasShareSessions(t *testing.T) {
 		if again.id != second.id {
 			t.Errorf("resumed at %q, want %q", again.id, second.id)
 		}
+		// The newer stream took delivery over; the older one is ended, so each
+		// notification goes out on one stream only.
+		stream.waitClosed(t)
 
 		if r := post(t, b.url, request(3, "resources/unsubscribe", map[string]any{"uri": mcpserver.URICodeAnalysis}), "Mcp-Session-Id", sid); r.errCode() != 0 {
 			t.Fatalf("unsubscribe: %s", r.raw)

@@ -18,6 +18,7 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -176,7 +177,7 @@ func (s *Server) Update(set tools.Set) error {
 
 // ServeHTTP implements the Streamable HTTP transport.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.originAllowed(r.Header.Get("Origin")) {
+	if !s.originAllowed(r.Header.Get("Origin"), r.Host) {
 		s.stats.record(true)
 		writeRPC(w, http.StatusForbidden, nil, nil, newError(CodeInvalidRequest, "Forbidden",
 			fmt.Sprintf("origin %q is not allowed to call this server", r.Header.Get("Origin"))))
@@ -197,8 +198,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) originAllowed(origin string) bool {
+func (s *Server) originAllowed(origin, host string) bool {
 	if origin == "" {
+		return true
+	}
+	if u, err := url.Parse(origin); err == nil && u.Host == host && isLoopback(u.Hostname()) {
+		// A page served by this very server on a loopback address: a DNS-rebinding attacker
+		// cannot make a browser send a loopback Host, so this is same-origin and safe.
 		return true
 	}
 	for _, o := range s.cfg.AllowedOrigins {
@@ -235,6 +241,14 @@ func (s *Server) clientOf(r *http.Request) string {
 		}
 	}
 	return addr.String()
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
 }
 
 func (s *Server) trusted(a netip.Addr) bool {

@@ -295,7 +295,13 @@ func (st *store) streamAlive(ctx context.Context, id, owner string) (bool, error
 }
 
 func (st *store) takeOwnership(ctx context.Context, id, owner string) error {
-	if err := st.rdb.Set(ctx, st.k.owner(id), owner, st.ttl).Err(); err != nil {
+	// The wake makes the previous owner, on whichever replica, notice at once and end.
+	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, st.k.owner(id), owner, st.ttl)
+		p.Publish(ctx, st.k.wake(), id)
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("take stream ownership: %w", err)
 	}
 	return nil

@@ -261,6 +261,8 @@ func TestOrigin(t *testing.T) {
 		{"https://app.example.com", 200},
 		{"https://evil.example.com", 403},
 		{"null", 403},
+		{strings.Replace(ts.url, "/mcp", "", 1), 200}, // a page of this loopback server itself
+		{"http://127.0.0.1:1", 403},
 	} {
 		r := post(t, ts.url, request(1, "ping", nil), "Origin", tc.origin)
 		if r.status != tc.want {
