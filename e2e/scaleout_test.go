@@ -1,0 +1,640 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/redis/go-redis/v9"
+)
+
+// The scale-out test runs the deployment shape of deploy/k8s on one machine: two `platform
+// serve` replicas on one standalone FerretDB and one real redis-server, behind a round-robin
+// reverse proxy standing in for the load balancer.
+
+const (
+	scaleAdminToken = "scale-out-admin-token"
+	scaleRateLimit  = 8 // MCP requests per client per window; the session subtest sends 6
+	scaleIssuer     = "https://idp.scale-out.test/"
+)
+
+func TestScaleOut(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not on PATH, so the shared-Redis scale-out test cannot run: install it (apt-get install -y redis-server)")
+	}
+	if testing.Short() {
+		t.Skip("starts two replicas and two stores; not in -short")
+	}
+	bin := buildPlatform(t)
+	redisURL := startRedisServer(t)
+	mongoURI := startFerretDB(t)
+	idp := newTestIdP(t)
+
+	env := []string{
+		"MONGODB_URI=" + mongoURI,
+		"REDIS_URL=" + redisURL,
+		"PLATFORM_ADMIN_TOKEN=" + scaleAdminToken,
+		fmt.Sprintf("MCP_REQUESTS_PER_WINDOW=%d", scaleRateLimit),
+		"MCP_RATE_WINDOW=1m",
+		// The proxy below is the load balancer: its X-Forwarded-For names the client.
+		"PLATFORM_TRUSTED_PROXIES=127.0.0.0/8",
+	}
+	a := startReplica(t, bin, "A", env)
+	b := startReplica(t, bin, "B", env)
+	lb := newRoundRobin(t, a, b)
+
+	t.Run("project change reaches the other replica within a second", func(t *testing.T) {
+		a.putProject(t, shopProject(idp.url, false))
+		// B serves (and caches) the first definition ...
+		if status, body := b.graphql(t, idp.token("alice"), `query { products { uid name } }`, nil); status != http.StatusOK || hasErrors(body) {
+			t.Fatalf("B before the change: %d %s", status, body)
+		}
+		// ... and a change applied through A replaces it on B through Redis, not through
+		// B's periodic refresh (30 s).
+		a.putProject(t, shopProject(idp.url, true))
+		deadline := time.Now().Add(time.Second)
+		for {
+			status, body := b.graphql(t, idp.token("alice"), `query { products { uid author } }`, nil)
+			if status == http.StatusOK && !hasErrors(body) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("B still serves the old definition a second after A applied the new one: %d %s", status, body)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+
+	t.Run("records written through one replica are read through the other", func(t *testing.T) {
+		tok := idp.token("alice")
+		for i := range 6 {
+			writer, reader := a, b
+			if i%2 == 1 {
+				writer, reader = b, a
+			}
+			name := fmt.Sprintf("written-through-%s-%d", writer.name, i)
+			uid := createProduct(t, writer, tok, name, 1.5+float64(i))
+			got := fetchProduct(t, reader, tok, uid)
+			if got["name"] != name || got["price"] != 1.5+float64(i) {
+				t.Errorf("%s reads %v for the record %s wrote as %q", reader.name, got, writer.name, name)
+			}
+		}
+	})
+
+	t.Run("the MCP rate limit holds across both replicas", func(t *testing.T) {
+		const client = "192.0.2.10"
+		served := map[string]int{}
+		var allowed, limited int
+		for i := range 2*scaleRateLimit + 2 {
+			resp := lb.mcp(t, client, "", map[string]any{"jsonrpc": "2.0", "id": 1000 + i, "method": "ping"})
+			served[resp.servedBy]++
+			switch {
+			case resp.msg.Error == nil:
+				if limited > 0 {
+					t.Errorf("request %d allowed after the limit was reached", i)
+				}
+				allowed++
+			case resp.msg.Error.Code == -32007:
+				limited++
+				if resp.msg.ID != float64(1000+i) {
+					t.Errorf("rate-limited answer carries id %v, want %d", resp.msg.ID, 1000+i)
+				}
+				if resp.header.Get("Retry-After") == "" {
+					t.Errorf("rate-limited answer without Retry-After")
+				}
+			default:
+				t.Fatalf("request %d: unexpected error %+v", i, resp.msg.Error)
+			}
+		}
+		if allowed != scaleRateLimit {
+			t.Errorf("%d pings allowed through two replicas, want the one shared limit of %d", allowed, scaleRateLimit)
+		}
+		if served["A"] == 0 || served["B"] == 0 {
+			t.Errorf("the proxy did not spread the requests over both replicas: %v", served)
+		}
+	})
+
+	t.Run("an MCP session started on one replica continues on the other", func(t *testing.T) {
+		const client = "192.0.2.20"
+		init := lb.mcp(t, client, "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+			"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "scale-out-test", "version": "1"},
+		}})
+		session := init.header.Get("Mcp-Session-Id")
+		if init.msg.Error != nil || session == "" {
+			t.Fatalf("initialize through %s: %+v, session %q", init.servedBy, init.msg.Error, session)
+		}
+		note := lb.mcp(t, client, session, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+		if note.status != http.StatusAccepted {
+			t.Fatalf("notifications/initialized through %s: HTTP %d", note.servedBy, note.status)
+		}
+		// Two calls in a row: the round robin sends one to each replica, so one of them is
+		// served by the replica that did not see initialize.
+		served := map[string]bool{}
+		for id := range 2 {
+			list := lb.mcp(t, client, session, map[string]any{"jsonrpc": "2.0", "id": 2 + id, "method": "tools/list"})
+			if list.msg.Error != nil || list.msg.Result["tools"] == nil {
+				t.Fatalf("tools/list through %s with the session from %s: %+v %v", list.servedBy, init.servedBy, list.msg.Error, list.msg.Result)
+			}
+			served[list.servedBy] = true
+		}
+		if !served["A"] || !served["B"] {
+			t.Errorf("tools/list was served by %v; the test needs both replicas", served)
+		}
+		// The session id is checked, not ignored: an unknown one is refused by either replica.
+		for range 2 {
+			bogus := lb.mcp(t, client, "not-a-session", map[string]any{"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
+			if bogus.status != http.StatusNotFound {
+				t.Errorf("tools/list with an unknown session through %s: HTTP %d, want 404", bogus.servedBy, bogus.status)
+			}
+		}
+	})
+
+	t.Run("killing a replica mid-load loses no acknowledged write", func(t *testing.T) {
+		tok := idp.token("bob")
+		const writers, target, killAfter = 4, 120, 30
+		var (
+			mu    sync.Mutex
+			acked = map[string]string{} // uid -> name
+			seq   atomic.Int64
+			kill  sync.Once
+			wg    sync.WaitGroup
+		)
+		for range writers {
+			wg.Go(func() {
+				for {
+					mu.Lock()
+					n := len(acked)
+					mu.Unlock()
+					if n >= target {
+						return
+					}
+					name := fmt.Sprintf("load-%d", seq.Add(1))
+					uid, ok := lb.tryCreate(tok, name)
+					if !ok {
+						continue // not acknowledged: the replica died under it, or the proxy had no backend
+					}
+					mu.Lock()
+					acked[uid] = name
+					n = len(acked)
+					mu.Unlock()
+					if n >= killAfter {
+						kill.Do(b.kill)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if lb.failed.Load() == 0 {
+			t.Fatal("no request failed after B was killed: the load did not go on through the kill")
+		}
+		for uid, name := range acked {
+			got := fetchProduct(t, a, tok, uid)
+			if got["name"] != name {
+				t.Errorf("acknowledged write %s (%s) reads back as %v", uid, name, got)
+			}
+		}
+		t.Logf("%d acknowledged writes, %d requests failed when B was killed", len(acked), lb.failed.Load())
+	})
+}
+
+// buildPlatform builds the platform binary once for this test.
+func buildPlatform(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "platform")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/platform").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build platform: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startRedisServer runs a real redis-server on a free loopback port, without persistence.
+func startRedisServer(t *testing.T) string {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+		ln.Close()
+		cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start redis-server: %v", err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port})
+		deadline := time.Now().Add(10 * time.Second)
+		for rdb.Ping(context.Background()).Err() != nil && time.Now().Before(deadline) {
+			select {
+			case <-exited:
+				deadline = time.Time{}
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		ok := rdb.Ping(context.Background()).Err() == nil
+		rdb.Close()
+		if ok {
+			t.Cleanup(func() {
+				_ = cmd.Process.Kill()
+				<-exited
+			})
+			return "redis://127.0.0.1:" + port + "/0"
+		}
+		_ = cmd.Process.Kill()
+		<-exited
+		if attempt == 2 { // the port was taken between Close and the server's bind, three times
+			t.Fatalf("redis-server did not start:\n%s", out.String())
+		}
+	}
+}
+
+// startFerretDB runs FerretDB (SQLite handler) in the test process, outside both replicas,
+// as the shared MongoDB-protocol store.
+func startFerretDB(t *testing.T) string {
+	t.Helper()
+	f, err := ferretdb.New(&ferretdb.Config{
+		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
+		Handler:   "sqlite",
+		SQLiteURL: "file:" + t.TempDir() + "/",
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatalf("start FerretDB: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := f.Run(ctx); err != nil {
+			t.Errorf("FerretDB stopped: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return f.MongoDBURI()
+}
+
+// testIdP is an identity provider: an ES256 key whose JWKS an httptest server publishes.
+type testIdP struct {
+	key *ecdsa.PrivateKey
+	url string
+}
+
+func newTestIdP(t *testing.T) *testIdP {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := key.PublicKey.Bytes() // uncompressed point: 0x04 || X || Y
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.RawURLEncoding.EncodeToString
+	jwks, _ := json.Marshal(map[string]any{"keys": []any{map[string]any{
+		"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": "scale-out",
+		"x": b64(pub[1:33]), "y": b64(pub[33:]),
+	}}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(jwks)
+	}))
+	t.Cleanup(srv.Close)
+	return &testIdP{key: key, url: srv.URL + "/jwks.json"}
+}
+
+func (p *testIdP) token(sub string) string {
+	now := time.Now()
+	tok := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{
+		"iss": scaleIssuer, "aud": "shop", "sub": sub, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+	})
+	tok.Header["kid"] = "scale-out"
+	s, err := tok.SignedString(p.key)
+	if err != nil {
+		panic(err) // a fresh P-256 key always signs
+	}
+	return s
+}
+
+func shopProject(jwksURL string, withAuthor bool) map[string]any {
+	fields := map[string]any{
+		"name":  map[string]any{"type": "String", "required": true},
+		"price": map[string]any{"type": "Float", "required": true},
+	}
+	if withAuthor {
+		fields["author"] = map[string]any{"type": "String"}
+	}
+	return map[string]any{
+		"id":   "shop",
+		"auth": map[string]any{"jwksURL": jwksURL, "issuer": scaleIssuer, "audience": "shop"},
+		"tables": map[string]any{"products": map[string]any{
+			"fields": fields,
+			"access": map[string]any{"read": "authenticated", "create": "authenticated", "update": "owner", "delete": "owner"},
+		}},
+	}
+}
+
+// replica is one running `platform serve`.
+type replica struct {
+	name, addr string
+	cmd        *exec.Cmd
+	exited     chan struct{}
+	mu         sync.Mutex
+	log        bytes.Buffer
+}
+
+var scaleServing = regexp.MustCompile(`msg="platform serving" addr=(\S+)`)
+
+func startReplica(t *testing.T, bin, name string, env []string) *replica {
+	t.Helper()
+	r := &replica{name: name, exited: make(chan struct{})}
+	r.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--workspace", t.TempDir())
+	r.cmd.Env = append(os.Environ(), append([]string{"PLATFORM_LOG_FORMAT=text"}, env...)...)
+	stderr, err := r.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			r.mu.Lock()
+			r.log.WriteString(sc.Text() + "\n")
+			r.mu.Unlock()
+			if m := scaleServing.FindStringSubmatch(sc.Text()); m != nil {
+				ready <- m[1]
+			}
+		}
+		_ = r.cmd.Wait()
+		close(r.exited)
+	}()
+	t.Cleanup(func() {
+		_ = r.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-r.exited:
+		case <-time.After(30 * time.Second):
+			_ = r.cmd.Process.Kill()
+			<-r.exited
+			t.Errorf("replica %s ignored SIGINT for 30s", r.name)
+		}
+		if t.Failed() {
+			t.Logf("replica %s log:\n%s", r.name, r.logText())
+		}
+	})
+	select {
+	case r.addr = <-ready:
+	case <-r.exited:
+		t.Fatalf("replica %s exited before serving:\n%s", name, r.logText())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("replica %s did not serve within 60s:\n%s", name, r.logText())
+	}
+	return r
+}
+
+func (r *replica) logText() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.log.String()
+}
+
+// kill ends the replica with SIGKILL: no graceful shutdown, as when a node dies.
+func (r *replica) kill() {
+	_ = r.cmd.Process.Kill()
+	<-r.exited
+}
+
+func (r *replica) do(t *testing.T, method, host, path, token string, body any) (int, []byte) {
+	t.Helper()
+	status, out, err := send(http.DefaultClient, method, "http://"+r.addr+path, host, token, body)
+	if err != nil {
+		t.Fatalf("%s %s%s on %s: %v", method, host, path, r.name, err)
+	}
+	return status, out
+}
+
+func (r *replica) putProject(t *testing.T, doc map[string]any) {
+	t.Helper()
+	status, body := r.do(t, http.MethodPut, "localhost", "/admin/v1/projects/shop", scaleAdminToken, doc)
+	if status != http.StatusOK && status != http.StatusCreated {
+		t.Fatalf("PUT project through %s: %d %s", r.name, status, body)
+	}
+}
+
+func (r *replica) graphql(t *testing.T, token, query string, vars map[string]any) (int, []byte) {
+	t.Helper()
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	return r.do(t, http.MethodPost, "shop.localhost", "/api/v1/graphql", token, map[string]any{"query": query, "variables": vars})
+}
+
+func send(c *http.Client, method, url, host, token string, body any) (int, []byte, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return 0, nil, err
+	}
+	req, err := http.NewRequest(method, url, bytes.NewReader(raw))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Host = host
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
+}
+
+func hasErrors(body []byte) bool {
+	var r struct{ Errors []any }
+	return json.Unmarshal(body, &r) != nil || len(r.Errors) > 0
+}
+
+// The seed's create and fetch documents, verbatim.
+const (
+	seedCreate = `mutation createproduct($data: productInput!) { createproduct(data: $data) { uid name price createdAt updatedAt } }`
+	seedFetch  = `query products($uid: ID) { products(uid: $uid) { uid name price author createdAt updatedAt } }`
+)
+
+func createProduct(t *testing.T, r *replica, token, name string, price float64) string {
+	t.Helper()
+	status, body := r.graphql(t, token, seedCreate, map[string]any{"data": map[string]any{"name": name, "price": price}})
+	uid, ok := createdUID(status, body)
+	if !ok {
+		t.Fatalf("createproduct through %s: %d %s", r.name, status, body)
+	}
+	return uid
+}
+
+func createdUID(status int, body []byte) (string, bool) {
+	var out struct {
+		Data struct {
+			CreateProduct struct{ UID string } `json:"createProduct"`
+		}
+		Errors []any
+	}
+	if status != http.StatusOK || json.Unmarshal(body, &out) != nil || len(out.Errors) > 0 || out.Data.CreateProduct.UID == "" {
+		return "", false
+	}
+	return out.Data.CreateProduct.UID, true
+}
+
+func fetchProduct(t *testing.T, r *replica, token, uid string) map[string]any {
+	t.Helper()
+	status, body := r.graphql(t, token, seedFetch, map[string]any{"uid": uid})
+	var out struct {
+		Data struct{ Products []map[string]any }
+	}
+	if status != http.StatusOK || hasErrors(body) || json.Unmarshal(body, &out) != nil || len(out.Data.Products) != 1 {
+		t.Fatalf("fetch %s through %s: %d %s", uid, r.name, status, body)
+	}
+	return out.Data.Products[0]
+}
+
+// roundRobin is the load balancer: each request goes to the next replica in turn, and the
+// answer says which one served it.
+type roundRobin struct {
+	url    string
+	client *http.Client
+	failed atomic.Int64 // requests the proxy could not complete (a dead replica)
+}
+
+func newRoundRobin(t *testing.T, replicas ...*replica) *roundRobin {
+	t.Helper()
+	var next atomic.Uint64
+	lb := &roundRobin{client: &http.Client{Timeout: 30 * time.Second}}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			r := replicas[(next.Add(1)-1)%uint64(len(replicas))]
+			pr.SetURL(&url.URL{Scheme: "http", Host: r.addr})
+			pr.Out.Host = pr.In.Host // the replicas route on the Host header
+			// The test's clients all connect from loopback; each names the client it plays in
+			// X-Forwarded-For, which a load balancer keeps and extends.
+			pr.Out.Header["X-Forwarded-For"] = pr.In.Header["X-Forwarded-For"]
+			pr.SetXForwarded()
+			pr.Out.Header.Set("X-Served-By", r.name)
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			resp.Header.Set("X-Served-By", resp.Request.Header.Get("X-Served-By"))
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
+			lb.failed.Add(1)
+			w.WriteHeader(http.StatusBadGateway)
+		},
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	lb.url = srv.URL
+	return lb
+}
+
+// tryCreate creates a product through the proxy; ok means the write was acknowledged.
+func (lb *roundRobin) tryCreate(token, name string) (uid string, ok bool) {
+	status, body, err := send(lb.client, http.MethodPost, lb.url+"/api/v1/graphql", "shop.localhost", token,
+		map[string]any{"query": seedCreate, "variables": map[string]any{"data": map[string]any{"name": name, "price": 9.5}}})
+	if err != nil {
+		return "", false
+	}
+	return createdUID(status, body)
+}
+
+type mcpAnswer struct {
+	status   int
+	header   http.Header
+	servedBy string
+	msg      struct {
+		ID     any            `json:"id"`
+		Result map[string]any `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+}
+
+// mcp posts one JSON-RPC message to /mcp on the apex host, as the given client address (the
+// proxy's X-Forwarded-For), and decodes the answer whether it is JSON or an event stream.
+func (lb *roundRobin) mcp(t *testing.T, client, session string, msg map[string]any) mcpAnswer {
+	t.Helper()
+	raw, _ := json.Marshal(msg)
+	req, err := http.NewRequest(http.MethodPost, lb.url+"/mcp", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "localhost"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("X-Forwarded-For", client)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := lb.client.Do(req)
+	if err != nil {
+		t.Fatalf("POST /mcp %v: %v", msg["method"], err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read /mcp answer: %v", err)
+	}
+	a := mcpAnswer{status: resp.StatusCode, header: resp.Header, servedBy: resp.Header.Get("X-Served-By")}
+	if _, hasID := msg["id"]; !hasID || resp.StatusCode == http.StatusNotFound {
+		return a // notifications get 202 and no body; an unknown session 404
+	}
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "text/event-stream" {
+		var data []byte
+		for line := range strings.SplitSeq(string(body), "\n") {
+			if d, ok := strings.CutPrefix(line, "data:"); ok {
+				data = []byte(strings.TrimSpace(d))
+			}
+		}
+		body = data
+	}
+	if err := json.Unmarshal(body, &a.msg); err != nil {
+		t.Fatalf("/mcp %v through %s: HTTP %d, not JSON-RPC: %s", msg["method"], a.servedBy, resp.StatusCode, body)
+	}
+	return a
+}
