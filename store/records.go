@@ -25,6 +25,12 @@ type Records struct {
 	// and writes it back, so two updates of different fields of one record at the same time
 	// could lose one of them. Striped by a hash of table and uid: a fixed set of locks.
 	updating [64]sync.Mutex
+
+	// FerretDB sorts in memory after reading every matching document, while it returns
+	// unsorted documents in insertion order, which is uid order; lists without an order of
+	// their own are then left unsorted. Found out with the first list.
+	detect      sync.Once
+	insertOrder bool
 }
 
 // NewRecords serves the tables kept in db.
@@ -155,9 +161,9 @@ func (c Cond) filter() (bson.D, error) {
 	var v any
 	switch c.Op {
 	case Eq:
-		// $eq rather than the bare value, so that a document value is compared, not
-		// taken for operators.
-		v = bson.D{{Key: "$eq", Value: c.Value}}
+		// Values are scalars, never documents that could be taken for operators, so the
+		// bare value does; FerretDB reads by _id only with it.
+		v = c.Value
 	case Ne, Gt, Gte, Lt, Lte:
 		v = bson.D{{Key: "$" + string(c.Op), Value: c.Value}}
 	case In:
@@ -178,9 +184,31 @@ func (c Cond) filter() (bson.D, error) {
 	return bson.D{{Key: c.Key, Value: v}}, nil
 }
 
-func (q Query) findOptions() *options.FindOptionsBuilder {
+// insertionOrdered reports whether the server returns unsorted documents in insertion order
+// and sorts only in memory, as FerretDB does.
+func (r *Records) insertionOrdered(ctx context.Context) bool {
+	r.detect.Do(func() {
+		var info bson.M
+		err := r.db.Client().Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info)
+		_, r.insertOrder = info["ferretdbVersion"]
+		r.insertOrder = r.insertOrder && err == nil
+	})
+	return r.insertOrder
+}
+
+func (r *Records) findOptions(ctx context.Context, q Query) *options.FindOptionsBuilder {
+	opts := options.Find()
+	if q.Offset > 0 {
+		opts.SetSkip(q.Offset)
+	}
+	if q.Limit > 0 {
+		opts.SetLimit(q.Limit)
+	}
+	if q.UID != "" || (len(q.Order) == 0 && r.insertionOrdered(ctx)) {
+		return opts
+	}
 	// The uid breaks ties, so that pages never overlap or skip records; uids are
-	// time-ordered, so unsorted lists come in creation order.
+	// time-ordered, so lists without an order come in creation order.
 	sort := make(bson.D, 0, len(q.Order)+1)
 	for _, o := range q.Order {
 		dir := 1
@@ -195,14 +223,7 @@ func (q Query) findOptions() *options.FindOptionsBuilder {
 	if len(sort) == 0 || sort[len(sort)-1].Key != KeyUID {
 		sort = append(sort, bson.E{Key: KeyUID, Value: 1})
 	}
-	opts := options.Find().SetSort(sort)
-	if q.Offset > 0 {
-		opts.SetSkip(q.Offset)
-	}
-	if q.Limit > 0 {
-		opts.SetLimit(q.Limit)
-	}
-	return opts
+	return opts.SetSort(sort)
 }
 
 // Find decodes the records q selects into out, a pointer to a slice.
@@ -211,8 +232,8 @@ func (r *Records) Find(ctx context.Context, table string, q Query, out any) erro
 	if err != nil {
 		return err
 	}
-	opts := q.findOptions()
-	if q.UID != "" && q.Limit == 0 {
+	opts := r.findOptions(ctx, q)
+	if q.UID != "" {
 		opts.SetLimit(1)
 	}
 	cur, err := r.db.Collection(table).Find(ctx, filter, opts)
@@ -232,7 +253,7 @@ func (r *Records) Each(ctx context.Context, table string, q Query, fn func(bson.
 	if err != nil {
 		return err
 	}
-	cur, err := r.db.Collection(table).Find(ctx, filter, q.findOptions())
+	cur, err := r.db.Collection(table).Find(ctx, filter, r.findOptions(ctx, q))
 	if err != nil {
 		return fmt.Errorf("find %s: %w", table, err)
 	}
