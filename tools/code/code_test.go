@@ -23,8 +23,9 @@ import (
 // known: the line counts below are cloc 1.96's (`cloc --by-file-by-lang testdata/polyglot`),
 // and it has a planted import cycle (internal/handler -> service -> store -> handler), a
 // planted god file (py/app/god.py), planted singletons in Go, Python and Java, a planted
-// duplicated block (py/app/report_a.py and report_b.py) and an unused export
-// (web/src/greet.ts unusedThing).
+// duplicated block (py/app/report_a.py and report_b.py), an unused export
+// (web/src/greet.ts unusedThing), and a plugin registry, factory and strategy
+// (internal/plugins), a builder (web/src/query.ts) and an observer (py/app/events.py).
 const fixture = "testdata/polyglot"
 
 func newAnalyzer(t testing.TB, root string) *code.Analyzer {
@@ -111,14 +112,14 @@ func TestAnalyzeCodebaseLineCounts(t *testing.T) {
 	mustCall(t, a, "analyze_codebase", map[string]any{"limit": 100}, &rep)
 
 	want := map[string]code.Lines{
-		"Python":     {Code: 547, Comment: 6, Blank: 47},
-		"Go":         {Code: 56, Comment: 16, Blank: 21},
+		"Python":     {Code: 555, Comment: 6, Blank: 49},
+		"Go":         {Code: 74, Comment: 24, Blank: 29},
 		"Java":       {Code: 27, Comment: 2, Blank: 7},
 		"Rust":       {Code: 23, Comment: 2, Blank: 5},
-		"TypeScript": {Code: 12, Comment: 4, Blank: 2},
+		"TypeScript": {Code: 26, Comment: 4, Blank: 5},
 		"JavaScript": {Code: 5, Comment: 2, Blank: 2},
 	}
-	files := map[string]int{"Python": 6, "Go": 4, "Java": 2, "Rust": 2, "TypeScript": 2, "JavaScript": 1}
+	files := map[string]int{"Python": 7, "Go": 5, "Java": 2, "Rust": 2, "TypeScript": 3, "JavaScript": 1}
 	got := map[string]code.LanguageStat{}
 	for _, l := range rep.Languages {
 		got[l.Name] = l
@@ -132,7 +133,7 @@ func TestAnalyzeCodebaseLineCounts(t *testing.T) {
 	if rep.Languages[0].Name != "Python" {
 		t.Errorf("languages are not ordered by code lines: first is %s", rep.Languages[0].Name)
 	}
-	if s := rep.Summary; s.Files != 22 || s.CountedFiles != 22 || s.VendoredFiles != 0 || s.ParseErrors != 0 {
+	if s := rep.Summary; s.Files != 25 || s.CountedFiles != 25 || s.VendoredFiles != 0 || s.ParseErrors != 0 {
 		t.Errorf("summary %+v", s)
 	}
 
@@ -177,10 +178,10 @@ func TestAnalyzeCodebaseLineCounts(t *testing.T) {
 	for _, c := range rep.Tree.Children {
 		tree[c.Path] = *c
 	}
-	if f := tree["py"]; f.Code != 549 || f.Files != 7 {
+	if f := tree["py"]; f.Code != 557 || f.Files != 8 {
 		t.Errorf("tree py: %+v", f)
 	}
-	if f := tree["internal"]; f.Code != 45 || f.Files != 3 || len(f.Children) != 3 {
+	if f := tree["internal"]; f.Code != 63 || f.Files != 4 || len(f.Children) != 4 {
 		t.Errorf("tree internal: %+v", f)
 	}
 
@@ -223,10 +224,10 @@ func TestAnalyzeCodebaseArguments(t *testing.T) {
 
 	var rep code.CodebaseReport
 	mustCall(t, a, "analyze_codebase", map[string]any{"path": "py", "language": "python", "depth": 1, "limit": 1}, &rep)
-	if rep.Path != "py" || rep.Language != "Python" || len(rep.Languages) != 1 || rep.Languages[0].Code != 547 {
+	if rep.Path != "py" || rep.Language != "Python" || len(rep.Languages) != 1 || rep.Languages[0].Code != 555 {
 		t.Errorf("python under py: path=%s language=%s %+v", rep.Path, rep.Language, rep.Languages)
 	}
-	if len(rep.Hotspots) != 1 || rep.Omitted["hotspots"] != 34 || rep.Hint == "" {
+	if len(rep.Hotspots) != 1 || rep.Omitted["hotspots"] != 37 || rep.Hint == "" {
 		t.Errorf("limit 1: %d hotspots, omitted %v, hint %q", len(rep.Hotspots), rep.Omitted, rep.Hint)
 	}
 	if len(rep.Files) != 0 || len(rep.Tree.Children) != 1 || rep.Tree.Children[0].Children != nil {
@@ -235,7 +236,7 @@ func TestAnalyzeCodebaseArguments(t *testing.T) {
 
 	var zero code.CodebaseReport
 	mustCall(t, a, "analyze_codebase", map[string]any{"depth": 0}, &zero)
-	if len(zero.Tree.Children) != 0 || len(zero.Files) != 0 || zero.Summary.Files != 22 {
+	if len(zero.Tree.Children) != 0 || len(zero.Files) != 0 || zero.Summary.Files != 25 {
 		t.Errorf("depth 0: tree %+v, %d files", zero.Tree, len(zero.Files))
 	}
 
@@ -297,7 +298,7 @@ func TestSymlinkOutsideWorkspace(t *testing.T) {
 	}
 	// The walk of the whole root leaves the link out: the Python figures are the fixture's.
 	mustCall(t, a, "analyze_codebase", map[string]any{"language": "Python"}, &rep)
-	if rep.Languages[0].Files != 6 || rep.Languages[0].Code != 547 {
+	if rep.Languages[0].Files != 7 || rep.Languages[0].Code != 555 {
 		t.Errorf("python after planting links: %+v", rep.Languages[0])
 	}
 }
@@ -495,6 +496,12 @@ func TestDetectPatterns(t *testing.T) {
 		{"duplicated-code", []string{"py/app/report_a.py:5", "py/app/report_b.py:5"}},
 		{"layer-violation", []string{"internal/store/store.go:7"}},
 		{"middleware-chain", []string{"internal/handler/handler.go:25", "web/src/index.ts:8"}},
+		{"plugin-registry", []string{"internal/plugins/plugins.go:24"}},
+		{"factory", []string{"internal/plugins/plugins.go:27"}},
+		{"strategy", []string{"internal/plugins/plugins.go:5", "internal/plugins/plugins.go:16", "internal/plugins/plugins.go:10"}},
+		{"builder", []string{"web/src/query.ts:1"}},
+		{"observer", []string{"py/app/events.py:1"}},
+		{"event-driven", []string{"py/app/events.py:1", "py/app/events.py:5", "py/app/events.py:8"}},
 	}
 	for _, tt := range tests {
 		if got := evidence(find(tt.name)); !slices.Equal(got, tt.evidence) {
@@ -586,7 +593,7 @@ func TestResourceFollowsChanges(t *testing.T) {
 		t.Errorf("resource info %+v", info)
 	}
 	first := readReport(t, res)
-	if first.Summary.Lines.Code != 717 {
+	if first.Summary.Lines.Code != 757 {
 		t.Fatalf("first read: %+v", first.Summary)
 	}
 
@@ -602,7 +609,7 @@ func TestResourceFollowsChanges(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no resources/updated signal after a file changed")
 	}
-	if got := readReport(t, res).Summary.Lines; got.Code != 719 || got.Comment != 33 || got.Blank != 89 {
+	if got := readReport(t, res).Summary.Lines; got.Code != 759 || got.Comment != 41 || got.Blank != 102 {
 		t.Errorf("after adding extra.go: %+v", got)
 	}
 }

@@ -331,7 +331,7 @@ func (ix *index) closest(q string, n int) []string {
 	for c := range cands {
 		lc := strings.ToLower(c)
 		d := levenshtein.ComputeDistance(lq, lc)
-		if strings.Contains(lc, lq) || strings.Contains(lq, path.Base(lc)) {
+		if strings.Contains(lc, lq) {
 			d -= len(q)
 		}
 		all = append(all, scored{c, d})

@@ -19,113 +19,113 @@ func (goParser) parse(_ context.Context, name string, src []byte) (*facts, error
 	if f == nil {
 		return out, err
 	}
-	tf := fset.File(f.Pos())
-	line := func(p token.Pos) int { return tf.Line(p) }
-	off := func(p token.Pos) int { return tf.Offset(p) }
-
+	g := &goFile{out: out, tf: fset.File(f.Pos()), pkgVars: map[string]bool{}, pkgMaps: map[string]bool{}}
 	var comments [][2]int
-	for _, g := range f.Comments {
-		for _, c := range g.List {
-			comments = append(comments, [2]int{off(c.Pos()), off(c.End())})
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			comments = append(comments, [2]int{g.tf.Offset(c.Pos()), g.tf.Offset(c.End())})
 		}
 	}
 	comments = sortRanges(comments)
 	out.Lines = countLines(src, comments)
 	out.Blocks = codeBlocks(src, comments)
 	out.Package = f.Name.Name
-
 	for _, im := range f.Imports {
 		p, _ := strconv.Unquote(im.Path.Value)
-		out.Imports = append(out.Imports, importRef{Spec: p, Line: line(im.Pos())})
+		out.Imports = append(out.Imports, importRef{Spec: p, Line: g.line(im.Pos())})
 	}
-
-	pkgVars := map[string]bool{}
-	pkgMaps := map[string]bool{}
+	// Package-level variables first: functions are read for what they do to them.
 	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok {
-			continue
-		}
-		for _, s := range gd.Specs {
-			switch s := s.(type) {
-			case *ast.TypeSpec:
-				kind := "type"
-				switch t := s.Type.(type) {
-				case *ast.StructType:
-					kind = "struct"
-				case *ast.InterfaceType:
-					kind = "interface"
-					var methods []string
-					for _, m := range t.Methods.List {
-						for _, n := range m.Names {
-							methods = append(methods, n.Name)
-						}
-					}
-					out.Hints = append(out.Hints, hint{Pattern: "interface", Subject: s.Name.Name,
-						Line: line(s.Pos()), End: line(s.End()), Detail: strings.Join(methods, ",")})
-				}
-				out.Symbols = append(out.Symbols, symbol{Name: s.Name.Name, Kind: kind, Line: line(s.Pos()),
-					End: line(s.End()), Exported: ast.IsExported(s.Name.Name)})
-			case *ast.ValueSpec:
-				kind := "var"
-				if gd.Tok == token.CONST {
-					kind = "const"
-				}
-				for _, n := range s.Names {
-					if n.Name == "_" {
-						continue
-					}
-					if kind == "var" {
-						pkgVars[n.Name] = true
-						if _, isMap := s.Type.(*ast.MapType); isMap {
-							pkgMaps[n.Name] = true
-						}
-						for _, v := range s.Values {
-							if isMapValue(v) {
-								pkgMaps[n.Name] = true
-							}
-						}
-					}
-					out.Symbols = append(out.Symbols, symbol{Name: n.Name, Kind: kind, Line: line(n.Pos()),
-						End: line(s.End()), Exported: ast.IsExported(n.Name)})
-				}
+		if gd, ok := d.(*ast.GenDecl); ok {
+			for _, s := range gd.Specs {
+				g.spec(gd.Tok, s)
 			}
 		}
 	}
-
 	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok {
-			continue
+		if fd, ok := d.(*ast.FuncDecl); ok {
+			g.function(fd)
 		}
-		s := symbol{Name: fd.Name.Name, Kind: "function", Line: line(fd.Pos()), End: line(fd.End()),
-			Exported: ast.IsExported(fd.Name.Name), Complexity: 1}
-		if fd.Recv != nil && len(fd.Recv.List) > 0 {
-			s.Kind = "method"
-			s.Parent = typeName(fd.Recv.List[0].Type)
-		}
-		if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
-			s.Returns = typeName(fd.Type.Results.List[0].Type)
-		}
-		if fd.Body != nil {
-			s.Complexity, s.Nesting = goComplexity(fd.Body)
-			out.Hints = append(out.Hints, goHints(fd, s, pkgVars, pkgMaps)...)
-		}
-		if s.Kind == "function" && fd.Name.Name == "main" && out.Package == "main" {
-			out.Entry = append(out.Entry, entryPoint{Line: s.Line, Kind: "main", Detail: "func main in package main"})
-		}
-		out.Symbols = append(out.Symbols, s)
 	}
-
 	ast.Inspect(f, func(n ast.Node) bool {
 		if id, ok := n.(*ast.Ident); ok {
 			if _, seen := out.Uses[id.Name]; !seen {
-				out.Uses[id.Name] = line(id.Pos())
+				out.Uses[id.Name] = g.line(id.Pos())
 			}
 		}
 		return true
 	})
 	return out, nil
+}
+
+// goFile is one Go file being read.
+type goFile struct {
+	out     *facts
+	tf      *token.File
+	pkgVars map[string]bool // package-level variables
+	pkgMaps map[string]bool // package-level maps (registries)
+}
+
+func (g *goFile) line(p token.Pos) int { return g.tf.Line(p) }
+
+func (g *goFile) spec(tok token.Token, s ast.Spec) {
+	switch s := s.(type) {
+	case *ast.TypeSpec:
+		kind := "type"
+		switch t := s.Type.(type) {
+		case *ast.StructType:
+			kind = "struct"
+		case *ast.InterfaceType:
+			kind = "interface"
+			var methods []string
+			for _, m := range t.Methods.List {
+				for _, n := range m.Names {
+					methods = append(methods, n.Name)
+				}
+			}
+			g.out.Hints = append(g.out.Hints, hint{Pattern: "interface", Subject: s.Name.Name,
+				Line: g.line(s.Pos()), End: g.line(s.End()), Detail: strings.Join(methods, ",")})
+		}
+		g.out.Symbols = append(g.out.Symbols, symbol{Name: s.Name.Name, Kind: kind, Line: g.line(s.Pos()),
+			End: g.line(s.End()), Exported: ast.IsExported(s.Name.Name)})
+	case *ast.ValueSpec:
+		kind := "var"
+		if tok == token.CONST {
+			kind = "const"
+		}
+		_, typedMap := s.Type.(*ast.MapType)
+		for i, n := range s.Names {
+			if n.Name == "_" {
+				continue
+			}
+			if kind == "var" {
+				g.pkgVars[n.Name] = true
+				g.pkgMaps[n.Name] = typedMap || (i < len(s.Values) && isMapValue(s.Values[i]))
+			}
+			g.out.Symbols = append(g.out.Symbols, symbol{Name: n.Name, Kind: kind, Line: g.line(n.Pos()),
+				End: g.line(s.End()), Exported: ast.IsExported(n.Name)})
+		}
+	}
+}
+
+func (g *goFile) function(fd *ast.FuncDecl) {
+	s := symbol{Name: fd.Name.Name, Kind: "function", Line: g.line(fd.Pos()), End: g.line(fd.End()),
+		Exported: ast.IsExported(fd.Name.Name), Complexity: 1}
+	if fd.Recv != nil && len(fd.Recv.List) > 0 {
+		s.Kind = "method"
+		s.Parent = typeName(fd.Recv.List[0].Type)
+	}
+	if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
+		s.Returns = typeName(fd.Type.Results.List[0].Type)
+	}
+	if fd.Body != nil {
+		s.Complexity, s.Nesting = goComplexity(fd.Body)
+		g.out.Hints = append(g.out.Hints, goHints(fd, s, g.pkgVars, g.pkgMaps)...)
+	}
+	if s.Kind == "function" && s.Name == "main" && g.out.Package == "main" {
+		g.out.Entry = append(g.out.Entry, entryPoint{Line: s.Line, Kind: "main", Detail: "func main in package main"})
+	}
+	g.out.Symbols = append(g.out.Symbols, s)
 }
 
 func isMapValue(e ast.Expr) bool {
@@ -227,49 +227,20 @@ func goHints(fd *ast.FuncDecl, s symbol, pkgVars, pkgMaps map[string]bool) []hin
 	add := func(pattern, subject, detail string) {
 		out = append(out, hint{Pattern: pattern, Subject: subject, Line: s.Line, End: s.End, Detail: detail})
 	}
-	assigns := func(n ast.Node, names map[string]bool) string {
-		found := ""
-		ast.Inspect(n, func(c ast.Node) bool {
-			if a, ok := c.(*ast.AssignStmt); ok {
-				for _, l := range a.Lhs {
-					if id, ok := l.(*ast.Ident); ok && names[id.Name] {
-						found = id.Name
-					}
-				}
-			}
-			return found == ""
-		})
-		return found
-	}
 	switches, returns := 0, 0
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
-			// once.Do(func() { instance = ... })
-			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Do" && len(n.Args) == 1 {
-				if fl, ok := n.Args[0].(*ast.FuncLit); ok {
-					if v := assigns(fl.Body, pkgVars); v != "" {
-						add("singleton", v, "package variable "+v+" created once with sync.Once in "+s.qualified())
-					}
-				}
+			if v := onceAssigned(n, pkgVars); v != "" {
+				add("singleton", v, "package variable "+v+" created once with sync.Once in "+s.qualified())
 			}
 		case *ast.IfStmt:
-			// if instance == nil { instance = ... }
-			if be, ok := n.Cond.(*ast.BinaryExpr); ok && be.Op == token.EQL {
-				if id, ok := be.X.(*ast.Ident); ok && pkgVars[id.Name] && isNil(be.Y) {
-					if assigns(n.Body, map[string]bool{id.Name: true}) != "" {
-						add("singleton", id.Name, "package variable "+id.Name+" created lazily in "+s.qualified())
-					}
-				}
+			if v := lazilyAssigned(n, pkgVars); v != "" {
+				add("singleton", v, "package variable "+v+" created lazily in "+s.qualified())
 			}
 		case *ast.AssignStmt:
-			// registry[name] = factory
-			for _, l := range n.Lhs {
-				if ix, ok := l.(*ast.IndexExpr); ok {
-					if id, ok := ix.X.(*ast.Ident); ok && pkgMaps[id.Name] && strings.HasPrefix(s.Name, "Register") {
-						add("registry", id.Name, s.qualified()+" registers into package map "+id.Name)
-					}
-				}
+			if m := mapAssigned(n, pkgMaps); m != "" && strings.HasPrefix(s.Name, "Register") {
+				add("registry", m, s.qualified()+" registers into package map "+m)
 			}
 		case *ast.SwitchStmt, *ast.TypeSwitchStmt:
 			switches++
@@ -287,6 +258,58 @@ func goHints(fd *ast.FuncDecl, s symbol, pkgVars, pkgMaps map[string]bool) []hin
 		add("middleware", s.qualified(), s.qualified()+" wraps an http.Handler")
 	}
 	return out
+}
+
+// assignsTo returns the first of names that n assigns to.
+func assignsTo(n ast.Node, names map[string]bool) string {
+	found := ""
+	ast.Inspect(n, func(c ast.Node) bool {
+		if a, ok := c.(*ast.AssignStmt); ok {
+			for _, l := range a.Lhs {
+				if id, ok := l.(*ast.Ident); ok && names[id.Name] {
+					found = id.Name
+				}
+			}
+		}
+		return found == ""
+	})
+	return found
+}
+
+// onceAssigned recognises once.Do(func() { instance = ... }).
+func onceAssigned(call *ast.CallExpr, pkgVars map[string]bool) string {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Do" || len(call.Args) != 1 {
+		return ""
+	}
+	if fl, ok := call.Args[0].(*ast.FuncLit); ok {
+		return assignsTo(fl.Body, pkgVars)
+	}
+	return ""
+}
+
+// lazilyAssigned recognises if instance == nil { instance = ... }.
+func lazilyAssigned(n *ast.IfStmt, pkgVars map[string]bool) string {
+	be, ok := n.Cond.(*ast.BinaryExpr)
+	if !ok || be.Op != token.EQL || !isNil(be.Y) {
+		return ""
+	}
+	if id, ok := be.X.(*ast.Ident); ok && pkgVars[id.Name] {
+		return assignsTo(n.Body, map[string]bool{id.Name: true})
+	}
+	return ""
+}
+
+// mapAssigned recognises registry[name] = value on a package-level map.
+func mapAssigned(n *ast.AssignStmt, pkgMaps map[string]bool) string {
+	for _, l := range n.Lhs {
+		if ix, ok := l.(*ast.IndexExpr); ok {
+			if id, ok := ix.X.(*ast.Ident); ok && pkgMaps[id.Name] {
+				return id.Name
+			}
+		}
+	}
+	return ""
 }
 
 func isNil(e ast.Expr) bool {

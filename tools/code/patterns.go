@@ -69,6 +69,7 @@ type Finding struct {
 	Why        string     `json:"why"`
 	Action     string     `json:"action"`
 	score      float64
+	magnitude  float64 // orders findings of equal severity: complexity, lines, copies ...
 }
 
 // Evidence is a line range in a file.
@@ -168,17 +169,16 @@ func inScope(f Finding, rel string) bool {
 	return false
 }
 
-var severityScore = map[string]float64{"high": 300, "medium": 200, "low": 100}
-
 func (f *Finding) finish() {
 	switch f.Kind {
 	case "anti-pattern":
-		f.score = severityScore[f.Severity] + f.Confidence*10
+		f.score = map[string]float64{"high": 300, "medium": 200, "low": 100}[f.Severity] + f.Confidence*10
 	case "architectural":
 		f.score = 50 + f.Confidence*10
 	default:
 		f.score = 20 + f.Confidence*10
 	}
+	f.score += min(f.magnitude, 9999) / 10000
 	if len(f.Evidence) > maxEvidence {
 		f.Summary += fmt.Sprintf(" (%d places, first %d shown)", len(f.Evidence), maxEvidence)
 		f.Evidence = f.Evidence[:maxEvidence]
@@ -208,7 +208,7 @@ func (ix *index) cycleFindings() []Finding {
 	var out []Finding
 	for _, c := range ix.cycles {
 		cy := ix.cycle(c[0], c)
-		f := Finding{Name: "import-cycle", Kind: "anti-pattern", Severity: "high", Confidence: 1,
+		f := Finding{Name: "import-cycle", Kind: "anti-pattern", Severity: "high", Confidence: 1, magnitude: float64(len(c)),
 			Summary: fmt.Sprintf("import cycle of %d units: %s", len(c), strings.Join(cy.Path, " -> ")),
 			Why:     "Units in a cycle cannot be built, tested, reused or understood apart; Go refuses to compile package cycles, and in other languages they cause partly initialised modules at start-up.",
 			Action:  "Break the cycle: move what both sides need into a third unit, or invert one dependency behind an interface owned by the lower unit."}
@@ -244,7 +244,7 @@ func (ix *index) sizeFindings() []Finding {
 			if code >= 2*godFileCode || fanIn >= godFileFan {
 				sev = "high"
 			}
-			out = append(out, Finding{Name: "god-file", Kind: "anti-pattern", Severity: sev, Confidence: 0.9,
+			out = append(out, Finding{Name: "god-file", Kind: "anti-pattern", Severity: sev, Confidence: 0.9, magnitude: float64(code),
 				Summary:  fmt.Sprintf("%s has %d code lines, %d top-level symbols, fan-in %d, fan-out %d", fi.Rel, code, top, fanIn, fanOut),
 				Evidence: []Evidence{{File: fi.Rel, Line: 1, End: fi.F.Lines.Code + fi.F.Lines.Comment + fi.F.Lines.Blank}},
 				Why:      fmt.Sprintf("A file past %d code lines with many responsibilities (%d+ symbols or %d+ imports either way) changes for many reasons, so it conflicts in reviews and breaks unrelated callers.", godFileCode, godFileSymbols, godFileFan),
@@ -259,39 +259,51 @@ func (ix *index) sizeFindings() []Finding {
 					Evidence: []Evidence{{File: fi.Rel, Line: s.Line, End: s.End}},
 					Why:      fmt.Sprintf("A type with %d+ methods or %d+ lines usually holds several responsibilities and most of the program's coupling.", godClassMethods, godClassLines),
 					Action:   "Extract cohesive groups of methods and the fields they use into smaller types."})
-			case !s.isFunc():
-				continue
-			}
-			if lines > longFunctionLines {
-				sev := "low"
-				if lines > 2*longFunctionLines {
-					sev = "medium"
-				}
-				out = append(out, Finding{Name: "long-function", Kind: "anti-pattern", Severity: sev, Confidence: 1,
-					Summary:  fmt.Sprintf("%s is %d lines long", s.qualified(), lines),
-					Evidence: []Evidence{{File: fi.Rel, Line: s.Line, End: s.End}},
-					Why:      fmt.Sprintf("Functions longer than %d lines are hard to read in one screen and to test in isolation.", longFunctionLines),
-					Action:   "Extract the steps into well-named helper functions."})
-			}
-			if s.Nesting > deepNesting {
-				out = append(out, Finding{Name: "deep-nesting", Kind: "anti-pattern", Severity: "low", Confidence: 1,
-					Summary:  fmt.Sprintf("%s nests control statements %d deep", s.qualified(), s.Nesting),
-					Evidence: []Evidence{{File: fi.Rel, Line: s.Line, End: s.End}},
-					Why:      fmt.Sprintf("Nesting deeper than %d levels hides which conditions hold on each line.", deepNesting),
-					Action:   "Return early on error and edge cases, and move inner loops into functions."})
-			}
-			if s.Complexity > highComplexity {
-				sev := "medium"
-				if s.Complexity > 2*highComplexity {
-					sev = "high"
-				}
-				out = append(out, Finding{Name: "high-complexity", Kind: "anti-pattern", Severity: sev, Confidence: 1,
-					Summary:  fmt.Sprintf("%s has cyclomatic complexity %d", s.qualified(), s.Complexity),
-					Evidence: []Evidence{{File: fi.Rel, Line: s.Line, End: s.End}},
-					Why:      fmt.Sprintf("Above %d independent paths a function needs that many tests to cover and is where defects cluster.", highComplexity),
-					Action:   "Split decisions into smaller functions, replace condition chains with tables or polymorphism."})
+			case s.isFunc():
+				out = append(out, functionFindings(fi.Rel, s)...)
 			}
 		}
+	}
+	return out
+}
+
+// functionFindings: long functions, deep nesting, high complexity. Test functions are
+// reported at low severity: table-driven tests are long and branchy by design.
+func functionFindings(file string, s symbol) []Finding {
+	var out []Finding
+	test := isTestFile(file)
+	severity := func(value, threshold int) string {
+		switch {
+		case test:
+			return "low"
+		case value > 2*threshold:
+			return "high"
+		case value > threshold:
+			return "medium"
+		}
+		return "low"
+	}
+	ev := []Evidence{{File: file, Line: s.Line, End: s.End}}
+	if lines := s.End - s.Line + 1; lines > longFunctionLines {
+		out = append(out, Finding{Name: "long-function", Kind: "anti-pattern", Severity: severity(lines, 2*longFunctionLines),
+			Confidence: 1, magnitude: float64(lines), Evidence: ev,
+			Summary: fmt.Sprintf("%s is %d lines long", s.qualified(), lines),
+			Why:     fmt.Sprintf("Functions longer than %d lines are hard to read in one screen and to test in isolation.", longFunctionLines),
+			Action:  "Extract the steps into well-named helper functions."})
+	}
+	if s.Nesting > deepNesting {
+		out = append(out, Finding{Name: "deep-nesting", Kind: "anti-pattern", Severity: "low", Confidence: 1,
+			magnitude: float64(s.Nesting), Evidence: ev,
+			Summary: fmt.Sprintf("%s nests control statements %d deep", s.qualified(), s.Nesting),
+			Why:     fmt.Sprintf("Nesting deeper than %d levels hides which conditions hold on each line.", deepNesting),
+			Action:  "Return early on error and edge cases, and move inner loops into functions."})
+	}
+	if s.Complexity > highComplexity {
+		out = append(out, Finding{Name: "high-complexity", Kind: "anti-pattern", Severity: severity(s.Complexity, highComplexity),
+			Confidence: 1, magnitude: float64(s.Complexity), Evidence: ev,
+			Summary: fmt.Sprintf("%s has cyclomatic complexity %d", s.qualified(), s.Complexity),
+			Why:     fmt.Sprintf("Above %d independent paths a function needs that many tests to cover and is where defects cluster.", highComplexity),
+			Action:  "Split decisions into smaller functions, replace condition chains with tables or polymorphism."})
 	}
 	return out
 }
@@ -362,7 +374,7 @@ func (ix *index) duplicateFindings() []Finding {
 		if lines >= 30 {
 			sev = "medium"
 		}
-		f := Finding{Name: "duplicated-code", Kind: "anti-pattern", Severity: sev, Confidence: 0.9,
+		f := Finding{Name: "duplicated-code", Kind: "anti-pattern", Severity: sev, Confidence: 0.9, magnitude: float64(lines * len(runs)),
 			Summary: fmt.Sprintf("%d copies of a %d-line block", len(runs), lines),
 			Why:     fmt.Sprintf("Copies drift apart: a fix made in one is missed in the others. Found as %d or more identical code lines (comments, blank lines and indentation ignored).", dupWindow),
 			Action:  "Extract the block into one function (or a shared module) and call it from each place."}
@@ -760,24 +772,25 @@ type typeInfo struct {
 }
 
 func (ix *index) typeMethods() []*typeInfo {
+	// Types are keyed by unit and name: two packages may each have their own Analyzer.
 	types := map[string]*typeInfo{}
 	for _, fi := range ix.files {
 		for _, s := range fi.F.Symbols {
 			if s.Kind == "class" || s.Kind == "struct" || s.Kind == "type" {
-				types[s.Name] = &typeInfo{name: s.Name, file: fi.Rel, line: s.Line, end: s.End, methods: map[string]symbol{}}
+				types[ix.unitOf[fi.Rel]+"|"+s.Name] = &typeInfo{name: s.Name, file: fi.Rel, line: s.Line, end: s.End, methods: map[string]symbol{}}
 			}
 		}
 	}
 	for _, fi := range ix.files {
 		for _, s := range fi.F.Symbols {
-			if t := types[s.Parent]; t != nil && s.Kind == "method" {
+			if t := types[ix.unitOf[fi.Rel]+"|"+s.Parent]; t != nil && s.Kind == "method" {
 				t.methods[s.Name] = s
 			}
 		}
 	}
 	out := make([]*typeInfo, 0, len(types))
-	for _, n := range sortedKeys(types) {
-		out = append(out, types[n])
+	for _, k := range sortedKeys(types) {
+		out = append(out, types[k])
 	}
 	return out
 }
