@@ -111,7 +111,7 @@ func NewVerifiers(cfg VerifierConfig) *Verifiers {
 // client when the jwksURL is unchanged, and closes the old client when it changed. The client
 // starts on the first token, so a project nobody calls costs nothing.
 func (vs *Verifiers) For(projectID string, auth *Auth) *Verifier {
-	v := &Verifier{auth: auth}
+	v := &Verifier{auth: auth, set: vs, project: projectID}
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	old := vs.sets[projectID]
@@ -142,14 +142,20 @@ func (vs *Verifiers) For(projectID string, auth *Auth) *Verifier {
 	return v
 }
 
-// Drop closes a project's JWKS client, when the project is deleted or leaves the cache.
-// Verifiers still serving requests keep the keys already fetched.
-func (vs *Verifiers) Drop(projectID string) {
+// Close closes the project's JWKS client when this verifier's is still the current one: call
+// it when the project is deleted or leaves the cache, not when a newer version replaces this
+// one (the newer version shares the client). Requests still under way keep the keys already
+// fetched. A nil Verifier may be closed.
+func (v *Verifier) Close() {
+	if v == nil || v.keys == nil {
+		return
+	}
+	vs := v.set
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
-	if ks := vs.sets[projectID]; ks != nil {
-		ks.close()
-		delete(vs.sets, projectID)
+	if vs.sets[v.project] == v.keys {
+		v.keys.close()
+		delete(vs.sets, v.project)
 	}
 }
 
@@ -165,9 +171,11 @@ func (vs *Verifiers) Close() {
 
 // Verifier checks the ID tokens sent to one version of one project.
 type Verifier struct {
-	auth   *Auth
-	parser *jwt.Parser
-	keys   *keySet // nil when auth is nil
+	auth    *Auth
+	parser  *jwt.Parser
+	keys    *keySet // nil when auth is nil
+	set     *Verifiers
+	project string
 }
 
 // Authenticate returns the verified claims of the request's bearer token, or nil claims and
@@ -426,7 +434,17 @@ func AuthErrorStatus(err error) (status int, code, reason string) {
 // without a token when no rule of the project lets anonymous callers through.
 func Protect(v *Verifier, rules *Rules, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		claims, err := v.Authenticate(r)
+		serveProtected(w, r, v, rules, next)
+	})
+}
+
+func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules, next http.Handler) {
+	var claims map[string]any
+	// The API answers a method other than POST with 405 before reading anything; that answer
+	// should not depend on the token, but it still gets a guard, never none.
+	if r.Method == http.MethodPost {
+		var err error
+		claims, err = v.Authenticate(r)
 		if err == nil && claims == nil && rules.NeedsToken() {
 			err = fmt.Errorf("%w: send Authorization: Bearer <token>", ErrNoToken)
 		}
@@ -434,8 +452,8 @@ func Protect(v *Verifier, rules *Rules, next http.Handler) http.Handler {
 			writeAuthError(w, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), rules.Guard(claims))))
-	})
+	}
+	next.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), rules.Guard(claims))))
 }
 
 func writeAuthError(w http.ResponseWriter, err error) {

@@ -394,9 +394,36 @@ func TestJWKSDown(t *testing.T) {
 	}
 }
 
-// A new version of a project keeps its JWKS client while the jwksURL stays the same; a new
-// jwksURL gets a new client and stops the old one's background refresh.
-func TestVerifierFollowsProjectVersions(t *testing.T) {
+// A new version of a project keeps its JWKS client (and its keys) while the jwksURL stays
+// the same.
+func TestVerifierSharedAcrossVersions(t *testing.T) {
+	p := newIDP(t)
+	es := ecSigner(t, "ec-1")
+	p.publish(es)
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{})
+	t.Cleanup(vs.Close)
+	rules := rulesOf(t, tenant.Access{})
+	ver1 := vs.For("shop", p.auth("shop"))
+	if a := call(t, project(t, ver1, rules).URL, "Bearer "+sign(t, es, p.claims("shop"))); a.status != 200 {
+		t.Fatal(a.body)
+	}
+	// Version 2 changes the audience: the same client, and v2's audience.
+	v2 := project(t, vs.For("shop", p.auth("shop-v2")), rules)
+	ver1.Close() // the replaced version is closed; the client lives on for version 2
+	if a := call(t, v2.URL, "Bearer "+sign(t, es, p.claims("shop"))); a.reason != "wrong_audience" {
+		t.Fatalf("version 2 accepted version 1's audience: %s", a.body)
+	}
+	if a := call(t, v2.URL, "Bearer "+sign(t, es, p.claims("shop-v2"))); a.status != 200 {
+		t.Fatal(a.body)
+	}
+	if n := p.fetches.Load(); n != 1 {
+		t.Fatalf("%d JWKS fetches over two versions, want 1", n)
+	}
+}
+
+// A new jwksURL gets a new client and stops the old one's background refresh, and closing the
+// project stops its client.
+func TestVerifierClosedWithItsProject(t *testing.T) {
 	first, second := newIDP(t), newIDP(t)
 	es := ecSigner(t, "ec-1")
 	first.publish(es)
@@ -404,31 +431,36 @@ func TestVerifierFollowsProjectVersions(t *testing.T) {
 	vs := tenant.NewVerifiers(tenant.VerifierConfig{RefreshInterval: 5 * time.Millisecond})
 	t.Cleanup(vs.Close)
 	rules := rulesOf(t, tenant.Access{})
+	ver1 := vs.For("shop", first.auth("shop"))
+	if a := call(t, project(t, ver1, rules).URL, "Bearer "+sign(t, es, first.claims("shop"))); a.status != 200 {
+		t.Fatal(a.body)
+	}
+	waitFetches(first, 2) // the background refresh runs
 
-	v1 := project(t, vs.For("shop", first.auth("shop")), rules)
-	if a := call(t, v1.URL, "Bearer "+sign(t, es, first.claims("shop"))); a.status != 200 {
+	ver2 := vs.For("shop", second.auth("shop"))
+	if a := call(t, project(t, ver2, rules).URL, "Bearer "+sign(t, es, second.claims("shop"))); a.status != 200 {
 		t.Fatal(a.body)
 	}
-	// Version 2 changes only the audience: same client, same keys, and v2's audience.
-	v2 := project(t, vs.For("shop", first.auth("shop-v2")), rules)
-	if a := call(t, v2.URL, "Bearer "+sign(t, es, first.claims("shop"))); a.reason != "wrong_audience" {
-		t.Fatalf("version 2 accepted version 1's audience: %s", a.body)
-	}
-	if a := call(t, v2.URL, "Bearer "+sign(t, es, first.claims("shop-v2"))); a.status != 200 {
-		t.Fatal(a.body)
-	}
-	// Version 3 moves to another JWKS.
-	v3 := project(t, vs.For("shop", second.auth("shop")), rules)
-	if a := call(t, v3.URL, "Bearer "+sign(t, es, second.claims("shop"))); a.status != 200 {
-		t.Fatal(a.body)
-	}
+	ver1.Close() // closing the replaced version leaves version 2's client alone
 	stopped := first.fetches.Load()
-	for start := second.fetches.Load(); second.fetches.Load() < start+5; {
-		time.Sleep(time.Millisecond)
-	}
+	waitFetches(second, 5)
 	// One refresh may have been under way when the client was closed.
 	if n := first.fetches.Load(); n > stopped+1 {
 		t.Fatalf("the old JWKS was fetched %d more times after the project moved", n-stopped)
+	}
+
+	ver2.Close() // the project is deleted
+	stopped = second.fetches.Load()
+	time.Sleep(50 * time.Millisecond)
+	if n := second.fetches.Load(); n > stopped+1 {
+		t.Fatalf("the JWKS was fetched %d more times after the project was closed", n-stopped)
+	}
+}
+
+// waitFetches waits until p's JWKS has been fetched n more times.
+func waitFetches(p *idp, n int64) {
+	for start := p.fetches.Load(); p.fetches.Load() < start+n; {
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -13,9 +14,11 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/MicahParks/jwkset"
@@ -201,4 +204,49 @@ func (d *DevIssuer) DemoProject(jwksURL string) (*Project, error) {
 		return nil, fmt.Errorf("demo project: %w", err)
 	}
 	return p, nil
+}
+
+// DevJWKSURL is where a process listening on addr serves the development issuer's keys to
+// itself: over loopback when it listens on every interface, and by IP address, which the
+// host routing treats as the apex host whatever the domain.
+func DevJWKSURL(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return "http://" + addr.String() + DevIssuerJWKSPath
+	}
+	ip := tcp.IP
+	if ip == nil || ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(tcp.Port)) + DevIssuerJWKSPath
+}
+
+// EnsureDemo creates the demo project when the registry holds no project at all (a first
+// start), and points a demo project that trusts the development issuer at jwksURL again when
+// the service's address changed since. It reports whether it created or changed the demo.
+// A demo project an operator made trust another issuer is left alone.
+func (r *Registry) EnsureDemo(ctx context.Context, d *DevIssuer, jwksURL string) (changed bool, err error) {
+	demo, err := d.DemoProject(jwksURL)
+	if err != nil {
+		return false, err
+	}
+	cur, err := r.Get(ctx, DemoProjectID)
+	switch {
+	case errors.Is(err, ErrProjectNotFound):
+		all, err := r.List(ctx)
+		if err != nil || len(all) > 0 {
+			return false, err
+		}
+	case err != nil:
+		return false, err
+	case cur.Auth == nil || cur.Auth.Issuer != DevIssuerName || cur.Auth.JWKSURL == jwksURL:
+		return false, nil
+	default:
+		demo = cur
+		demo.Auth = &Auth{JWKSURL: jwksURL, Issuer: cur.Auth.Issuer, Audience: cur.Auth.Audience}
+	}
+	if _, _, err := r.Put(ctx, demo); err != nil {
+		return false, fmt.Errorf("apply the demo project: %w", err)
+	}
+	return true, nil
 }
