@@ -304,10 +304,7 @@ var codeRules = []codeRule{
 					return true
 				}
 			}
-			if at(ts, i, "new", "Function", "(") {
-				return true
-			}
-			return false
+			return at(ts, i, "new", "Function", "(")
 		},
 	},
 	{

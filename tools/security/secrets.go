@@ -36,7 +36,9 @@ var criticalSecrets = []string{"private-key", "aws-access-token", "gcp-", "githu
 // secrets scans one file's content with gitleaks.
 func secrets(ctx context.Context, d *detect.Detector, rel string, content []byte) []Finding {
 	var out []Finding
-	for _, s := range d.DetectContext(ctx, detect.Fragment{Raw: string(content), FilePath: rel}) {
+	//lint:ignore SA1019 DetectContext of gitleaks v8 takes only this type; v9 replaces both.
+	frag := detect.Fragment{Raw: string(content), FilePath: rel}
+	for _, s := range d.DetectContext(ctx, frag) {
 		sev := "high"
 		for _, c := range criticalSecrets {
 			if strings.Contains(s.RuleID, c) {

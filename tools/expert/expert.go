@@ -1,0 +1,543 @@
+// Package expert answers domain questions (consult_expert) from curated knowledge bases shipped
+// in the repository, ranked with BM25 and grounded in the workspace: when the context names a
+// path, the expert runs the analyses of its domain there and cites both the guidance and the
+// findings. With an OpenAI-compatible endpoint configured, a model writes the answer from that
+// material; the knowledge-base answer is the fallback whenever the model fails or is too slow.
+package expert
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/platform-dev/platform/tools"
+	"github.com/platform-dev/platform/tools/cloud"
+	"github.com/platform-dev/platform/tools/security"
+	"github.com/platform-dev/platform/tools/workspace"
+)
+
+// Domains are the experts, in the seed's order.
+var Domains = []string{"architecture", "devops", "security", "performance", "database"}
+
+// Config selects the model. An empty URL or Model means no model: answers come from the
+// knowledge base. The lead reads EXPERT_LLM_URL, EXPERT_LLM_MODEL and EXPERT_LLM_API_KEY.
+type Config struct {
+	URL     string        // base URL of an OpenAI-compatible API, e.g. https://api.openai.com/v1
+	Model   string        // model name
+	APIKey  string        // bearer key, may be empty for local servers
+	Timeout time.Duration // per model call; 0 means 20 s
+	// HTTPClient is used for model calls when set (tests, proxies).
+	HTTPClient *http.Client
+}
+
+// Sources are the analyses the experts ground their answers in. Nil members are skipped.
+type Sources struct {
+	Security *security.Assessor
+	Cloud    *cloud.Analyzer
+	// Patterns is the detect_patterns tool and Codebase the analyze_codebase tool of the code
+	// analyses; they are called through their tools.Tool interface.
+	Patterns tools.Tool
+	Codebase tools.Tool
+}
+
+// Expert is the consult_expert tool. It is safe for concurrent use.
+type Expert struct {
+	cfg     Config
+	ws      *workspace.Workspace
+	src     Sources
+	log     *slog.Logger
+	indexes map[string]*index
+	model   *model
+}
+
+// New loads the knowledge bases and returns the tool.
+func New(cfg Config, ws *workspace.Workspace, src Sources, logger *slog.Logger) (*Expert, error) {
+	idx, err := loadIndexes()
+	if err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 20 * time.Second
+	}
+	e := &Expert{cfg: cfg, ws: ws, src: src, log: logger, indexes: idx}
+	if cfg.URL != "" && cfg.Model != "" {
+		e.model = newModel(cfg)
+	}
+	return e, nil
+}
+
+// Citation is a knowledge-base section the answer relies on.
+type Citation struct {
+	ID      string  `json:"id"`
+	Title   string  `json:"title"`
+	Source  string  `json:"source"`
+	Score   float64 `json:"score"`
+	Excerpt string  `json:"excerpt"`
+}
+
+// Evidence is a finding of an analysis run for the answer.
+type Evidence struct {
+	Analysis string `json:"analysis"` // security_assessment, analyze_cloud_resources, detect_patterns, analyze_codebase
+	ID       string `json:"id"`
+	Severity string `json:"severity,omitempty"`
+	Location string `json:"location,omitempty"`
+	Message  string `json:"message"`
+}
+
+// Answer is the result of consult_expert.
+type Answer struct {
+	Domain   string     `json:"domain"`
+	Query    string     `json:"query"`
+	Answer   string     `json:"answer"` // markdown
+	AnswerBy string     `json:"answeredBy"`
+	Model    string     `json:"model,omitempty"`
+	Path     string     `json:"path,omitempty"` // the workspace path the answer is grounded in
+	Guidance []Citation `json:"guidance"`
+	Findings []Evidence `json:"findings,omitempty"`
+	Analyses []string   `json:"analyses,omitempty"`
+	Notes    []string   `json:"notes,omitempty"`
+}
+
+// Answer origins.
+const (
+	ByKnowledgeBase = "knowledge-base"
+	ByModel         = "model"
+)
+
+const (
+	maxGuidance = 4
+	maxFindings = 12
+	maxQuery    = 4000
+)
+
+// Consult answers query in domain. ctxArgs is the caller's context object: "path" (or "file",
+// "directory") names a workspace path to ground the answer in; other string values refine the
+// retrieval.
+func (e *Expert) Consult(ctx context.Context, domain, query string, ctxArgs map[string]any) (*Answer, error) {
+	idx, ok := e.indexes[domain]
+	if !ok {
+		return nil, tools.InvalidArgument("domain", "unknown domain %q: must be one of %s", domain, strings.Join(Domains, ", "))
+	}
+	query = strings.TrimSpace(query)
+	if query == "" {
+		return nil, tools.InvalidArgument("query", "must not be empty")
+	}
+	if len(query) > maxQuery {
+		return nil, tools.InvalidArgument("query", "longer than %d bytes", maxQuery)
+	}
+	ans := &Answer{Domain: domain, Query: query, AnswerBy: ByKnowledgeBase, Guidance: []Citation{}}
+	if p := contextPath(ctxArgs); p != "" {
+		if _, err := e.ws.Resolve("context.path", p); err != nil {
+			return nil, err
+		}
+		ans.Path = p
+		e.ground(ctx, ans, domain, p)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	// Retrieval: the question counts twice, then the context's words and the findings' ids,
+	// so guidance about what the workspace actually shows ranks up.
+	var q strings.Builder
+	q.WriteString(query + " " + query)
+	for _, s := range contextStrings(ctxArgs) {
+		q.WriteString(" " + s)
+	}
+	for _, f := range ans.Findings {
+		q.WriteString(" " + strings.NewReplacer("/", " ", "-", " ", "_", " ").Replace(f.ID))
+	}
+	for _, h := range idx.search(q.String(), maxGuidance) {
+		ans.Guidance = append(ans.Guidance, Citation{ID: h.ID, Title: h.Title, Source: h.Source, Score: h.Score, Excerpt: excerpt(h.Text, 600)})
+	}
+	ans.Answer = knowledgeAnswer(ans)
+	if e.model != nil {
+		text, err := e.model.answer(ctx, ans, idx)
+		switch {
+		case err == nil:
+			ans.Answer, ans.AnswerBy, ans.Model = text, ByModel, e.cfg.Model
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		default:
+			e.log.Warn("consult_expert: model failed, answering from the knowledge base", "err", err)
+			ans.Notes = append(ans.Notes, "model unavailable ("+err.Error()+"): answered from the knowledge base")
+		}
+	}
+	return ans, nil
+}
+
+// contextPath returns the workspace path the context names.
+func contextPath(c map[string]any) string {
+	for _, k := range []string{"path", "file", "directory", "dir"} {
+		if s, ok := c[k].(string); ok && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
+}
+
+// contextStrings lists the string values of the context other than paths, bounded.
+func contextStrings(c map[string]any) []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	total := 0
+	for _, k := range keys {
+		if slices.Contains([]string{"path", "file", "directory", "dir"}, k) {
+			continue
+		}
+		var s string
+		switch v := c[k].(type) {
+		case string:
+			s = v
+		case []any:
+			for _, x := range v {
+				if xs, ok := x.(string); ok {
+					s += " " + xs
+				}
+			}
+		}
+		if total+len(s) > maxQuery {
+			break
+		}
+		total += len(s)
+		if s != "" {
+			out = append(out, k+" "+s)
+		}
+	}
+	return out
+}
+
+// ground runs the analyses of the domain on path and records their findings. A failing
+// analysis is a note, not a failure: the guidance still answers.
+func (e *Expert) ground(ctx context.Context, ans *Answer, domain, path string) {
+	note := func(analysis string, err error) {
+		if ctx.Err() == nil {
+			ans.Notes = append(ans.Notes, fmt.Sprintf("%s on %s failed: %v", analysis, path, err))
+		}
+	}
+	secFindings := func(scope, minimum string, keep func(security.Finding) bool) {
+		if e.src.Security == nil {
+			return
+		}
+		ans.Analyses = append(ans.Analyses, "security_assessment")
+		rep, err := e.src.Security.Assess(ctx, security.Options{Path: path, Scope: scope, Severity: minimum, Limit: 500})
+		if err != nil {
+			note("security_assessment", err)
+			return
+		}
+		for _, f := range rep.Findings {
+			if keep == nil || keep(f) {
+				ans.Findings = append(ans.Findings, Evidence{Analysis: "security_assessment", ID: f.RuleID, Severity: f.Severity, Location: f.Location, Message: f.Message})
+			}
+		}
+	}
+	cloudRecs := func(keep func(*cloud.Report, cloud.Recommendation) bool) {
+		if e.src.Cloud == nil {
+			return
+		}
+		ans.Analyses = append(ans.Analyses, "analyze_cloud_resources")
+		rep, err := e.src.Cloud.Analyze(ctx, cloud.Options{Path: path, CostAnalysis: true})
+		if err != nil {
+			note("analyze_cloud_resources", err)
+			return
+		}
+		for _, r := range rep.Recommendations {
+			if keep == nil || keep(rep, r) {
+				msg := r.Detail
+				if r.MonthlySaving != nil && *r.MonthlySaving > 0 {
+					msg += fmt.Sprintf(" (saves about %.2f USD a month)", *r.MonthlySaving)
+				}
+				ans.Findings = append(ans.Findings, Evidence{Analysis: "analyze_cloud_resources", ID: r.ID, Location: r.Evidence, Message: msg})
+			}
+		}
+		if rep.Cost != nil && domain == "devops" {
+			ans.Notes = append(ans.Notes, fmt.Sprintf("declared resources cost about %.2f %s a month on demand (%d resources unpriced)",
+				rep.Cost.MonthlyTotal, rep.Cost.Currency, rep.Cost.Unpriced))
+		}
+	}
+	switch domain {
+	case "security":
+		secFindings(security.ScopeBoth, "medium", nil)
+	case "devops":
+		cloudRecs(nil)
+		secFindings(security.ScopeInfrastructure, "high", nil)
+	case "database":
+		cloudRecs(func(rep *cloud.Report, r cloud.Recommendation) bool { return databaseResource(r.Resource) })
+		secFindings(security.ScopeCode, "low", func(f security.Finding) bool {
+			return f.RuleID == "code/sql-injection" || f.RuleID == "gosec/G201" || f.RuleID == "gosec/G202"
+		})
+	case "architecture":
+		e.codeTool(ctx, ans, "detect_patterns", e.src.Patterns, path, map[string]any{"scope": "directory"}, "")
+	case "performance":
+		e.codeTool(ctx, ans, "analyze_codebase", e.src.Codebase, path, nil, "hotspots")
+		cloudRecs(func(_ *cloud.Report, r cloud.Recommendation) bool {
+			return r.ID == cloud.RecNoAutoscaling || r.ID == cloud.RecNoResources
+		})
+	}
+	if len(ans.Findings) > maxFindings {
+		ans.Notes = append(ans.Notes, fmt.Sprintf("%d more findings not shown: run the analyses themselves for all", len(ans.Findings)-maxFindings))
+		ans.Findings = ans.Findings[:maxFindings]
+	}
+}
+
+func databaseResource(addr string) bool {
+	for _, p := range []string{"aws_db_", "aws_rds_", "aws_dynamodb_", "google_sql_", "AWS::RDS", "AWS::DynamoDB"} {
+		if strings.HasPrefix(addr, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// codeTool calls one of the code analyses through its tool interface, passing path when its
+// schema accepts one, and keeps the named items of its answer (below the key focus, when the
+// answer has it) as evidence.
+func (e *Expert) codeTool(ctx context.Context, ans *Answer, name string, t tools.Tool, path string, extra map[string]any, focus string) {
+	if t == nil {
+		ans.Notes = append(ans.Notes, name+" is not available on this server: answered from guidance only")
+		return
+	}
+	ans.Analyses = append(ans.Analyses, name)
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(t.Spec().InputSchema, &schema)
+	args := map[string]any{}
+	for k, v := range extra {
+		if _, ok := schema.Properties[k]; ok {
+			args[k] = v
+		}
+	}
+	if _, ok := schema.Properties["path"]; ok {
+		args["path"] = path
+	} else if _, ok := schema.Properties["scope"]; ok && extra["scope"] != nil {
+		args["scope"] = "project"
+	}
+	raw, _ := json.Marshal(args)
+	out, err := t.Call(ctx, raw)
+	if err != nil {
+		if ctx.Err() == nil {
+			ans.Notes = append(ans.Notes, fmt.Sprintf("%s failed: %v", name, err))
+		}
+		return
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return
+	}
+	var doc any
+	if json.Unmarshal(b, &doc) != nil {
+		return
+	}
+	if m, ok := doc.(map[string]any); ok && m[focus] != nil {
+		doc = m[focus]
+	}
+	for _, item := range namedItems(doc, maxFindings) {
+		ans.Findings = append(ans.Findings, Evidence{Analysis: name, ID: item.id, Location: item.location, Message: item.message})
+	}
+}
+
+type namedItem struct{ id, location, message string }
+
+// namedItems finds, depth first, objects with a "name" (a pattern, a hotspot, a symbol) and
+// reads their location and explanation from the common keys.
+func namedItems(v any, limit int) []namedItem {
+	var out []namedItem
+	var walk func(v any)
+	walk = func(v any) {
+		if len(out) >= limit {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			name, _ := x["name"].(string)
+			if name == "" {
+				name, _ = x["symbol"].(string)
+			}
+			if name != "" {
+				it := namedItem{id: name}
+				for _, k := range []string{"location", "file", "path"} {
+					if s, ok := x[k].(string); ok {
+						it.location = s
+						if l, ok := x["line"].(float64); ok {
+							it.location += fmt.Sprintf(":%g", l)
+						}
+						break
+					}
+				}
+				if it.location == "" {
+					it.location = firstString(x["evidence"])
+				}
+				var parts []string
+				for _, k := range []string{"kind", "confidence", "why", "message", "complexity", "lines"} {
+					if s := scalar(x[k]); s != "" {
+						parts = append(parts, k+": "+s)
+					}
+				}
+				it.message = strings.Join(parts, "; ")
+				if it.message != "" || it.location != "" {
+					out = append(out, it)
+					return
+				}
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+func firstString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []any:
+		for _, e := range x {
+			if s := firstString(e); s != "" {
+				return s
+			}
+		}
+	case map[string]any:
+		for _, k := range []string{"location", "file", "path"} {
+			if s, ok := x[k].(string); ok {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return fmt.Sprintf("%g", x)
+	case bool:
+		return fmt.Sprint(x)
+	}
+	return ""
+}
+
+// excerpt cuts text at a sentence end near n bytes.
+func excerpt(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if len(text) <= n {
+		return text
+	}
+	cut := text[:n]
+	if i := strings.LastIndex(cut, ". "); i > n/2 {
+		return cut[:i+1]
+	}
+	return cut + "..."
+}
+
+// knowledgeAnswer writes the answer from the guidance and findings alone.
+func knowledgeAnswer(a *Answer) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s expert** on: %s\n\n", a.Domain, a.Query)
+	if len(a.Guidance) == 0 {
+		b.WriteString("The knowledge base has no guidance matching this question; rephrase it with the technology or problem named.\n")
+	}
+	for _, g := range a.Guidance {
+		fmt.Fprintf(&b, "### %s [%s]\n%s\n\n", g.Title, g.ID, g.Excerpt)
+	}
+	if a.Path != "" {
+		fmt.Fprintf(&b, "### What %s shows (%s)\n", a.Path, strings.Join(a.Analyses, ", "))
+		if len(a.Findings) == 0 {
+			b.WriteString("No finding of these analyses applies.\n")
+		}
+		for _, f := range a.Findings {
+			sev := ""
+			if f.Severity != "" {
+				sev = "[" + f.Severity + "] "
+			}
+			fmt.Fprintf(&b, "- %s%s: %s (%s)\n", sev, f.Location, f.Message, f.ID)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// Spec describes consult_expert.
+func (e *Expert) Spec() tools.Spec {
+	return tools.Spec{
+		Name:  "consult_expert",
+		Title: "Consult an expert",
+		Description: "Asks a domain expert (architecture, devops, security, performance, database). The expert retrieves " +
+			"curated guidance from its knowledge base and, when context.path names a workspace path, runs its domain's " +
+			"analyses there; the answer cites both. With a model configured the model writes the answer from that material.",
+		InputSchema:  json.RawMessage(inputSchema),
+		OutputSchema: json.RawMessage(outputSchema),
+	}
+}
+
+const inputSchema = `{
+  "type": "object",
+  "properties": {
+    "domain": {"type": "string", "enum": ["architecture", "devops", "security", "performance", "database"]},
+    "query": {"type": "string", "minLength": 1, "maxLength": 4000},
+    "context": {"type": "object", "description": "Optional: path (a workspace file or folder to ground the answer in) and any facts (stack, constraints) as strings."}
+  },
+  "required": ["domain", "query"],
+  "additionalProperties": false
+}`
+
+const outputSchema = `{
+  "type": "object",
+  "required": ["domain", "query", "answer", "answeredBy", "guidance"],
+  "properties": {
+    "domain": {"type": "string"},
+    "query": {"type": "string"},
+    "answer": {"type": "string"},
+    "answeredBy": {"type": "string", "enum": ["knowledge-base", "model"]},
+    "model": {"type": "string"},
+    "path": {"type": "string"},
+    "guidance": {"type": "array", "items": {"type": "object", "required": ["id", "title", "source"]}},
+    "findings": {"type": "array", "items": {"type": "object", "required": ["analysis", "id", "message"]}},
+    "analyses": {"type": "array", "items": {"type": "string"}},
+    "notes": {"type": "array", "items": {"type": "string"}}
+  }
+}`
+
+type callArgs struct {
+	Domain  string         `json:"domain"`
+	Query   string         `json:"query"`
+	Context map[string]any `json:"context"`
+}
+
+// Call runs consult_expert.
+func (e *Expert) Call(ctx context.Context, raw json.RawMessage) (any, error) {
+	var args callArgs
+	if err := json.Unmarshal(raw, &args); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, tools.InvalidArgument(te.Field, "wrong type: %s", te.Value)
+		}
+		return nil, tools.InvalidArgument("arguments", "%v", err)
+	}
+	return e.Consult(ctx, args.Domain, args.Query, args.Context)
+}
