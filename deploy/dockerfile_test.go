@@ -11,6 +11,7 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/linter"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
+	"golang.org/x/mod/modfile"
 )
 
 // TestDockerfile parses the Dockerfile with BuildKit's own parser and linter (Docker cannot
@@ -42,6 +43,17 @@ func TestDockerfile(t *testing.T) {
 	}
 	if len(stages) < 2 {
 		t.Fatalf("want a multi-stage build, got %d stage(s)", len(stages))
+	}
+	gomod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := modfile.ParseLax("go.mod", gomod, nil)
+	if err != nil || mod.Go == nil {
+		t.Fatalf("go.mod: %v", err)
+	}
+	if image, want := stages[0].BaseName, "golang:"+mod.Go.Version+"-"; !strings.HasPrefix(image, want) {
+		t.Errorf("the build stage is %s: want %s<debian release>, the go version of go.mod", image, want)
 	}
 
 	ref := loadReference(t)
