@@ -39,7 +39,20 @@ func (s *Server) admitRate(ctx context.Context, w http.ResponseWriter, client st
 	retry := ceilSeconds(res.RetryAfter)
 	h.Set("Retry-After", strconv.Itoa(retry))
 	return newError(CodeRateLimited, "Rate limit exceeded",
-		fmt.Sprintf("at most %d requests per %s per client; retry after %d s", s.cfg.RequestsPerWindow, s.cfg.Window, retry))
+		fmt.Sprintf("at most %d requests per %s per client; retry after %d s", s.cfg.RequestsPerWindow, per(s.cfg.Window), retry))
+}
+
+// per names a window for people: "minute", "10s".
+func per(d time.Duration) string {
+	switch {
+	case d == time.Minute:
+		return "minute"
+	case d == time.Hour:
+		return "hour"
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	}
+	return d.String()
 }
 
 func ceilSeconds(d time.Duration) int {

@@ -49,6 +49,18 @@ func TestRateLimit(t *testing.T) {
 	})
 }
 
+func TestMalformedRequestsAreLimited(t *testing.T) {
+	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{RequestsPerWindow: 3, Window: time.Hour}, allTools(newSlowTool()), nil)
+	for i := range 3 {
+		if r := post(t, ts.url, `{"jsonrpc":`); r.errCode() != mcpserver.CodeParseError {
+			t.Fatalf("malformed request %d: %s", i, r.raw)
+		}
+	}
+	if r := post(t, ts.url, `{"jsonrpc":`); r.errCode() != mcpserver.CodeRateLimited || r.status != http.StatusTooManyRequests {
+		t.Errorf("4th malformed request: %d %s", r.status, r.raw)
+	}
+}
+
 func TestUntrustedForwardedFor(t *testing.T) {
 	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{RequestsPerWindow: 2, Window: time.Hour}, allTools(newSlowTool()), nil)
 	for i := range 3 {

@@ -299,6 +299,10 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, id, perr := parseMessage(body)
 	if perr != nil {
+		// Malformed messages count against the client's rate too.
+		if rerr := s.admitRate(r.Context(), w, s.clientOf(r), false); rerr != nil {
+			perr = rerr
+		}
 		s.stats.record(true)
 		writeRPC(w, perr.httpStatus(), id, nil, perr)
 		return
