@@ -115,7 +115,6 @@ type (
 		} `json:"env"`
 		EnvFrom []struct {
 			ConfigMapRef *struct{ Name string } `json:"configMapRef"`
-			SecretRef    *struct{ Name string } `json:"secretRef"`
 		} `json:"envFrom"`
 		ReadinessProbe *probe `json:"readinessProbe"`
 		LivenessProbe  *probe `json:"livenessProbe"`
@@ -203,8 +202,8 @@ func settings(t *testing.T, r rendered, c container) map[string]string {
 	t.Helper()
 	env := map[string]string{}
 	for _, from := range c.EnvFrom {
-		if from.SecretRef != nil {
-			t.Errorf("overlay %s: envFrom a Secret hides which variables it sets; use secretKeyRef", r.name)
+		if from.ConfigMapRef == nil {
+			t.Errorf("overlay %s: envFrom other than a ConfigMap hides which variables it sets; use secretKeyRef for secrets", r.name)
 			continue
 		}
 		cm, ok := r.find("ConfigMap", from.ConfigMapRef.Name)
@@ -251,6 +250,9 @@ func TestManifestsMatchReference(t *testing.T) {
 				if !ref.known(name) {
 					t.Errorf("the manifests set %s, which `platform config-reference` does not list", name)
 				}
+			}
+			if len(c.Command) > 0 {
+				t.Errorf("container command %q replaces the image's entrypoint (the platform binary)", c.Command)
 			}
 			if len(c.Args) == 0 || !slices.ContainsFunc(ref, func(e referenceEntry) bool { return e.Command == c.Args[0] }) {
 				t.Errorf("container args %q: want a subcommand of the reference (serve)", c.Args)
@@ -386,6 +388,9 @@ func TestSettingsStartTheService(t *testing.T) {
 				domain = "localhost"
 			}
 			for _, p := range []*probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
+				if p == nil || p.HTTPGet == nil {
+					continue // TestManifestsMatchReference reports it
+				}
 				req, _ := http.NewRequest(http.MethodGet, "http://"+addr+p.HTTPGet.Path, nil)
 				req.Host = domain
 				resp, err := http.DefaultClient.Do(req)

@@ -71,7 +71,7 @@ func TestScaleOut(t *testing.T) {
 	t.Run("project change reaches the other replica within a second", func(t *testing.T) {
 		a.putProject(t, shopProject(idp.url, false))
 		// B serves (and caches) the first definition ...
-		if status, body := b.graphql(t, idp.token("alice"), `query { products { uid name } }`, nil); status != http.StatusOK || hasErrors(body) {
+		if status, body := b.graphql(t, idp.token(t, "alice"), `query { products { uid name } }`, nil); status != http.StatusOK || hasErrors(body) {
 			t.Fatalf("B before the change: %d %s", status, body)
 		}
 		// ... and a change applied through A replaces it on B through Redis, not through
@@ -79,7 +79,7 @@ func TestScaleOut(t *testing.T) {
 		a.putProject(t, shopProject(idp.url, true))
 		deadline := time.Now().Add(time.Second)
 		for {
-			status, body := b.graphql(t, idp.token("alice"), `query { products { uid author } }`, nil)
+			status, body := b.graphql(t, idp.token(t, "alice"), `query { products { uid author } }`, nil)
 			if status == http.StatusOK && !hasErrors(body) {
 				break
 			}
@@ -91,7 +91,7 @@ func TestScaleOut(t *testing.T) {
 	})
 
 	t.Run("records written through one replica are read through the other", func(t *testing.T) {
-		tok := idp.token("alice")
+		tok := idp.token(t, "alice")
 		for i := range 6 {
 			writer, reader := a, b
 			if i%2 == 1 {
@@ -176,7 +176,7 @@ func TestScaleOut(t *testing.T) {
 	})
 
 	t.Run("killing a replica mid-load loses no acknowledged write", func(t *testing.T) {
-		tok := idp.token("bob")
+		tok := idp.token(t, "bob")
 		const writers, target, killAfter = 4, 120, 30
 		var (
 			mu    sync.Mutex
@@ -335,7 +335,8 @@ func newTestIdP(t *testing.T) *testIdP {
 	return &testIdP{key: key, url: srv.URL + "/jwks.json"}
 }
 
-func (p *testIdP) token(sub string) string {
+func (p *testIdP) token(t *testing.T, sub string) string {
+	t.Helper()
 	now := time.Now()
 	tok := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{
 		"iss": scaleIssuer, "aud": "shop", "sub": sub, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
@@ -343,7 +344,7 @@ func (p *testIdP) token(sub string) string {
 	tok.Header["kid"] = "scale-out"
 	s, err := tok.SignedString(p.key)
 	if err != nil {
-		panic(err) // a fresh P-256 key always signs
+		t.Fatalf("sign a token: %v", err)
 	}
 	return s
 }
