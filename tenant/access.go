@@ -86,7 +86,7 @@ func presetSource(op gql.Operation, rule string) (string, bool) {
 func (a Access) check() []Problem {
 	var out []Problem
 	for _, op := range operations {
-		if _, err := compileRule(op, a.rule(op)); err != nil {
+		if _, err := compileRule(op, a.rule(op), nil); err != nil {
 			out = append(out, Problem{Path: string(op), Message: err.Error()})
 		}
 	}
@@ -141,8 +141,9 @@ type rule struct {
 	anonymous, anyone bool
 }
 
-// compileRule type-checks a rule (a preset or CEL) for op.
-func compileRule(op gql.Operation, src string) (*rule, error) {
+// compileRule type-checks a rule (a preset or CEL) for op, on a table whose fields have the
+// given types (nil when only checking the rule).
+func compileRule(op gql.Operation, src string, fields map[string]store.FieldType) (*rule, error) {
 	if len(src) > MaxRuleBytes {
 		return nil, fmt.Errorf("rule longer than %d bytes", MaxRuleBytes)
 	}
@@ -172,7 +173,8 @@ func compileRule(op gql.Operation, src string) (*rule, error) {
 	native := checked.NativeRep()
 	r.usesUID = selectsField(native.Expr(), "record", "uid")
 	if op != gql.Create {
-		r.filter, r.complete = translate(env, native, native.Expr())
+		tr := translator{env: env, ast: native, fields: fields}
+		r.filter, r.complete = tr.conjunction(native.Expr())
 	}
 	// Evaluated with the caller unknown too, a rule such as nobody shows it refuses everyone.
 	if r.anyone, err = mayPass(env, checked, map[string]any{}, "auth", "record", "data"); err != nil {
@@ -224,8 +226,12 @@ func CompileAccess(tables map[string]TableDoc) (*Rules, error) {
 	var errs []error
 	for name, t := range tables {
 		tr := &tableRules{ops: make(map[gql.Operation]*rule, len(operations))}
+		fields := make(map[string]store.FieldType, len(t.Fields))
+		for fname, fd := range t.Fields {
+			fields[fname], _ = store.ParseFieldType(fd.Type) // validated by ParseDocument
+		}
 		for _, op := range operations {
-			r, err := compileRule(op, t.Access.rule(op))
+			r, err := compileRule(op, t.Access.rule(op), fields)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("tables.%s.access.%s: %w", name, op, err))
 				continue
@@ -369,6 +375,10 @@ func selectsField(e ast.Expr, v, field string) bool {
 		if f, ok := fieldOf(x, v); ok && f == field {
 			found = true
 		}
+		if x.Kind() == ast.SelectKind && x.AsSelect().IsTestOnly() && x.AsSelect().FieldName() == field {
+			op := x.AsSelect().Operand()
+			found = found || op.Kind() == ast.IdentKind && op.AsIdent() == v
+		}
 	}))
 	return found
 }
@@ -464,14 +474,24 @@ var (
 	condNone = cond{none: true}
 )
 
-// translate splits a rule into its top-level conjuncts and translates those a filter can
+// translator turns the parts of a rule that a MongoDB filter expresses exactly into
+// pushdowns. Where MongoDB and CEL disagree it leaves the part to the per-record check: a
+// MongoDB equality matches an array holding the value, a JSON field may hold anything, so
+// comparisons are pushed only on scalar fields, and "x in record.f" only on list fields.
+type translator struct {
+	env    *cel.Env
+	ast    *ast.AST
+	fields map[string]store.FieldType
+}
+
+// conjunction splits a rule into its top-level conjuncts and translates those a filter can
 // express; complete says whether that was all of them. The filter is then implied by the
 // rule, so it may be applied before the rest is checked per record.
-func translate(env *cel.Env, a *ast.AST, e ast.Expr) ([]pushdown, bool) {
+func (tr translator) conjunction(e ast.Expr) ([]pushdown, bool) {
 	var out []pushdown
 	complete := true
 	for _, c := range conjuncts(e) {
-		if p, ok := translateExpr(env, a, c); ok {
+		if p, ok := tr.expr(c); ok {
 			out = append(out, p)
 		} else {
 			complete = false
@@ -491,27 +511,40 @@ func conjuncts(e ast.Expr) []ast.Expr {
 	return []ast.Expr{e}
 }
 
-func translateExpr(env *cel.Env, a *ast.AST, e ast.Expr) (pushdown, bool) {
+// scalar reports whether record.f holds one comparable value: a declared scalar field other
+// than JSON, or one the service sets (uid, _owner, createdAt, updatedAt). An undeclared field
+// is missing from every record, which filters and rules treat alike.
+func (tr translator) scalar(f string) bool {
+	t, declared := tr.fields[f]
+	return !declared || !t.List && t.Scalar != store.JSON
+}
+
+func (tr translator) list(f string) bool {
+	t, declared := tr.fields[f]
+	return declared && t.List && t.Scalar != store.JSON
+}
+
+func (tr translator) expr(e ast.Expr) (pushdown, bool) {
 	if !refersTo(e, "record") {
 		// A condition on the caller alone: evaluate it per request.
 		if refersTo(e, "data") {
 			return nil, false
 		}
-		src, err := parser.Unparse(e, a.SourceInfo())
+		src, err := parser.Unparse(e, tr.ast.SourceInfo())
 		if err != nil {
 			return nil, false
 		}
-		checked, iss := env.Compile(src)
+		checked, iss := tr.env.Compile(src)
 		if iss.Err() != nil {
 			return nil, false
 		}
-		prg, err := env.Program(checked, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(maxRuleCost))
+		prg, err := tr.env.Program(checked, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(maxRuleCost))
 		if err != nil {
 			return nil, false
 		}
 		return callerCond{prg: prg}, true
 	}
-	if f, ok := fieldOf(e, "record"); ok {
+	if f, ok := fieldOf(e, "record"); ok && tr.scalar(f) {
 		// A bare boolean field.
 		return fieldCond{key: storedKey(f), op: "$eq", val: operand{lit: true}}, true
 	}
@@ -531,7 +564,7 @@ func translateExpr(env *cel.Env, a *ast.AST, e ast.Expr) (pushdown, bool) {
 	case operators.LogicalAnd, operators.LogicalOr:
 		parts := make([]pushdown, 0, len(args))
 		for _, arg := range args {
-			p, ok := translateExpr(env, a, arg)
+			p, ok := tr.expr(arg)
 			if !ok {
 				return nil, false
 			}
@@ -539,25 +572,25 @@ func translateExpr(env *cel.Env, a *ast.AST, e ast.Expr) (pushdown, bool) {
 		}
 		return logicCond{or: fn == operators.LogicalOr, parts: parts}, true
 	case operators.Equals, operators.NotEquals, operators.Less, operators.LessEquals, operators.Greater, operators.GreaterEquals:
-		if f, ok := fieldOf(args[0], "record"); ok {
+		if f, ok := fieldOf(args[0], "record"); ok && tr.scalar(f) {
 			if v, ok := operandOf(args[1]); ok {
 				return fieldCond{key: storedKey(f), op: comparisons[fn], val: v}, true
 			}
 		}
-		if f, ok := fieldOf(args[1], "record"); ok {
+		if f, ok := fieldOf(args[1], "record"); ok && tr.scalar(f) {
 			if v, ok := operandOf(args[0]); ok {
 				return fieldCond{key: storedKey(f), op: comparisons[mirrored[fn]], val: v}, true
 			}
 		}
 	case operators.In:
 		// record.f in [list] or record.f in auth.list: f is one of them.
-		if f, ok := fieldOf(args[0], "record"); ok {
+		if f, ok := fieldOf(args[0], "record"); ok && tr.scalar(f) {
 			if v, ok := operandOf(args[1]); ok {
 				return fieldCond{key: storedKey(f), op: "$in", val: v}, true
 			}
 		}
 		// x in record.list: the list holds x, which a MongoDB equality on an array means.
-		if f, ok := fieldOf(args[1], "record"); ok {
+		if f, ok := fieldOf(args[1], "record"); ok && tr.list(f) {
 			if v, ok := operandOf(args[0]); ok {
 				return fieldCond{key: storedKey(f), op: "$eq", val: v}, true
 			}
@@ -658,22 +691,48 @@ func (f fieldCond) resolve(c caller) cond {
 		// The rule would fail on a missing claim, and a failing rule refuses.
 		return condNone
 	}
-	if f.op == "$in" {
-		if _, isList := v.([]any); !isList {
+	if f.op == "$exists" {
+		return cond{doc: bson.D{{Key: f.key, Value: bson.D{{Key: "$exists", Value: true}}}}}
+	}
+	// MongoDB matches a missing field where CEL fails on it (and so refuses) for $ne and for
+	// null; other values never match a missing field.
+	exists := f.op == "$ne" || v == nil
+	switch x := v.(type) {
+	case map[string]any:
+		// Object equality differs (MongoDB compares key order); refuse rather than guess.
+		return condNone
+	case []any:
+		if f.op != "$in" {
+			return condNone
+		}
+		for _, it := range x {
+			if !scalarValue(it) {
+				return condNone
+			}
+			exists = exists || it == nil
+		}
+	default:
+		if f.op == "$in" {
+			return condNone
+		}
+		if v == nil && f.op != "$eq" && f.op != "$ne" {
+			// CEL has no ordering with null: the rule fails, so refuses.
 			return condNone
 		}
 	}
-	var test bson.D
-	switch f.op {
-	case "$ne":
-		// CEL fails on a missing field where MongoDB's $ne would match it.
-		test = bson.D{{Key: "$ne", Value: v}, {Key: "$exists", Value: true}}
-	case "$exists":
-		test = bson.D{{Key: "$exists", Value: true}}
-	default:
-		test = bson.D{{Key: f.op, Value: v}}
+	test := bson.D{{Key: f.op, Value: v}}
+	if exists {
+		test = append(test, bson.E{Key: "$exists", Value: true})
 	}
 	return cond{doc: bson.D{{Key: f.key, Value: test}}}
+}
+
+func scalarValue(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	return true
 }
 
 // logicCond is && or || of conditions.

@@ -444,6 +444,12 @@ func TestReadRulesBecomeFilters(t *testing.T) {
 		{rule: `record.uid != "x"`, claims: nil, want: bson.D{{Key: "_id", Value: bson.D{{Key: "$ne", Value: "x"}, {Key: "$exists", Value: true}}}}},
 		{rule: `record.status in ["a", "b"]`, claims: nil, want: bson.D{{Key: "status", Value: bson.D{{Key: "$in", Value: []any{"a", "b"}}}}}},
 		{rule: `auth.sub in record.editors`, claims: alice, want: bson.D{{Key: "editors", Value: bson.D{{Key: "$eq", Value: "alice"}}}}},
+		{rule: `record.author == null`, claims: nil, want: bson.D{{Key: "author", Value: bson.D{{Key: "$eq", Value: nil}, {Key: "$exists", Value: true}}}}},
+		{rule: `record.author > null`, claims: nil, forbidden: true},
+		{rule: `record.org == auth.org`, claims: alice, forbidden: true},
+		{rule: `record.editors == "alice"`, claims: alice, check: true},
+		{rule: `"alice" in record.author`, claims: alice, check: true},
+		{rule: `record.meta == 1`, claims: alice, check: true},
 		{rule: `record.published || "editor" in auth.roles`, claims: alice},
 		{rule: `record.published || "admin" in auth.roles`, claims: alice, want: bson.D{{Key: "published", Value: bson.D{{Key: "$eq", Value: true}}}}},
 		{rule: `has(record.author) && record.price > 2`, claims: nil, want: bson.D{{Key: "$and", Value: []any{
@@ -455,7 +461,10 @@ func TestReadRulesBecomeFilters(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%v", tc.rule, tc.claims != nil), func(t *testing.T) {
-			rules, err := tenant.CompileAccess(map[string]tenant.TableDoc{"t": {Access: tenant.Access{Read: tc.rule}}})
+			rules, err := tenant.CompileAccess(map[string]tenant.TableDoc{"t": {
+				Fields: map[string]tenant.FieldDoc{"author": {Type: "String"}, "editors": {Type: "[String]"}, "meta": {Type: "JSON"}},
+				Access: tenant.Access{Read: tc.rule},
+			}})
 			if err != nil {
 				t.Fatal(err)
 			}

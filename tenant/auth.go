@@ -54,7 +54,8 @@ const maxJWKSBytes = 1 << 20
 
 // VerifierConfig tunes token verification; zero values take the defaults.
 type VerifierConfig struct {
-	// Leeway is the clock skew allowed on exp, nbf and iat (default 30s).
+	// Leeway is the clock skew allowed on exp, nbf and iat (0: the default, 30s; negative:
+	// none).
 	Leeway time.Duration
 	// RefreshInterval is how often the JWKS is fetched in the background (default 15m).
 	RefreshInterval time.Duration
@@ -71,8 +72,11 @@ type VerifierConfig struct {
 }
 
 func (c VerifierConfig) withDefaults() VerifierConfig {
-	if c.Leeway == 0 {
+	switch {
+	case c.Leeway == 0:
 		c.Leeway = 30 * time.Second
+	case c.Leeway < 0:
+		c.Leeway = 0
 	}
 	if c.RefreshInterval <= 0 {
 		c.RefreshInterval = 15 * time.Minute
@@ -468,7 +472,9 @@ func writeAuthError(w http.ResponseWriter, err error) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(ErrorBody{Errors: []ErrorItem{{
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(ErrorBody{Errors: []ErrorItem{{
 		Message:    msg,
 		Extensions: map[string]any{"code": code, "reason": reason},
 	}}})
