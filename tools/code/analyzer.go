@@ -43,8 +43,10 @@ const ResourceURI = "service://code/analysis"
 const (
 	// maxCacheEntries bounds the parse cache; past it, entries not used by the latest scan go.
 	maxCacheEntries = 200_000
-	// debounce gathers the burst of events of one save or checkout into one refresh.
+	// debounce gathers the burst of events of one save or checkout into one refresh, and
+	// maxDelay bounds how long a stream of events can postpone it.
 	debounce = 400 * time.Millisecond
+	maxDelay = 3 * time.Second
 	// maxWatchedDirs keeps the watcher within the system's inotify limits on huge trees.
 	maxWatchedDirs = 8192
 )
@@ -315,7 +317,7 @@ func (a *Analyzer) watchTree(dir string) {
 		if err != nil || !d.IsDir() {
 			return nil
 		}
-		if _, rel, ok := a.ws.Root(p); !ok || (p != dir && skipWatch(rel, d.Name())) {
+		if _, rel, ok := a.ws.Root(p); !ok || (p != dir && (skipWatch(rel, d.Name()) || a.ws.Ignored(p))) {
 			return filepath.SkipDir
 		}
 		if n >= maxWatchedDirs {
@@ -331,7 +333,7 @@ func (a *Analyzer) watchTree(dir string) {
 }
 
 // skipWatch reports folders whose changes never change an analysis: git's own, and vendored
-// trees such as node_modules.
+// trees such as node_modules (ignored folders are skipped too, by the caller).
 func skipWatch(rel, name string) bool {
 	return name == ".git" || enry.IsVendor(rel+"/")
 }
@@ -341,6 +343,7 @@ func (a *Analyzer) watch(ctx context.Context) {
 	defer a.watcher.Close()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	var pendingSince time.Time // first event not yet refreshed; zero when none
 	for {
 		select {
 		case <-ctx.Done():
@@ -350,21 +353,27 @@ func (a *Analyzer) watch(ctx context.Context) {
 			if !ok {
 				return
 			}
+			if (ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write)) || a.ws.Ignored(ev.Name) {
+				continue
+			}
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
 					a.watchTree(ev.Name)
 				}
 			}
-			if ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) {
-				continue
+			// Wait for the burst to end, but not for ever when a file is written non-stop.
+			now := time.Now()
+			if pendingSince.IsZero() {
+				pendingSince = now
 			}
-			timer.Reset(debounce)
+			timer.Reset(max(0, min(debounce, pendingSince.Add(maxDelay).Sub(now))))
 		case err, ok := <-a.watcher.Errors:
 			if !ok {
 				return
 			}
 			a.log.Warn("code: watcher", "err", err)
 		case <-timer.C:
+			pendingSince = time.Time{}
 			if _, err := a.refresh(ctx); err != nil && ctx.Err() == nil {
 				a.log.Warn("code: refresh analysis", "err", err)
 			}

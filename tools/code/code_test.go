@@ -656,3 +656,80 @@ func TestSpecs(t *testing.T) {
 		}
 	}
 }
+
+// TestImportResolution covers the resolution rules the fixture does not: relative Python
+// imports, index files and ".js" specifiers of TypeScript sources, Rust super:: and mod.rs,
+// Java wildcard imports, nested Go modules, and pyproject.toml and Cargo.toml declarations.
+func TestImportResolution(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"pkg/pyproject.toml":           "[project]\nname = \"pkg\"\ndependencies = [\"httpx>=0.27\", \"PyYAML==6.0.1\"]\n",
+		"pkg/src/shop/__init__.py":     "",
+		"pkg/src/shop/cart.py":         "from . import prices\nfrom .sub.tax import rate\nfrom shop.sub import tax\nimport httpx\nimport yaml\n",
+		"pkg/src/shop/prices.py":       "PRICES = {}\n",
+		"pkg/src/shop/sub/__init__.py": "",
+		"pkg/src/shop/sub/tax.py":      "from .. import prices\nrate = 1\n",
+		"ui/lib/index.ts":              "export const x = 1;\n",
+		"ui/app/main.ts":               "import { x } from \"../lib\";\nimport { y } from \"./util.js\";\nimport React from \"react\";\n",
+		"ui/app/util.ts":               "export const y = 2;\n",
+		"rs/Cargo.toml":                "[package]\nname = \"rs\"\n[dependencies]\ntokio-util = { version = \"0.7\" }\n",
+		"rs/src/lib.rs":                "pub mod net;\n",
+		"rs/src/net/mod.rs":            "pub mod tcp;\nuse tokio_util::codec;\n",
+		"rs/src/net/tcp.rs":            "use super::helper;\nuse crate::net;\n",
+		"jv/src/a/Main.java":           "package a;\nimport b.*;\nimport static b.Util.max;\nclass Main {}\n",
+		"jv/src/b/Util.java":           "package b;\npublic class Util {}\n",
+		"jv/src/b/Other.java":          "package b;\npublic class Other {}\n",
+		"go.mod":                       "module example.com/top\n\ngo 1.22\n",
+		"inner/go.mod":                 "module example.com/inner\n\ngo 1.22\n\nrequire golang.org/x/text v0.14.0\n",
+		"inner/lib/lib.go":             "package lib\n",
+		"inner/cmd/main.go":            "package main\n\nimport (\n\t\"example.com/inner/lib\"\n\t\"golang.org/x/text/language\"\n)\n\nfunc main() { _ = lib.X; _ = language.English }\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := newAnalyzer(t, root)
+	tests := []struct {
+		file    string
+		imports map[string]string // import -> target or package@version
+	}{
+		{"pkg/src/shop/cart.py", map[string]string{
+			"":         "pkg/src/shop/prices.py",
+			"sub.tax":  "pkg/src/shop/sub/tax.py",
+			"shop.sub": "pkg/src/shop/sub/tax.py",
+			"httpx":    "httpx@>=0.27",
+			"yaml":     "yaml@",
+		}},
+		{"pkg/src/shop/sub/tax.py", map[string]string{"": "pkg/src/shop/prices.py"}},
+		{"ui/app/main.ts", map[string]string{"../lib": "ui/lib/index.ts", "./util.js": "ui/app/util.ts", "react": "react@"}},
+		{"rs/src/net/mod.rs", map[string]string{"self::tcp": "rs/src/net/tcp.rs", "tokio_util::codec": "tokio-util@0.7"}},
+		{"rs/src/net/tcp.rs", map[string]string{"super::helper": "rs/src/net/mod.rs", "crate::net": "rs/src/net/mod.rs"}},
+		{"rs/src/lib.rs", map[string]string{"self::net": "rs/src/net/mod.rs"}},
+		{"jv/src/a/Main.java", map[string]string{"b": "jv/src/b/Other.java", "b.Util": "jv/src/b/Util.java"}},
+		{"inner/cmd/main.go", map[string]string{"example.com/inner/lib": "inner/lib", "golang.org/x/text/language": "golang.org/x/text@v0.14.0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			var rep code.DependencyReport
+			mustCall(t, a, "find_dependencies", map[string]any{"component": tt.file, "type": "imports"}, &rep)
+			got := map[string]string{}
+			for _, im := range rep.Imports {
+				if im.Kind == "workspace" {
+					got[im.Import] = im.Target
+				} else {
+					got[im.Import] = im.Package + "@" + im.Version
+				}
+			}
+			for spec, want := range tt.imports {
+				if got[spec] != want {
+					t.Errorf("%q: got %q, want %q (all: %v)", spec, got[spec], want, got)
+				}
+			}
+		})
+	}
+}

@@ -15,6 +15,9 @@
 //   - files larger than Limits.MaxFileSize are listed but not read, and the walk stops with
 //     ErrFileLimit after Limits.MaxFiles files, so a stranger cannot make it read without end;
 //   - the walk stops with ctx.Err() as soon as ctx is cancelled.
+//
+// Ignored answers the same question for one path, for watchers that must drop the events of
+// files no walk would list.
 package workspace
 
 import (
@@ -229,6 +232,34 @@ func (w *Workspace) Walk(ctx context.Context, dir string, fn func(File) error) e
 		}
 		return wk.file(ctx, p, d)
 	})
+}
+
+// Ignored reports whether Walk would leave out the file or folder at p (absolute): it lies in
+// a .git folder or is excluded by the ignore files of its root. A path below no root is
+// ignored. Watchers use it to drop events that no analysis would see, such as a database
+// folder in .gitignore that changes all the time.
+func (w *Workspace) Ignored(p string) bool {
+	root, rel, ok := w.Root(p)
+	if !ok {
+		return true
+	}
+	parts := splitRel(rel)
+	if slices.Contains(parts, ".git") {
+		return true
+	}
+	wk := &walker{w: w, root: root}
+	wk.loadExclude()
+	for i := range parts {
+		wk.loadIgnore(parts[:i])
+		if i > 0 && wk.ignored(parts[:i], true) {
+			return true
+		}
+	}
+	if len(parts) == 0 {
+		return false
+	}
+	fi, err := os.Lstat(p)
+	return wk.ignored(parts, err == nil && fi.IsDir())
 }
 
 type walker struct {

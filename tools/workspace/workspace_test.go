@@ -292,3 +292,38 @@ func TestNew(t *testing.T) {
 		t.Error("relative x.go resolved in the first root, where it does not exist")
 	}
 }
+
+func TestIgnored(t *testing.T) {
+	root, outside := fixture(t)
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "build", "deep.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path    string
+		ignored bool
+	}{
+		{".", false},
+		{"main.go", false},
+		{"debug.log", true},
+		{"keep.log", false},
+		{"build", true},
+		{"build/deep.txt", true},
+		{"sub/secret.txt", true},
+		{"other/secret.txt", false},
+		{"excluded.txt", true},
+		{".git/config", true},
+		{"not-yet-created.log", true},
+	}
+	for _, tt := range tests {
+		if got := ws.Ignored(filepath.Join(root, tt.path)); got != tt.ignored {
+			t.Errorf("Ignored(%s) = %v, want %v", tt.path, got, tt.ignored)
+		}
+	}
+	if !ws.Ignored(filepath.Join(outside, "secret.go")) {
+		t.Error("a path outside the roots is not ignored")
+	}
+}
