@@ -478,3 +478,51 @@ func TestOperationsDocHasCurrentReference(t *testing.T) {
 			"paste its output between the markers.\nwant:\n%s", out)
 	}
 }
+
+var envLine = regexp.MustCompile(`^(?:#\s*)?([A-Z][A-Z0-9_]*)=`)
+
+// TestSystemdExample checks the one-machine example: the settings its environment file names
+// (commented examples included) and the subcommand and flags of the unit's ExecStart.
+func TestSystemdExample(t *testing.T) {
+	ref := loadReference(t)
+	env, err := os.ReadFile("systemd/platform.env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := 0
+	for line := range strings.Lines(string(env)) {
+		if m := envLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			names++
+			if !ref.known(m[1]) {
+				t.Errorf("platform.env.example names %s, which `platform config-reference` does not list", m[1])
+			}
+		}
+	}
+	if names == 0 {
+		t.Error("platform.env.example names no setting")
+	}
+
+	unit, err := os.ReadFile("systemd/platform.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exec []string
+	for line := range strings.Lines(string(unit)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "ExecStart="); ok {
+			exec = strings.Fields(v)
+		}
+	}
+	if len(exec) < 2 {
+		t.Fatalf("platform.service: ExecStart %q: want the binary and a subcommand", exec)
+	}
+	command := exec[1]
+	for _, arg := range exec[2:] {
+		if !strings.HasPrefix(arg, "--") {
+			continue
+		}
+		flag, _, _ := strings.Cut(arg, "=")
+		if !slices.ContainsFunc(ref, func(e referenceEntry) bool { return e.Command == command && e.Flag == flag }) {
+			t.Errorf("platform.service runs `platform %s %s`, a flag the reference does not list", command, flag)
+		}
+	}
+}
