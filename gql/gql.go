@@ -58,9 +58,14 @@ type Config struct {
 // changed definition gets a new API.
 type API struct {
 	cfg    Config
+	sdl    string
 	schema *graphql.Schema // nil when the project has no tables
 	keys   responseKeys
 }
+
+// SDL returns the project's GraphQL schema in the schema definition language; "" for a
+// project without tables.
+func (a *API) SDL() string { return a.sdl }
 
 // New builds a project's API: it checks that the tables make a valid schema (an error names
 // the table and the generated name that collides), generates it, and binds the resolvers.
@@ -95,7 +100,8 @@ func New(cfg Config) (*API, error) {
 	if !cfg.Introspection {
 		opts = append(opts, graphql.RestrictIntrospection(func(context.Context) bool { return false }))
 	}
-	schema, err := graphql.ParseSchema(sdl(cfg.Tables), a.root(tables), opts...)
+	a.sdl = sdl(cfg.Tables)
+	schema, err := graphql.ParseSchema(a.sdl, a.root(tables), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("generate the GraphQL schema: %w", err)
 	}

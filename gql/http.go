@@ -98,13 +98,25 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var resp response
-	if a.schema == nil {
+	switch {
+	case a.schema == nil:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "this project has no tables yet, so its API has no operations"}}
-	} else {
+	case !a.cfg.Introspection && introspects(*req.Query, a.cfg.MaxQueryBytes):
+		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
+	default:
 		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
 		res := a.schema.Exec(ctx, a.keys.rewrite(*req.Query), opName, vars)
+		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
 		cancel()
 		resp.Data, resp.Errors = res.Data, res.Errors
+		if timedOut {
+			for _, e := range resp.Errors {
+				if _, ok := e.Extensions["code"]; !ok {
+					e.Message = fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout)
+					e.Extensions = map[string]any{"code": codeInternal}
+				}
+			}
+		}
 	}
 	for _, e := range resp.Errors {
 		setCode(e)

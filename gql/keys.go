@@ -135,3 +135,29 @@ func aliased(query string, f *ast.Field) bool {
 		}
 	}
 }
+
+// introspects reports whether a query operation of the document asks for __schema or __type.
+// graph-gophers leaves those fields out when introspection is off; the caller tells the
+// client why instead.
+func introspects(query string, maxTokens int) bool {
+	if !strings.Contains(query, "__schema") && !strings.Contains(query, "__type") {
+		return false
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, maxTokens)
+	if err != nil {
+		return false
+	}
+	for _, op := range doc.Operations {
+		if op.Operation != ast.Query {
+			continue
+		}
+		var fields []*ast.Field
+		collectFields(doc, op.SelectionSet, map[string]bool{}, &fields)
+		for _, f := range fields {
+			if f.Name == "__schema" || f.Name == "__type" {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -17,18 +17,35 @@ const (
 )
 
 // sharedSDL is the part of every project's schema that does not depend on its tables.
-const sharedSDL = `
-"An RFC 3339 date-time; the API answers in UTC with milliseconds (2026-11-22T10:04:05.123Z)."
+const sharedSDL = `"An RFC 3339 date-time; the API answers in UTC with milliseconds (2026-11-22T10:04:05.123Z)."
 scalar DateTime
+
 "Any JSON value."
 scalar JSON
+
 "The direction of one orderBy entry."
 enum OrderDirection { ASC DESC }
-input StringFilter { eq: String ne: String gt: String gte: String lt: String lte: String in: [String] contains: String }
+
+"Comparisons of a String; contains matches a part of the text, case-sensitively."
+input StringFilter {
+  eq: String
+  ne: String
+  gt: String
+  gte: String
+  lt: String
+  lte: String
+  in: [String]
+  contains: String
+}
+
 input IDFilter { eq: ID ne: ID gt: ID gte: ID lt: ID lte: ID in: [ID] }
+
 input IntFilter { eq: Int ne: Int gt: Int gte: Int lt: Int lte: Int in: [Int] }
+
 input FloatFilter { eq: Float ne: Float gt: Float gte: Float lt: Float lte: Float in: [Float] }
+
 input BooleanFilter { eq: Boolean ne: Boolean }
+
 input DateTimeFilter { eq: DateTime ne: DateTime gt: DateTime gte: DateTime lt: DateTime lte: DateTime in: [DateTime] }
 `
 
@@ -186,7 +203,7 @@ func writeTableTypes(b *strings.Builder, t store.Table) {
 		}
 	}
 	b.WriteString(" createdAt updatedAt }\n")
-	fmt.Fprintf(b, "input %s { field: %s!, direction: OrderDirection = ASC }\n", n.order, n.field)
+	fmt.Fprintf(b, "\n\"One entry of orderBy: a field and its direction.\"\ninput %s { field: %s!, direction: OrderDirection = ASC }\n", n.order, n.field)
 }
 
 func sortable(f store.Field) bool { return !f.Type.List && f.Type.Scalar != store.JSON }
