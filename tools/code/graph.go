@@ -346,8 +346,6 @@ func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
 	r.Kind = "external"
 }
 
-var jsExtensions = []string{"", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts", "/index.ts", "/index.tsx", "/index.js", "/index.jsx", "/index.mjs"}
-
 func (ix *index) resolveJS(fi *fileInfo, r *resolvedImport) {
 	spec := r.Ref.Spec
 	if strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || spec == "." || spec == ".." {
@@ -355,7 +353,7 @@ func (ix *index) resolveJS(fi *fileInfo, r *resolvedImport) {
 		// TypeScript sources import "./x.js" meaning "./x.ts".
 		stem := strings.TrimSuffix(strings.TrimSuffix(base, ".js"), ".mjs")
 		for _, b := range []string{base, stem} {
-			for _, ext := range jsExtensions {
+			for _, ext := range []string{"", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts", "/index.ts", "/index.tsx", "/index.js", "/index.jsx", "/index.mjs"} {
 				if t := ix.snap.byRel[b+ext]; t != nil && t.F != nil && t.F.Parsed && !t.Vendored {
 					r.Targets = []string{t.Rel}
 					return

@@ -28,15 +28,17 @@ const (
 )
 
 // patternKinds maps each pattern name to its kind; pattern_type accepts a kind or a name.
-var patternKinds = map[string]string{
-	"layered": "architectural", "mvc": "architectural", "hexagonal": "architectural", "repository": "architectural",
-	"middleware-chain": "architectural", "plugin-registry": "architectural", "event-driven": "architectural",
-	"monorepo":  "architectural",
-	"singleton": "design", "factory": "design", "builder": "design", "observer": "design", "adapter": "design",
-	"strategy":     "design",
-	"import-cycle": "anti-pattern", "god-file": "anti-pattern", "god-class": "anti-pattern", "long-function": "anti-pattern",
-	"deep-nesting": "anti-pattern", "high-complexity": "anti-pattern", "duplicated-code": "anti-pattern",
-	"unused-export": "anti-pattern", "layer-violation": "anti-pattern",
+func patternKinds() map[string]string {
+	return map[string]string{
+		"layered": "architectural", "mvc": "architectural", "hexagonal": "architectural", "repository": "architectural",
+		"middleware-chain": "architectural", "plugin-registry": "architectural", "event-driven": "architectural",
+		"monorepo":  "architectural",
+		"singleton": "design", "factory": "design", "builder": "design", "observer": "design", "adapter": "design",
+		"strategy":     "design",
+		"import-cycle": "anti-pattern", "god-file": "anti-pattern", "god-class": "anti-pattern", "long-function": "anti-pattern",
+		"deep-nesting": "anti-pattern", "high-complexity": "anti-pattern", "duplicated-code": "anti-pattern",
+		"unused-export": "anti-pattern", "layer-violation": "anti-pattern",
+	}
 }
 
 type patternsArgs struct {
@@ -106,9 +108,9 @@ func (t patternsTool) Call(ctx context.Context, raw json.RawMessage) (any, error
 	default:
 		return nil, tools.InvalidArgument("scope", "must be file, directory or project")
 	}
-	if f := args.PatternType; f != "" && f != "architectural" && f != "design" && f != "anti-pattern" && patternKinds[f] == "" {
+	if f := args.PatternType; f != "" && f != "architectural" && f != "design" && f != "anti-pattern" && patternKinds()[f] == "" {
 		return nil, tools.InvalidArgument("pattern_type", "unknown pattern type %q: use architectural, design, anti-pattern or a pattern name (%s)",
-			f, strings.Join(sortedKeys(patternKinds), ", "))
+			f, strings.Join(sortedKeys(patternKinds()), ", "))
 	}
 	if err := checkLimit(int(args.Limit)); err != nil {
 		return nil, err
@@ -454,14 +456,18 @@ func conventionalName(n string) bool {
 
 // layers orders the usual layer names from the outside in. A unit's layer is the deepest
 // folder of its path with one of these names.
-var layerNames = map[string]int{
-	"handler": 0, "handlers": 0, "controller": 0, "controllers": 0, "api": 0, "http": 0, "web": 0, "routes": 0, "views": 0, "ui": 0, "cmd": 0, "presentation": 0,
-	"service": 1, "services": 1, "usecase": 1, "usecases": 1, "application": 1,
-	"repository": 2, "repositories": 2, "repo": 2, "store": 2, "storage": 2, "dao": 2, "db": 2, "persistence": 2, "infrastructure": 2, "data": 2,
-	"domain": 3, "model": 3, "models": 3, "entity": 3, "entities": 3, "core": 3,
+func layerNames() map[string]int {
+	return map[string]int{
+		"handler": 0, "handlers": 0, "controller": 0, "controllers": 0, "api": 0, "http": 0, "web": 0, "routes": 0, "views": 0, "ui": 0, "cmd": 0, "presentation": 0,
+		"service": 1, "services": 1, "usecase": 1, "usecases": 1, "application": 1,
+		"repository": 2, "repositories": 2, "repo": 2, "store": 2, "storage": 2, "dao": 2, "db": 2, "persistence": 2, "infrastructure": 2, "data": 2,
+		"domain": 3, "model": 3, "models": 3, "entity": 3, "entities": 3, "core": 3,
+	}
 }
 
-var layerTitles = []string{"presentation", "application", "data access", "domain"}
+func layerTitle(l int) string {
+	return [...]string{"presentation", "application", "data access", "domain"}[l]
+}
 
 func unitLayer(unit string) (int, string, bool) {
 	dir := unit
@@ -469,14 +475,15 @@ func unitLayer(unit string) (int, string, bool) {
 		dir = path.Dir(unit)
 	}
 	parts := strings.Split(dir, "/")
+	names := layerNames()
 	for i := len(parts) - 1; i >= 0; i-- {
-		if l, ok := layerNames[strings.ToLower(parts[i])]; ok {
+		if l, ok := names[strings.ToLower(parts[i])]; ok {
 			return l, strings.Join(parts[:i+1], "/"), true
 		}
 	}
 	// A file named for its layer (user_repository.py, userController.ts) counts too.
 	base := strings.ToLower(strings.TrimSuffix(path.Base(unit), path.Ext(unit)))
-	for name, l := range layerNames {
+	for name, l := range names {
 		if len(name) > 4 && strings.HasSuffix(base, name) {
 			return l, unit, true
 		}
@@ -507,7 +514,7 @@ func (ix *index) layerFindings() []Finding {
 			up++
 			e := ix.out[from][to]
 			violations = append(violations, Finding{Name: "layer-violation", Kind: "anti-pattern", Severity: "medium", Confidence: 0.7,
-				Summary:  fmt.Sprintf("%s (%s layer) imports %s (%s layer)", from, layerTitles[lf], to, layerTitles[lt]),
+				Summary:  fmt.Sprintf("%s (%s layer) imports %s (%s layer)", from, layerTitle(lf), to, layerTitle(lt)),
 				Evidence: []Evidence{{File: e.At[0].File, Line: e.At[0].Line, End: e.At[0].Line, Note: "import of " + to}},
 				Why:      "Inner layers must not know outer ones: a data-access or domain unit that imports a handler or service drags the outer layer into every use and test of the inner one.",
 				Action:   "Move the shared type inward, or have the inner layer declare an interface that the outer layer implements."})
@@ -520,9 +527,9 @@ func (ix *index) layerFindings() []Finding {
 		Summary: fmt.Sprintf("layered architecture over %d layers; %d of %d cross-layer imports point inward", len(present), down, down+up),
 		Why:     "Layers let each part change and be tested behind the one below it.",
 		Action:  "Keep imports pointing inward (presentation -> application -> data access -> domain); the layer-violation findings list those that do not."}
-	for l := 0; l < len(layerTitles); l++ {
+	for l := 0; l < 4; l++ {
 		if d, ok := present[l]; ok {
-			f.Evidence = append(f.Evidence, Evidence{File: d, Note: layerTitles[l] + " layer"})
+			f.Evidence = append(f.Evidence, Evidence{File: d, Note: layerTitle(l) + " layer"})
 		}
 	}
 	return append([]Finding{f}, violations...)

@@ -47,8 +47,8 @@ type Limits struct {
 	MaxFiles    int   // the walk ends with ErrFileLimit after this many files
 }
 
-// DefaultLimits suit repositories of a few hundred thousand lines.
-var DefaultLimits = Limits{MaxFileSize: 1 << 20, MaxFiles: 50_000}
+// DefaultLimits suit repositories of a few hundred thousand lines: 1 MiB a file, 50,000 files.
+func DefaultLimits() Limits { return Limits{MaxFileSize: 1 << 20, MaxFiles: 50_000} }
 
 // Workspace is a set of folders the analyses may read. It is safe for concurrent use.
 type Workspace struct {
@@ -78,7 +78,7 @@ func New(roots ...string) (*Workspace, error) {
 	if len(roots) == 0 {
 		return nil, errors.New("workspace: no root given")
 	}
-	w := &Workspace{limits: DefaultLimits}
+	w := &Workspace{limits: DefaultLimits()}
 	for _, r := range roots {
 		abs, err := filepath.Abs(r)
 		if err != nil {
