@@ -117,7 +117,8 @@ func TestErrorCodes(t *testing.T) {
 		{"syntax", `{ products { uid }`, nil, "GRAPHQL_VALIDATION_FAILED", ""},
 		{"unknown field", `{ products { sku } }`, nil, "GRAPHQL_VALIDATION_FAILED", "sku"},
 		{"unknown argument", `{ productsCount(sku: 1) }`, nil, "GRAPHQL_VALIDATION_FAILED", "sku"},
-		{"too long", `{ products { uid ` + strings.Repeat(" ", 400) + `} }`, nil, "GRAPHQL_VALIDATION_FAILED", "length"},
+		{"too long", `{ products { uid ` + strings.Repeat(" ", 400) + `} }`, nil, "GRAPHQL_VALIDATION_FAILED", "limit of 400"},
+		{"at the length limit", `mutation { createproduct(data: {name: "x", price: 1}) { uid } deleteproduct(uid: "nope") }` + strings.Repeat(" ", 400-90), nil, "NOT_FOUND", "nope"},
 		{"too many selections", `{ ` + strings.Repeat("products { uid name price author } ", 5) + `}`, nil, "GRAPHQL_VALIDATION_FAILED", "selections"},
 		{"introspection off", `{ __schema { queryType { name } } }`, nil, "GRAPHQL_VALIDATION_FAILED", "introspection"},
 		{"introspection off, __type", `query a { productsCount } query b { ...f } fragment f on Query { __type(name: "product") { name } }`, nil, "GRAPHQL_VALIDATION_FAILED", "introspection"},
@@ -572,6 +573,9 @@ func TestFieldTypes(t *testing.T) {
 	}
 	if c := exec(t, srv, `mutation($d: thingInput!) { creatething(data: $d) { i } }`, map[string]any{"d": map[string]any{"i": 1, "d": "soon"}}).code(t); c != "BAD_USER_INPUT" {
 		t.Fatalf("bad DateTime: %s", c)
+	}
+	if c := exec(t, srv, `mutation($d: thingInput!) { creatething(data: $d) { i } }`, map[string]any{"d": map[string]any{"i": 1, "j": map[string]any{"a": []any{map[string]any{"$set": 1}}}}}).code(t); c != "BAD_USER_INPUT" {
+		t.Fatalf("JSON with an operator key: %s", c)
 	}
 }
 

@@ -92,7 +92,9 @@ func New(cfg Config) (*API, error) {
 		graphql.UseFieldResolvers(),
 		graphql.UseStringDescriptions(),
 		graphql.MaxDepth(cfg.MaxDepth),
-		graphql.MaxQueryLength(cfg.MaxQueryBytes),
+		// ServeHTTP enforces MaxQueryBytes on the document as sent; a response key added
+		// to a mutation field at most doubles the length of its name.
+		graphql.MaxQueryLength(3 * cfg.MaxQueryBytes),
 		graphql.MaxSelections(cfg.MaxSelections),
 		graphql.Logger(panicLogger{cfg.Logger}),
 		graphql.PanicHandler(panicHandler{}),

@@ -101,6 +101,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case a.schema == nil:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "this project has no tables yet, so its API has no operations"}}
+	case len(*req.Query) > a.cfg.MaxQueryBytes:
+		// Checked here rather than by graph-gophers alone: the response keys added to
+		// mutations lengthen the document it sees.
+		resp.Errors = []*gqlerrors.QueryError{{Message: fmt.Sprintf("the query is %d bytes long, more than the limit of %d", len(*req.Query), a.cfg.MaxQueryBytes)}}
 	case !a.cfg.Introspection && introspects(*req.Query, a.cfg.MaxQueryBytes):
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	default:

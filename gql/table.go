@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 
 	graphql "github.com/graph-gophers/graphql-go"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -591,6 +592,9 @@ func scalarValue(s store.Scalar, v any) (any, error) {
 	case store.DateTime:
 		return parseTime(v)
 	case store.JSON:
+		if err := storableJSON(v); err != nil {
+			return nil, err
+		}
 		return v, nil
 	}
 	return nil, fmt.Errorf("want %s %s, got %s", article(s), s, describe(v))
@@ -618,4 +622,26 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// storableJSON refuses object keys MongoDB would take for operators.
+func storableJSON(v any) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if strings.HasPrefix(k, "$") {
+				return fmt.Errorf("the key %q: keys may not start with $", k)
+			}
+			if err := storableJSON(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if err := storableJSON(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
