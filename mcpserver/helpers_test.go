@@ -188,7 +188,7 @@ type testServer struct {
 // servers of one test share state and tests do not.
 func newServer(t testing.TB, addr, prefix string, cfg mcpserver.Config, set tools.Set, hub *tools.Hub) testServer {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, DialerRetries: 1})
 	cfg.KeyPrefix = prefix
 	if cfg.Version == "" {
 		cfg.Version = "test"

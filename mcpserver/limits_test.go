@@ -218,6 +218,11 @@ func TestRedisDownFailsClosed(t *testing.T) {
 		if r := post(t, ts.url, request(3, "tools/list", nil)); r.errCode() != 0 {
 			t.Errorf("tools/list without Redis: %s", r.raw)
 		}
+		// initialize still answers, without a session: the client continues statelessly.
+		r = post(t, ts.url, request(5, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}}))
+		if r.errCode() != 0 || r.header.Get("Mcp-Session-Id") != "" {
+			t.Errorf("initialize without Redis: %v %s", r.header, r.raw)
+		}
 		r = post(t, ts.url, request(4, "resources/read", map[string]any{"uri": mcpserver.URISystemHealth}))
 		health := decodeContent(t, r)
 		limiter := health["limiter"].(map[string]any)

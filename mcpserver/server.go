@@ -374,6 +374,9 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request) {
 	defer s.track(c, cancel)()
 	start := time.Now()
 	result, rerr := s.dispatch(ctx, c)
+	if rerr == nil && c.version >= Version20260728 {
+		result = completeResult(result)
+	}
 	b, err := responseJSON(msg.ID, result, rerr)
 	if err != nil {
 		rerr = s.internal(ctx, "encode response", err)
@@ -392,6 +395,22 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// completeResult stamps resultType "complete", which 2026-07-28 requires on every result
+// (the other value, "input_required", belongs to multi-round-trip requests this server
+// does not make).
+func completeResult(result any) any {
+	b, err := json.Marshal(result)
+	if err != nil {
+		return result
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return result
+	}
+	m["resultType"] = json.RawMessage(`"complete"`)
+	return m
 }
 
 // protocolVersion decides the revision a request speaks: the 2026-07-28 _meta field (which the

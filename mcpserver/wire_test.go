@@ -237,6 +237,16 @@ func TestInitializeAndVersions(t *testing.T) {
 		res["_meta"].(map[string]any)["io.modelcontextprotocol/serverInfo"].(map[string]any)["name"] != "service-mcp-server" {
 		t.Errorf("server/discover: %s", r.raw)
 	}
+	if res["resultType"] != "complete" {
+		t.Errorf("2026-07-28 result without resultType: %s", r.raw)
+	}
+	r = post(t, ts.url, request("c", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "m"}, "_meta": meta("2026-07-28")["_meta"]}), "MCP-Protocol-Version", "2026-07-28")
+	if res := r.result(); res["resultType"] != "complete" || res["structuredContent"] == nil {
+		t.Errorf("2026-07-28 tools/call: %s", r.raw)
+	}
+	if r := post(t, ts.url, request("p", "ping", nil), "MCP-Protocol-Version", "2025-11-25"); r.result()["resultType"] != nil {
+		t.Errorf("2025-11-25 result with resultType: %s", r.raw)
+	}
 	r = post(t, ts.url, request("d", "server/discover", meta("2027-01-01")), "MCP-Protocol-Version", "2027-01-01")
 	if r.errCode() != mcpserver.CodeUnsupportedProtocolVersion || r.body["error"].(map[string]any)["data"].(map[string]any)["supported"] == nil {
 		t.Errorf("server/discover with a future version: %s", r.raw)
