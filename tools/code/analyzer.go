@@ -183,7 +183,13 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 		go func() {
 			defer wg.Done()
 			ps := a.parsers.Get().(parserSet)
-			defer a.parsers.Put(ps)
+			defer func() {
+				// A cancelled parse can leave a tree-sitter parser's cancellation flag set:
+				// such parsers are dropped, not pooled.
+				if ctx.Err() == nil {
+					a.parsers.Put(ps)
+				}
+			}()
 			for j := range jobs {
 				f, err := a.parseFile(ctx, ps, j)
 				if err != nil {
@@ -269,6 +275,26 @@ func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, 
 		f.Lines = countLines(j.src, nil)
 		return f, nil
 	}
+	f, err := a.parseWith(ctx, ps, j)
+	if err != nil && ctx.Err() == nil {
+		// Retry once with a fresh parser: the failure may be the parser's, not the file's.
+		delete(ps, j.key.kind)
+		f, err = a.parseWith(ctx, ps, j)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// A file the parser gives up on is still counted, as unparsed text.
+		a.log.Debug("code: parse failed", "file", j.fi.Rel, "err", err)
+		return &facts{Language: j.fi.Lang, ParseError: true, Lines: countLines(j.src, nil)}, nil
+	}
+	f.Language = j.fi.Lang
+	return f, nil
+}
+
+// parseWith parses with the worker's parser for the file's grammar, creating it on first use.
+func (a *Analyzer) parseWith(ctx context.Context, ps parserSet, j job) (*facts, error) {
 	p := ps[j.key.kind]
 	if p == nil {
 		switch g := a.grams[j.key.kind]; {
@@ -281,17 +307,7 @@ func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, 
 		}
 		ps[j.key.kind] = p
 	}
-	f, err := p.parse(ctx, j.fi.Rel, j.src)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		// A file the parser gives up on is still counted, as unparsed text.
-		a.log.Debug("code: parse failed", "file", j.fi.Rel, "err", err)
-		return &facts{Language: j.fi.Lang, ParseError: true, Lines: countLines(j.src, nil)}, nil
-	}
-	f.Language = j.fi.Lang
-	return f, nil
+	return p.parse(ctx, j.fi.Rel, j.src)
 }
 
 // evict drops parses no recent scan used once the cache is over its bound.

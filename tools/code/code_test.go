@@ -639,6 +639,22 @@ func TestCancelledCall(t *testing.T) {
 	if err == nil || ctx.Err() == nil || !strings.Contains(err.Error(), "context canceled") {
 		t.Errorf("cancelled call: %v", err)
 	}
+
+	// Calls cut short in the middle of parsing leave neither wrong parses in the cache nor
+	// broken parsers behind: the next call gets the true figures.
+	dir := t.TempDir()
+	lines := writeCorpus(t, dir, 20_000)
+	big := newAnalyzer(t, dir)
+	for _, d := range []time.Duration{time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		_, _ = tool(t, big, "analyze_codebase").Call(ctx, json.RawMessage(`{}`))
+		cancel()
+	}
+	var rep code.CodebaseReport
+	mustCall(t, big, "analyze_codebase", map[string]any{}, &rep)
+	if got := rep.Summary.Lines.Code + rep.Summary.Lines.Comment + rep.Summary.Lines.Blank; got < lines || rep.Summary.ParseErrors != 0 {
+		t.Errorf("after cancelled calls: %d lines of %d, %d parse errors", got, lines, rep.Summary.ParseErrors)
+	}
 }
 
 func TestSpecs(t *testing.T) {
