@@ -141,9 +141,47 @@ type rule struct {
 	anonymous, anyone bool
 }
 
+// presetKey names a preset compiled for one operation.
+type presetKey struct {
+	op     gql.Operation
+	preset string
+}
+
+// presetRules are the presets compiled once for all projects: they name no declared field,
+// so they compile the same for every table, and a compiled rule is immutable.
+var presetRules = sync.OnceValues(func() (map[presetKey]*rule, error) {
+	out := map[presetKey]*rule{}
+	for _, op := range operations {
+		for _, preset := range []string{RulePublic, RuleAuthenticated, RuleOwner, RuleNobody} {
+			src, _ := presetSource(op, preset)
+			r, err := compileSource(op, src, nil)
+			if err != nil {
+				return nil, fmt.Errorf("preset %s for %s: %w", preset, op, err)
+			}
+			out[presetKey{op, preset}] = r
+		}
+	}
+	return out, nil
+})
+
 // compileRule type-checks a rule (a preset or CEL) for op, on a table whose fields have the
 // given types (nil when only checking the rule).
 func compileRule(op gql.Operation, src string, fields map[string]store.FieldType) (*rule, error) {
+	if src == "" {
+		src = RuleAuthenticated
+	}
+	if _, ok := presetSource(op, src); ok {
+		presets, err := presetRules()
+		if err != nil {
+			return nil, err
+		}
+		return presets[presetKey{op, src}], nil
+	}
+	return compileSource(op, src, fields)
+}
+
+// compileSource compiles CEL source for op.
+func compileSource(op gql.Operation, src string, fields map[string]store.FieldType) (*rule, error) {
 	if len(src) > MaxRuleBytes {
 		return nil, fmt.Errorf("rule longer than %d bytes", MaxRuleBytes)
 	}
@@ -152,9 +190,6 @@ func compileRule(op gql.Operation, src string, fields map[string]store.FieldType
 		return nil, err
 	}
 	env := envs[op]
-	if preset, ok := presetSource(op, src); ok {
-		src = preset
-	}
 	checked, iss := env.Compile(src)
 	if iss.Err() != nil {
 		return nil, fmt.Errorf("invalid CEL rule (or use public, authenticated, owner or nobody): %v", iss.Err())
