@@ -105,6 +105,7 @@ func New(ctx context.Context, ws *workspace.Workspace, hub *tools.Hub, logger *s
 		return nil, fmt.Errorf("code: start watcher: %w", err)
 	}
 	a.watcher = w
+	// Watches are in place when New returns, so that no change after it is missed.
 	for _, r := range ws.Roots() {
 		a.watchTree(r)
 	}
