@@ -362,10 +362,11 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if slot != "" {
-		defer s.releaseSlot(c.client, slot)
+		// A long stream may trade its slot for a fresh one; release whichever it holds last.
+		defer func() { s.releaseSlot(c.client, slot) }()
 	}
 	if listen {
-		s.listen(c, slot)
+		s.listen(c, &slot)
 		return
 	}
 

@@ -75,7 +75,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 		writeRPC(w, rerr.httpStatus(), nil, nil, rerr)
 		return
 	}
-	defer s.releaseSlot(client, slot)
+	defer func() { s.releaseSlot(client, slot) }()
 	owner := newID()
 	if err := s.st.takeOwnership(r.Context(), sid, owner); err != nil {
 		s.stats.record(true)
@@ -89,7 +89,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "id: %s\ndata: \n\n", after)
 	}
 	flush(w)
-	s.pump(r.Context(), w, pumpOptions{session: sid, after: after, owner: owner, client: client, slot: slot, saveCursor: true})
+	s.pump(r.Context(), w, pumpOptions{session: sid, after: after, owner: owner, client: client, slot: &slot, saveCursor: true})
 }
 
 func startSSE(w http.ResponseWriter) {
@@ -109,7 +109,7 @@ type pumpOptions struct {
 	after      string // last delivered event id
 	owner      string // ownership token of a GET stream; "" for listen streams
 	client     string
-	slot       string
+	slot       *string // the concurrency slot held; replaced if it expired
 	saveCursor bool
 	// transform rewrites each stored notification before it is sent.
 	transform func([]byte) []byte
@@ -178,13 +178,13 @@ func (s *Server) pump(ctx context.Context, w http.ResponseWriter, o pumpOptions)
 				return
 			}
 			flush(w)
-			if ok, err := s.st.refresh(ctx, o.client, o.slot, 3*pollInterval); err == nil && !ok {
+			if ok, err := s.st.refresh(ctx, o.client, *o.slot, 3*pollInterval); err == nil && !ok {
 				// The slot expired (Redis lost it); take it again or end the stream.
-				if tok, err := s.st.acquire(ctx, o.client, s.cfg.MaxConcurrent, 3*pollInterval); err != nil || tok == "" {
+				tok, err := s.st.acquire(ctx, o.client, s.cfg.MaxConcurrent, 3*pollInterval)
+				if err != nil || tok == "" {
 					return
-				} else {
-					o.slot = tok
 				}
+				*o.slot = tok
 			}
 			if err := s.st.touchSession(ctx, o.session); err != nil && ctx.Err() == nil {
 				s.log.Warn("refresh session", "err", err)
@@ -199,7 +199,7 @@ func (s *Server) pump(ctx context.Context, w http.ResponseWriter, o pumpOptions)
 
 // listen serves subscriptions/listen (2026-07-28): a POST whose response is a stream of the
 // notifications the client opted into, acknowledged first, each tagged with the request id.
-func (s *Server) listen(c *call, slot string) {
+func (s *Server) listen(c *call, slot *string) {
 	var p struct {
 		Notifications *struct {
 			ToolsListChanged      bool     `json:"toolsListChanged"`
