@@ -14,6 +14,8 @@
 //     is vendored, generated or binary; vendored files are listed without reading them;
 //   - files larger than Limits.MaxFileSize are listed but not read, and the walk stops with
 //     ErrFileLimit after Limits.MaxFiles files, so a stranger cannot make it read without end;
+//     vendored files have an allowance of their own (Limits.MaxFiles again), past which they
+//     are left out, so that a committed node_modules does not hide the project's own code;
 //   - the walk stops with ctx.Err() as soon as ctx is cancelled.
 //
 // Ignored answers the same question for one path, for watchers that must drop the events of
@@ -44,7 +46,7 @@ var ErrFileLimit = errors.New("workspace: file limit reached")
 // Limits bound what one walk reads.
 type Limits struct {
 	MaxFileSize int64 // files larger than this are listed with Oversize set and no Content
-	MaxFiles    int   // the walk ends with ErrFileLimit after this many files
+	MaxFiles    int   // the walk ends with ErrFileLimit after this many files (vendored ones apart)
 }
 
 // DefaultLimits suit repositories of a few hundred thousand lines: 1 MiB a file, 50,000 files.
@@ -268,7 +270,8 @@ type walker struct {
 	start    string // the path Walk was given: walked even when ignored, since it was asked for
 	fn       func(File) error
 	patterns []gitignore.Pattern
-	count    int
+	count    int // files listed, vendored ones apart
+	vendored int
 }
 
 // splitRel splits a slash-separated root-relative path into its elements ("." has none).
@@ -311,7 +314,8 @@ func (wk *walker) ignored(parts []string, isDir bool) bool {
 func (wk *walker) dir(p string, d fs.DirEntry) error {
 	_, rel, _ := wk.w.Root(p)
 	parts := splitRel(rel)
-	if d.Name() == ".git" || wk.ignored(parts, true) {
+	if d.Name() == ".git" || wk.ignored(parts, true) ||
+		(wk.vendored >= wk.w.limits.MaxFiles && enry.IsVendor(rel+"/")) {
 		return filepath.SkipDir
 	}
 	wk.loadIgnore(parts)
@@ -341,11 +345,19 @@ func (wk *walker) file(ctx context.Context, p string, d fs.DirEntry) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil // folders behind links, devices, sockets and pipes are not files to analyse
 	}
-	if wk.count >= wk.w.limits.MaxFiles {
-		return ErrFileLimit
-	}
-	wk.count++
 	f := File{Path: p, Root: wk.root, Rel: rel, Size: fi.Size(), Vendored: enry.IsVendor(rel)}
+	// Vendored files have their own allowance, so that a committed node_modules cannot use up
+	// the listing before the project's own code is reached; past it they are left out.
+	switch {
+	case f.Vendored && wk.vendored >= wk.w.limits.MaxFiles:
+		return nil
+	case f.Vendored:
+		wk.vendored++
+	case wk.count >= wk.w.limits.MaxFiles:
+		return ErrFileLimit
+	default:
+		wk.count++
+	}
 	switch {
 	case f.Vendored:
 	case fi.Size() > wk.w.limits.MaxFileSize:

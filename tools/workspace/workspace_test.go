@@ -3,6 +3,7 @@ package workspace_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -179,15 +180,46 @@ func TestWalkLimitsAndCancellation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	err = ws.WithLimits(workspace.Limits{MaxFileSize: 1 << 20, MaxFiles: 3}).Walk(context.Background(), root,
-		func(workspace.File) error { n++; return nil })
-	if !errors.Is(err, workspace.ErrFileLimit) || n != 3 {
-		t.Errorf("file limit: err=%v after %d files, want ErrFileLimit after 3", err, n)
+	// The fixture has 10 files of its own and 3 vendored ones (vendor/..., and the two
+	// .gitignore files, which Linguist counts as vendored); node_modules adds 15 more.
+	vendor := filepath.Join(root, "node_modules", "dep")
+	if err := os.MkdirAll(vendor, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 15 {
+		if err := os.WriteFile(filepath.Join(vendor, fmt.Sprintf("m%02d.js", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(max int) (own, vendored int, err error) {
+		err = ws.WithLimits(workspace.Limits{MaxFileSize: 1 << 20, MaxFiles: max}).Walk(context.Background(), root,
+			func(f workspace.File) error {
+				if f.Vendored {
+					vendored++
+				} else {
+					own++
+				}
+				return nil
+			})
+		return own, vendored, err
+	}
+	for _, tt := range []struct {
+		max, own, vendored int
+		err                error
+	}{
+		{max: 100, own: 10, vendored: 18},
+		{max: 12, own: 10, vendored: 12}, // vendored files stop at their allowance, silently
+		{max: 10, own: 10, vendored: 10},
+		{max: 3, own: 3, vendored: 1, err: workspace.ErrFileLimit}, // stops before node_modules
+	} {
+		own, vendored, err := count(tt.max)
+		if own != tt.own || vendored != tt.vendored || !errors.Is(err, tt.err) {
+			t.Errorf("MaxFiles %d: own %d vendored %d err %v, want %d, %d, %v", tt.max, own, vendored, err, tt.own, tt.vendored, tt.err)
+		}
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	n = 0
+	n := 0
 	err = ws.Walk(ctx, root, func(workspace.File) error { n++; cancel(); return nil })
 	if !errors.Is(err, context.Canceled) || n != 1 {
 		t.Errorf("cancel: err=%v after %d files, want context.Canceled after 1", err, n)
