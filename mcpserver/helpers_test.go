@@ -151,13 +151,15 @@ type redisBackend struct {
 	addr string
 	// stop makes the server unreachable (to test failing closed).
 	stop func()
+	// elapse lets d pass for the server's key expiry (miniredis expires keys only when told).
+	elapse func(d time.Duration)
 }
 
 func backends(t testing.TB) []func(t testing.TB) redisBackend {
 	t.Helper()
 	out := []func(t testing.TB) redisBackend{func(t testing.TB) redisBackend {
 		mr := miniredis.RunT(t)
-		return redisBackend{name: "miniredis", addr: mr.Addr(), stop: mr.Close}
+		return redisBackend{name: "miniredis", addr: mr.Addr(), stop: mr.Close, elapse: mr.FastForward}
 	}}
 	if path, err := exec.LookPath("redis-server"); err == nil {
 		out = append(out, func(t testing.TB) redisBackend { return startRedisServer(t, path) })
@@ -175,7 +177,7 @@ func forEachRedis(t *testing.T, fn func(t *testing.T, rb redisBackend)) {
 
 func startRedisServer(t testing.TB, path string) redisBackend {
 	addr, stop := mcpserver.StartRedisServer(t, path)
-	return redisBackend{name: "redis-server", addr: addr, stop: stop}
+	return redisBackend{name: "redis-server", addr: addr, stop: stop, elapse: time.Sleep}
 }
 
 type testServer struct {

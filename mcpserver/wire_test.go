@@ -333,3 +333,23 @@ func TestRequestBodyLimit(t *testing.T) {
 		t.Errorf("oversized request: %d %s", r.status, r.raw)
 	}
 }
+
+func TestSessionExpiry(t *testing.T) {
+	forEachRedis(t, func(t *testing.T, rb redisBackend) {
+		ts := newServer(t, rb.addr, uniquePrefix(), mcpserver.Config{SessionTTL: time.Second}, allTools(newSlowTool()), nil)
+		sid := initialize(t, ts.url, "2025-11-25")
+		rb.elapse(600 * time.Millisecond)
+		if r := post(t, ts.url, request(1, "ping", nil), "Mcp-Session-Id", sid); r.status != 200 {
+			t.Fatalf("ping within the TTL: %d %s", r.status, r.raw)
+		}
+		// The ping renewed the session; it expires a TTL after the last use.
+		rb.elapse(600 * time.Millisecond)
+		if r := post(t, ts.url, request(2, "ping", nil), "Mcp-Session-Id", sid); r.status != 200 {
+			t.Fatalf("ping after renewal: %d %s", r.status, r.raw)
+		}
+		rb.elapse(1500 * time.Millisecond)
+		if r := post(t, ts.url, request(3, "ping", nil), "Mcp-Session-Id", sid); r.status != 404 || r.errCode() != mcpserver.CodeInvalidRequest {
+			t.Errorf("ping after expiry: %d %s", r.status, r.raw)
+		}
+	})
+}
