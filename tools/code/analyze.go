@@ -55,7 +55,8 @@ type CodebaseReport struct {
 	Tree        *Folder        `json:"tree"`
 	Manifests   []Manifest     `json:"manifests"`
 	EntryPoints []EntryPoint   `json:"entryPoints"`
-	Hotspots    []Hotspot      `json:"hotspots"`
+	Hotspots    []Hotspot      `json:"hotspots"` // most complex functions first
+	Largest     []Hotspot      `json:"largest"`  // longest functions first
 	Files       []FileSymbols  `json:"files"`
 	Omitted     map[string]int `json:"omitted,omitempty"`
 	Hint        string         `json:"hint,omitempty"`
@@ -138,7 +139,8 @@ func (analyzeTool) Spec() tools.Spec {
 		Title: "Analyze codebase",
 		Description: "Structure of the code below a workspace path, from real parsers (Go, Python, JavaScript, TypeScript, Java, Rust): " +
 			"languages with code/comment/blank lines (vendored, generated and binary files left out), the folder tree to `depth` with sizes, " +
-			"manifests with declared dependencies, entry points, top-level symbols of files within `depth`, and complexity hotspots. " +
+			"manifests with declared dependencies, entry points, top-level symbols of files within `depth`, and hotspots: the most " +
+			"complex functions (cyclomatic complexity) and the longest. " +
 			"Lists are ordered by importance and capped by `limit`; `omitted` counts what was left out.",
 		InputSchema:  json.RawMessage(analyzeInputSchema),
 		OutputSchema: json.RawMessage(analyzeOutputSchema),
@@ -278,9 +280,18 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 		}
 		return a.Lines > b.Lines
 	})
+	rep.Largest = append([]Hotspot{}, rep.Hotspots...)
+	sort.SliceStable(rep.Largest, func(i, j int) bool {
+		a, b := rep.Largest[i], rep.Largest[j]
+		if a.Lines != b.Lines {
+			return a.Lines > b.Lines
+		}
+		return a.Complexity > b.Complexity
+	})
 	sort.SliceStable(rep.Files, func(i, j int) bool { return rep.Files[i].Code > rep.Files[j].Code })
 	rep.Omitted["entryPoints"] = capList(&rep.EntryPoints, limit)
 	rep.Omitted["hotspots"] = capList(&rep.Hotspots, limit)
+	rep.Omitted["largest"] = capList(&rep.Largest, limit)
 	rep.Omitted["files"] = capList(&rep.Files, limit)
 
 	for k, v := range rep.Omitted {

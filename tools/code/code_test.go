@@ -208,6 +208,14 @@ func TestAnalyzeCodebaseLineCounts(t *testing.T) {
 	if top.Complexity != 4 || top.File != "py/app/god.py" || top.Symbol != "step_01" {
 		t.Errorf("top hotspot %+v", top)
 	}
+	if l := rep.Largest[0]; l.Symbol != "step_01" || l.Lines != 17 || len(rep.Largest) != len(rep.Hotspots) {
+		t.Errorf("largest function %+v of %d", l, len(rep.Largest))
+	}
+	for i := 1; i < len(rep.Largest); i++ {
+		if rep.Largest[i].Lines > rep.Largest[i-1].Lines {
+			t.Fatalf("largest functions out of order at %d: %+v", i, rep.Largest[i-1:i+1])
+		}
+	}
 	hot := map[string]code.Hotspot{}
 	for _, h := range rep.Hotspots {
 		hot[h.Symbol] = h

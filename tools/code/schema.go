@@ -64,7 +64,11 @@ const analyzeOutputSchema = `{
     "folder": {"type": "object", "properties": {
       "path": {"type": "string"}, "files": {"type": "integer"}, "bytes": {"type": "integer"}, "code": {"type": "integer"},
       "children": {"type": "array", "items": {"$ref": "#/$defs/folder"}}, "omittedChildren": {"type": "integer"}},
-      "required": ["path", "files", "bytes", "code"]}
+      "required": ["path", "files", "bytes", "code"]},
+    "function": {"type": "object", "properties": {
+      "file": {"type": "string"}, "symbol": {"type": "string"}, "line": {"type": "integer"}, "end": {"type": "integer"},
+      "lines": {"type": "integer"}, "complexity": {"type": "integer"}, "nesting": {"type": "integer"}},
+      "required": ["file", "symbol", "line", "end", "lines", "complexity", "nesting"]}
   },
   "properties": {
     "root": {"type": "string"},
@@ -90,10 +94,8 @@ const analyzeOutputSchema = `{
     "entryPoints": {"type": "array", "items": {"type": "object", "properties": {
       "file": {"type": "string"}, "line": {"type": "integer"}, "kind": {"type": "string"}, "detail": {"type": "string"}},
       "required": ["file", "kind"]}},
-    "hotspots": {"type": "array", "items": {"type": "object", "properties": {
-      "file": {"type": "string"}, "symbol": {"type": "string"}, "line": {"type": "integer"}, "end": {"type": "integer"},
-      "lines": {"type": "integer"}, "complexity": {"type": "integer"}, "nesting": {"type": "integer"}},
-      "required": ["file", "symbol", "line", "complexity"]}},
+    "hotspots": {"type": "array", "items": {"$ref": "#/$defs/function"}, "description": "Most complex functions first."},
+    "largest": {"type": "array", "items": {"$ref": "#/$defs/function"}, "description": "Longest functions first."},
     "files": {"type": "array", "items": {"type": "object", "properties": {
       "path": {"type": "string"}, "language": {"type": "string"}, "code": {"type": "integer"},
       "symbols": {"type": "array", "items": {"type": "object", "properties": {
@@ -104,7 +106,7 @@ const analyzeOutputSchema = `{
     "omitted": {"type": "object", "additionalProperties": {"type": "integer"}},
     "hint": {"type": "string"}
   },
-  "required": ["root", "path", "summary", "languages", "tree", "manifests", "entryPoints", "hotspots", "files"]
+  "required": ["root", "path", "summary", "languages", "tree", "manifests", "entryPoints", "hotspots", "largest", "files"]
 }`
 
 const depsOutputSchema = `{
