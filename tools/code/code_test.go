@@ -757,3 +757,49 @@ func TestImportResolution(t *testing.T) {
 		})
 	}
 }
+
+// TestDesignPatternsAcrossLanguages plants the same patterns in the languages the fixture
+// shows them in only once.
+func TestDesignPatternsAcrossLanguages(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"store.js": "class Store {}\nexport default new Store();\n",
+		"config.ts": "export class Config {\n  private static instance: Config;\n  static getInstance(): Config {\n" +
+			"    return (Config.instance ??= new Config());\n  }\n}\n",
+		"registry.rs":  "use std::sync::OnceLock;\npub struct Registry;\nstatic INSTANCE: OnceLock<Registry> = OnceLock::new();\n",
+		"Request.java": "public class Request {\n  public static class Builder {}\n}\n",
+		"RequestBuilder.java": "public class RequestBuilder {\n  public RequestBuilder url(String u) { return this; }\n" +
+			"  public RequestBuilder header(String h) { return this; }\n  public Request build() { return null; }\n}\n",
+		"bus.ts": "export class Bus {\n  on(fn: () => void): void {}\n  emit(): void {}\n}\n",
+		"shapes.rs": "pub trait Shape { fn area(&self) -> f64; }\npub struct Sq;\npub struct Ci;\n" +
+			"impl Shape for Sq { fn area(&self) -> f64 { 1.0 } }\nimpl Shape for Ci { fn area(&self) -> f64 { 2.0 } }\n",
+		"PaymentAdapter.java": "public class PaymentAdapter {}\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := newAnalyzer(t, root)
+	var rep code.PatternReport
+	mustCall(t, a, "detect_patterns", map[string]any{"pattern_type": "design"}, &rep)
+	got := map[string][]string{}
+	for _, f := range rep.Findings {
+		got[f.Name] = append(got[f.Name], f.Evidence[0].File+":"+strconv.Itoa(f.Evidence[0].Line))
+	}
+	for _, v := range got {
+		slices.Sort(v)
+	}
+	want := map[string][]string{
+		"singleton": {"config.ts:1", "registry.rs:3", "store.js:2"},
+		"builder":   {"RequestBuilder.java:1"},
+		"observer":  {"bus.ts:1"},
+		"strategy":  {"shapes.rs:1"},
+		"adapter":   {"PaymentAdapter.java:1"},
+	}
+	for name, w := range want {
+		if !slices.Equal(got[name], w) {
+			t.Errorf("%s: got %v, want %v", name, got[name], w)
+		}
+	}
+}
