@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/time/rate"
 
 	"github.com/platform-dev/platform/gql"
@@ -69,6 +71,11 @@ type VerifierConfig struct {
 	Client *http.Client
 	// Logger receives failed background refreshes (default slog.Default()).
 	Logger *slog.Logger
+	// TokenCacheSize is how many verified tokens are remembered across all projects
+	// (default 10,000; negative: none), so that a client sending the same token again costs a
+	// hash instead of a signature check. A token is remembered until it expires, and at most
+	// RefreshInterval, so a key withdrawn from a JWKS stops working as it would without.
+	TokenCacheSize int
 }
 
 func (c VerifierConfig) withDefaults() VerifierConfig {
@@ -93,6 +100,9 @@ func (c VerifierConfig) withDefaults() VerifierConfig {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.TokenCacheSize == 0 {
+		c.TokenCacheSize = 10_000
+	}
 	return c
 }
 
@@ -103,11 +113,30 @@ type Verifiers struct {
 	cfg  VerifierConfig
 	mu   sync.Mutex
 	sets map[string]*keySet // by project id
+	// verified remembers tokens that passed, for all projects together so that its memory is
+	// bounded whatever the number of projects (nil: off).
+	verified *lru.Cache[verifiedKey, verifiedToken]
+	seq      atomic.Uint64 // numbers the verifiers, which key verified
+}
+
+// verifiedKey is a token that passed one verifier (one version of one project's settings).
+type verifiedKey struct {
+	verifier uint64
+	sum      [sha256.Size]byte
+}
+
+type verifiedToken struct {
+	claims map[string]any
+	until  time.Time
 }
 
 // NewVerifiers returns an empty set of JWKS clients configured by cfg.
 func NewVerifiers(cfg VerifierConfig) *Verifiers {
-	return &Verifiers{cfg: cfg.withDefaults(), sets: map[string]*keySet{}}
+	vs := &Verifiers{cfg: cfg.withDefaults(), sets: map[string]*keySet{}}
+	if vs.cfg.TokenCacheSize > 0 {
+		vs.verified, _ = lru.New[verifiedKey, verifiedToken](vs.cfg.TokenCacheSize) // fails only for a size <= 0
+	}
+	return vs
 }
 
 // For returns the verifier of a project whose auth settings are auth (nil: the project
@@ -115,7 +144,7 @@ func NewVerifiers(cfg VerifierConfig) *Verifiers {
 // client when the jwksURL is unchanged, and closes the old client when it changed. The client
 // starts on the first token, so a project nobody calls costs nothing.
 func (vs *Verifiers) For(projectID string, auth *Auth) *Verifier {
-	v := &Verifier{auth: auth, set: vs, project: projectID}
+	v := &Verifier{auth: auth, set: vs, project: projectID, id: vs.seq.Add(1)}
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	old := vs.sets[projectID]
@@ -180,6 +209,7 @@ type Verifier struct {
 	keys    *keySet // nil when auth is nil
 	set     *Verifiers
 	project string
+	id      uint64
 }
 
 // Authenticate returns the verified claims of the request's bearer token, or nil claims and
@@ -198,7 +228,9 @@ func (v *Verifier) Authenticate(r *http.Request) (map[string]any, error) {
 }
 
 // Verify checks a token's signature, algorithm, issuer, audience and times, and returns its
-// claims. The error wraps one of the Err* reasons above and never contains the token.
+// claims, which the caller must not modify (they may be shared with other requests sending
+// the same token). The error wraps one of the Err* reasons above and never contains the
+// token.
 func (v *Verifier) Verify(ctx context.Context, token string) (map[string]any, error) {
 	if v.auth == nil {
 		return nil, ErrNoIdentityProvider
@@ -208,6 +240,14 @@ func (v *Verifier) Verify(ctx context.Context, token string) (map[string]any, er
 	}
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("%w: longer than %d bytes", ErrMalformedToken, MaxTokenBytes)
+	}
+	cache := v.set.verified
+	var key verifiedKey
+	if cache != nil {
+		key = verifiedKey{verifier: v.id, sum: sha256.Sum256([]byte(token))}
+		if t, ok := cache.Get(key); ok && time.Now().Before(t.until) {
+			return t.claims, nil
+		}
 	}
 	kf, err := v.keys.keyfunc()
 	if err != nil {
@@ -220,6 +260,15 @@ func (v *Verifier) Verify(ctx context.Context, token string) (map[string]any, er
 	}
 	if sub, _ := claims["sub"].(string); sub == "" {
 		return nil, fmt.Errorf("%w: the token has no sub", ErrMissingClaim)
+	}
+	if cache != nil {
+		// The parser required exp.
+		exp, _ := claims.GetExpirationTime()
+		until := exp.Add(v.set.cfg.Leeway)
+		if limit := time.Now().Add(v.set.cfg.RefreshInterval); limit.Before(until) {
+			until = limit
+		}
+		cache.Add(key, verifiedToken{claims: claims, until: until})
 	}
 	return claims, nil
 }

@@ -464,28 +464,62 @@ func waitFetches(p *idp, n int64) {
 	}
 }
 
+// A token that passed is remembered until it expires: sent again, it is accepted without a
+// signature check, even while the JWKS cannot be fetched, and refused once expired.
+func TestVerifiedTokensAreRemembered(t *testing.T) {
+	p := newIDP(t)
+	es := ecSigner(t, "ec-1")
+	p.publish(es)
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{Leeway: -1})
+	t.Cleanup(vs.Close)
+	srv := project(t, vs.For("shop", p.auth("shop")), rulesOf(t, tenant.Access{}))
+	claims := p.claims("shop")
+	claims["exp"] = time.Now().Add(1500 * time.Millisecond).Unix()
+	token := "Bearer " + sign(t, es, claims)
+	if a := call(t, srv.URL, token); a.status != 200 {
+		t.Fatal(a.body)
+	}
+	p.publish() // the key is withdrawn; the remembered token is not checked against it
+	if a := call(t, srv.URL, token); a.status != 200 {
+		t.Fatalf("the same token again: %d %s", a.status, a.body)
+	}
+	for time.Now().Unix() <= claims["exp"].(int64) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if a := call(t, srv.URL, token); a.status != 401 || a.reason != "expired" {
+		t.Fatalf("the remembered token after its exp: %d %s", a.status, a.body)
+	}
+}
+
+// BenchmarkVerify is the cost of verification per request with the keys cached: a token
+// seen for the first time (a signature check), and one sent again (remembered).
 func BenchmarkVerify(b *testing.B) {
 	p := newIDP(b)
 	rs := rsaSigner(b, "rsa-1", jwt.SigningMethodRS256)
 	es := ecSigner(b, "ec-1")
 	p.publish(rs, es)
-	vs := tenant.NewVerifiers(tenant.VerifierConfig{})
-	b.Cleanup(vs.Close)
-	v := vs.For("shop", p.auth("shop"))
-	for _, s := range []signer{rs, es} {
-		b.Run(s.method.Alg(), func(b *testing.B) {
-			req := httptest.NewRequest(http.MethodPost, "/api/v1/graphql", nil)
-			req.Header.Set("Authorization", "Bearer "+sign(b, s, p.claims("shop")))
-			if _, err := v.Authenticate(req); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
+	for _, mode := range []struct {
+		name  string
+		cache int
+	}{{"first use", -1}, {"sent again", 0}} {
+		vs := tenant.NewVerifiers(tenant.VerifierConfig{TokenCacheSize: mode.cache})
+		b.Cleanup(vs.Close)
+		v := vs.For("shop", p.auth("shop"))
+		for _, s := range []signer{rs, es} {
+			b.Run(s.method.Alg()+"/"+mode.name, func(b *testing.B) {
+				req := httptest.NewRequest(http.MethodPost, "/api/v1/graphql", nil)
+				req.Header.Set("Authorization", "Bearer "+sign(b, s, p.claims("shop")))
 				if _, err := v.Authenticate(req); err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := v.Authenticate(req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
