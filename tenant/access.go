@@ -69,7 +69,7 @@ func presetSource(op gql.Operation, rule string) (string, bool) {
 	switch rule {
 	case RulePublic:
 		return "true", true
-	case "", RuleAuthenticated:
+	case RuleAuthenticated:
 		return "auth != null", true
 	case RuleOwner:
 		if op == gql.Create {
@@ -129,8 +129,7 @@ var ruleEnvs = sync.OnceValues(func() (map[gql.Operation]*cel.Env, error) {
 
 // rule is one compiled access rule.
 type rule struct {
-	source string
-	prg    cel.Program
+	prg cel.Program
 	// usesUID: the rule reads record.uid, which the stored record calls _id.
 	usesUID bool
 	// filter is the part of the rule a MongoDB filter expresses (nil for create), and
@@ -204,7 +203,7 @@ func compileSource(op gql.Operation, src string, fields map[string]store.FieldTy
 	if err != nil {
 		return nil, fmt.Errorf("invalid CEL rule: %w", err)
 	}
-	r := &rule{source: src, prg: prg}
+	r := &rule{prg: prg}
 	native := checked.NativeRep()
 	r.usesUID = selectsField(native.Expr(), "record", "uid")
 	if op != gql.Create {
