@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -210,7 +211,13 @@ func TestRedisDownFailsClosed(t *testing.T) {
 		if r := post(t, ts.url, request(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "x"}})); r.errCode() != 0 {
 			t.Fatalf("with Redis: %s", r.raw)
 		}
+		sid := initialize(t, ts.url, "2025-11-25")
 		rb.stop()
+		// A store failure is -32004 with a reference, never the store's own message.
+		if r := post(t, ts.url, request(6, "ping", nil), "Mcp-Session-Id", sid); r.status != http.StatusServiceUnavailable ||
+			r.errCode() != mcpserver.CodeInternalError || strings.Contains(string(r.raw), "refused") {
+			t.Errorf("session request without Redis: %d %s", r.status, r.raw)
+		}
 		r := post(t, ts.url, request(2, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "x"}}))
 		if r.errCode() != mcpserver.CodeRateLimited || r.header.Get("Retry-After") == "" {
 			t.Errorf("tools/call without Redis: %d %s", r.status, r.raw)
