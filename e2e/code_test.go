@@ -30,9 +30,9 @@ func startCodeMCP(t *testing.T) string {
 	return startMCP(t, tools.Set{Tools: a.Tools(), Resources: []tools.Resource{a.Resource()}}, hub)
 }
 
-// structured returns a successful call's structuredContent, after checking that the text
+// codeStructured returns a successful call's structuredContent, after checking that the text
 // content carries the same JSON.
-func structured(t *testing.T, res map[string]any) map[string]any {
+func codeStructured(t *testing.T, res map[string]any) map[string]any {
 	t.Helper()
 	if res["isError"] != false {
 		t.Fatalf("isError: %v", res)
@@ -74,7 +74,7 @@ func runCodeCases(t *testing.T, url string, cases []codeCase) {
 				if rerr != nil {
 					t.Fatalf("JSON-RPC error %v", rerr)
 				}
-				tc.want(t, structured(t, res))
+				tc.want(t, codeStructured(t, res))
 			case tc.wantCode != 0:
 				if rerr == nil || rerr["code"] != tc.wantCode {
 					t.Fatalf("want error %v, got result %v error %v", tc.wantCode, res, rerr)
@@ -95,17 +95,17 @@ func runCodeCases(t *testing.T, url string, cases []codeCase) {
 	}
 }
 
-func list(sc map[string]any, key string) []any {
+func codeList(sc map[string]any, key string) []any {
 	l, _ := sc[key].([]any)
 	return l
 }
 
-func field(v any, key string) any {
+func codeField(v any, key string) any {
 	m, _ := v.(map[string]any)
 	return m[key]
 }
 
-const invalidParams = float64(-32003)
+const codeInvalidParams = float64(-32003)
 
 func TestCodeToolsList(t *testing.T) {
 	url := startCodeMCP(t)
@@ -124,7 +124,7 @@ func TestCodeToolsList(t *testing.T) {
 			t.Errorf("tools/list %s: %v", n, tl)
 		}
 	}
-	req := field(names["find_dependencies"]["inputSchema"], "required")
+	req := codeField(names["find_dependencies"]["inputSchema"], "required")
 	if !reflect.DeepEqual(req, []any{"component"}) {
 		t.Errorf("find_dependencies required = %v", req)
 	}
@@ -133,8 +133,8 @@ func TestCodeToolsList(t *testing.T) {
 func TestAnalyzeCodebaseOverMCP(t *testing.T) {
 	url := startCodeMCP(t)
 	language := func(sc map[string]any, name string) map[string]any {
-		for _, l := range list(sc, "languages") {
-			if field(l, "name") == name {
+		for _, l := range codeList(sc, "languages") {
+			if codeField(l, "name") == name {
 				return l.(map[string]any)
 			}
 		}
@@ -151,28 +151,28 @@ func TestAnalyzeCodebaseOverMCP(t *testing.T) {
 			if goLang := language(sc, "Go"); goLang["code"] != 74.0 || goLang["comment"] != 24.0 || goLang["blank"] != 29.0 {
 				t.Errorf("Go %v", goLang)
 			}
-			if len(list(sc, "manifests")) != 5 || len(list(sc, "entryPoints")) != 6 {
-				t.Errorf("manifests %d entry points %d", len(list(sc, "manifests")), len(list(sc, "entryPoints")))
+			if len(codeList(sc, "manifests")) != 5 || len(codeList(sc, "entryPoints")) != 6 {
+				t.Errorf("manifests %d entry points %d", len(codeList(sc, "manifests")), len(codeList(sc, "entryPoints")))
 			}
 		}},
 		{name: "path and language alias", tool: "analyze_codebase", args: map[string]any{"path": "rust", "language": "rs"}, want: func(t *testing.T, sc map[string]any) {
-			if l := list(sc, "languages"); len(l) != 1 || field(l[0], "code") != 23.0 || sc["language"] != "Rust" {
+			if l := codeList(sc, "languages"); len(l) != 1 || codeField(l[0], "code") != 23.0 || sc["language"] != "Rust" {
 				t.Errorf("rust: %v", l)
 			}
 		}},
 		{name: "depth 0", tool: "analyze_codebase", args: map[string]any{"depth": 0}, want: func(t *testing.T, sc map[string]any) {
-			if field(sc["tree"], "children") != nil || len(list(sc, "files")) != 0 {
+			if codeField(sc["tree"], "children") != nil || len(codeList(sc, "files")) != 0 {
 				t.Errorf("depth 0: %v", sc["tree"])
 			}
 		}},
 		{name: "depth 20", tool: "analyze_codebase", args: map[string]any{"depth": 20}, want: func(t *testing.T, sc map[string]any) {
-			if len(list(sc, "files")) != 20 {
-				t.Errorf("depth 20 lists %d files with symbols, want every parsed source file (20)", len(list(sc, "files")))
+			if len(codeList(sc, "files")) != 20 {
+				t.Errorf("depth 20 lists %d files with symbols, want every parsed source file (20)", len(codeList(sc, "files")))
 			}
 		}},
 		{name: "limit 1", tool: "analyze_codebase", args: map[string]any{"limit": 1}, want: func(t *testing.T, sc map[string]any) {
-			if len(list(sc, "hotspots")) != 1 || field(sc["omitted"], "hotspots") == nil || sc["hint"] == "" {
-				t.Errorf("limit 1: %v %v", list(sc, "hotspots"), sc["omitted"])
+			if len(codeList(sc, "hotspots")) != 1 || codeField(sc["omitted"], "hotspots") == nil || sc["hint"] == "" {
+				t.Errorf("limit 1: %v %v", codeList(sc, "hotspots"), sc["omitted"])
 			}
 		}},
 		{name: "limit 1000", tool: "analyze_codebase", args: map[string]any{"limit": 1000}, want: func(t *testing.T, sc map[string]any) {
@@ -180,20 +180,20 @@ func TestAnalyzeCodebaseOverMCP(t *testing.T) {
 				t.Errorf("limit 1000 omitted %v", sc["omitted"])
 			}
 		}},
-		{name: "depth 21", tool: "analyze_codebase", args: map[string]any{"depth": 21}, wantCode: invalidParams},
-		{name: "depth -1", tool: "analyze_codebase", args: map[string]any{"depth": -1}, wantCode: invalidParams},
-		{name: "depth fraction", tool: "analyze_codebase", args: map[string]any{"depth": 2.5}, wantCode: invalidParams},
-		{name: "depth as string", tool: "analyze_codebase", args: map[string]any{"depth": "3"}, wantCode: invalidParams},
-		{name: "limit 0", tool: "analyze_codebase", args: map[string]any{"limit": 0}, wantCode: invalidParams},
-		{name: "limit 1001", tool: "analyze_codebase", args: map[string]any{"limit": 1001}, wantCode: invalidParams},
-		{name: "path as number", tool: "analyze_codebase", args: map[string]any{"path": 7}, wantCode: invalidParams},
-		{name: "language as list", tool: "analyze_codebase", args: map[string]any{"language": []string{"Go"}}, wantCode: invalidParams},
-		{name: "unknown language", tool: "analyze_codebase", args: map[string]any{"language": "klingon"}, wantCode: invalidParams},
-		{name: "unknown argument", tool: "analyze_codebase", args: map[string]any{"paht": "."}, wantCode: invalidParams},
-		{name: "dot-dot path", tool: "analyze_codebase", args: map[string]any{"path": "../polyglot"}, wantCode: invalidParams},
-		{name: "absolute path outside", tool: "analyze_codebase", args: map[string]any{"path": "/etc"}, wantCode: invalidParams},
-		{name: "device", tool: "analyze_codebase", args: map[string]any{"path": "/dev/null"}, wantCode: invalidParams},
-		{name: "missing path", tool: "analyze_codebase", args: map[string]any{"path": "nowhere"}, wantCode: invalidParams},
+		{name: "depth 21", tool: "analyze_codebase", args: map[string]any{"depth": 21}, wantCode: codeInvalidParams},
+		{name: "depth -1", tool: "analyze_codebase", args: map[string]any{"depth": -1}, wantCode: codeInvalidParams},
+		{name: "depth fraction", tool: "analyze_codebase", args: map[string]any{"depth": 2.5}, wantCode: codeInvalidParams},
+		{name: "depth as string", tool: "analyze_codebase", args: map[string]any{"depth": "3"}, wantCode: codeInvalidParams},
+		{name: "limit 0", tool: "analyze_codebase", args: map[string]any{"limit": 0}, wantCode: codeInvalidParams},
+		{name: "limit 1001", tool: "analyze_codebase", args: map[string]any{"limit": 1001}, wantCode: codeInvalidParams},
+		{name: "path as number", tool: "analyze_codebase", args: map[string]any{"path": 7}, wantCode: codeInvalidParams},
+		{name: "language as list", tool: "analyze_codebase", args: map[string]any{"language": []string{"Go"}}, wantCode: codeInvalidParams},
+		{name: "unknown language", tool: "analyze_codebase", args: map[string]any{"language": "klingon"}, wantCode: codeInvalidParams},
+		{name: "unknown argument", tool: "analyze_codebase", args: map[string]any{"paht": "."}, wantCode: codeInvalidParams},
+		{name: "dot-dot path", tool: "analyze_codebase", args: map[string]any{"path": "../polyglot"}, wantCode: codeInvalidParams},
+		{name: "absolute path outside", tool: "analyze_codebase", args: map[string]any{"path": "/etc"}, wantCode: codeInvalidParams},
+		{name: "device", tool: "analyze_codebase", args: map[string]any{"path": "/dev/null"}, wantCode: codeInvalidParams},
+		{name: "missing path", tool: "analyze_codebase", args: map[string]any{"path": "nowhere"}, wantCode: codeInvalidParams},
 	})
 }
 
@@ -201,46 +201,46 @@ func TestFindDependenciesOverMCP(t *testing.T) {
 	url := startCodeMCP(t)
 	runCodeCases(t, url, []codeCase{
 		{name: "folder with cycle", tool: "find_dependencies", args: map[string]any{"component": "internal/store"}, want: func(t *testing.T, sc map[string]any) {
-			cycles := list(sc, "cycles")
-			if len(cycles) != 1 || !reflect.DeepEqual(field(cycles[0], "path"),
+			cycles := codeList(sc, "cycles")
+			if len(cycles) != 1 || !reflect.DeepEqual(codeField(cycles[0], "path"),
 				[]any{"internal/store", "internal/handler", "internal/service", "internal/store"}) {
 				t.Errorf("cycles %v", cycles)
 			}
-			if sc["type"] != "both" || sc["depth"] != 1.0 || list(sc, "imports") == nil || list(sc, "exports") == nil {
+			if sc["type"] != "both" || sc["depth"] != 1.0 || codeList(sc, "imports") == nil || codeList(sc, "exports") == nil {
 				t.Errorf("defaults: %v", sc)
 			}
 		}},
 		{name: "imports of a file", tool: "find_dependencies", args: map[string]any{"component": "web/src/index.ts", "type": "imports"}, want: func(t *testing.T, sc map[string]any) {
-			imps := list(sc, "imports")
-			if len(imps) != 2 || field(imps[0], "target") != "web/src/greet.ts" || field(imps[1], "version") != "^4.18.2" || sc["exports"] != nil {
+			imps := codeList(sc, "imports")
+			if len(imps) != 2 || codeField(imps[0], "target") != "web/src/greet.ts" || codeField(imps[1], "version") != "^4.18.2" || sc["exports"] != nil {
 				t.Errorf("imports %v", imps)
 			}
 		}},
 		{name: "exports of a module", tool: "find_dependencies", args: map[string]any{"component": "app.util", "type": "exports"}, want: func(t *testing.T, sc map[string]any) {
-			if field(sc["resolved"], "kind") != "module" || sc["imports"] != nil || len(list(sc, "exports")) != 2 {
+			if codeField(sc["resolved"], "kind") != "module" || sc["imports"] != nil || len(codeList(sc, "exports")) != 2 {
 				t.Errorf("exports %v", sc)
 			}
 		}},
 		{name: "symbol with depth 10", tool: "find_dependencies", args: map[string]any{"component": "Registry", "depth": 10}, want: func(t *testing.T, sc map[string]any) {
-			if field(sc["resolved"], "kind") != "symbol" {
+			if codeField(sc["resolved"], "kind") != "symbol" {
 				t.Errorf("resolved %v", sc["resolved"])
 			}
 		}},
 		{name: "limit 1", tool: "find_dependencies", args: map[string]any{"component": "py", "limit": 1}, want: func(t *testing.T, sc map[string]any) {
-			if len(list(sc, "imports")) != 1 || field(sc["omitted"], "imports") != 1.0 {
+			if len(codeList(sc, "imports")) != 1 || codeField(sc["omitted"], "imports") != 1.0 {
 				t.Errorf("limit 1: %v", sc)
 			}
 		}},
 		{name: "unknown component", tool: "find_dependencies", args: map[string]any{"component": "internal/stor"}, wantText: "internal/store"},
-		{name: "missing component", tool: "find_dependencies", args: map[string]any{}, wantCode: invalidParams},
-		{name: "empty component", tool: "find_dependencies", args: map[string]any{"component": ""}, wantCode: invalidParams},
-		{name: "component as number", tool: "find_dependencies", args: map[string]any{"component": 42}, wantCode: invalidParams},
-		{name: "type all", tool: "find_dependencies", args: map[string]any{"component": "py", "type": "all"}, wantCode: invalidParams},
-		{name: "type as bool", tool: "find_dependencies", args: map[string]any{"component": "py", "type": true}, wantCode: invalidParams},
-		{name: "depth 0", tool: "find_dependencies", args: map[string]any{"component": "py", "depth": 0}, wantCode: invalidParams},
-		{name: "depth 11", tool: "find_dependencies", args: map[string]any{"component": "py", "depth": 11}, wantCode: invalidParams},
-		{name: "dot-dot component", tool: "find_dependencies", args: map[string]any{"component": "../../../go.mod"}, wantCode: invalidParams},
-		{name: "absolute outside", tool: "find_dependencies", args: map[string]any{"component": "/etc/passwd"}, wantCode: invalidParams},
+		{name: "missing component", tool: "find_dependencies", args: map[string]any{}, wantCode: codeInvalidParams},
+		{name: "empty component", tool: "find_dependencies", args: map[string]any{"component": ""}, wantCode: codeInvalidParams},
+		{name: "component as number", tool: "find_dependencies", args: map[string]any{"component": 42}, wantCode: codeInvalidParams},
+		{name: "type all", tool: "find_dependencies", args: map[string]any{"component": "py", "type": "all"}, wantCode: codeInvalidParams},
+		{name: "type as bool", tool: "find_dependencies", args: map[string]any{"component": "py", "type": true}, wantCode: codeInvalidParams},
+		{name: "depth 0", tool: "find_dependencies", args: map[string]any{"component": "py", "depth": 0}, wantCode: codeInvalidParams},
+		{name: "depth 11", tool: "find_dependencies", args: map[string]any{"component": "py", "depth": 11}, wantCode: codeInvalidParams},
+		{name: "dot-dot component", tool: "find_dependencies", args: map[string]any{"component": "../../../go.mod"}, wantCode: codeInvalidParams},
+		{name: "absolute outside", tool: "find_dependencies", args: map[string]any{"component": "/etc/passwd"}, wantCode: codeInvalidParams},
 	})
 }
 
@@ -248,8 +248,8 @@ func TestDetectPatternsOverMCP(t *testing.T) {
 	url := startCodeMCP(t)
 	names := func(sc map[string]any) map[string]int {
 		out := map[string]int{}
-		for _, f := range list(sc, "findings") {
-			out[field(f, "name").(string)]++
+		for _, f := range codeList(sc, "findings") {
+			out[codeField(f, "name").(string)]++
 		}
 		return out
 	}
@@ -261,8 +261,8 @@ func TestDetectPatternsOverMCP(t *testing.T) {
 					t.Errorf("no %s finding: %v", want, n)
 				}
 			}
-			first := list(sc, "findings")[0]
-			if field(first, "name") != "import-cycle" || field(first, "why") == "" || field(first, "action") == "" {
+			first := codeList(sc, "findings")[0]
+			if codeField(first, "name") != "import-cycle" || codeField(first, "why") == "" || codeField(first, "action") == "" {
 				t.Errorf("first finding %v", first)
 			}
 		}},
@@ -277,25 +277,25 @@ func TestDetectPatternsOverMCP(t *testing.T) {
 			}
 		}},
 		{name: "design only", tool: "detect_patterns", args: map[string]any{"pattern_type": "design"}, want: func(t *testing.T, sc map[string]any) {
-			for _, f := range list(sc, "findings") {
-				if field(f, "kind") != "design" {
-					t.Errorf("design filter let through %v", field(f, "name"))
+			for _, f := range codeList(sc, "findings") {
+				if codeField(f, "kind") != "design" {
+					t.Errorf("design filter let through %v", codeField(f, "name"))
 				}
 			}
 		}},
 		{name: "architectural", tool: "detect_patterns", args: map[string]any{"pattern_type": "architectural", "limit": 1}, want: func(t *testing.T, sc map[string]any) {
-			if len(list(sc, "findings")) != 1 || sc["omitted"] == nil {
+			if len(codeList(sc, "findings")) != 1 || sc["omitted"] == nil {
 				t.Errorf("limit 1: %v", sc)
 			}
 		}},
-		{name: "scope universe", tool: "detect_patterns", args: map[string]any{"scope": "universe"}, wantCode: invalidParams},
-		{name: "scope as number", tool: "detect_patterns", args: map[string]any{"scope": 1}, wantCode: invalidParams},
-		{name: "unknown pattern", tool: "detect_patterns", args: map[string]any{"pattern_type": "spaghetti"}, wantCode: invalidParams},
-		{name: "pattern as object", tool: "detect_patterns", args: map[string]any{"pattern_type": map[string]any{}}, wantCode: invalidParams},
-		{name: "file scope without path", tool: "detect_patterns", args: map[string]any{"scope": "file"}, wantCode: invalidParams},
-		{name: "file scope on a folder", tool: "detect_patterns", args: map[string]any{"scope": "file", "path": "py"}, wantCode: invalidParams},
-		{name: "dot-dot path", tool: "detect_patterns", args: map[string]any{"scope": "directory", "path": "py/../.."}, wantCode: invalidParams},
-		{name: "limit 0", tool: "detect_patterns", args: map[string]any{"limit": 0}, wantCode: invalidParams},
+		{name: "scope universe", tool: "detect_patterns", args: map[string]any{"scope": "universe"}, wantCode: codeInvalidParams},
+		{name: "scope as number", tool: "detect_patterns", args: map[string]any{"scope": 1}, wantCode: codeInvalidParams},
+		{name: "unknown pattern", tool: "detect_patterns", args: map[string]any{"pattern_type": "spaghetti"}, wantCode: codeInvalidParams},
+		{name: "pattern as object", tool: "detect_patterns", args: map[string]any{"pattern_type": map[string]any{}}, wantCode: codeInvalidParams},
+		{name: "file scope without path", tool: "detect_patterns", args: map[string]any{"scope": "file"}, wantCode: codeInvalidParams},
+		{name: "file scope on a folder", tool: "detect_patterns", args: map[string]any{"scope": "file", "path": "py"}, wantCode: codeInvalidParams},
+		{name: "dot-dot path", tool: "detect_patterns", args: map[string]any{"scope": "directory", "path": "py/../.."}, wantCode: codeInvalidParams},
+		{name: "limit 0", tool: "detect_patterns", args: map[string]any{"limit": 0}, wantCode: codeInvalidParams},
 	})
 }
 
@@ -307,15 +307,15 @@ func TestCodeAnalysisResourceOverMCP(t *testing.T) {
 	}
 	found := false
 	for _, r := range res["resources"].([]any) {
-		if field(r, "uri") == code.ResourceURI {
-			found = field(r, "name") == "Code Analysis" && field(r, "mimeType") == "application/json"
+		if codeField(r, "uri") == code.ResourceURI {
+			found = codeField(r, "name") == "Code Analysis" && codeField(r, "mimeType") == "application/json"
 		}
 	}
 	if !found {
 		t.Errorf("resources/list: %v", res)
 	}
 	doc := readResource(t, url, code.ResourceURI)
-	if lines := field(doc["summary"], "lines"); field(lines, "code") != 757.0 {
+	if lines := codeField(doc["summary"], "lines"); codeField(lines, "code") != 757.0 {
 		t.Errorf("resource summary %v", doc["summary"])
 	}
 }
