@@ -1,6 +1,7 @@
 package tenant_test
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -14,6 +15,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -520,6 +523,65 @@ func BenchmarkVerify(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// The development issuer keeps one key in the data folder: serve creates it, platform token
+// reuses it, and its tokens pass the verifier of a project that trusts it.
+func TestDevIssuer(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := tenant.LoadDevIssuer(dir); err == nil || !strings.Contains(err.Error(), "platform serve") {
+		t.Fatalf("token before serve ever ran: %v, want an error saying to start serve", err)
+	}
+	served, err := tenant.OpenDevIssuer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(filepath.Join(dir, tenant.DevIssuerKeyFile))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v %v, want mode 0600", info, err)
+	}
+	cli, err := tenant.LoadDevIssuer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks := httptest.NewServer(served)
+	t.Cleanup(jwks.Close)
+	resp, err := http.Post(jwks.URL, "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("POST to the JWKS: %s, want 405", resp.Status)
+	}
+
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{})
+	t.Cleanup(vs.Close)
+	srv := project(t, vs.For("demo", served.Auth("demo", jwks.URL+tenant.DevIssuerJWKSPath)), rulesOf(t, tenant.Access{}))
+	token, err := cli.Mint("demo", "alice", time.Minute, map[string]any{"aud": "other", "sub": "mallory", "role": "admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := call(t, srv.URL, "Bearer "+token); a.status != 200 {
+		t.Fatalf("token of platform token on the demo project: %d %s", a.status, a.body)
+	}
+	claims, err := vs.For("demo", served.Auth("demo", jwks.URL)).Verify(context.Background(), token)
+	if err != nil || claims["sub"] != "alice" || claims["aud"] != "demo" || claims["role"] != "admin" {
+		t.Fatalf("claims %v (%v): extra claims must not override sub or aud", claims, err)
+	}
+	for _, bad := range []struct {
+		project, sub string
+		ttl          time.Duration
+	}{
+		{"demo", "", time.Minute},
+		{"Demo", "alice", time.Minute},
+		{"demo", "alice", 0},
+		{"demo", "alice", 31 * 24 * time.Hour},
+	} {
+		if _, err := cli.Mint(bad.project, bad.sub, bad.ttl, nil); err == nil {
+			t.Errorf("Mint(%q, %q, %v) succeeded", bad.project, bad.sub, bad.ttl)
 		}
 	}
 }

@@ -47,7 +47,7 @@ type DevIssuer struct {
 }
 
 // OpenDevIssuer loads the development issuer's key from dataDir, creating it (mode 0600) on
-// first use. Two processes starting at once agree on one key.
+// first use, as serve does. Two processes starting at once agree on one key.
 func OpenDevIssuer(dataDir string) (*DevIssuer, error) {
 	path := filepath.Join(dataDir, DevIssuerKeyFile)
 	pemBytes, err := os.ReadFile(path)
@@ -57,6 +57,24 @@ func OpenDevIssuer(dataDir string) (*DevIssuer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("development issuer key: %w", err)
 	}
+	return parseDevKey(path, pemBytes)
+}
+
+// LoadDevIssuer loads the key serve created in dataDir. Minting with a key of its own would
+// only make tokens the service refuses, so a missing key is an error that says what to do.
+func LoadDevIssuer(dataDir string) (*DevIssuer, error) {
+	path := filepath.Join(dataDir, DevIssuerKeyFile)
+	pemBytes, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no development issuer key at %s: start `platform serve` with this data folder first (or pass --data)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("development issuer key: %w", err)
+	}
+	return parseDevKey(path, pemBytes)
+}
+
+func parseDevKey(path string, pemBytes []byte) (*DevIssuer, error) {
 	block, _ := pem.Decode(pemBytes)
 	if block == nil || block.Type != "PRIVATE KEY" {
 		return nil, fmt.Errorf("development issuer key %s: not a PEM private key", path)

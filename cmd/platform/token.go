@@ -44,7 +44,7 @@ func newTokenCmd() *cobra.Command {
 				return fmt.Errorf("--claims: want a JSON object such as {\"role\":\"admin\"}: %w", err)
 			}
 		}
-		iss, err := tenant.OpenDevIssuer(dataDir)
+		iss, err := tenant.LoadDevIssuer(dataDir)
 		if err != nil {
 			return err
 		}
