@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,16 +70,18 @@ type Stores struct {
 	stopFerret func()
 	ferretDone chan struct{}
 	mini       *miniredis.Miniredis
+	miniStop   chan struct{}
+	miniDone   chan struct{}
 }
 
 // Open connects to the configured stores, starting embedded ones where none is configured.
 // On error everything already started is stopped again.
-func Open(ctx context.Context, cfg Config) (s *Stores, err error) {
+func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s = &Stores{logger: logger, clients: map[string]*mongo.Client{}}
+	s := &Stores{logger: logger, clients: map[string]*mongo.Client{}}
 	defer func() {
 		if err != nil {
 			_ = s.Close(context.WithoutCancel(ctx))
@@ -108,6 +111,9 @@ func Open(ctx context.Context, cfg Config) (s *Stores, err error) {
 		}
 		s.EmbeddedRedis = true
 		s.RedisURL = "redis://" + s.mini.Addr()
+		s.miniStop = make(chan struct{})
+		s.miniDone = make(chan struct{})
+		go s.expireEmbeddedKeys()
 	}
 	ropts, err := redis.ParseURL(s.RedisURL)
 	if err != nil {
@@ -118,6 +124,25 @@ func Open(ctx context.Context, cfg Config) (s *Stores, err error) {
 		return nil, fmt.Errorf("ping redis at %s: %w", ropts.Addr, err)
 	}
 	return s, nil
+}
+
+// expireEmbeddedKeys moves the embedded Redis's clock forward with real time: miniredis
+// expires keys only when told that time passed, and without this, expiring MCP sessions and
+// limiter slots would pile up for as long as the process runs.
+func (s *Stores) expireEmbeddedKeys() {
+	defer close(s.miniDone)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-s.miniStop:
+			return
+		case now := <-t.C:
+			s.mini.FastForward(now.Sub(last))
+			last = now
+		}
+	}
 }
 
 func (s *Stores) startFerret(cfg Config) error {
@@ -160,7 +185,8 @@ func (s *Stores) startFerret(cfg Config) error {
 }
 
 func connectMongo(ctx context.Context, uri string) (*mongo.Client, error) {
-	c, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(10 * time.Second))
+	// The URI's own options (serverSelectionTimeoutMS, ...) override these defaults.
+	c, err := mongo.Connect(options.Client().SetServerSelectionTimeout(10 * time.Second).ApplyURI(uri))
 	if err != nil {
 		return nil, fmt.Errorf("connect mongodb: %w", err)
 	}
@@ -231,6 +257,8 @@ func (s *Stores) Close(ctx context.Context) error {
 		errs = append(errs, s.Redis.Close())
 	}
 	if s.mini != nil {
+		close(s.miniStop)
+		<-s.miniDone
 		s.mini.Close()
 	}
 	if s.stopFerret != nil {
@@ -253,7 +281,16 @@ type minLevel struct {
 func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= m.min && m.h.Enabled(ctx, l)
 }
-func (m minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+
+// Handle drops FerretDB's dumps of the error responses it sends ("Response header" and
+// "Response message"): the client receives and reports those errors itself, and the most
+// common one, "no such command: 'endSessions'" on every driver disconnect, is harmless.
+func (m minLevel) Handle(ctx context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, "Response header") || strings.HasPrefix(r.Message, "Response message") {
+		return nil
+	}
+	return m.h.Handle(ctx, r)
+}
 func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
 	return minLevel{h: m.h.WithAttrs(a), min: m.min}
 }

@@ -201,7 +201,11 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	// No WriteTimeout: MCP notification streams stay open for as long as their clients listen.
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// Shutdown waits for open connections; the MCP server's notification streams end only
+	// when it closes, so close it as shutdown begins rather than after the timeout.
+	srv.RegisterOnShutdown(func() { _ = mcp.Close() })
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	port := ln.Addr().(*net.TCPAddr).Port

@@ -1,0 +1,84 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/platform-dev/platform/store"
+)
+
+// TestEmbeddedStores opens the embedded FerretDB and Redis, writes through the real drivers,
+// reopens the same data folder and reads the write back.
+func TestEmbeddedStores(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := store.Open(ctx, store.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.EmbeddedMongo || !s.EmbeddedRedis {
+		t.Fatalf("embedded = %v/%v, want both", s.EmbeddedMongo, s.EmbeddedRedis)
+	}
+	if _, _, err := s.Projects().Put(ctx, "kept", `{"id":"kept"}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = store.Open(ctx, store.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	sp, err := s.Projects().Get(ctx, "kept")
+	if err != nil || sp.Document != `{"id":"kept"}` || sp.Version != 1 {
+		t.Fatalf("after reopening: %+v, %v", sp, err)
+	}
+	if _, err := s.Projects().Get(ctx, "missing"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("missing project: %v, want ErrNotFound", err)
+	}
+	var doc bson.M
+	if err := s.Control().RunCommand(ctx, bson.D{{Key: "ping", Value: 1}}).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEmbeddedRedisExpiresKeys: keys with a TTL leave the embedded Redis as time passes, as
+// they do in Redis itself.
+func TestEmbeddedRedisExpiresKeys(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	if err := s.Redis.Set(ctx, "short", "v", time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := s.Redis.Get(ctx, "short").Err()
+		if errors.Is(err, redis.Nil) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a key with a 1s TTL is still there after 10s (%v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestExternalStoreUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), MongoURI: "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500"})
+	if err == nil {
+		t.Fatal("opening an unreachable MongoDB succeeded")
+	}
+}
