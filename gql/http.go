@@ -125,7 +125,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, e := range resp.Errors {
 		setCode(e)
 	}
-	out, err := json.Marshal(resp)
+	out, err := resp.encode()
 	if err != nil {
 		a.cfg.Logger.ErrorContext(r.Context(), "encode graphql response", "err", err)
 		writeError(w, http.StatusInternalServerError, codeInternal, "internal error")
@@ -133,6 +133,29 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)
+}
+
+// encode writes the response; data, which graph-gophers wrote as compact JSON, is copied
+// as it is rather than scanned again by encoding/json.
+func (r response) encode() ([]byte, error) {
+	out := make([]byte, 0, len(r.Data)+32)
+	out = append(out, '{')
+	if len(r.Data) > 0 {
+		out = append(out, `"data":`...)
+		out = append(out, r.Data...)
+	}
+	if len(r.Errors) > 0 {
+		errs, err := json.Marshal(r.Errors)
+		if err != nil {
+			return nil, err
+		}
+		if len(r.Data) > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `"errors":`...)
+		out = append(out, errs...)
+	}
+	return append(out, '}'), nil
 }
 
 // setCode gives every error a code: resolvers set theirs; an error without a path was found

@@ -294,7 +294,7 @@ func (t *table) writeAccess(ctx context.Context, op Operation, uid string, data 
 	}
 	access, check, err := g.Filter(t.def.Name, op)
 	if errors.Is(err, ErrForbidden) {
-		return nil, t.missing(ctx, op, uid, bson.D{{Key: "$expr", Value: false}})
+		return nil, t.refused(ctx, op, uid)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s rule of %s: %w", op, t.def.Name, err)
@@ -303,7 +303,7 @@ func (t *table) writeAccess(ctx context.Context, op Operation, uid string, data 
 		return access, nil
 	}
 	var raw bson.Raw
-	err = t.records.Get(ctx, t.def.Name, uid, access, &raw)
+	err = t.records.FindOne(ctx, t.def.Name, store.Query{UID: uid, Access: access}, &raw)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, t.missing(ctx, op, uid, access)
 	}
@@ -315,23 +315,38 @@ func (t *table) writeAccess(ctx context.Context, op Operation, uid string, data 
 		return nil, err
 	}
 	if !ok {
-		return nil, userError(codeForbidden, fmt.Sprintf("you may not %s the %s %q", op, t.names.typ, uid))
+		return nil, t.forbidden(op, uid)
 	}
 	return access, nil
 }
 
-// missing is the error for a write that matched no record: FORBIDDEN when the record exists
-// but the access filter excludes it, NOT_FOUND otherwise.
+// missing is the error for a write that matched no record: without an access filter the
+// record is not there; with one, it may be there but out of the caller's reach.
 func (t *table) missing(ctx context.Context, op Operation, uid string, access bson.D) error {
 	if len(access) > 0 {
-		ok, err := t.records.Exists(ctx, t.def.Name, uid)
-		if err != nil {
-			return err
-		}
-		if ok {
-			return userError(codeForbidden, fmt.Sprintf("you may not %s the %s %q", op, t.names.typ, uid))
-		}
+		return t.refused(ctx, op, uid)
 	}
+	return t.notFound(uid)
+}
+
+// refused is the error for a write a rule refuses: FORBIDDEN, or NOT_FOUND when there is
+// no such record anyway.
+func (t *table) refused(ctx context.Context, op Operation, uid string) error {
+	ok, err := t.records.Exists(ctx, t.def.Name, uid)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return t.notFound(uid)
+	}
+	return t.forbidden(op, uid)
+}
+
+func (t *table) forbidden(op Operation, uid string) error {
+	return userError(codeForbidden, fmt.Sprintf("you may not %s the %s %q", op, t.names.typ, uid))
+}
+
+func (t *table) notFound(uid string) error {
 	return userError(codeNotFound, fmt.Sprintf("no %s has uid %q", t.names.typ, uid))
 }
 
@@ -373,11 +388,11 @@ func (t *table) query(a args) (store.Query, error) {
 		}
 	}
 	var err error
-	if q.Offset, err = count(a.Offset, "offset", 0, math.MaxInt32); err != nil {
+	if q.Offset, err = intArg(a.Offset, "offset", 0, math.MaxInt32); err != nil {
 		return q, err
 	}
 	if a.Limit.set && a.Limit.v != nil {
-		if q.Limit, err = count(a.Limit, "limit", 0, int64(t.limits.maxLimit)); err != nil {
+		if q.Limit, err = intArg(a.Limit, "limit", 0, int64(t.limits.maxLimit)); err != nil {
 			return q, err
 		}
 	}
@@ -391,7 +406,8 @@ func describeName(s string) string {
 	return strconv.Quote(s)
 }
 
-func count(a argValue, name string, lo, hi int64) (int64, error) {
+// intArg reads an Int argument that must lie between lo and hi; 0 when absent.
+func intArg(a argValue, name string, lo, hi int64) (int64, error) {
 	if !a.set || a.v == nil {
 		return 0, nil
 	}

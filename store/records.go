@@ -283,19 +283,19 @@ func (r *Records) Count(ctx context.Context, table string, q Query) (int64, erro
 	return n, nil
 }
 
-// Get decodes the record with uid that also matches access into out; ErrNotFound when there
-// is none.
-func (r *Records) Get(ctx context.Context, table, uid string, access bson.D, out any) error {
-	filter, err := Query{UID: uid, Access: access}.filter()
+// FindOne decodes a record q selects into out, ignoring q's order and paging: it serves
+// lookups by uid. ErrNotFound when there is none.
+func (r *Records) FindOne(ctx context.Context, table string, q Query, out any) error {
+	filter, err := q.filter()
 	if err != nil {
 		return err
 	}
 	err = r.db.Collection(table).FindOne(ctx, filter).Decode(out)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return fmt.Errorf("%s %q: %w", table, uid, ErrNotFound)
+		return fmt.Errorf("%s %q: %w", table, q.UID, ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("get %s %q: %w", table, uid, err)
+		return fmt.Errorf("get %s %q: %w", table, q.UID, err)
 	}
 	return nil
 }
