@@ -193,6 +193,9 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 			}()
 			for j := range jobs {
 				f, err := a.parseFile(ctx, ps, j)
+				if err == nil && ctx.Err() != nil {
+					err = ctx.Err() // a parse that raced a cancellation is not trusted nor cached
+				}
 				if err != nil {
 					errMu.Lock()
 					parseErr = err
@@ -218,11 +221,11 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 		if kind == "" {
 			kind = grammarKey(f.Rel, f.Language)
 		}
-		key := cacheKey{hash: xxhash.Sum64(f.Content), kind: kind}
 		if kind == "" {
 			// Neither a manifest nor a language: nothing to count or parse.
 			return nil
 		}
+		key := cacheKey{hash: xxhash.Sum64(f.Content), kind: kind}
 		a.mu.Lock()
 		e := a.cache[key]
 		if e != nil {

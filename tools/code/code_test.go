@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -658,10 +659,14 @@ func TestCancelledCall(t *testing.T) {
 		_, _ = tool(t, big, "analyze_codebase").Call(ctx, json.RawMessage(`{}`))
 		cancel()
 	}
-	var rep code.CodebaseReport
-	mustCall(t, big, "analyze_codebase", map[string]any{}, &rep)
+	var rep, fresh code.CodebaseReport
+	mustCall(t, big, "analyze_codebase", map[string]any{"limit": 1000}, &rep)
 	if got := rep.Summary.Lines.Code + rep.Summary.Lines.Comment + rep.Summary.Lines.Blank; got < lines || rep.Summary.ParseErrors != 0 {
 		t.Errorf("after cancelled calls: %d lines of %d, %d parse errors", got, lines, rep.Summary.ParseErrors)
+	}
+	mustCall(t, newAnalyzer(t, dir), "analyze_codebase", map[string]any{"limit": 1000}, &fresh)
+	if !reflect.DeepEqual(rep.Files, fresh.Files) || !reflect.DeepEqual(rep.Hotspots, fresh.Hotspots) {
+		t.Error("after cancelled calls the analysis differs from a fresh analyzer's")
 	}
 }
 
@@ -781,6 +786,11 @@ func TestDesignPatternsAcrossLanguages(t *testing.T) {
 		}
 	}
 	a := newAnalyzer(t, root)
+	var summary code.CodebaseReport
+	mustCall(t, a, "analyze_codebase", map[string]any{}, &summary)
+	if summary.Summary.ParseErrors != 0 {
+		t.Errorf("%d files with syntax errors", summary.Summary.ParseErrors)
+	}
 	var rep code.PatternReport
 	mustCall(t, a, "detect_patterns", map[string]any{"pattern_type": "design"}, &rep)
 	got := map[string][]string{}

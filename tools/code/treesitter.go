@@ -66,7 +66,14 @@ type tsFile struct {
 	out  *facts
 }
 
-func (t *tsFile) typ(n *sitter.Node) string { return t.p.names[n.Symbol()] }
+// typ is the node's type. Error nodes carry tree-sitter's built-in symbols (65535, 65534),
+// which are not in the language's table.
+func (t *tsFile) typ(n *sitter.Node) string {
+	if s := int(n.Symbol()); s < len(t.p.names) {
+		return t.p.names[s]
+	}
+	return n.Type()
+}
 
 func (t *tsFile) text(n *sitter.Node) string {
 	if n == nil {
@@ -161,6 +168,9 @@ func (t *tsFile) complexity(n *sitter.Node) (complexity, nesting int) {
 }
 
 func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, error) {
+	// A parse that was cancelled is resumed by the next call unless the parser is reset:
+	// the next file would be read as the rest of the last one.
+	p.p.Reset()
 	tree, err := p.p.ParseCtx(ctx, nil, src)
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", p.g.name, err)
