@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/workspace"
 )
@@ -357,5 +359,27 @@ func TestIgnored(t *testing.T) {
 	}
 	if !ws.Ignored(filepath.Join(outside, "secret.go")) {
 		t.Error("a path outside the roots is not ignored")
+	}
+}
+
+// TestResolveDevice needs the right to create device nodes (root in most containers); where
+// that is missing it is skipped, the named pipe of TestResolve covering the same refusal.
+func TestResolveDevice(t *testing.T) {
+	root := t.TempDir()
+	dev := filepath.Join(root, "null")
+	if err := unix.Mknod(dev, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Skipf("cannot create a device node here: %v", err)
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ws.Resolve("path", "null")
+	if ae, ok := tools.IsArgumentError(err); !ok || !strings.Contains(ae.Reason, "not a regular file or folder") {
+		t.Errorf("device: got %v", err)
+	}
+	n := 0
+	if err := ws.Walk(context.Background(), ws.Roots()[0], func(workspace.File) error { n++; return nil }); err != nil || n != 0 {
+		t.Errorf("walk listed %d files (err %v) in a folder holding only a device", n, err)
 	}
 }
