@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/zricethezav/gitleaks/v8/detect"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/cloud"
@@ -100,7 +104,27 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 		rep.Path = rel
 	}
 
+	// gosec loads type information through the go command, the slowest step: it starts on
+	// the folder's own module while the walk runs.
+	type goResult struct {
+		fs    []Finding
+		notes []string
+	}
+	var early chan goResult
+	earlyDir := ""
+	if code && insideModule(a.ws, dir) {
+		earlyDir = dir
+		early = make(chan goResult, 1)
+		go func() {
+			fs, notes := goFindings(ctx, dir)
+			early <- goResult{fs, notes}
+		}()
+	}
+
 	var out []Finding
+	var mu sync.Mutex // guards out while file workers append
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	collector := cloud.NewCollector()
 	goFiles := map[string]string{} // absolute -> workspace-relative
 	var goModDirs []string
@@ -117,25 +141,38 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 				if err != nil {
 					rep.Notes = append(rep.Notes, err.Error())
 				}
+				mu.Lock()
 				out = append(out, fs...)
+				mu.Unlock()
 			}
 		}
-		if code || declaration {
-			out = append(out, secrets(ctx, a.secrets, f.Rel, f.Content)...)
-		}
-		if !code || f.Generated {
-			return nil
-		}
 		switch {
+		case !code || f.Generated:
 		case path.Base(f.Rel) == "go.mod":
 			goModDirs = append(goModDirs, filepath.Dir(f.Path))
 		case f.Language == "Go":
 			goFiles[f.Path] = f.Rel
-		default:
-			out = append(out, codeFindings(f.Rel, f.Language, f.Content)...)
 		}
+		if !code && !declaration {
+			return nil
+		}
+		// Secrets and token rules are the costly part: run them on a worker per core while
+		// the walk goes on.
+		g.Go(func() error {
+			fs := secrets(gctx, a.secrets, f.Rel, f.Content)
+			if code && !f.Generated && f.Language != "Go" {
+				fs = append(fs, codeFindings(f.Rel, f.Language, f.Content)...)
+			}
+			mu.Lock()
+			out = append(out, fs...)
+			mu.Unlock()
+			return gctx.Err()
+		})
 		return nil
 	})
+	if werr := g.Wait(); err == nil && werr != nil {
+		err = werr
+	}
 	if errors.Is(err, workspace.ErrFileLimit) {
 		rep.Notes = append(rep.Notes, "the folder has more files than one walk reads: the assessment is incomplete; narrow path")
 	} else if err != nil {
@@ -148,17 +185,27 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s:%d not parsed: %s", e.File, e.Line, e.Message))
 		}
 	}
-	if code && len(goFiles) > 0 {
-		if len(goModDirs) == 0 {
-			goModDirs = []string{dir} // a folder inside a module: go list finds the module above
+	if code {
+		var raw []Finding
+		if early != nil {
+			r := <-early
+			raw, rep.Notes = append(raw, r.fs...), append(rep.Notes, r.notes...)
 		}
 		sort.Strings(goModDirs)
-		fs, notes := goFindings(ctx, goModDirs, func(abs string) (string, bool) {
-			r, ok := goFiles[abs]
-			return r, ok
-		})
-		out = append(out, fs...)
-		rep.Notes = append(rep.Notes, notes...)
+		for _, d := range goModDirs {
+			if d != earlyDir {
+				fs, notes := goFindings(ctx, d) // a module nested below the folder
+				raw, rep.Notes = append(raw, fs...), append(rep.Notes, notes...)
+			}
+		}
+		for _, f := range raw {
+			rel, ok := goFiles[f.File]
+			if !ok {
+				continue // generated, ignored, a test, or outside the folder asked about
+			}
+			f.File, f.Location = rel, fmt.Sprintf("%s:%d", rel, f.Line)
+			out = append(out, f)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
@@ -172,6 +219,22 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 	}
 	sortFindings(kept)
 	return kept, rep, nil
+}
+
+// insideModule reports whether dir or a folder above it, up to its workspace root, has a go.mod.
+func insideModule(ws *workspace.Workspace, dir string) bool {
+	root, _, ok := ws.Root(dir)
+	if !ok {
+		return false
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, "go.mod")); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+		if d == root || filepath.Dir(d) == d {
+			return false
+		}
+	}
 }
 
 // Spec describes security_assessment.

@@ -167,27 +167,33 @@ func args(ts []token, open int) []token {
 }
 
 // call matches a call of the dotted name (e.g. "hashlib.md5") at i and returns its arguments.
+// It runs for every token and rule, so it compares in place instead of splitting the name.
 func call(ts []token, i int, dotted string) ([]token, bool) {
-	var parts []string
-	for k, p := range strings.Split(dotted, ".") {
-		if k > 0 {
-			parts = append(parts, ".")
+	k, parts := i, 0
+	for rest := dotted; ; {
+		part, tail, more := strings.Cut(rest, ".")
+		if k >= len(ts) || ts[k].str || ts[k].text != part {
+			return nil, false
 		}
-		parts = append(parts, p)
+		k++
+		parts++
+		if !more {
+			break
+		}
+		if k >= len(ts) || ts[k].str || ts[k].text != "." {
+			return nil, false
+		}
+		k++
+		rest = tail
 	}
-	if !at(ts, i, parts...) {
+	// "x.md5(" must not match "md5": an unqualified name must not follow a dot.
+	if parts == 1 && i > 0 && !ts[i-1].str && ts[i-1].text == "." {
 		return nil, false
 	}
-	// "x.md5(" must not match "hashlib.md5(" when dotted is "md5": the name must start a
-	// qualified name unless dotted is qualified itself.
-	if i > 0 && !ts[i-1].str && ts[i-1].text == "." && len(parts) == 1 {
+	if k >= len(ts) || ts[k].str || ts[k].text != "(" {
 		return nil, false
 	}
-	open := i + len(parts)
-	if open >= len(ts) || ts[open].str || ts[open].text != "(" {
-		return nil, false
-	}
-	return args(ts, open), true
+	return args(ts, k), true
 }
 
 // dynamic reports whether an argument list is something other than one plain literal.

@@ -43,27 +43,25 @@ var gosecRemediation = map[string]string{
 	"G505": "Import crypto/sha256 instead of crypto/sha1",
 }
 
-// goFindings runs gosec's AST rules and SSA analyzers over the packages of each module folder
-// (or folder inside a module). Type information comes from the local build cache and module
-// cache only: GOPROXY=off keeps an analysis from downloading anything.
-func goFindings(ctx context.Context, dirs []string, rel func(abs string) (string, bool)) ([]Finding, []string) {
+// goFindings runs gosec's AST rules and SSA analyzers over the packages below dir, a module
+// folder or a folder inside a module. Type information comes from the local build and module
+// caches only: GOPROXY=off keeps an analysis from downloading anything. Findings carry the
+// absolute file name; the caller maps it into the workspace.
+func goFindings(ctx context.Context, dir string) ([]Finding, []string) {
 	var out []Finding
 	var notes []string
 	logger := log.New(io.Discard, "", 0)
-	for _, dir := range dirs {
-		if ctx.Err() != nil {
-			return out, notes
-		}
+	{
 		conf := &packages.Config{
 			Context: ctx,
 			Mode:    gosec.LoadMode,
 			Dir:     dir,
-			Env:     append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "GOWORK=off"),
+			Env:     append(os.Environ(), "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off"),
 		}
 		pkgs, err := packages.Load(conf, "./...")
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("Go packages in %s not loaded: %v", dir, err))
-			continue
+			return out, notes
 		}
 		an := gosec.NewAnalyzer(gosec.NewConfig(), false, true, false, 1, logger)
 		an.LoadRules(rules.Generate(false).RulesInfo())
@@ -87,10 +85,6 @@ func goFindings(ctx context.Context, dirs []string, rel func(abs string) (string
 		}
 		issues, _, _ := an.Report()
 		for _, is := range issues {
-			r, ok := rel(is.File)
-			if !ok {
-				continue // generated, ignored or outside the folder asked about
-			}
 			line, _ := strconv.Atoi(strings.SplitN(is.Line, "-", 2)[0])
 			cwe := ""
 			if is.Cwe != nil {
@@ -105,9 +99,8 @@ func goFindings(ctx context.Context, dirs []string, rel func(abs string) (string
 				Severity:    strings.ToLower(is.Severity.String()),
 				Category:    CategoryCode,
 				CWE:         cwe,
-				File:        r,
+				File:        is.File,
 				Line:        line,
-				Location:    fmt.Sprintf("%s:%d", r, line),
 				Message:     is.What,
 				Remediation: rem,
 				Tool:        "gosec",
