@@ -95,26 +95,25 @@ func (t *table) list(ctx context.Context, a args) (reflect.Value, error) {
 	if err != nil {
 		return reflect.Value{}, err
 	}
-	out := reflect.New(t.recs)
+	none := reflect.MakeSlice(t.recs, 0, 0)
 	if q.Limit == 0 {
-		out.Elem().Set(reflect.MakeSlice(t.recs, 0, 0))
-		return out.Elem(), nil
+		return none, nil
 	}
 	access, check, err := t.readAccess(ctx)
 	if errors.Is(err, ErrForbidden) {
-		out.Elem().Set(reflect.MakeSlice(t.recs, 0, 0))
-		return out.Elem(), nil
+		return none, nil
 	}
 	if err != nil {
 		return reflect.Value{}, err
 	}
 	q.Access = access
 	if !check {
+		out := reflect.New(t.recs)
 		if err := t.records.Find(ctx, t.def.Name, q, out.Interface()); err != nil {
 			return reflect.Value{}, err
 		}
 		if out.Elem().IsNil() {
-			out.Elem().Set(reflect.MakeSlice(t.recs, 0, 0))
+			return none, nil
 		}
 		return out.Elem(), nil
 	}
