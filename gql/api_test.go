@@ -508,15 +508,17 @@ func TestNewRejectsCollisions(t *testing.T) {
 	f := func(name string) store.Field {
 		return store.Field{Name: name, Type: store.FieldType{Scalar: store.String}}
 	}
+	one := []store.Field{f("a")}
 	cases := []struct {
 		name   string
 		tables []store.Table
 		want   string
 	}{
-		{"same type name", []store.Table{{Name: "products", TypeName: "product"}, {Name: "productz", TypeName: "product"}}, `"product"`},
-		{"list and count", []store.Table{{Name: "items", TypeName: "item"}, {Name: "itemsCount", TypeName: "tally"}}, `"itemsCount"`},
-		{"built-in type", []store.Table{{Name: "filters", TypeName: "StringFilter"}}, `"StringFilter"`},
-		{"input type of another", []store.Table{{Name: "as", TypeName: "a"}, {Name: "bs", TypeName: "aInput"}}, `"aInput"`},
+		{"same type name", []store.Table{{Name: "products", TypeName: "product", Fields: one}, {Name: "productz", TypeName: "product", Fields: one}}, `"product"`},
+		{"list and count", []store.Table{{Name: "items", TypeName: "item", Fields: one}, {Name: "itemsCount", TypeName: "tally", Fields: one}}, `"itemsCount"`},
+		{"built-in type", []store.Table{{Name: "filters", TypeName: "StringFilter", Fields: one}}, `"StringFilter"`},
+		{"input type of another", []store.Table{{Name: "as", TypeName: "a", Fields: one}, {Name: "bs", TypeName: "aInput", Fields: one}}, `"aInput"`},
+		{"no fields", []store.Table{{Name: "items", TypeName: "item"}}, `"items" has no fields`},
 		{"reserved field", []store.Table{{Name: "items", TypeName: "item", Fields: []store.Field{f("uid")}}}, `"uid"`},
 		{"where keyword", []store.Table{{Name: "items", TypeName: "item", Fields: []store.Field{f("or")}}}, `"or"`},
 		{"enum keyword", []store.Table{{Name: "items", TypeName: "item", Fields: []store.Field{f("null")}}}, `"null"`},

@@ -101,6 +101,9 @@ func checkNames(tables []store.Table) error {
 		if !nameRE.MatchString(t.TypeName) || strings.HasPrefix(t.TypeName, "__") {
 			return fmt.Errorf("%s: the type name %q must be a GraphQL name (letters, digits and _, not starting with a digit or __)", by, t.TypeName)
 		}
+		if len(t.Fields) == 0 {
+			return fmt.Errorf("%s has no fields", by)
+		}
 		n := namesOf(t)
 		for _, tn := range []string{n.typ, n.input, n.where, n.order, n.field} {
 			if err := claim("type", tn, by); err != nil {
