@@ -130,6 +130,7 @@ func TestErrorCodes(t *testing.T) {
 		{"delete without uid", `mutation { deleteproduct }`, nil, "BAD_USER_INPUT", "uid is required"},
 		{"limit over max", `{ products(limit: 51) { uid } }`, nil, "BAD_USER_INPUT", "limit"},
 		{"negative offset", `{ products(offset: -1) { uid } }`, nil, "BAD_USER_INPUT", "offset"},
+		{"where too deep", `{ productsCount(where: ` + strings.Repeat(`{and: `, 40) + `{}` + strings.Repeat(`}`, 40) + `) }`, nil, "BAD_USER_INPUT", "nest more than 32"},
 		{"bad time", `{ products(where: {createdAt: {gt: "yesterday"}}) { uid } }`, nil, "BAD_USER_INPUT", "RFC 3339"},
 		{"update missing", `mutation($uid: ID) { updateproduct(uid: $uid, data: {price: 3}) { uid } }`, map[string]any{"uid": missing}, "NOT_FOUND", missing},
 		{"delete missing", `mutation($uid: ID) { deleteproduct(uid: $uid) }`, map[string]any{"uid": missing}, "NOT_FOUND", missing},

@@ -424,7 +424,7 @@ func (t *table) setWhere(q *store.Query, a argValue) error {
 	if !a.set || a.v == nil {
 		return nil
 	}
-	w, err := t.where(a.v, "where")
+	w, err := t.where(a.v, "where", 0)
 	if err != nil {
 		return err
 	}
@@ -432,8 +432,15 @@ func (t *table) setWhere(q *store.Query, a argValue) error {
 	return nil
 }
 
-// where reads a where argument into a condition tree.
-func (t *table) where(v any, path string) (*store.Where, error) {
+// maxWhereDepth bounds the nesting of and/or; MongoDB refuses documents nested more than 100
+// levels, and no sensible condition comes close.
+const maxWhereDepth = 32
+
+// where reads a where argument, nested depth levels of and/or deep, into a condition tree.
+func (t *table) where(v any, path string, depth int) (*store.Where, error) {
+	if depth > maxWhereDepth {
+		return nil, userError(codeBadUserInput, fmt.Sprintf("%s: and/or nest more than %d levels deep", path, maxWhereDepth))
+	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, userError(codeBadUserInput, fmt.Sprintf("%s: want an object, got %s", path, describe(v)))
@@ -446,7 +453,7 @@ func (t *table) where(v any, path string) (*store.Where, error) {
 				continue
 			}
 			for i, sub := range asList(m[k]) {
-				sw, err := t.where(sub, fmt.Sprintf("%s.%s[%d]", path, k, i))
+				sw, err := t.where(sub, fmt.Sprintf("%s.%s[%d]", path, k, i), depth+1)
 				if err != nil {
 					return nil, err
 				}
