@@ -298,7 +298,15 @@ func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, 
 }
 
 // parseWith parses with the worker's parser for the file's grammar, creating it on first use.
-func (a *Analyzer) parseWith(ctx context.Context, ps parserSet, j job) (*facts, error) {
+// A panic inside a parser (cgo grammars meet every kind of malformed input) becomes this
+// file's parse error: it runs in the watcher's goroutines too, where it would end the process.
+func (a *Analyzer) parseWith(ctx context.Context, ps parserSet, j job) (f *facts, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.Warn("code: parser panicked; the file is counted as unparsed text", "file", j.fi.Rel, "panic", p)
+			f, err = nil, fmt.Errorf("parse %s: parser panicked: %v", j.fi.Rel, p)
+		}
+	}()
 	p := ps[j.key.kind]
 	if p == nil {
 		switch g := a.grams[j.key.kind]; {
