@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,7 +93,7 @@ func run(ctx context.Context, url, token string, d time.Duration, workers, rows 
 	}
 	c := &client{url: url, token: token, http: &http.Client{
 		Timeout:   30 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: workers},
+		Transport: &http.Transport{MaxIdleConnsPerHost: workers, DialContext: dialLocalhost},
 	}}
 
 	fmt.Printf("%d clients, %s per operation, %s\n\n%-8s %10s %10s %10s %8s\n", workers, d, url, "op", "req/s", "p50", "p99", "errors")
@@ -149,6 +150,18 @@ func run(ctx context.Context, url, token string, d time.Duration, workers, rows 
 	find.print("findone")
 	fmt.Printf("\nfetch over HTTP / FindOne through the driver: %.2f (req/s), %.2f (p50)\n", find.rps/fetch.rps, float64(fetch.p50)/float64(find.p50))
 	return nil
+}
+
+// dialLocalhost connects names under .localhost to the loopback address, as RFC 6761 has
+// them resolve (curl and browsers do; the system resolver may not), so that -url can name a
+// project host of `make run` such as demo.localhost:8080.
+func dialLocalhost(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && strings.HasSuffix(host, ".localhost") {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
 }
 
 type client struct {
