@@ -327,7 +327,8 @@ func (rc *recommender) kubernetes(r *Resource) {
 	if r.Type != "Deployment" && r.Type != "StatefulSet" {
 		return
 	}
-	if !rc.hasHPA(r) {
+	// Stateful sets are usually databases and queues, which do not scale by adding pods.
+	if r.Type == "Deployment" && !rc.hasHPA(r) {
 		rc.add(r, RecNoAutoscaling, "Workload without a HorizontalPodAutoscaler", r.Location(),
 			fmt.Sprintf("no HorizontalPodAutoscaler targets %s %s", r.Type, r.Name),
 			"Add an autoscaling/v2 HorizontalPodAutoscaler with minReplicas/maxReplicas and a CPU or memory target", nil)

@@ -306,6 +306,9 @@ func kubernetes(rel string, top *yaml.Node) []*Resource {
 	if api == nil || kind == nil || api.Kind != yaml.ScalarNode || kind.Kind != yaml.ScalarNode {
 		return nil
 	}
+	if strings.HasPrefix(api.Value, "kustomize.config.k8s.io/") {
+		return nil // build instructions for kustomize, not objects in a cluster
+	}
 	if kind.Value == "List" || strings.HasSuffix(kind.Value, "List") {
 		_, items := mapping(top, "items")
 		if items == nil {

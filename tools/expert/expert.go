@@ -263,7 +263,7 @@ func (e *Expert) ground(ctx context.Context, ans *Answer, domain, path string) {
 				ans.Findings = append(ans.Findings, Evidence{Analysis: "analyze_cloud_resources", ID: r.ID, Location: r.Evidence, Message: msg})
 			}
 		}
-		if rep.Cost != nil && domain == "devops" {
+		if rep.Cost != nil && rep.Cost.MonthlyTotal > 0 && domain == "devops" {
 			ans.Notes = append(ans.Notes, fmt.Sprintf("declared resources cost about %.2f %s a month on demand (%d resources unpriced)",
 				rep.Cost.MonthlyTotal, rep.Cost.Currency, rep.Cost.Unpriced))
 		}
