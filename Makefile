@@ -31,6 +31,7 @@ unit:
 # Benchmarks and load runs; figures go to docs/performance.md. Never part of `make test`.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./...
+	$(GO) run ./cmd/loadgen -duration 5s -concurrency 8
 
 clean:
 	rm -rf bin
