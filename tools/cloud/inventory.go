@@ -195,6 +195,9 @@ type Inventory struct {
 	Errors    []FileError `json:"errors,omitempty"`
 	// Truncated says the walk stopped at the workspace's file limit.
 	Truncated bool `json:"truncated,omitempty"`
+	// ImagePins maps image names to the tag (":1.2") or digest ("@sha256:...") that a
+	// kustomization's images: transformer sets, which manifests then leave out.
+	ImagePins map[string]string `json:"-"`
 }
 
 // Collector builds an Inventory from the files of a workspace walk. Terraform files are
@@ -206,7 +209,9 @@ type Collector struct {
 }
 
 // NewCollector returns an empty Collector.
-func NewCollector() *Collector { return &Collector{modules: map[string]*tfModule{}} }
+func NewCollector() *Collector {
+	return &Collector{modules: map[string]*tfModule{}, inv: Inventory{ImagePins: map[string]string{}}}
+}
 
 // Add reads f if it is a declaration file; other files are ignored. It reports whether f was
 // one.
@@ -249,7 +254,7 @@ func (c *Collector) Add(f workspace.File) bool {
 
 // addTemplate reads a YAML (or JSON) document stream as CloudFormation, compose or Kubernetes.
 func (c *Collector) addTemplate(f workspace.File, jsonOnly bool) bool {
-	rs, ok, err := parseYAMLDeclarations(f.Rel, f.Content, jsonOnly)
+	rs, ok, err := parseYAMLDeclarations(f.Rel, f.Content, jsonOnly, c.inv.ImagePins)
 	if !ok {
 		return false
 	}

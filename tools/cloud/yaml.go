@@ -19,7 +19,8 @@ var composeName = regexp.MustCompile(`^(docker-)?compose(\.[\w-]+)?\.ya?ml$`)
 // parseYAMLDeclarations reads a YAML or JSON document stream. ok is false when no document is
 // a CloudFormation/SAM template, a compose file or a Kubernetes object (most YAML files are
 // none of them, and Helm templates are not even YAML: neither is an error).
-func parseYAMLDeclarations(rel string, src []byte, jsonOnly bool) ([]*Resource, bool, *FileError) {
+// Image pins of kustomize files (images: name -> newTag or digest) are added to pins.
+func parseYAMLDeclarations(rel string, src []byte, jsonOnly bool, pins map[string]string) ([]*Resource, bool, *FileError) {
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var out []*Resource
 	recognised := false
@@ -40,6 +41,8 @@ func parseYAMLDeclarations(rel string, src []byte, jsonOnly bool) ([]*Resource, 
 		}
 		top := doc.Content[0]
 		switch {
+		case kustomizeImages(top, pins):
+			recognised = true
 		case isCloudFormation(top):
 			recognised = true
 			out = append(out, cloudFormation(rel, top)...)
@@ -299,15 +302,38 @@ func resolveIntrinsics(v any, params map[string]any, logical, refs map[string]bo
 	return v
 }
 
+// kustomizeImages reports whether top is a kustomize file (build instructions, not objects in
+// a cluster) and records the versions its images: transformer pins.
+func kustomizeImages(top *yaml.Node, pins map[string]string) bool {
+	_, api := mapping(top, "apiVersion")
+	if api == nil || !strings.HasPrefix(api.Value, "kustomize.config.k8s.io/") {
+		return false
+	}
+	_, images := mapping(top, "images")
+	if images == nil {
+		return true
+	}
+	for _, img := range images.Content {
+		_, name := mapping(img, "name")
+		_, tag := mapping(img, "newTag")
+		_, digest := mapping(img, "digest")
+		switch {
+		case name == nil:
+		case digest != nil:
+			pins[name.Value] = "@" + digest.Value
+		case tag != nil:
+			pins[name.Value] = ":" + tag.Value
+		}
+	}
+	return true
+}
+
 // kubernetes returns the object of one manifest document (the items of a List).
 func kubernetes(rel string, top *yaml.Node) []*Resource {
 	_, api := mapping(top, "apiVersion")
 	_, kind := mapping(top, "kind")
 	if api == nil || kind == nil || api.Kind != yaml.ScalarNode || kind.Kind != yaml.ScalarNode {
 		return nil
-	}
-	if strings.HasPrefix(api.Value, "kustomize.config.k8s.io/") {
-		return nil // build instructions for kustomize, not objects in a cluster
 	}
 	if kind.Value == "List" || strings.HasSuffix(kind.Value, "List") {
 		_, items := mapping(top, "items")

@@ -161,7 +161,7 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 		g.Go(func() error {
 			fs := secrets(gctx, a.secrets, f.Rel, f.Content)
 			if code && !f.Generated && f.Language != "Go" {
-				fs = append(fs, codeFindings(f.Rel, f.Language, f.Content)...)
+				fs = append(fs, codeFindings(gctx, f.Rel, f.Language, f.Content)...)
 			}
 			mu.Lock()
 			out = append(out, fs...)

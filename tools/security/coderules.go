@@ -1,6 +1,7 @@
 package security
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -169,6 +170,9 @@ func args(ts []token, open int) []token {
 // call matches a call of the dotted name (e.g. "hashlib.md5") at i and returns its arguments.
 // It runs for every token and rule, so it compares in place instead of splitting the name.
 func call(ts []token, i int, dotted string) ([]token, bool) {
+	if i >= len(ts) || ts[i].str || !strings.HasPrefix(dotted, ts[i].text) {
+		return nil, false // the common case, decided without scanning the name
+	}
 	k, parts := i, 0
 	for rest := dotted; ; {
 		part, tail, more := strings.Cut(rest, ".")
@@ -429,8 +433,11 @@ var codeRules = []codeRule{
 }
 
 // codeFindings applies the rules for language to one file.
-func codeFindings(rel, language string, content []byte) []Finding {
-	ts, ok := tokenize(language, string(content))
+func codeFindings(ctx context.Context, rel, language string, content []byte) []Finding {
+	ts, ok := parseTokens(ctx, language, content)
+	if !ok {
+		ts, ok = tokenize(language, string(content))
+	}
 	if !ok {
 		return nil
 	}
@@ -452,7 +459,7 @@ func codeFindings(rel, language string, content []byte) []Finding {
 			out = append(out, Finding{
 				RuleID: r.id, Severity: r.severity, Category: CategoryCode, CWE: r.cwe,
 				File: rel, Line: ts[i].line, Location: fmt.Sprintf("%s:%d", rel, ts[i].line),
-				Message: r.message, Remediation: r.remediation, Tool: "platform",
+				Message: r.message, Remediation: r.remediation, Tool: "platform", Title: r.message,
 			})
 		}
 	}

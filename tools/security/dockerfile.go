@@ -18,11 +18,11 @@ func isDockerfile(rel string) bool {
 
 var (
 	ruleDockerUser = infraRule{"docker/no-user", "medium", "CWE-250", "CIS Docker 4.1",
-		"Create an unprivileged user and switch to it before the entrypoint (RUN useradd -r app && ... then USER app)"}
+		"Create an unprivileged user and switch to it before the entrypoint (RUN useradd -r app && ... then USER app)", "Image runs as root"}
 	ruleDockerAdd = infraRule{"docker/add-remote-url", "low", "CWE-494", "CIS Docker 4.9",
-		"Use COPY for local files and download with RUN curl plus a checksum check for remote ones"}
+		"Use COPY for local files and download with RUN curl plus a checksum check for remote ones", "ADD of a remote URL"}
 	ruleDockerSecret = infraRule{"docker/secret-in-image", "high", "CWE-798", "CIS Docker 4.10",
-		"Pass secrets at build time with RUN --mount=type=secret and at run time from the environment or a secret store, never ENV/ARG values"}
+		"Pass secrets at build time with RUN --mount=type=secret and at run time from the environment or a secret store, never ENV/ARG values", "Secret baked into the image"}
 )
 
 // dockerfileFindings parses a Dockerfile with BuildKit's parser and checks its final stage.
@@ -33,7 +33,7 @@ func dockerfileFindings(rel string, content []byte) ([]Finding, error) {
 	}
 	mk := func(r infraRule, line int, msg string) Finding {
 		return Finding{RuleID: r.id, Severity: r.severity, Category: CategoryInfrastructure, CWE: r.cwe, CIS: r.cis,
-			File: rel, Line: line, Location: fmt.Sprintf("%s:%d", rel, line), Message: msg, Remediation: r.remediation, Tool: "platform"}
+			File: rel, Line: line, Location: fmt.Sprintf("%s:%d", rel, line), Message: msg, Remediation: r.remediation, Tool: "platform", Title: r.title}
 	}
 	var out []Finding
 	stages := map[string]bool{}

@@ -35,6 +35,7 @@ const (
 // Finding is one problem with where it is and what to do about it.
 type Finding struct {
 	RuleID      string `json:"ruleId"`
+	Title       string `json:"title"` // what the rule finds, the same for all its findings
 	Severity    string `json:"severity"`
 	Category    string `json:"category"`
 	CWE         string `json:"cwe"`
@@ -122,7 +123,7 @@ func SARIF(fs []Finding) *sarif.Report {
 			rd := &sarif.ReportingDescriptor{
 				ID:               f.RuleID,
 				Name:             f.RuleID,
-				ShortDescription: sarif.NewMultiformatMessageString(f.Message),
+				ShortDescription: sarif.NewMultiformatMessageString(f.Title),
 				Help:             sarif.NewMultiformatMessageString(f.Remediation),
 				Properties: &sarif.PropertyBag{
 					"tags":              []string{f.Category, f.CWE},

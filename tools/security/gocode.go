@@ -11,6 +11,7 @@ import (
 
 	"github.com/securego/gosec/v2"
 	"github.com/securego/gosec/v2/analyzers"
+	"github.com/securego/gosec/v2/issue"
 	"github.com/securego/gosec/v2/rules"
 	"golang.org/x/tools/go/packages"
 )
@@ -96,6 +97,7 @@ func goFindings(ctx context.Context, dir string) ([]Finding, []string) {
 			}
 			out = append(out, Finding{
 				RuleID:      "gosec/" + is.RuleID,
+				Title:       gosecTitle(is),
 				Severity:    strings.ToLower(is.Severity.String()),
 				Category:    CategoryCode,
 				CWE:         cwe,
@@ -108,4 +110,12 @@ func goFindings(ctx context.Context, dir string) ([]Finding, []string) {
 		}
 	}
 	return out, notes
+}
+
+// gosecTitle names what a gosec rule finds: the weakness it reports, else its message.
+func gosecTitle(is *issue.Issue) string {
+	if is.Cwe != nil && is.Cwe.Name != "" {
+		return is.Cwe.Name
+	}
+	return is.What
 }

@@ -11,37 +11,37 @@ import (
 
 // infraRule describes a misconfiguration; the checks below report it per occurrence.
 type infraRule struct {
-	id, severity, cwe, cis, remediation string
+	id, severity, cwe, cis, remediation, title string
 }
 
 var (
 	ruleOpenAdmin = infraRule{"iac/ingress-open-admin-port", "high", "CWE-284", "CIS AWS Foundations 5.2 / CIS GCP 3.6-3.7",
-		"Allow SSH/RDP only from known ranges (a bastion, VPN or corporate CIDR), or use SSM Session Manager / IAP instead of open ports"}
+		"Allow SSH/RDP only from known ranges (a bastion, VPN or corporate CIDR), or use SSM Session Manager / IAP instead of open ports", "Administration port open to the internet"}
 	rulePublicBucket = infraRule{"iac/public-bucket", "high", "CWE-732", "CIS AWS Foundations 2.1.4 / CIS GCP 5.1",
-		"Keep buckets private: enable all four S3 Block Public Access settings, drop public ACLs and allUsers bindings, and serve public content through a CDN with origin access control"}
+		"Keep buckets private: enable all four S3 Block Public Access settings, drop public ACLs and allUsers bindings, and serve public content through a CDN with origin access control", "Publicly accessible storage bucket"}
 	ruleUnencrypted = infraRule{"iac/unencrypted-storage", "medium", "CWE-311", "",
-		"Enable encryption at rest (encrypted = true / storage_encrypted = true, with a customer-managed KMS key where required)"}
+		"Enable encryption at rest (encrypted = true / storage_encrypted = true, with a customer-managed KMS key where required)", "Storage not encrypted at rest"}
 	ruleWildcardIAM = infraRule{"iac/iam-wildcard", "high", "CWE-269", "CIS AWS Foundations 1.16",
-		"Grant the specific actions on the specific resources the principal needs; never Action \"*\" on Resource \"*\""}
+		"Grant the specific actions on the specific resources the principal needs; never Action \"*\" on Resource \"*\"", "IAM policy with wildcard permissions"}
 	rulePrivileged = infraRule{"iac/privileged-container", "high", "CWE-250", "CIS Kubernetes 5.2.2",
-		"Remove privileged: true; grant the single capability needed (securityContext.capabilities.add) instead"}
+		"Remove privileged: true; grant the single capability needed (securityContext.capabilities.add) instead", "Privileged container"}
 	ruleRoot = infraRule{"iac/container-runs-as-root", "medium", "CWE-250", "CIS Kubernetes 5.2.7",
-		"Set securityContext.runAsNonRoot: true and a non-zero runAsUser, and build the image with a non-root USER"}
+		"Set securityContext.runAsNonRoot: true and a non-zero runAsUser, and build the image with a non-root USER", "Container may run as root"}
 	ruleHostPath = infraRule{"iac/hostpath-volume", "high", "CWE-668", "CIS Kubernetes 5.2.12",
-		"Use a PersistentVolumeClaim, emptyDir or projected volume instead of mounting the node's filesystem"}
+		"Use a PersistentVolumeClaim, emptyDir or projected volume instead of mounting the node's filesystem", "hostPath volume"}
 	ruleLatest = infraRule{"iac/image-latest-tag", "medium", "CWE-494", "",
-		"Pin images to a version tag and, better, a digest (image: repo/app:1.4.2@sha256:...) so that what runs is what was reviewed"}
+		"Pin images to a version tag and, better, a digest (image: repo/app:1.4.2@sha256:...) so that what runs is what was reviewed", "Floating image tag"}
 	ruleSecretInManifest = infraRule{"iac/secret-in-manifest", "high", "CWE-798", "CIS Kubernetes 5.4.1",
-		"Keep secret values out of the repository: reference a Secret (valueFrom.secretKeyRef) filled by a secret manager (External Secrets, Sealed Secrets, SOPS)"}
+		"Keep secret values out of the repository: reference a Secret (valueFrom.secretKeyRef) filled by a secret manager (External Secrets, Sealed Secrets, SOPS)", "Secret value in a manifest"}
 	ruleDockerSocket = infraRule{"iac/docker-socket-mount", "critical", "CWE-250", "CIS Docker 5.31",
-		"Do not mount /var/run/docker.sock into containers: it is root on the host"}
+		"Do not mount /var/run/docker.sock into containers: it is root on the host", "Docker socket mounted into a container"}
 )
 
 func (r infraRule) finding(res *cloud.Resource, line int, msg string) Finding {
 	return Finding{
 		RuleID: r.id, Severity: r.severity, Category: CategoryInfrastructure, CWE: r.cwe, CIS: r.cis,
 		File: res.File, Line: line, Location: fmt.Sprintf("%s:%d", res.File, line),
-		Message: msg, Remediation: r.remediation, Tool: "platform",
+		Message: msg, Remediation: r.remediation, Tool: "platform", Title: r.title,
 	}
 }
 
@@ -55,7 +55,7 @@ func infraFindings(inv *cloud.Inventory) []Finding {
 		out = append(out, publicBucket(r)...)
 		out = append(out, unencrypted(r)...)
 		out = append(out, iam(r)...)
-		out = append(out, containers(r)...)
+		out = append(out, containers(r, inv.ImagePins)...)
 	}
 	return out
 }
@@ -339,7 +339,7 @@ func literalSecret(name string, value any) bool {
 	return ok && secretName.MatchString(name) && strings.TrimSpace(s) != "" && !strings.Contains(s, "${") && !cloud.Unresolved(s)
 }
 
-func containers(r *cloud.Resource) []Finding {
+func containers(r *cloud.Resource, pins map[string]string) []Finding {
 	switch r.Source {
 	case cloud.SourceCompose:
 		return composeService(r)
@@ -386,7 +386,7 @@ func containers(r *cloud.Resource) []Finding {
 				out = append(out, ruleRoot.finding(r, r.LineOf(cp...),
 					fmt.Sprintf("container %q of %s may run as root (no runAsNonRoot: true or non-zero runAsUser)", name, r.Address)))
 			}
-			if img, _ := c["image"].(string); imageLatest(img) {
+			if img, _ := c["image"].(string); imageLatest(img) && pins[img] == "" {
 				out = append(out, ruleLatest.finding(r, r.LineOf(append(cp, "image")...),
 					fmt.Sprintf("container %q of %s uses the floating image %q", name, r.Address, img)))
 			}

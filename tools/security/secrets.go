@@ -48,6 +48,7 @@ func secrets(ctx context.Context, d *detect.Detector, rel string, content []byte
 		line := s.StartLine + 1 // gitleaks counts lines from 0
 		out = append(out, Finding{
 			RuleID:   "secret/" + s.RuleID,
+			Title:    s.Description,
 			Severity: sev,
 			Category: CategorySecret,
 			CWE:      "CWE-798",

@@ -97,7 +97,7 @@ func TestEveryPlantedFindingAndNothingElse(t *testing.T) {
 	got := map[want]bool{}
 	for _, f := range rep.Findings {
 		got[want{f.RuleID, f.Location, f.Severity}] = true
-		if f.CWE == "" || f.Remediation == "" || f.Message == "" {
+		if f.CWE == "" || f.Remediation == "" || f.Message == "" || f.Title == "" {
 			t.Errorf("incomplete finding %+v", f)
 		}
 		for _, clean := range []string{"app/clean.py", "web/clean.js", "infra/clean/"} {
@@ -205,7 +205,10 @@ func TestSARIF(t *testing.T) {
 			Tool struct {
 				Driver struct {
 					Rules []struct {
-						ID string `json:"id"`
+						ID               string `json:"id"`
+						ShortDescription struct {
+							Text string `json:"text"`
+						} `json:"shortDescription"`
 					} `json:"rules"`
 				} `json:"driver"`
 			} `json:"tool"`
@@ -230,6 +233,9 @@ func TestSARIF(t *testing.T) {
 	}
 	if log.Version != "2.1.0" || len(log.Runs) != 1 || len(log.Runs[0].Results) != 2 || len(log.Runs[0].Tool.Driver.Rules) != 2 {
 		t.Fatalf("sarif %s", b)
+	}
+	if d := log.Runs[0].Tool.Driver.Rules[0].ShortDescription.Text; d != "Docker socket mounted into a container" {
+		t.Errorf("rule description %q", d)
 	}
 	r := log.Runs[0].Results[0]
 	loc := r.Locations[0].PhysicalLocation
