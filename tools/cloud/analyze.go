@@ -265,16 +265,6 @@ func (a *Analyzer) Analyze(ctx context.Context, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// Inventory returns the inventory below path (as a client names it), for analyses that read
-// the declarations too.
-func (a *Analyzer) Inventory(ctx context.Context, path string) (*Inventory, error) {
-	dir, err := a.ws.Resolve("path", path)
-	if err != nil {
-		return nil, err
-	}
-	return Scan(ctx, a.ws, dir)
-}
-
 func (a *Analyzer) display(dir string) string {
 	if _, rel, ok := a.ws.Root(dir); ok {
 		return rel

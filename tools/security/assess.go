@@ -76,7 +76,7 @@ func (a *Assessor) Assess(ctx context.Context, opts Options) (*Report, error) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d less severe findings left out: raise severity, narrow path, or raise limit (up to 5000)", rep.Omitted))
 		all = all[:limit]
 	}
-	rep.Findings = all
+	rep.Findings = append([]Finding{}, all...) // [] rather than null when there is none
 	return rep, nil
 }
 

@@ -186,8 +186,9 @@ func TestScopeAndSeverity(t *testing.T) {
 	if len(rep.Findings) != 5 || rep.Omitted != len(planted)-5 || rep.Findings[4].Severity != "high" {
 		t.Errorf("limit: %d findings, %d omitted", len(rep.Findings), rep.Omitted)
 	}
-	if n, _ := count(`{"scope":"both","path":"infra/clean"}`); n != 0 {
-		t.Errorf("clean folder: %d findings", n)
+	clean := assess(t, a, `{"scope":"both","path":"infra/clean"}`)
+	if b, _ := json.Marshal(clean); clean.Summary.Total != 0 || !strings.Contains(string(b), `"findings":[]`) {
+		t.Errorf("clean folder: %s", b)
 	}
 }
 
