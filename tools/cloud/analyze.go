@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -91,7 +92,11 @@ func Scan(ctx context.Context, ws *workspace.Workspace, dir string) (*Inventory,
 		return nil
 	})
 	if err != nil && !errors.Is(err, workspace.ErrFileLimit) {
-		return nil, fmt.Errorf("scan %s: %w", dir, err)
+		shown := filepath.Base(dir)
+		if _, rel, ok := ws.Root(dir); ok {
+			shown = rel // the workspace's name for it, not the server's path
+		}
+		return nil, fmt.Errorf("scan %s: %w", shown, err)
 	}
 	inv := c.Inventory()
 	if errors.Is(err, workspace.ErrFileLimit) {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/cloud"
 	"github.com/platform-dev/platform/tools/security"
@@ -169,10 +171,23 @@ func (e *Expert) Consult(ctx context.Context, domain, query string, ctxArgs map[
 			return nil, ctx.Err()
 		default:
 			e.log.Warn("consult_expert: model failed, answering from the knowledge base", "err", err)
-			ans.Notes = append(ans.Notes, "model unavailable ("+err.Error()+"): answered from the knowledge base")
+			ans.Notes = append(ans.Notes, "model unavailable ("+modelFailure(err)+"): answered from the knowledge base")
 		}
 	}
 	return ans, nil
+}
+
+// modelFailure says why the model failed without the endpoint's address, which the client
+// need not know (the log has the whole error).
+func modelFailure(err error) string {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		return fmt.Sprintf("HTTP %d from the model endpoint", apiErr.StatusCode)
+	}
+	if strings.HasPrefix(err.Error(), "no answer within") || err.Error() == "empty answer" {
+		return err.Error()
+	}
+	return "the model endpoint could not be reached"
 }
 
 // contextPath returns the workspace path the context names.

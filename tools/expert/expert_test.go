@@ -221,6 +221,7 @@ func TestModelFailureFallsBackToTheKnowledgeBase(t *testing.T) {
 		"error":   {status: http.StatusServiceUnavailable},
 		"timeout": {delay: 5 * time.Second},
 	} {
+		want := map[string]string{"error": "HTTP 503 from the model endpoint", "timeout": "no answer within 300ms"}[name]
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(cs)
 			defer srv.Close()
@@ -229,7 +230,8 @@ func TestModelFailureFallsBackToTheKnowledgeBase(t *testing.T) {
 			if a.AnswerBy != expert.ByKnowledgeBase || !strings.Contains(a.Answer, "[security/injection#sql-injection]") {
 				t.Errorf("answer by %s: %s", a.AnswerBy, a.Answer)
 			}
-			if len(a.Notes) == 0 || !strings.Contains(a.Notes[len(a.Notes)-1], "model unavailable") {
+			if len(a.Notes) == 0 || !strings.Contains(a.Notes[len(a.Notes)-1], "model unavailable") ||
+				strings.Contains(strings.Join(a.Notes, " "), srv.URL) || !strings.Contains(strings.Join(a.Notes, " "), want) {
 				t.Errorf("notes %v", a.Notes)
 			}
 			cs.mu.Lock()

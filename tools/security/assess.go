@@ -116,7 +116,7 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 		earlyDir = dir
 		early = make(chan goResult, 1)
 		go func() {
-			fs, notes := goFindings(ctx, dir)
+			fs, notes := goFindings(ctx, dir, a.shown(dir))
 			early <- goResult{fs, notes}
 		}()
 	}
@@ -176,7 +176,7 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 	if errors.Is(err, workspace.ErrFileLimit) {
 		rep.Notes = append(rep.Notes, "the folder has more files than one walk reads: the assessment is incomplete; narrow path")
 	} else if err != nil {
-		return nil, nil, fmt.Errorf("assess %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("assess %s: %w", a.shown(dir), err)
 	}
 	if infra {
 		inv := collector.Inventory()
@@ -194,7 +194,7 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 		sort.Strings(goModDirs)
 		for _, d := range goModDirs {
 			if d != earlyDir {
-				fs, notes := goFindings(ctx, d) // a module nested below the folder
+				fs, notes := goFindings(ctx, d, a.shown(d)) // a module nested below the folder
 				raw, rep.Notes = append(raw, fs...), append(rep.Notes, notes...)
 			}
 		}
@@ -219,6 +219,14 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 	}
 	sortFindings(kept)
 	return kept, rep, nil
+}
+
+// shown is how notes name a folder: relative to its workspace root, never the server's path.
+func (a *Assessor) shown(dir string) string {
+	if _, rel, ok := a.ws.Root(dir); ok {
+		return rel
+	}
+	return filepath.Base(dir)
 }
 
 // insideModule reports whether dir or a folder above it, up to its workspace root, has a go.mod.

@@ -47,8 +47,8 @@ var gosecRemediation = map[string]string{
 // goFindings runs gosec's AST rules and SSA analyzers over the packages below dir, a module
 // folder or a folder inside a module. Type information comes from the local build and module
 // caches only: GOPROXY=off keeps an analysis from downloading anything. Findings carry the
-// absolute file name; the caller maps it into the workspace.
-func goFindings(ctx context.Context, dir string) ([]Finding, []string) {
+// absolute file name; the caller maps it into the workspace. shown names dir in notes.
+func goFindings(ctx context.Context, dir, shown string) ([]Finding, []string) {
 	var out []Finding
 	var notes []string
 	logger := log.New(io.Discard, "", 0)
@@ -61,7 +61,7 @@ func goFindings(ctx context.Context, dir string) ([]Finding, []string) {
 		}
 		pkgs, err := packages.Load(conf, "./...")
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("Go packages in %s not loaded: %v", dir, err))
+			notes = append(notes, fmt.Sprintf("Go packages in %s not loaded: %v", shown, err))
 			return out, notes
 		}
 		an := gosec.NewAnalyzer(gosec.NewConfig(), false, true, false, 1, logger)
@@ -82,7 +82,7 @@ func goFindings(ctx context.Context, dir string) ([]Finding, []string) {
 			an.CheckAnalyzers(pkg)
 		}
 		if incomplete > 0 {
-			notes = append(notes, fmt.Sprintf("%d Go packages in %s have load or type errors (missing modules?): their findings may be incomplete", incomplete, dir))
+			notes = append(notes, fmt.Sprintf("%d Go packages in %s have load or type errors (missing modules?): their findings may be incomplete", incomplete, shown))
 		}
 		issues, _, _ := an.Report()
 		for _, is := range issues {
