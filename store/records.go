@@ -23,8 +23,10 @@ type Records struct {
 	// updating serializes the updates of one record in this process. MongoDB applies an
 	// update atomically, but FerretDB (the embedded store) reads the document, changes it
 	// and writes it back, so two updates of different fields of one record at the same time
-	// could lose one of them. Striped by a hash of table and uid: a fixed set of locks.
-	updating [64]sync.Mutex
+	// could lose one of them. Striped by a hash of database, table and uid: a fixed set of
+	// locks, shared by every Records of one Stores, so that two versions of a project's API
+	// (before and after a definition change) still serialize on the same record.
+	updating *updateLocks
 
 	// FerretDB sorts in memory after reading every matching document, while it returns
 	// unsorted documents in insertion order, which is uid order; lists without an order of
@@ -33,11 +35,26 @@ type Records struct {
 	insertOrder bool
 }
 
-// NewRecords serves the tables kept in db.
-func NewRecords(db *mongo.Database) *Records { return &Records{db: db} }
+// updateLocks is a fixed set of mutexes, striped by record.
+type updateLocks [64]sync.Mutex
+
+// NewRecords serves the tables kept in db, with update locks of its own. A service that
+// rebuilds a project's Records uses (*Stores).ProjectRecords instead, whose locks are shared.
+func NewRecords(db *mongo.Database) *Records { return &Records{db: db, updating: new(updateLocks)} }
+
+// ProjectRecords serves a project's tables (on its dedicated cluster when mongoURI is set).
+func (s *Stores) ProjectRecords(ctx context.Context, projectID, mongoURI string) (*Records, error) {
+	db, err := s.ProjectDatabase(ctx, projectID, mongoURI)
+	if err != nil {
+		return nil, err
+	}
+	return &Records{db: db, updating: s.updating}, nil
+}
 
 func (r *Records) updateLock(table, uid string) *sync.Mutex {
 	h := fnv.New32a()
+	h.Write([]byte(r.db.Name()))
+	h.Write([]byte{0})
 	h.Write([]byte(table))
 	h.Write([]byte{0})
 	h.Write([]byte(uid))

@@ -67,6 +67,8 @@ type Stores struct {
 	mu      sync.Mutex
 	clients map[string]*mongo.Client // dedicated clusters, by URI
 
+	updating *updateLocks // shared by every project's Records
+
 	stopFerret func()
 	ferretDone chan struct{}
 	mini       *miniredis.Miniredis
@@ -81,7 +83,7 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Stores{logger: logger, clients: map[string]*mongo.Client{}}
+	s := &Stores{logger: logger, clients: map[string]*mongo.Client{}, updating: new(updateLocks)}
 	defer func() {
 		if err != nil {
 			_ = s.Close(context.WithoutCancel(ctx))

@@ -18,10 +18,13 @@ import (
 type Runtime struct {
 	Project *Project
 	API     *gql.API
+	// Verifier says who the caller is; Rules what the caller may do.
+	Verifier *Verifier
+	Rules    *Rules
 }
 
 // Close releases what the runtime holds open.
-func (rt *Runtime) Close() {}
+func (rt *Runtime) Close() { rt.Verifier.Close() }
 
 // entry is a cached lookup: a runtime, or the fact that the project does not exist.
 type entry struct {

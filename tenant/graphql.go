@@ -10,8 +10,10 @@ func (r *Registry) MountGraphQL(e *echo.Echo) {
 	e.Any("/api/v1/graphql", serveGraphQL, ProjectOnly)
 }
 
+// serveGraphQL verifies the caller's token against the project's identity provider and runs
+// the request under the project's access rules (see Protect).
 func serveGraphQL(c echo.Context) error {
 	rt := RuntimeOf(c)
-	rt.API.ServeHTTP(c.Response(), c.Request())
+	serveProtected(c.Response(), c.Request(), rt.Verifier, rt.Rules, rt.API)
 	return nil
 }

@@ -44,7 +44,9 @@ type Options struct {
 	// unknown host does not reach the control database.
 	NotFoundTTL time.Duration
 	GraphQL     GraphQLLimits
-	Logger      *slog.Logger
+	// Auth tunes token verification (leeway, JWKS refresh).
+	Auth   VerifierConfig
+	Logger *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -68,18 +70,23 @@ func (o *Options) defaults() {
 // Registry stores project documents in the control database and keeps the ones in use ready
 // to serve.
 type Registry struct {
-	stores   *store.Stores
-	projects *store.Projects
-	opts     Options
-	cache    *cache
-	stop     context.CancelFunc
-	done     chan struct{}
+	stores    *store.Stores
+	projects  *store.Projects
+	opts      Options
+	cache     *cache
+	verifiers *Verifiers
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
 // NewRegistry opens the registry and starts listening for changes made by other replicas.
 func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Registry, error) {
 	opts.defaults()
 	r := &Registry{stores: stores, projects: stores.Projects(), opts: opts, done: make(chan struct{})}
+	if opts.Auth.Logger == nil {
+		opts.Auth.Logger = opts.Logger
+	}
+	r.verifiers = NewVerifiers(opts.Auth)
 	r.cache = newCache(opts, r.Get, r.build)
 	sub := stores.Redis.Subscribe(ctx, changesChannel)
 	// Receive waits for the subscription's confirmation, so no change published after
@@ -130,7 +137,7 @@ func (r *Registry) Runtime(ctx context.Context, id string) (*Runtime, error) {
 
 // build makes a project ready to serve: its records, and its GraphQL API.
 func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
-	db, err := r.stores.ProjectDatabase(ctx, p.ID, p.MongoURI)
+	records, err := r.stores.ProjectRecords(ctx, p.ID, p.MongoURI)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +151,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 	}
 	api, err := gql.New(gql.Config{
 		Tables:        p.StoreTables(),
-		Records:       store.NewRecords(db),
+		Records:       records,
 		Introspection: introspection,
 		DefaultLimit:  lim.DefaultLimit,
 		MaxLimit:      lim.MaxLimit,
@@ -157,7 +164,11 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 	if err != nil {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
 	}
-	return &Runtime{Project: p, API: api}, nil
+	rules, err := CompileAccess(p.Tables)
+	if err != nil {
+		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
+	}
+	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules}, nil
 }
 
 // Get reads a project document from the control database.

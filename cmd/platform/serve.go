@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -45,6 +46,8 @@ type serveConfig struct {
 	MCPMaxResponse                    int
 	MCPTrustedProxies, MCPOrigins     string
 	Workspace                         string
+	DevIssuer                         string
+	AuthLeeway                        time.Duration
 }
 
 func (c *serveConfig) settings() []setting {
@@ -77,6 +80,8 @@ func (c *serveConfig) settings() []setting {
 		stringSetting(&c.MCPTrustedProxies, "trusted-proxies", "PLATFORM_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For names the client"),
 		stringSetting(&c.MCPOrigins, "mcp-allowed-origins", "MCP_ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (* for any)"),
 		stringSetting(&c.Workspace, "workspace", "MCP_WORKSPACE", ".", "comma-separated folders the MCP tools may read"),
+		stringSetting(&c.DevIssuer, "dev-issuer", "PLATFORM_DEV_ISSUER", "auto", "development issuer and demo project: on, off, or auto (on unless MONGODB_URI is set)"),
+		durationSetting(&c.AuthLeeway, "auth-leeway", "PLATFORM_AUTH_LEEWAY", 30*time.Second, "clock skew allowed on the exp, nbf and iat of project tokens"),
 	}
 }
 
@@ -161,6 +166,8 @@ func serve(ctx context.Context, cfg serveConfig) error {
 
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
 		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
+		// A zero Leeway takes VerifierConfig's default; here 0 means none.
+		Auth: tenant.VerifierConfig{Leeway: cmp.Or(cfg.AuthLeeway, -1), Logger: logger},
 		GraphQL: tenant.GraphQLLimits{
 			DefaultLimit: cfg.GQLDefaultLimit, MaxLimit: cfg.GQLMaxLimit,
 			MaxBodyBytes: int64(cfg.GQLMaxBody), MaxQueryBytes: cfg.GQLMaxQuery,
@@ -195,6 +202,16 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
 	reg.MountAdmin(e, adminToken)
 	reg.MountGraphQL(e)
+	var devIssuer *tenant.DevIssuer
+	switch {
+	case cfg.DevIssuer == "on" || cfg.DevIssuer == "auto" && cfg.MongoURI == "":
+		if devIssuer, err = tenant.OpenDevIssuer(dataDir); err != nil {
+			return err
+		}
+		e.GET(tenant.DevIssuerJWKSPath, echo.WrapHandler(devIssuer), tenant.ApexOnly)
+	case cfg.DevIssuer != "off" && cfg.DevIssuer != "auto":
+		return fmt.Errorf("--dev-issuer %q: want on, off or auto", cfg.DevIssuer)
+	}
 	e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -209,6 +226,15 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	port := ln.Addr().(*net.TCPAddr).Port
+	if devIssuer != nil {
+		jwks := tenant.DevJWKSURL(ln.Addr())
+		created, err := reg.EnsureDemo(ctx, devIssuer, jwks)
+		if err != nil {
+			return err
+		}
+		logger.Info("development issuer on: tokens from `platform token --project demo --sub alice`",
+			"jwks", jwks, "demo", fmt.Sprintf("http://demo.%s:%d/api/v1/graphql", cfg.Domain, port), "demo_applied", created)
+	}
 	logger.Info("platform serving",
 		"addr", ln.Addr().String(),
 		"admin", fmt.Sprintf("http://%s:%d/admin/v1/projects", cfg.Domain, port),

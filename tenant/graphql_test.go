@@ -1,0 +1,167 @@
+package tenant_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/platform-dev/platform/tenant"
+)
+
+// service is the HTTP surface of serve: host routing, the GraphQL API of each project and
+// the development issuer's JWKS on the apex host.
+type service struct {
+	url    string
+	reg    *tenant.Registry
+	issuer *tenant.DevIssuer
+	jwks   string
+}
+
+func newService(t *testing.T) service {
+	t.Helper()
+	ctx := context.Background()
+	reg, err := tenant.NewRegistry(ctx, openStores(t), tenant.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	iss, err := tenant.OpenDevIssuer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
+	reg.MountGraphQL(e)
+	e.GET(tenant.DevIssuerJWKSPath, echo.WrapHandler(iss), tenant.ApexOnly)
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	return service{url: srv.URL, reg: reg, issuer: iss, jwks: tenant.DevJWKSURL(srv.Listener.Addr())}
+}
+
+// post sends a GraphQL request to project's host.
+func (s service) post(t *testing.T, project, token, query string, vars map[string]any) gqlAnswer {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, s.url+"/api/v1/graphql", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = project + ".platform.test"
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	a := gqlAnswer{status: resp.StatusCode}
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		t.Fatalf("decode answer: %v", err)
+	}
+	return a
+}
+
+func (s service) token(t *testing.T, project, sub string) string {
+	t.Helper()
+	tok, err := s.issuer.Mint(project, sub, time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// TestDemoProject: the demo project serve creates on first start, used with development
+// tokens through host routing, as the README's quick start does.
+func TestDemoProject(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	if changed, err := s.reg.EnsureDemo(ctx, s.issuer, s.jwks); err != nil || !changed {
+		t.Fatalf("first start: changed %v, %v; want the demo created", changed, err)
+	}
+	if changed, err := s.reg.EnsureDemo(ctx, s.issuer, s.jwks); err != nil || changed {
+		t.Fatalf("second start: changed %v, %v; want nothing to do", changed, err)
+	}
+
+	alice, bob := s.token(t, "demo", "alice"), s.token(t, "demo", "bob")
+	created := s.post(t, "demo", alice, createDoc, map[string]any{"data": map[string]any{"name": "Tea", "price": 3.5}})
+	if created.code() != "" {
+		t.Fatalf("create: %d %+v", created.status, created.Errors)
+	}
+	var rec struct{ UID string }
+	if err := json.Unmarshal(created.Data["createProduct"], &rec); err != nil || rec.UID == "" {
+		t.Fatalf("created %s: %v", created.Data["createProduct"], err)
+	}
+	if got := s.post(t, "demo", bob, `{ products { uid } }`, nil).uids(t, "products"); len(got) != 1 || got[0] != rec.UID {
+		t.Errorf("bob lists %v, want alice's product (read is authenticated)", got)
+	}
+	update := map[string]any{"uid": rec.UID, "data": map[string]any{"price": 4.0}}
+	if got := s.post(t, "demo", bob, updateDoc, update).code(); got != "FORBIDDEN" {
+		t.Errorf("bob updating alice's product: %q, want FORBIDDEN", got)
+	}
+	if got := s.post(t, "demo", alice, updateDoc, update).code(); got != "" {
+		t.Errorf("alice updating her product: %q", got)
+	}
+	if got := s.post(t, "demo", bob, deleteDoc, map[string]any{"uid": rec.UID}).code(); got != "FORBIDDEN" {
+		t.Errorf("bob deleting alice's product: %q, want FORBIDDEN", got)
+	}
+	if got := s.post(t, "demo", "", `{ products { uid } }`, nil); got.status != http.StatusUnauthorized || got.code() != "UNAUTHENTICATED" {
+		t.Errorf("no token: %d %q, want 401 UNAUTHENTICATED", got.status, got.code())
+	}
+
+	// A second project trusting the same issuer refuses the demo's tokens.
+	other, err := s.issuer.DemoProject(s.jwks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.ID, other.Auth = "other", s.issuer.Auth("other", s.jwks)
+	if _, _, err := s.reg.Put(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.post(t, "other", alice, `{ products { uid } }`, nil); got.status != http.StatusUnauthorized || got.Errors[0].Extensions["reason"] != "wrong_audience" {
+		t.Errorf("demo token on another project: %d %+v", got.status, got.Errors)
+	}
+	if got := s.post(t, "other", s.token(t, "other", "alice"), `{ products { uid } }`, nil); got.code() != "" {
+		t.Errorf("the other project's own token: %+v", got.Errors)
+	}
+}
+
+// TestDemoFollowsTheAddress: a restart on another port points the demo project at the new
+// JWKS address; a demo an operator moved to another issuer stays as it is.
+func TestDemoFollowsTheAddress(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	if _, err := s.reg.EnsureDemo(ctx, s.issuer, "http://127.0.0.1:1"+tenant.DevIssuerJWKSPath); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.post(t, "demo", s.token(t, "demo", "alice"), `{ products { uid } }`, nil); got.status != http.StatusServiceUnavailable {
+		t.Fatalf("JWKS at a dead address: %d %+v, want 503", got.status, got.Errors)
+	}
+	if changed, err := s.reg.EnsureDemo(ctx, s.issuer, s.jwks); err != nil || !changed {
+		t.Fatalf("restart on a new address: changed %v, %v", changed, err)
+	}
+	demo, err := s.reg.Get(ctx, tenant.DemoProjectID)
+	if err != nil || demo.Auth.JWKSURL != s.jwks {
+		t.Fatalf("demo after the restart: %+v %v", demo.Auth, err)
+	}
+	if got := s.post(t, "demo", s.token(t, "demo", "alice"), `{ products { uid } }`, nil); got.status != http.StatusOK || got.code() != "" {
+		t.Fatalf("after the restart: %d %+v", got.status, got.Errors)
+	}
+	demo.Auth.Issuer = "https://idp.example/"
+	if _, _, err := s.reg.Put(ctx, demo); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := s.reg.EnsureDemo(ctx, s.issuer, "http://127.0.0.1:2"+tenant.DevIssuerJWKSPath); err != nil || changed {
+		t.Fatalf("demo trusting another issuer: changed %v, %v; want it left alone", changed, err)
+	}
+}
