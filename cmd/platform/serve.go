@@ -46,6 +46,9 @@ type serveConfig struct {
 	MCPMaxResponse                    int
 	MCPTrustedProxies, MCPOrigins     string
 	Workspace                         string
+	ExpertURL, ExpertModel            string
+	ExpertAPIKey                      string
+	ExpertTimeout                     time.Duration
 	DevIssuer                         string
 	AuthLeeway                        time.Duration
 }
@@ -80,6 +83,10 @@ func (c *serveConfig) settings() []setting {
 		stringSetting(&c.MCPTrustedProxies, "trusted-proxies", "PLATFORM_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For names the client"),
 		stringSetting(&c.MCPOrigins, "mcp-allowed-origins", "MCP_ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (* for any)"),
 		stringSetting(&c.Workspace, "workspace", "MCP_WORKSPACE", ".", "comma-separated folders the MCP tools may read"),
+		stringSetting(&c.ExpertURL, "expert-llm-url", "EXPERT_LLM_URL", "", "OpenAI-compatible endpoint consult_expert writes its answers with; empty: knowledge-base answers"),
+		stringSetting(&c.ExpertModel, "expert-llm-model", "EXPERT_LLM_MODEL", "", "model name for the expert endpoint"),
+		stringSetting(&c.ExpertAPIKey, "expert-llm-api-key", "EXPERT_LLM_API_KEY", "", "API key for the expert endpoint"),
+		durationSetting(&c.ExpertTimeout, "expert-llm-timeout", "EXPERT_LLM_TIMEOUT", 20*time.Second, "time the model may take before the knowledge-base answer is used"),
 		stringSetting(&c.DevIssuer, "dev-issuer", "PLATFORM_DEV_ISSUER", "auto", "development issuer and demo project: on, off, or auto (on unless MONGODB_URI is set)"),
 		durationSetting(&c.AuthLeeway, "auth-leeway", "PLATFORM_AUTH_LEEWAY", 30*time.Second, "clock skew allowed on the exp, nbf and iat of project tokens"),
 	}

@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/platform-dev/platform/tools"
+	"github.com/platform-dev/platform/tools/cloud"
 	"github.com/platform-dev/platform/tools/code"
+	"github.com/platform-dev/platform/tools/expert"
+	"github.com/platform-dev/platform/tools/security"
 	"github.com/platform-dev/platform/tools/workspace"
 )
 
-// buildTools assembles the analyses the MCP server offers, all reading below the same
-// workspace roots. The returned function stops their watchers.
+// buildTools assembles the six analyses the MCP server offers, in the seed's order, all
+// reading below the same workspace roots. The returned function stops their watchers (the
+// cloud watcher also stops with ctx).
 func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, logger *slog.Logger) (tools.Set, func(), error) {
 	ws, err := workspace.New(splitList(cfg.Workspace)...)
 	if err != nil {
@@ -21,12 +25,50 @@ func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, logger *sl
 	if err != nil {
 		return tools.Set{}, nil, err
 	}
-	set := tools.Set{Tools: codeA.Tools(), Resources: []tools.Resource{codeA.Resource()}}
-	closeAll := func() {
-		if err := errors.Join(codeA.Close()); err != nil {
-			logger.Warn("stop tools", "err", err)
+	stop := func() {
+		if err := codeA.Close(); err != nil {
+			logger.Warn("stop code analysis", "err", err)
 		}
 	}
-	logger.Info("mcp tools ready", "workspace", ws.Roots(), "tools", len(set.Tools))
-	return set, closeAll, nil
+	fail := func(err error) (tools.Set, func(), error) {
+		stop()
+		return tools.Set{}, nil, err
+	}
+	cloudA, err := cloud.New(ctx, ws, hub, logger.With("tool", "cloud"))
+	if err != nil {
+		return fail(err)
+	}
+	sec, err := security.New(ws, logger.With("tool", "security"))
+	if err != nil {
+		return fail(err)
+	}
+	codeTools := codeA.Tools()
+	patterns, err := toolNamed(codeTools, "detect_patterns")
+	if err != nil {
+		return fail(err)
+	}
+	codebase, err := toolNamed(codeTools, "analyze_codebase")
+	if err != nil {
+		return fail(err)
+	}
+	ex, err := expert.New(expert.Config{URL: cfg.ExpertURL, Model: cfg.ExpertModel, APIKey: cfg.ExpertAPIKey, Timeout: cfg.ExpertTimeout},
+		ws, expert.Sources{Security: sec, Cloud: cloudA, Patterns: patterns, Codebase: codebase}, logger.With("tool", "expert"))
+	if err != nil {
+		return fail(err)
+	}
+	set := tools.Set{
+		Tools:     append(codeTools, cloudA, sec, ex),
+		Resources: []tools.Resource{codeA.Resource(), cloudA},
+	}
+	logger.Info("mcp tools ready", "workspace", ws.Roots(), "tools", len(set.Tools), "expert_model", cfg.ExpertModel != "" && cfg.ExpertURL != "")
+	return set, stop, nil
+}
+
+func toolNamed(ts []tools.Tool, name string) (tools.Tool, error) {
+	for _, t := range ts {
+		if t.Spec().Name == name {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("no tool named %q", name)
 }
