@@ -50,10 +50,10 @@ func TestScaleOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two replicas and two stores; not in -short")
 	}
-	bin := buildPlatform(t)
-	redisURL := startRedisServer(t)
-	mongoURI := startFerretDB(t)
-	idp := newTestIdP(t)
+	bin := scaleBuild(t)
+	redisURL := scaleRedis(t)
+	mongoURI := scaleFerretDB(t)
+	idp := newScaleIdP(t)
 
 	env := []string{
 		"MONGODB_URI=" + mongoURI,
@@ -64,23 +64,23 @@ func TestScaleOut(t *testing.T) {
 		// The proxy below is the load balancer: its X-Forwarded-For names the client.
 		"PLATFORM_TRUSTED_PROXIES=127.0.0.0/8",
 	}
-	a := startReplica(t, bin, "A", env)
-	b := startReplica(t, bin, "B", env)
-	lb := newRoundRobin(t, a, b)
+	a := startScaleReplica(t, bin, "A", env)
+	b := startScaleReplica(t, bin, "B", env)
+	lb := newScaleProxy(t, a, b)
 
 	t.Run("project change reaches the other replica within a second", func(t *testing.T) {
-		a.putProject(t, shopProject(idp.url, false))
+		a.putProject(t, scaleProject(idp.url, false))
 		// B serves (and caches) the first definition ...
-		if status, body := b.graphql(t, idp.token(t, "alice"), `query { products { uid name } }`, nil); status != http.StatusOK || hasErrors(body) {
+		if status, body := b.graphql(t, idp.token(t, "alice"), `query { products { uid name } }`, nil); status != http.StatusOK || scaleHasErrors(body) {
 			t.Fatalf("B before the change: %d %s", status, body)
 		}
 		// ... and a change applied through A replaces it on B through Redis, not through
 		// B's periodic refresh (30 s).
-		a.putProject(t, shopProject(idp.url, true))
+		a.putProject(t, scaleProject(idp.url, true))
 		deadline := time.Now().Add(time.Second)
 		for {
 			status, body := b.graphql(t, idp.token(t, "alice"), `query { products { uid author } }`, nil)
-			if status == http.StatusOK && !hasErrors(body) {
+			if status == http.StatusOK && !scaleHasErrors(body) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -98,8 +98,8 @@ func TestScaleOut(t *testing.T) {
 				writer, reader = b, a
 			}
 			name := fmt.Sprintf("written-through-%s-%d", writer.name, i)
-			uid := createProduct(t, writer, tok, name, 1.5+float64(i))
-			got := fetchProduct(t, reader, tok, uid)
+			uid := scaleCreate(t, writer, tok, name, 1.5+float64(i))
+			got := scaleFetch(t, reader, tok, uid)
 			if got["name"] != name || got["price"] != 1.5+float64(i) {
 				t.Errorf("%s reads %v for the record %s wrote as %q", reader.name, got, writer.name, name)
 			}
@@ -214,7 +214,7 @@ func TestScaleOut(t *testing.T) {
 			t.Fatal("no request failed after B was killed: the load did not go on through the kill")
 		}
 		for uid, name := range acked {
-			got := fetchProduct(t, a, tok, uid)
+			got := scaleFetch(t, a, tok, uid)
 			if got["name"] != name {
 				t.Errorf("acknowledged write %s (%s) reads back as %v", uid, name, got)
 			}
@@ -223,8 +223,8 @@ func TestScaleOut(t *testing.T) {
 	})
 }
 
-// buildPlatform builds the platform binary once for this test.
-func buildPlatform(t *testing.T) string {
+// scaleBuild builds the platform binary once for this test.
+func scaleBuild(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "platform")
 	out, err := exec.Command("go", "build", "-o", bin, "../cmd/platform").CombinedOutput()
@@ -234,8 +234,8 @@ func buildPlatform(t *testing.T) string {
 	return bin
 }
 
-// startRedisServer runs a real redis-server on a free loopback port, without persistence.
-func startRedisServer(t *testing.T) string {
+// scaleRedis runs a real redis-server on a free loopback port, without persistence.
+func scaleRedis(t *testing.T) string {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -278,9 +278,9 @@ func startRedisServer(t *testing.T) string {
 	}
 }
 
-// startFerretDB runs FerretDB (SQLite handler) in the test process, outside both replicas,
+// scaleFerretDB runs FerretDB (SQLite handler) in the test process, outside both replicas,
 // as the shared MongoDB-protocol store.
-func startFerretDB(t *testing.T) string {
+func scaleFerretDB(t *testing.T) string {
 	t.Helper()
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
@@ -306,13 +306,13 @@ func startFerretDB(t *testing.T) string {
 	return f.MongoDBURI()
 }
 
-// testIdP is an identity provider: an ES256 key whose JWKS an httptest server publishes.
-type testIdP struct {
+// scaleIdP is an identity provider: an ES256 key whose JWKS an httptest server publishes.
+type scaleIdP struct {
 	key *ecdsa.PrivateKey
 	url string
 }
 
-func newTestIdP(t *testing.T) *testIdP {
+func newScaleIdP(t *testing.T) *scaleIdP {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -332,10 +332,10 @@ func newTestIdP(t *testing.T) *testIdP {
 		_, _ = w.Write(jwks)
 	}))
 	t.Cleanup(srv.Close)
-	return &testIdP{key: key, url: srv.URL + "/jwks.json"}
+	return &scaleIdP{key: key, url: srv.URL + "/jwks.json"}
 }
 
-func (p *testIdP) token(t *testing.T, sub string) string {
+func (p *scaleIdP) token(t *testing.T, sub string) string {
 	t.Helper()
 	now := time.Now()
 	tok := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{
@@ -349,7 +349,7 @@ func (p *testIdP) token(t *testing.T, sub string) string {
 	return s
 }
 
-func shopProject(jwksURL string, withAuthor bool) map[string]any {
+func scaleProject(jwksURL string, withAuthor bool) map[string]any {
 	fields := map[string]any{
 		"name":  map[string]any{"type": "String", "required": true},
 		"price": map[string]any{"type": "Float", "required": true},
@@ -367,8 +367,8 @@ func shopProject(jwksURL string, withAuthor bool) map[string]any {
 	}
 }
 
-// replica is one running `platform serve`.
-type replica struct {
+// scaleReplica is one running `platform serve`.
+type scaleReplica struct {
 	name, addr string
 	cmd        *exec.Cmd
 	exited     chan struct{}
@@ -378,9 +378,9 @@ type replica struct {
 
 var scaleServing = regexp.MustCompile(`msg="platform serving" addr=(\S+)`)
 
-func startReplica(t *testing.T, bin, name string, env []string) *replica {
+func startScaleReplica(t *testing.T, bin, name string, env []string) *scaleReplica {
 	t.Helper()
-	r := &replica{name: name, exited: make(chan struct{})}
+	r := &scaleReplica{name: name, exited: make(chan struct{})}
 	r.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--workspace", t.TempDir())
 	r.cmd.Env = append(os.Environ(), append([]string{"PLATFORM_LOG_FORMAT=text"}, env...)...)
 	stderr, err := r.cmd.StderrPipe()
@@ -427,28 +427,28 @@ func startReplica(t *testing.T, bin, name string, env []string) *replica {
 	return r
 }
 
-func (r *replica) logText() string {
+func (r *scaleReplica) logText() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.log.String()
 }
 
 // kill ends the replica with SIGKILL: no graceful shutdown, as when a node dies.
-func (r *replica) kill() {
+func (r *scaleReplica) kill() {
 	_ = r.cmd.Process.Kill()
 	<-r.exited
 }
 
-func (r *replica) do(t *testing.T, method, host, path, token string, body any) (int, []byte) {
+func (r *scaleReplica) do(t *testing.T, method, host, path, token string, body any) (int, []byte) {
 	t.Helper()
-	status, out, err := send(http.DefaultClient, method, "http://"+r.addr+path, host, token, body)
+	status, out, err := scaleSend(http.DefaultClient, method, "http://"+r.addr+path, host, token, body)
 	if err != nil {
 		t.Fatalf("%s %s%s on %s: %v", method, host, path, r.name, err)
 	}
 	return status, out
 }
 
-func (r *replica) putProject(t *testing.T, doc map[string]any) {
+func (r *scaleReplica) putProject(t *testing.T, doc map[string]any) {
 	t.Helper()
 	status, body := r.do(t, http.MethodPut, "localhost", "/admin/v1/projects/shop", scaleAdminToken, doc)
 	if status != http.StatusOK && status != http.StatusCreated {
@@ -456,7 +456,7 @@ func (r *replica) putProject(t *testing.T, doc map[string]any) {
 	}
 }
 
-func (r *replica) graphql(t *testing.T, token, query string, vars map[string]any) (int, []byte) {
+func (r *scaleReplica) graphql(t *testing.T, token, query string, vars map[string]any) (int, []byte) {
 	t.Helper()
 	if vars == nil {
 		vars = map[string]any{}
@@ -464,7 +464,7 @@ func (r *replica) graphql(t *testing.T, token, query string, vars map[string]any
 	return r.do(t, http.MethodPost, "shop.localhost", "/api/v1/graphql", token, map[string]any{"query": query, "variables": vars})
 }
 
-func send(c *http.Client, method, url, host, token string, body any) (int, []byte, error) {
+func scaleSend(c *http.Client, method, url, host, token string, body any) (int, []byte, error) {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return 0, nil, err
@@ -487,28 +487,28 @@ func send(c *http.Client, method, url, host, token string, body any) (int, []byt
 	return resp.StatusCode, out, err
 }
 
-func hasErrors(body []byte) bool {
+func scaleHasErrors(body []byte) bool {
 	var r struct{ Errors []any }
 	return json.Unmarshal(body, &r) != nil || len(r.Errors) > 0
 }
 
 // The seed's create and fetch documents, verbatim.
 const (
-	seedCreate = `mutation createproduct($data: productInput!) { createproduct(data: $data) { uid name price createdAt updatedAt } }`
-	seedFetch  = `query products($uid: ID) { products(uid: $uid) { uid name price author createdAt updatedAt } }`
+	scaleSeedCreate = `mutation createproduct($data: productInput!) { createproduct(data: $data) { uid name price createdAt updatedAt } }`
+	scaleSeedFetch  = `query products($uid: ID) { products(uid: $uid) { uid name price author createdAt updatedAt } }`
 )
 
-func createProduct(t *testing.T, r *replica, token, name string, price float64) string {
+func scaleCreate(t *testing.T, r *scaleReplica, token, name string, price float64) string {
 	t.Helper()
-	status, body := r.graphql(t, token, seedCreate, map[string]any{"data": map[string]any{"name": name, "price": price}})
-	uid, ok := createdUID(status, body)
+	status, body := r.graphql(t, token, scaleSeedCreate, map[string]any{"data": map[string]any{"name": name, "price": price}})
+	uid, ok := scaleCreatedUID(status, body)
 	if !ok {
 		t.Fatalf("createproduct through %s: %d %s", r.name, status, body)
 	}
 	return uid
 }
 
-func createdUID(status int, body []byte) (string, bool) {
+func scaleCreatedUID(status int, body []byte) (string, bool) {
 	var out struct {
 		Data struct {
 			CreateProduct struct{ UID string } `json:"createProduct"`
@@ -521,30 +521,30 @@ func createdUID(status int, body []byte) (string, bool) {
 	return out.Data.CreateProduct.UID, true
 }
 
-func fetchProduct(t *testing.T, r *replica, token, uid string) map[string]any {
+func scaleFetch(t *testing.T, r *scaleReplica, token, uid string) map[string]any {
 	t.Helper()
-	status, body := r.graphql(t, token, seedFetch, map[string]any{"uid": uid})
+	status, body := r.graphql(t, token, scaleSeedFetch, map[string]any{"uid": uid})
 	var out struct {
 		Data struct{ Products []map[string]any }
 	}
-	if status != http.StatusOK || hasErrors(body) || json.Unmarshal(body, &out) != nil || len(out.Data.Products) != 1 {
+	if status != http.StatusOK || scaleHasErrors(body) || json.Unmarshal(body, &out) != nil || len(out.Data.Products) != 1 {
 		t.Fatalf("fetch %s through %s: %d %s", uid, r.name, status, body)
 	}
 	return out.Data.Products[0]
 }
 
-// roundRobin is the load balancer: each request goes to the next replica in turn, and the
+// scaleProxy is the load balancer: each request goes to the next replica in turn, and the
 // answer says which one served it.
-type roundRobin struct {
+type scaleProxy struct {
 	url    string
 	client *http.Client
 	failed atomic.Int64 // requests the proxy could not complete (a dead replica)
 }
 
-func newRoundRobin(t *testing.T, replicas ...*replica) *roundRobin {
+func newScaleProxy(t *testing.T, replicas ...*scaleReplica) *scaleProxy {
 	t.Helper()
 	var next atomic.Uint64
-	lb := &roundRobin{client: &http.Client{Timeout: 30 * time.Second}}
+	lb := &scaleProxy{client: &http.Client{Timeout: 30 * time.Second}}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			r := replicas[(next.Add(1)-1)%uint64(len(replicas))]
@@ -572,16 +572,16 @@ func newRoundRobin(t *testing.T, replicas ...*replica) *roundRobin {
 }
 
 // tryCreate creates a product through the proxy; ok means the write was acknowledged.
-func (lb *roundRobin) tryCreate(token, name string) (uid string, ok bool) {
-	status, body, err := send(lb.client, http.MethodPost, lb.url+"/api/v1/graphql", "shop.localhost", token,
-		map[string]any{"query": seedCreate, "variables": map[string]any{"data": map[string]any{"name": name, "price": 9.5}}})
+func (lb *scaleProxy) tryCreate(token, name string) (uid string, ok bool) {
+	status, body, err := scaleSend(lb.client, http.MethodPost, lb.url+"/api/v1/graphql", "shop.localhost", token,
+		map[string]any{"query": scaleSeedCreate, "variables": map[string]any{"data": map[string]any{"name": name, "price": 9.5}}})
 	if err != nil {
 		return "", false
 	}
-	return createdUID(status, body)
+	return scaleCreatedUID(status, body)
 }
 
-type mcpAnswer struct {
+type scaleMCPAnswer struct {
 	status   int
 	header   http.Header
 	servedBy string
@@ -597,7 +597,7 @@ type mcpAnswer struct {
 
 // mcp posts one JSON-RPC message to /mcp on the apex host, as the given client address (the
 // proxy's X-Forwarded-For), and decodes the answer whether it is JSON or an event stream.
-func (lb *roundRobin) mcp(t *testing.T, client, session string, msg map[string]any) mcpAnswer {
+func (lb *scaleProxy) mcp(t *testing.T, client, session string, msg map[string]any) scaleMCPAnswer {
 	t.Helper()
 	raw, _ := json.Marshal(msg)
 	req, err := http.NewRequest(http.MethodPost, lb.url+"/mcp", bytes.NewReader(raw))
@@ -621,7 +621,7 @@ func (lb *roundRobin) mcp(t *testing.T, client, session string, msg map[string]a
 	if err != nil {
 		t.Fatalf("read /mcp answer: %v", err)
 	}
-	a := mcpAnswer{status: resp.StatusCode, header: resp.Header, servedBy: resp.Header.Get("X-Served-By")}
+	a := scaleMCPAnswer{status: resp.StatusCode, header: resp.Header, servedBy: resp.Header.Get("X-Served-By")}
 	if _, hasID := msg["id"]; !hasID || resp.StatusCode == http.StatusNotFound {
 		return a // notifications get 202 and no body; an unknown session 404
 	}
