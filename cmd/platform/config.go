@@ -51,10 +51,6 @@ func durationSetting(p *time.Duration, flag, env string, def time.Duration, help
 	return parsedSetting(p, flag, env, def, help, "a duration such as 30s or 5m", time.ParseDuration, (*pflag.FlagSet).DurationVar)
 }
 
-func boolSetting(p *bool, flag, env string, def bool, help string) setting {
-	return parsedSetting(p, flag, env, def, help, "true or false", strconv.ParseBool, (*pflag.FlagSet).BoolVar)
-}
-
 func envOr(env, def string) string {
 	if env != "" {
 		if v, ok := os.LookupEnv(env); ok {
