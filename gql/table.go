@@ -410,14 +410,23 @@ func intArg(a argValue, name string, lo, hi int64) (int64, error) {
 	if !a.set || a.v == nil {
 		return 0, nil
 	}
-	n, ok := a.v.(int32)
-	if !ok {
+	// A literal arrives as int32; a variable as the float64 its JSON decoded to.
+	var n int64
+	switch v := a.v.(type) {
+	case int32:
+		n = int64(v)
+	case float64:
+		if v != math.Trunc(v) || v < math.MinInt32 || v > math.MaxInt32 {
+			return 0, userError(codeBadUserInput, fmt.Sprintf("%s must be an Int, got %v", name, v))
+		}
+		n = int64(v)
+	default:
 		return 0, userError(codeBadUserInput, name+" must be an Int")
 	}
-	if int64(n) < lo || int64(n) > hi {
+	if n < lo || n > hi {
 		return 0, userError(codeBadUserInput, fmt.Sprintf("%s must be between %d and %d, got %d", name, lo, hi, n))
 	}
-	return int64(n), nil
+	return n, nil
 }
 
 func (t *table) setWhere(q *store.Query, a argValue) error {
