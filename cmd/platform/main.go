@@ -28,7 +28,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionCmd(), newReferenceCmd(), newTokenCmd())
+	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionCmd(), newReferenceCmd(), newTokenCmd(), newHealthcheckCmd())
 	return root
 }
 

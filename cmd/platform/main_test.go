@@ -449,3 +449,22 @@ func TestBadEnvironmentIsRefused(t *testing.T) {
 		t.Fatalf("a bad environment value should stop serve and name the variable: %v\n%s", err, out)
 	}
 }
+
+func TestHealthcheckCommand(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	for _, tc := range []struct {
+		name, addr, path string
+		ok               bool
+	}{
+		{"alive", s.addr, "/healthz", true},
+		{"ready", s.addr, "/readyz", true},
+		{"nothing listening", freeAddr(t), "/healthz", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := exec.Command(binary, "healthcheck", "--addr", tc.addr, "--path", tc.path).CombinedOutput()
+			if (err == nil) != tc.ok {
+				t.Fatalf("healthcheck ok=%v, want %v: %s", err == nil, tc.ok, out)
+			}
+		})
+	}
+}
