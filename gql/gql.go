@@ -18,8 +18,10 @@ import (
 
 	graphql "github.com/graph-gophers/graphql-go"
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/platform-dev/platform/store"
+	"github.com/platform-dev/platform/telemetry"
 )
 
 // Defaults of the zero Config values.
@@ -52,6 +54,8 @@ type Config struct {
 	// Timeout bounds the execution of one request.
 	Timeout time.Duration
 	Logger  *slog.Logger
+	// Tracer, when set, gets a span for each execution; nil costs nothing.
+	Tracer trace.Tracer
 }
 
 // API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a
@@ -158,12 +162,12 @@ func (a *API) root(tables []*table) any {
 	}
 	for _, t := range tables {
 		n := t.names
-		list := a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.recs, errorType}, false), t.list)
+		list := a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.recs, errorType}, false), noted("list", t.list))
 		add(n.list, list)
-		add(n.count, reflect.ValueOf(guarded(a, t.count)))
+		add(n.count, reflect.ValueOf(guarded(a, noted("count", t.count))))
 		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.rec, errorType}, false)
-		create, update := a.resolver(one, t.create), a.resolver(one, t.update)
-		remove := reflect.ValueOf(guarded(a, t.remove))
+		create, update := a.resolver(one, noted("create", t.create)), a.resolver(one, noted("update", t.update))
+		remove := reflect.ValueOf(guarded(a, noted("delete", t.remove)))
 		for _, name := range dedupe(n.create, n.createCamel) {
 			add(name, create)
 		}
@@ -208,6 +212,15 @@ func guarded[T any](a *API, resolve func(context.Context, args) (T, error)) func
 			return zero, a.public(ctx, err)
 		}
 		return v, nil
+	}
+}
+
+// noted wraps a root resolver so that the request's metrics and trace name the kind of work
+// it did.
+func noted[T any](op string, resolve func(context.Context, args) (T, error)) func(context.Context, args) (T, error) {
+	return func(ctx context.Context, in args) (T, error) {
+		telemetry.NoteOperation(ctx, op)
+		return resolve(ctx, in)
 	}
 }
 

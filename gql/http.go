@@ -11,6 +11,10 @@ import (
 	"net/http"
 
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/platform-dev/platform/telemetry"
 )
 
 // The error codes answered in errors[].extensions.code.
@@ -54,15 +58,18 @@ type response struct {
 // otherwise, errors of validation and execution included. The caller has settled who is
 // asking and attached their Guard to the request's context.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every error answer carries the request's id, so a caller's report finds its log lines.
+	reqID := telemetry.RequestID(r.Context())
+	fail := func(status int, code, msg string) { writeError(w, status, code, msg, reqID) }
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, codeBadRequest, "use POST with a JSON body {\"query\": ..., \"variables\": {...}}")
+		fail(http.StatusMethodNotAllowed, codeBadRequest, "use POST with a JSON body {\"query\": ..., \"variables\": {...}}")
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("Content-Type %q: send application/json", ct))
+			fail(http.StatusBadRequest, codeBadRequest, fmt.Sprintf("Content-Type %q: send application/json", ct))
 			return
 		}
 	}
@@ -70,25 +77,25 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			writeError(w, http.StatusRequestEntityTooLarge, codeBadRequest, fmt.Sprintf("the body is larger than %d bytes", a.cfg.MaxBodyBytes))
+			fail(http.StatusRequestEntityTooLarge, codeBadRequest, fmt.Sprintf("the body is larger than %d bytes", a.cfg.MaxBodyBytes))
 			return
 		}
-		writeError(w, http.StatusBadRequest, codeBadRequest, "read the body: "+err.Error())
+		fail(http.StatusBadRequest, codeBadRequest, "read the body: "+err.Error())
 		return
 	}
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(w, http.StatusBadRequest, codeBadRequest, "the body is not a JSON object {\"query\": ..., \"variables\": {...}}: "+err.Error())
+		fail(http.StatusBadRequest, codeBadRequest, "the body is not a JSON object {\"query\": ..., \"variables\": {...}}: "+err.Error())
 		return
 	}
 	if req.Query == nil || *req.Query == "" {
-		writeError(w, http.StatusBadRequest, codeBadRequest, "the body has no query")
+		fail(http.StatusBadRequest, codeBadRequest, "the body has no query")
 		return
 	}
 	var vars map[string]any
 	if len(req.Variables) > 0 && !bytes.Equal(req.Variables, []byte("null")) {
 		if err := json.Unmarshal(req.Variables, &vars); err != nil {
-			writeError(w, http.StatusBadRequest, codeBadRequest, "variables must be a JSON object")
+			fail(http.StatusBadRequest, codeBadRequest, "variables must be a JSON object")
 			return
 		}
 	}
@@ -109,8 +116,16 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	default:
 		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
+		var span trace.Span
+		if a.cfg.Tracer != nil {
+			ctx, span = a.cfg.Tracer.Start(ctx, "graphql.execute", trace.WithAttributes(attribute.String("graphql.operation.name", opName)))
+		}
 		res := a.schema.Exec(ctx, a.keys.rewrite(*req.Query), opName, vars)
 		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
+		if span != nil {
+			span.SetAttributes(attribute.Int("graphql.errors", len(res.Errors)))
+			span.End()
+		}
 		cancel()
 		resp.Data, resp.Errors = res.Data, res.Errors
 		if timedOut {
@@ -124,11 +139,14 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, e := range resp.Errors {
 		setCode(e)
+		if reqID != "" {
+			e.Extensions["requestId"] = reqID
+		}
 	}
 	out, err := resp.encode()
 	if err != nil {
 		a.cfg.Logger.ErrorContext(r.Context(), "encode graphql response", "err", err)
-		writeError(w, http.StatusInternalServerError, codeInternal, "internal error")
+		fail(http.StatusInternalServerError, codeInternal, "internal error")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -175,8 +193,12 @@ func setCode(e *gqlerrors.QueryError) {
 	e.Extensions["code"] = code
 }
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	out, _ := json.Marshal(response{Errors: []*gqlerrors.QueryError{{Message: msg, Extensions: map[string]any{"code": code}}}})
+func writeError(w http.ResponseWriter, status int, code, msg, reqID string) {
+	ext := map[string]any{"code": code}
+	if reqID != "" {
+		ext["requestId"] = reqID
+	}
+	out, _ := json.Marshal(response{Errors: []*gqlerrors.QueryError{{Message: msg, Extensions: ext}}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(out)

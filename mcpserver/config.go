@@ -6,6 +6,9 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config holds every limit and policy of the server. A zero field takes the default shown in
@@ -44,6 +47,11 @@ type Config struct {
 	Checks map[string]func(context.Context) error
 	// Version is the build version of the deployment, shown in service://system/health.
 	Version string
+	// Registerer receives the server's metrics (tool calls, limiter decisions); nil keeps
+	// them unregistered.
+	Registerer prometheus.Registerer
+	// Tracer, when set, gets a span for each tools/call; nil costs nothing.
+	Tracer trace.Tracer
 }
 
 // withDefaults fills zero fields and checks the rest.

@@ -19,6 +19,7 @@ func (s *Server) admitRate(ctx context.Context, w http.ResponseWriter, client st
 	res, err := s.limiter.Allow(ctx, s.st.k.rate(client), limit)
 	if err != nil {
 		s.stats.limiterFailed(err)
+		s.metrics.limiter.WithLabelValues("rate", "unavailable").Inc()
 		if !failClosed {
 			return nil
 		}
@@ -33,8 +34,10 @@ func (s *Server) admitRate(ctx context.Context, w http.ResponseWriter, client st
 	h.Set("RateLimit-Remaining", strconv.Itoa(res.Remaining))
 	h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
 	if res.Allowed > 0 {
+		s.metrics.limiter.WithLabelValues("rate", "allowed").Inc()
 		return nil
 	}
+	s.metrics.limiter.WithLabelValues("rate", "refused").Inc()
 	s.stats.reject(&s.stats.rateLimited)
 	retry := ceilSeconds(res.RetryAfter)
 	h.Set("Retry-After", strconv.Itoa(retry))
@@ -68,6 +71,7 @@ func (s *Server) acquireSlot(ctx context.Context, w http.ResponseWriter, client 
 	token, err := s.st.acquire(ctx, client, s.cfg.MaxConcurrent, ttl)
 	if err != nil {
 		s.stats.limiterFailed(err)
+		s.metrics.limiter.WithLabelValues("concurrency", "unavailable").Inc()
 		if !failClosed {
 			return "", nil
 		}
@@ -77,11 +81,13 @@ func (s *Server) acquireSlot(ctx context.Context, w http.ResponseWriter, client 
 			"the limiter's store (Redis) is not answering, so this request is refused until it does; retry later")
 	}
 	if token == "" {
+		s.metrics.limiter.WithLabelValues("concurrency", "refused").Inc()
 		s.stats.reject(&s.stats.concurrencyLimited)
 		w.Header().Set("Retry-After", "1")
 		return "", newError(CodeRateLimited, "Too many concurrent connections",
 			fmt.Sprintf("at most %d concurrent requests and open streams per client; finish or close one first", s.cfg.MaxConcurrent))
 	}
+	s.metrics.limiter.WithLabelValues("concurrency", "allowed").Inc()
 	return token, nil
 }
 

@@ -131,7 +131,7 @@ func (s *Server) initialize(ctx context.Context, c *call) (any, *rpcError) {
 	id, err := s.st.createSession(ctx, kindSession, version, fields)
 	if err != nil {
 		// Without Redis there is no session, but the client can still work statelessly.
-		s.log.Warn("initialize without a session", "err", err)
+		s.log.WarnContext(ctx, "initialize without a session", "err", err)
 	} else {
 		c.w.Header().Set(headerSession, id)
 	}
@@ -369,6 +369,9 @@ func (s *Server) ctxError(ctx context.Context, what string, e *toolEntry) *rpcEr
 	return newError(CodeServerError, "Request cancelled", what+" was cancelled by the client")
 }
 
+// msgTooLarge is the message of a response refused for its size.
+const msgTooLarge = "Response too large"
+
 // tooLarge replaces a response above the size limit; the client learns how to ask for less.
 func (s *Server) tooLarge(c *call, size int) *rpcError {
 	hint := "request less data"
@@ -379,7 +382,7 @@ func (s *Server) tooLarge(c *call, size int) *rpcError {
 	if e, ok := s.cat.Load().byName[p.Name]; ok && c.msg.Method == "tools/call" && len(e.args) > 0 {
 		hint = fmt.Sprintf("narrow the call with %s's arguments (%s): a smaller path or scope, a lower depth, a filter", e.spec.Name, strings.Join(e.args, ", "))
 	}
-	return newError(CodeServerError, "Response too large",
+	return newError(CodeServerError, msgTooLarge,
 		fmt.Sprintf("the response would be %d bytes, above the limit of %d bytes; %s", size, s.cfg.MaxResponseBytes, hint))
 }
 

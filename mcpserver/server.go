@@ -27,6 +27,9 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/platform-dev/platform/tools"
 )
@@ -79,6 +82,7 @@ type Server struct {
 	log     *slog.Logger
 	cat     atomic.Pointer[catalog]
 	stats   *stats
+	metrics *metrics
 	started time.Time
 
 	ctx      context.Context // cancelled by Close; ends open streams
@@ -112,6 +116,10 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg:       cfg,
@@ -121,6 +129,7 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 		limiter:   redis_rate.NewLimiter(rdb),
 		log:       logger.With("component", "mcpserver"),
 		stats:     newStats(),
+		metrics:   m,
 		started:   time.Now(),
 		ctx:       ctx,
 		cancel:    cancel,
@@ -256,6 +265,7 @@ func (s *Server) trusted(a netip.Addr) bool {
 }
 
 func writeRPC(w http.ResponseWriter, status int, id json.RawMessage, result any, rerr *rpcError) {
+	stampRequestID(w, rerr)
 	b, err := responseJSON(id, result, rerr)
 	if err != nil {
 		b, _ = responseJSON(id, nil, newError(CodeInternalError, "Internal error", "the response could not be encoded"))
@@ -264,6 +274,14 @@ func writeRPC(w http.ResponseWriter, status int, id json.RawMessage, result any,
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// stampRequestID gives an error the request id that the HTTP layer in front (Echo's
+// RequestID middleware) put on the response.
+func stampRequestID(w http.ResponseWriter, rerr *rpcError) {
+	if rerr != nil {
+		rerr.RequestID = w.Header().Get("X-Request-Id")
+	}
 }
 
 // call is one request being served.
@@ -316,7 +334,14 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &call{w: w, r: r, msg: msg, client: s.clientOf(r)}
 	isToolCall := msg.Method == "tools/call"
+	tool := ""
+	if isToolCall {
+		tool = s.toolLabel(msg)
+	}
 	if rerr := s.admitRate(r.Context(), w, c.client, isToolCall); rerr != nil {
+		if isToolCall {
+			s.metrics.toolCalls.WithLabelValues(tool, outcome(nil, rerr)).Inc()
+		}
 		s.stats.record(true)
 		writeRPC(w, rerr.httpStatus(), msg.ID, nil, rerr)
 		return
@@ -357,6 +382,9 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request) {
 	}
 	slot, rerr := s.acquireSlot(r.Context(), w, c.client, slotTTL, isToolCall || listen)
 	if rerr != nil {
+		if isToolCall {
+			s.metrics.toolCalls.WithLabelValues(tool, outcome(nil, rerr)).Inc()
+		}
 		s.stats.record(true)
 		writeRPC(w, rerr.httpStatus(), msg.ID, nil, rerr)
 		return
@@ -374,21 +402,37 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	defer s.track(c, cancel)()
 	start := time.Now()
+	if isToolCall && s.cfg.Tracer != nil {
+		var span trace.Span
+		ctx, span = s.cfg.Tracer.Start(ctx, "mcp tools/call "+tool, trace.WithAttributes(attribute.String("mcp.tool", tool)))
+		defer span.End()
+	}
 	result, rerr := s.dispatch(ctx, c)
 	if rerr == nil && c.version >= Version20260728 {
 		result = completeResult(result)
 	}
-	b, err := responseJSON(msg.ID, result, rerr)
+	encode := func(result any, rerr *rpcError) ([]byte, error) {
+		stampRequestID(w, rerr)
+		return responseJSON(msg.ID, result, rerr)
+	}
+	b, err := encode(result, rerr)
 	if err != nil {
 		rerr = s.internal(ctx, "encode response", err)
-		b, _ = responseJSON(msg.ID, nil, rerr)
+		b, _ = encode(nil, rerr)
 	}
 	if len(b) > s.cfg.MaxResponseBytes {
 		rerr = s.tooLarge(c, len(b))
-		b, _ = responseJSON(msg.ID, nil, rerr)
+		b, _ = encode(nil, rerr)
 	}
 	s.stats.record(rerr != nil || isToolError(result))
 	s.logCall(c, time.Since(start), rerr, isToolError(result))
+	if isToolCall {
+		s.metrics.toolCalls.WithLabelValues(tool, outcome(result, rerr)).Inc()
+		s.metrics.toolSeconds.WithLabelValues(tool).Observe(time.Since(start).Seconds())
+		if rerr != nil {
+			trace.SpanFromContext(ctx).SetStatus(codes.Error, rerr.Message)
+		}
+	}
 	status := http.StatusOK
 	if rerr != nil {
 		status = rerr.httpStatus()

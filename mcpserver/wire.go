@@ -30,12 +30,18 @@ type rpcError struct {
 	Details string
 	// Extra holds further data members (e.g. "supported" for -32022).
 	Extra map[string]any
+	// RequestID is the HTTP request's X-Request-Id; it goes out as error.data.requestId, so
+	// a client's report leads to the server's log lines.
+	RequestID string
 }
 
 func (e *rpcError) MarshalJSON() ([]byte, error) {
 	data := map[string]any{"details": e.Details}
 	for k, v := range e.Extra {
 		data[k] = v
+	}
+	if e.RequestID != "" {
+		data["requestId"] = e.RequestID
 	}
 	return json.Marshal(struct {
 		Code    int            `json:"code"`

@@ -116,7 +116,7 @@ func (r *Registry) putProject(c echo.Context) error {
 	if changes == nil {
 		changes = []string{}
 	}
-	r.opts.Logger.Info("project applied", "project", id, "version", cur.Version, "changes", len(changes))
+	r.opts.Logger.InfoContext(c.Request().Context(), "project applied", "project", id, "version", cur.Version, "changes", len(changes))
 	return c.JSON(status, PutResult{Created: prev == nil, Changes: changes, Project: cur})
 }
 
@@ -133,11 +133,11 @@ func (r *Registry) deleteProject(c echo.Context) error {
 	if err != nil {
 		return r.internal(c, "delete project", err)
 	}
-	r.opts.Logger.Info("project deleted", "project", id, "purged", purge)
+	r.opts.Logger.InfoContext(c.Request().Context(), "project deleted", "project", id, "purged", purge)
 	return c.JSON(http.StatusOK, map[string]any{"deleted": id, "purged": purge})
 }
 
 func (r *Registry) internal(c echo.Context, what string, err error) error {
-	r.opts.Logger.Error(what, "err", err, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+	r.opts.Logger.ErrorContext(c.Request().Context(), what, "err", err)
 	return WriteError(c, http.StatusInternalServerError, CodeInternal, what+" failed; see the server log")
 }

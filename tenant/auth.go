@@ -521,10 +521,12 @@ func writeAuthError(w http.ResponseWriter, err error) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
+	ext := map[string]any{"code": code, "reason": reason}
+	// As in WriteError: the id Echo's RequestID middleware put on the response.
+	if id := w.Header().Get("X-Request-Id"); id != "" {
+		ext["requestId"] = id
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(ErrorBody{Errors: []ErrorItem{{
-		Message:    msg,
-		Extensions: map[string]any{"code": code, "reason": reason},
-	}}})
+	_ = enc.Encode(ErrorBody{Errors: []ErrorItem{{Message: msg, Extensions: ext}}})
 }

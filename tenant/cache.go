@@ -7,6 +7,7 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/platform-dev/platform/gql"
@@ -43,6 +44,7 @@ type cache struct {
 	entries *lru.Cache[string, *entry]
 	group   singleflight.Group
 	gen     atomic.Int64 // bumped by every forget, so a load that raced a change is not kept
+	builds  *prometheus.CounterVec
 }
 
 func newCache(opts Options, fetch func(context.Context, string) (*Project, error), build func(context.Context, *Project) (*Runtime, error)) *cache {
@@ -83,7 +85,9 @@ func (c *cache) fill(ctx context.Context, id string) (*Runtime, error) {
 	var rt *Runtime
 	p, err := c.fetch(ctx, id)
 	if err == nil {
-		rt, err = c.build(ctx, p)
+		if rt, err = c.build(ctx, p); err == nil {
+			c.builds.WithLabelValues("load").Inc()
+		}
 	}
 	if err != nil && !errors.Is(err, ErrProjectNotFound) {
 		return nil, err
@@ -121,6 +125,7 @@ func (c *cache) refresh(id string, e *entry) {
 			c.opts.Logger.Warn("rebuild project", "project", id, "err", err)
 			return
 		}
+		c.builds.WithLabelValues("changed").Inc()
 	}
 	if c.gen.Load() != gen {
 		return

@@ -55,7 +55,7 @@ func (r *Registry) Hosts(opts HostOptions) echo.MiddlewareFunc {
 			case errors.Is(err, ErrProjectNotFound):
 				return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(label)+" does not exist")
 			case err != nil:
-				r.opts.Logger.Error("load project", "project", label, "err", err)
+				r.opts.Logger.ErrorContext(req.Context(), "load project", "project", label, "err", err)
 				return WriteError(c, http.StatusServiceUnavailable, CodeInternal, "project "+quote(label)+" cannot be loaded right now; try again")
 			}
 			c.Set(runtimeKey, rt)

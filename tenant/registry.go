@@ -9,7 +9,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
@@ -47,6 +49,10 @@ type Options struct {
 	// Auth tunes token verification (leeway, JWKS refresh).
 	Auth   VerifierConfig
 	Logger *slog.Logger
+	// Registerer receives the project cache's metrics; nil keeps them unregistered.
+	Registerer prometheus.Registerer
+	// Tracer, when set, traces GraphQL executions; nil costs nothing.
+	Tracer trace.Tracer
 }
 
 func (o *Options) defaults() {
@@ -88,6 +94,9 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	}
 	r.verifiers = NewVerifiers(opts.Auth)
 	r.cache = newCache(opts, r.Get, r.build)
+	if err := r.registerMetrics(opts.Registerer); err != nil {
+		return nil, err
+	}
 	sub := stores.Redis.Subscribe(ctx, changesChannel)
 	// Receive waits for the subscription's confirmation, so no change published after
 	// NewRegistry returns can be missed.
@@ -160,6 +169,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		MaxDepth:      lim.MaxDepth,
 		Timeout:       lim.Timeout,
 		Logger:        r.opts.Logger.With("project", p.ID),
+		Tracer:        r.opts.Tracer,
 	})
 	if err != nil {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}

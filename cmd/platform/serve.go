@@ -23,6 +23,7 @@ import (
 
 	"github.com/platform-dev/platform/mcpserver"
 	"github.com/platform-dev/platform/store"
+	"github.com/platform-dev/platform/telemetry"
 	"github.com/platform-dev/platform/tenant"
 	"github.com/platform-dev/platform/tools"
 )
@@ -51,6 +52,9 @@ type serveConfig struct {
 	ExpertTimeout                     time.Duration
 	DevIssuer                         string
 	AuthLeeway                        time.Duration
+	MetricsAddr                       string
+	MetricsProjects                   int
+	OTelEndpoint                      string
 }
 
 func (c *serveConfig) settings() []setting {
@@ -89,6 +93,9 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.ExpertTimeout, "expert-llm-timeout", "EXPERT_LLM_TIMEOUT", 20*time.Second, "time the model may take before the knowledge-base answer is used"),
 		stringSetting(&c.DevIssuer, "dev-issuer", "PLATFORM_DEV_ISSUER", "auto", "development issuer and demo project: on, off, or auto (on unless MONGODB_URI is set)"),
 		durationSetting(&c.AuthLeeway, "auth-leeway", "PLATFORM_AUTH_LEEWAY", 30*time.Second, "clock skew allowed on the exp, nbf and iat of project tokens"),
+		stringSetting(&c.MetricsAddr, "metrics-addr", "PLATFORM_METRICS_ADDR", "127.0.0.1:9090", "address of the Prometheus /metrics listener, apart from the public one; empty: no metrics"),
+		intSetting(&c.MetricsProjects, "metrics-projects", "PLATFORM_METRICS_PROJECTS", 100, "most active projects that get their own metrics label; the rest are counted as _other"),
+		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
 	}
 }
 
@@ -117,13 +124,16 @@ func newLogger(level, format string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", level)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
+	var h slog.Handler
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		h = slog.NewTextHandler(os.Stderr, opts)
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		h = slog.NewJSONHandler(os.Stderr, opts)
+	default:
+		return nil, fmt.Errorf("log format %q: want text or json", format)
 	}
-	return nil, fmt.Errorf("log format %q: want text or json", format)
+	return slog.New(telemetry.NewLogHandler(h)), nil
 }
 
 func serve(ctx context.Context, cfg serveConfig) error {
@@ -163,6 +173,12 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		logger.Info("redis: external", "url", redactURI(stores.RedisURL))
 	}
 
+	metrics, tracer, err := startTelemetry(ctx, cfg, stores, logger)
+	if err != nil {
+		return err
+	}
+	defer metrics.close()
+
 	adminToken, tokenFile, err := loadAdminToken(cfg.AdminToken, dataDir)
 	if err != nil {
 		return err
@@ -173,6 +189,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
 		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
+		Registerer: metrics.reg, Tracer: tracer,
 		// A zero Leeway takes VerifierConfig's default; here 0 means none.
 		Auth: tenant.VerifierConfig{Leeway: cmp.Or(cfg.AuthLeeway, -1), Logger: logger},
 		GraphQL: tenant.GraphQLLimits{
@@ -196,15 +213,28 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		RequestsPerWindow: cfg.MCPRequests, Window: cfg.MCPWindow, MaxConcurrent: cfg.MCPConcurrent,
 		RequestTimeout: cfg.MCPTimeout, MaxResponseBytes: cfg.MCPMaxResponse,
 		TrustedProxies: splitList(cfg.MCPTrustedProxies), AllowedOrigins: splitList(cfg.MCPOrigins),
-		Checks:  map[string]func(context.Context) error{"mongo": stores.PingMongo, "redis": stores.PingRedis},
-		Version: version,
+		Checks:     map[string]func(context.Context) error{"mongo": stores.PingMongo, "redis": stores.PingRedis},
+		Version:    version,
+		Registerer: metrics.reg, Tracer: tracer,
 	}, stores.Redis, set, hub, logger)
 	if err != nil {
 		return err
 	}
 	defer mcp.Close()
 
-	e := newEcho(logger)
+	httpMetrics, err := telemetry.NewHTTP(telemetry.HTTPConfig{
+		Registerer: metrics.reg, MaxProjects: cfg.MetricsProjects, Tracer: tracer,
+		Project: func(c echo.Context) string {
+			if rt := tenant.RuntimeOf(c); rt != nil {
+				return rt.Project.ID
+			}
+			return ""
+		},
+	})
+	if err != nil {
+		return err
+	}
+	e := newEcho(logger, httpMetrics.Middleware)
 	mountHealth(e, stores)
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
 	reg.MountAdmin(e, adminToken)
@@ -263,23 +293,28 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	return nil
 }
 
-func newEcho(logger *slog.Logger) *echo.Echo {
+// newEcho returns the public server's Echo. measure (telemetry.HTTP's middleware) runs right
+// after the request id is set, so every log record of the request carries it (the logger's
+// handler reads it from the request's context) and panics are measured as 500s.
+func newEcho(logger *slog.Logger, measure echo.MiddlewareFunc) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.Pre(telemetry.CheckRequestID)
 	e.Use(middleware.RequestID())
+	e.Use(measure)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-		logger.Error("panic", "err", err, "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "stack", string(stack))
+		logger.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
 		return err
 	}}))
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
-		LogStatus: true, LogURI: true, LogMethod: true, LogHost: true, LogLatency: true, LogRequestID: true, LogError: true,
+		LogStatus: true, LogURI: true, LogMethod: true, LogHost: true, LogLatency: true, LogError: true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
 			level := slog.LevelDebug
 			if v.Status >= 500 {
 				level = slog.LevelError
 			}
 			logger.Log(c.Request().Context(), level, "request", "method", v.Method, "host", v.Host, "uri", v.URI,
-				"status", v.Status, "latency", v.Latency, "request_id", v.RequestID)
+				"status", v.Status, "latency", v.Latency)
 			return nil
 		},
 	}))
@@ -300,7 +335,7 @@ func newEcho(logger *slog.Logger) *echo.Echo {
 			code = tenant.CodeBadRequest
 		}
 		if status >= 500 {
-			logger.Error("request failed", "err", err, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+			logger.ErrorContext(c.Request().Context(), "request failed", "err", err)
 		}
 		_ = tenant.WriteError(c, status, code, msg)
 	}
