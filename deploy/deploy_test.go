@@ -24,6 +24,7 @@ import (
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 )
 
 // binary is the platform binary, built once for the whole test run.
@@ -110,7 +111,11 @@ type (
 			Name      string `json:"name"`
 			Value     string `json:"value"`
 			ValueFrom *struct {
-				SecretKeyRef *struct{ Name, Key string } `json:"secretKeyRef"`
+				SecretKeyRef *struct {
+					Name     string `json:"name"`
+					Key      string `json:"key"`
+					Optional bool   `json:"optional"`
+				} `json:"secretKeyRef"`
 			} `json:"valueFrom"`
 		} `json:"env"`
 		EnvFrom []struct {
@@ -174,26 +179,32 @@ func overlays(t *testing.T) []rendered {
 	return out
 }
 
-// platformContainer returns the container that runs the service in the Deployment.
-func platformContainer(t *testing.T, r rendered) container {
+// platformContainer returns the container that runs the service in the Deployment, and the
+// pod's annotations.
+func platformContainer(t *testing.T, r rendered) (container, map[string]string) {
 	t.Helper()
 	dep, ok := r.find("Deployment", "platform")
 	if !ok {
 		t.Fatalf("overlay %s renders no Deployment platform", r.name)
 	}
 	var spec struct {
-		Template struct{ Spec podSpec } `json:"template"`
+		Template struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+			Spec podSpec `json:"spec"`
+		} `json:"template"`
 	}
 	if err := json.Unmarshal(dep.Spec, &spec); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range spec.Template.Spec.Containers {
 		if c.Name == "platform" {
-			return c
+			return c, spec.Template.Metadata.Annotations
 		}
 	}
 	t.Fatalf("overlay %s: Deployment platform has no container named platform", r.name)
-	return container{}
+	return container{}, nil
 }
 
 // settings returns every environment variable the container gets, with its value when the
@@ -244,7 +255,7 @@ func TestManifestsMatchReference(t *testing.T) {
 	}
 	for _, r := range overlays(t) {
 		t.Run(r.name, func(t *testing.T) {
-			c := platformContainer(t, r)
+			c, annotations := platformContainer(t, r)
 			env := settings(t, r, c)
 			for name := range env {
 				if !ref.known(name) {
@@ -309,6 +320,8 @@ func TestManifestsMatchReference(t *testing.T) {
 				}
 			}
 
+			checkMetrics(t, r, ref, c, env, annotations, svcSpec.Ports)
+
 			domain, ok := env["PLATFORM_DOMAIN"]
 			if !ok {
 				def, _ := ref.env("PLATFORM_DOMAIN")
@@ -342,11 +355,85 @@ func TestManifestsMatchReference(t *testing.T) {
 	}
 }
 
+// checkMetrics: Prometheus must find the metrics listener where the annotations say, the
+// NetworkPolicy must let it in, and the public Service must not expose it (it names projects).
+func checkMetrics(t *testing.T, r rendered, ref reference, c container, env, annotations map[string]string, svcPorts []struct {
+	TargetPort any `json:"targetPort"`
+}) {
+	t.Helper()
+	addr, set := env["PLATFORM_METRICS_ADDR"]
+	if !set {
+		def, ok := ref.env("PLATFORM_METRICS_ADDR")
+		if !ok {
+			if annotations["prometheus.io/scrape"] == "true" {
+				t.Error("the pods ask to be scraped, but the reference has no PLATFORM_METRICS_ADDR")
+			}
+			return
+		}
+		addr = def.Default
+	}
+	if annotations["prometheus.io/scrape"] != "true" {
+		return
+	}
+	if addr == "" {
+		t.Fatal("the pods ask to be scraped, but PLATFORM_METRICS_ADDR turns metrics off")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatalf("PLATFORM_METRICS_ADDR %q: %v", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		t.Errorf("metrics listen on %s, loopback: Prometheus cannot scrape the pod", addr)
+	}
+	if got := annotations["prometheus.io/port"]; got != port {
+		t.Errorf("annotation prometheus.io/port %q, want %s (PLATFORM_METRICS_ADDR)", got, port)
+	}
+	var name string
+	for _, p := range c.Ports {
+		if fmt.Sprint(p.ContainerPort) == port {
+			name = p.Name
+		}
+	}
+	if name == "" {
+		t.Errorf("no containerPort is %s, the metrics port", port)
+	}
+	for _, p := range svcPorts {
+		if got := fmt.Sprint(p.TargetPort); got == port || got == name {
+			t.Errorf("the Service exposes the metrics port %s", got)
+		}
+	}
+	np, ok := r.find("NetworkPolicy", "platform")
+	if !ok {
+		t.Fatal("no NetworkPolicy platform")
+	}
+	var npSpec struct {
+		Ingress []struct {
+			Ports []struct {
+				Port any `json:"port"`
+			} `json:"ports"`
+		} `json:"ingress"`
+	}
+	if err := json.Unmarshal(np.Spec, &npSpec); err != nil {
+		t.Fatal(err)
+	}
+	admitted := false
+	for _, rule := range npSpec.Ingress {
+		for _, p := range rule.Ports {
+			if got := fmt.Sprint(p.Port); got == port || got == name {
+				admitted = true
+			}
+		}
+	}
+	if !admitted {
+		t.Errorf("the NetworkPolicy lets no one in on the metrics port %s", port)
+	}
+}
+
 // TestSecretsExist checks that every secretKeyRef of an overlay that renders its own Secret
 // (dev) points at a key of it; prod expects the operator's Secret (docs/operations.md).
 func TestSecretsExist(t *testing.T) {
 	for _, r := range overlays(t) {
-		c := platformContainer(t, r)
+		c, _ := platformContainer(t, r)
 		for _, e := range c.Env {
 			if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
 				continue
@@ -359,7 +446,7 @@ func TestSecretsExist(t *testing.T) {
 				}
 				continue
 			}
-			if _, ok := sec.Data[ref.Key]; !ok {
+			if _, ok := sec.Data[ref.Key]; !ok && !ref.Optional {
 				t.Errorf("overlay %s: %s names key %s of Secret %s, which it lacks", r.name, e.Name, ref.Key, ref.Name)
 			}
 		}
@@ -373,17 +460,23 @@ var servingAddr = regexp.MustCompile(`msg="platform serving" addr=(\S+)`)
 // paths: a value the service cannot parse, or a probe path it does not serve, fails.
 func TestSettingsStartTheService(t *testing.T) {
 	local := map[string]bool{"PLATFORM_ADDR": true, "PLATFORM_DATA": true, "MCP_WORKSPACE": true,
-		"MONGODB_URI": true, "REDIS_URL": true, "PLATFORM_LOG_FORMAT": true}
+		"MONGODB_URI": true, "REDIS_URL": true, "PLATFORM_LOG_FORMAT": true, "PLATFORM_METRICS_ADDR": true}
 	for _, r := range overlays(t) {
 		t.Run(r.name, func(t *testing.T) {
-			c := platformContainer(t, r)
+			c, annotations := platformContainer(t, r)
 			environ := []string{"PLATFORM_LOG_FORMAT=text"}
-			for k, v := range settings(t, r, c) {
+			env := settings(t, r, c)
+			for k, v := range env {
 				if !local[k] {
 					environ = append(environ, k+"="+v)
 				}
 			}
-			addr, domain := startServe(t, environ)
+			scrape := annotations["prometheus.io/scrape"] == "true"
+			if scrape {
+				environ = append(environ, "PLATFORM_METRICS_ADDR=127.0.0.1:0")
+			}
+			srv := startServe(t, environ)
+			domain := env["PLATFORM_DOMAIN"]
 			if domain == "" {
 				domain = "localhost"
 			}
@@ -391,34 +484,50 @@ func TestSettingsStartTheService(t *testing.T) {
 				if p == nil || p.HTTPGet == nil {
 					continue // TestManifestsMatchReference reports it
 				}
-				req, _ := http.NewRequest(http.MethodGet, "http://"+addr+p.HTTPGet.Path, nil)
-				req.Host = domain
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatalf("GET %s: %v", p.HTTPGet.Path, err)
+				get(t, srv.addr, domain, p.HTTPGet.Path, "")
+			}
+			if scrape {
+				if srv.metrics == "" {
+					t.Fatal("the pods ask to be scraped, but serve started no metrics listener")
 				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					t.Errorf("GET %s: %d %s", p.HTTPGet.Path, resp.StatusCode, body)
-				}
+				get(t, srv.metrics, "", annotations["prometheus.io/path"], "platform_http_requests_total")
 			}
 		})
 	}
 }
 
+// get asks for a path and fails the test unless it answers 200 with want in its body.
+func get(t *testing.T, addr, host, path, want string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+		t.Errorf("GET %s: %d, want 200 with %q:\n%.2000s", path, resp.StatusCode, want, body)
+	}
+}
+
+var metricsAddr = regexp.MustCompile(`msg="metrics serving" addr=(\S+)`)
+
+type served struct{ addr, metrics string }
+
 // startServe runs `platform serve` on embedded stores with the given environment and returns
-// its address and PLATFORM_DOMAIN.
-func startServe(t *testing.T, environ []string) (addr, domain string) {
+// its addresses, once it serves.
+func startServe(t *testing.T, environ []string) served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, binary, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--workspace", t.TempDir())
 	cmd.Env = append(os.Environ(), environ...)
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "PLATFORM_DOMAIN="); ok {
-			domain = v
-		}
-	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 30 * time.Second
 	stderr, err := cmd.StderrPipe()
@@ -429,13 +538,18 @@ func startServe(t *testing.T, environ []string) (addr, domain string) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	ready, exited := make(chan string, 1), make(chan struct{})
+	ready, exited := make(chan served, 1), make(chan struct{})
 	go func() {
+		var s served
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			log.WriteString(sc.Text() + "\n")
+			if m := metricsAddr.FindStringSubmatch(sc.Text()); m != nil {
+				s.metrics = m[1]
+			}
 			if m := servingAddr.FindStringSubmatch(sc.Text()); m != nil {
-				ready <- m[1]
+				s.addr = m[1]
+				ready <- s
 			}
 		}
 		_ = cmd.Wait()
@@ -446,14 +560,14 @@ func startServe(t *testing.T, environ []string) (addr, domain string) {
 		<-exited
 	})
 	select {
-	case addr = <-ready:
-		return addr, domain
+	case s := <-ready:
+		return s
 	case <-exited:
 		t.Fatalf("platform serve exited with the manifest's settings:\n%s", log.String())
 	case <-time.After(60 * time.Second):
 		t.Fatal("platform serve did not start within 60s")
 	}
-	return "", ""
+	return served{}
 }
 
 // TestOperationsDocHasCurrentReference fails when docs/operations.md does not embed the
@@ -523,6 +637,110 @@ func TestSystemdExample(t *testing.T) {
 		flag, _, _ := strings.Cut(arg, "=")
 		if !slices.ContainsFunc(ref, func(e referenceEntry) bool { return e.Command == command && e.Flag == flag }) {
 			t.Errorf("platform.service runs `platform %s %s`, a flag the reference does not list", command, flag)
+		}
+	}
+}
+
+var metricName = regexp.MustCompile(`\bplatform_[a-z_]+[a-z]\b`)
+
+// registeredMetrics returns the metric names the service's code registers: the string
+// literals that look like platform metric names in its non-test Go files.
+func registeredMetrics(t *testing.T) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	literal := regexp.MustCompile(`"(platform_[a-z_]+)"`)
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".." || path == filepath.Join("..", "deploy")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range literal.FindAllStringSubmatch(string(b), -1) {
+			names[m[1]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// metricFamily is the family a series name belongs to (histograms expose _bucket, _sum, _count).
+func metricFamily(series string) string {
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if f, ok := strings.CutSuffix(series, suffix); ok {
+			return f
+		}
+	}
+	return series
+}
+
+// TestAlertRules checks the Prometheus rules: strict shape, metrics the service registers,
+// and a runbook section in docs/operations.md for every alert.
+func TestAlertRules(t *testing.T) {
+	raw, err := os.ReadFile("prometheus/alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Rules []struct {
+				Alert       string            `json:"alert"`
+				Expr        string            `json:"expr"`
+				For         string            `json:"for"`
+				Labels      map[string]string `json:"labels"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := yaml.UnmarshalStrict(raw, &file); err != nil {
+		t.Fatalf("prometheus/alerts.yaml: %v", err)
+	}
+	doc, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	registered := registeredMetrics(t)
+	alerts := 0
+	for _, g := range file.Groups {
+		for _, r := range g.Rules {
+			alerts++
+			if r.Alert == "" || strings.TrimSpace(r.Expr) == "" {
+				t.Errorf("group %s: a rule without alert or expr", g.Name)
+				continue
+			}
+			if _, err := time.ParseDuration(r.For); err != nil {
+				t.Errorf("%s: for %q: %v", r.Alert, r.For, err)
+			}
+			for _, series := range metricName.FindAllString(r.Expr, -1) {
+				if !registered[metricFamily(series)] {
+					t.Errorf("%s uses %s, which the service does not register", r.Alert, series)
+				}
+			}
+			if want := "docs/operations.md#" + strings.ToLower(r.Alert); r.Annotations["runbook"] != want {
+				t.Errorf("%s: runbook annotation %q, want %q", r.Alert, r.Annotations["runbook"], want)
+			}
+			if !strings.Contains(string(doc), "\n### "+r.Alert+"\n") {
+				t.Errorf("docs/operations.md has no runbook section \"### %s\"", r.Alert)
+			}
+		}
+	}
+	if alerts == 0 {
+		t.Fatal("prometheus/alerts.yaml has no rules")
+	}
+	for _, series := range metricName.FindAllString(string(doc), -1) {
+		if !registered[metricFamily(series)] {
+			t.Errorf("docs/operations.md names the metric %s, which the service does not register", series)
 		}
 	}
 }
