@@ -27,7 +27,10 @@ schemas="deploy/schemas/v${KUBERNETES_VERSION}-standalone-strict"
 [ -d "$schemas" ] || { echo "kubeconform.sh: $schemas is missing" >&2; exit 1; }
 
 overlays=(deploy/k8s/overlays/*/)
-[ ${#overlays[@]} -gt 0 ] && [ -d "${overlays[0]}" ] || { echo "kubeconform.sh: no overlays found" >&2; exit 1; }
+if [ ! -d "${overlays[0]}" ]; then # the glob matched nothing
+  echo "kubeconform.sh: no overlays under deploy/k8s/overlays" >&2
+  exit 1
+fi
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
