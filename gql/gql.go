@@ -56,6 +56,9 @@ type Config struct {
 	Logger  *slog.Logger
 	// Tracer, when set, gets a span for each execution; nil costs nothing.
 	Tracer trace.Tracer
+	// ObserveResolver, when set, is told how long each root field took to resolve, by kind
+	// (list, count, create, update, delete): the store call and the record conversion.
+	ObserveResolver func(op string, took time.Duration)
 }
 
 // API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a
@@ -162,12 +165,12 @@ func (a *API) root(tables []*table) any {
 	}
 	for _, t := range tables {
 		n := t.names
-		list := a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.recs, errorType}, false), noted("list", t.list))
+		list := a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.recs, errorType}, false), noted(a, "list", t.list))
 		add(n.list, list)
-		add(n.count, reflect.ValueOf(guarded(a, noted("count", t.count))))
+		add(n.count, reflect.ValueOf(guarded(a, noted(a, "count", t.count))))
 		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.rec, errorType}, false)
-		create, update := a.resolver(one, noted("create", t.create)), a.resolver(one, noted("update", t.update))
-		remove := reflect.ValueOf(guarded(a, noted("delete", t.remove)))
+		create, update := a.resolver(one, noted(a, "create", t.create)), a.resolver(one, noted(a, "update", t.update))
+		remove := reflect.ValueOf(guarded(a, noted(a, "delete", t.remove)))
 		for _, name := range dedupe(n.create, n.createCamel) {
 			add(name, create)
 		}
@@ -215,12 +218,18 @@ func guarded[T any](a *API, resolve func(context.Context, args) (T, error)) func
 	}
 }
 
-// noted wraps a root resolver so that the request's metrics and trace name the kind of work
-// it did.
-func noted[T any](op string, resolve func(context.Context, args) (T, error)) func(context.Context, args) (T, error) {
+// noted wraps a root resolver so that the request's metrics name the kind of work it did,
+// and times it for Config.ObserveResolver.
+func noted[T any](a *API, op string, resolve func(context.Context, args) (T, error)) func(context.Context, args) (T, error) {
 	return func(ctx context.Context, in args) (T, error) {
 		telemetry.NoteOperation(ctx, op)
-		return resolve(ctx, in)
+		if a.cfg.ObserveResolver == nil {
+			return resolve(ctx, in)
+		}
+		start := time.Now()
+		v, err := resolve(ctx, in)
+		a.cfg.ObserveResolver(op, time.Since(start))
+		return v, err
 	}
 }
 

@@ -80,6 +80,7 @@ type Registry struct {
 	projects  *store.Projects
 	opts      Options
 	cache     *cache
+	resolvers *prometheus.HistogramVec // by operation
 	verifiers *Verifiers
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -159,17 +160,18 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		lim.MaxLimit = p.GraphQL.MaxLimit
 	}
 	api, err := gql.New(gql.Config{
-		Tables:        p.StoreTables(),
-		Records:       records,
-		Introspection: introspection,
-		DefaultLimit:  lim.DefaultLimit,
-		MaxLimit:      lim.MaxLimit,
-		MaxBodyBytes:  lim.MaxBodyBytes,
-		MaxQueryBytes: lim.MaxQueryBytes,
-		MaxDepth:      lim.MaxDepth,
-		Timeout:       lim.Timeout,
-		Logger:        r.opts.Logger.With("project", p.ID),
-		Tracer:        r.opts.Tracer,
+		Tables:          p.StoreTables(),
+		Records:         records,
+		Introspection:   introspection,
+		DefaultLimit:    lim.DefaultLimit,
+		MaxLimit:        lim.MaxLimit,
+		MaxBodyBytes:    lim.MaxBodyBytes,
+		MaxQueryBytes:   lim.MaxQueryBytes,
+		MaxDepth:        lim.MaxDepth,
+		Timeout:         lim.Timeout,
+		Logger:          r.opts.Logger.With("project", p.ID),
+		Tracer:          r.opts.Tracer,
+		ObserveResolver: r.observeResolver,
 	})
 	if err != nil {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}

@@ -112,6 +112,8 @@ func TestMetrics(t *testing.T) {
 		`platform_store_up{store="mongo"} 1`,
 		`platform_store_up{store="redis"} 1`,
 		`platform_store_ping_duration_seconds_count{store="mongo"}`,
+		`platform_graphql_resolver_duration_seconds_count{operation="list"} 2`,
+		`platform_graphql_resolver_duration_seconds_count{operation="create"} 1`,
 		`platform_project_cache_capacity 1000`,
 		`platform_project_cache_entries 7`,
 		`platform_project_builds_total{reason="load"} 7`,
