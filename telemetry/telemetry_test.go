@@ -77,7 +77,7 @@ func newServer(t testing.TB, reg prometheus.Registerer, maxProjects int, log io.
 func TestMiddleware(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var log bytes.Buffer
-	e, _ := newServer(t, reg, 2, &log)
+	e, h := newServer(t, reg, 2, &log)
 	do := func(method, target string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		e.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
@@ -116,6 +116,29 @@ platform_http_requests_total{operation="other",project="_none",status="404"} 1
 	}
 	if n := testutil.CollectAndCount(reg, "platform_http_request_duration_seconds"); n != 8 {
 		t.Errorf("%d latency series, want 8", n)
+	}
+
+	// A new window in which only c is busy: at the next rerank a and b lose their seats and
+	// their series; c takes one.
+	h.Projects().Rerank()
+	do("POST", "/api/v1/graphql?project=c&op=list")
+	h.Projects().Rerank()
+	do("POST", "/api/v1/graphql?project=c&op=list")
+	want = `
+# HELP platform_http_requests_total HTTP requests served, by project (bounded: see docs/metrics.md), operation and status code.
+# TYPE platform_http_requests_total counter
+platform_http_requests_total{operation="admin",project="_none",status="403"} 1
+platform_http_requests_total{operation="create",project="_other",status="200"} 1
+platform_http_requests_total{operation="graphql",project="_other",status="200"} 1
+platform_http_requests_total{operation="list",project="_other",status="200"} 1
+platform_http_requests_total{operation="list",project="c",status="200"} 1
+platform_http_requests_total{operation="other",project="_none",status="404"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "platform_http_requests_total"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(reg, "platform_http_request_duration_seconds"); n != 6 {
+		t.Errorf("%d latency series after the rerank, want 6", n)
 	}
 }
 
