@@ -471,10 +471,8 @@ func TestSettingsStartTheService(t *testing.T) {
 					environ = append(environ, k+"="+v)
 				}
 			}
+			environ = append(environ, "PLATFORM_METRICS_ADDR=127.0.0.1:0")
 			scrape := annotations["prometheus.io/scrape"] == "true"
-			if scrape {
-				environ = append(environ, "PLATFORM_METRICS_ADDR=127.0.0.1:0")
-			}
 			srv := startServe(t, environ)
 			domain := env["PLATFORM_DOMAIN"]
 			if domain == "" {
