@@ -6,7 +6,7 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION := 2026.2.2
 STATICCHECK := $(GOBIN)/staticcheck
 
-.PHONY: run build test vet staticcheck unit bench docs-check clean
+.PHONY: run build test vet staticcheck kubeconform unit bench docs clean
 
 run: build
 	./$(BIN) serve
@@ -14,7 +14,7 @@ run: build
 build:
 	$(GO) build -o $(BIN) ./cmd/platform
 
-test: vet staticcheck unit
+test: vet staticcheck kubeconform unit
 
 vet:
 	$(GO) vet ./...
@@ -25,6 +25,10 @@ $(STATICCHECK):
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
+# Renders every Kubernetes overlay and validates it against the vendored schemas.
+kubeconform:
+	bash .ci/kubeconform.sh
+
 unit:
 	$(GO) test -race -count=1 -timeout 30m ./...
 
@@ -32,6 +36,12 @@ unit:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./...
 	$(GO) run ./cmd/loadgen -duration 5s -concurrency 8
+
+# Regenerates the configuration reference in docs/operations.md from the code (a test
+# fails while they differ).
+docs:
+	REF="$$($(GO) run ./cmd/platform config-reference)" awk '/<!-- config-reference:start -->/{print; print ENVIRON["REF"]; skip=1; next} /<!-- config-reference:end -->/{skip=0} !skip' docs/operations.md > docs/operations.md.new
+	mv docs/operations.md.new docs/operations.md
 
 clean:
 	rm -rf bin

@@ -61,7 +61,9 @@ func startServer(t *testing.T, dataDir string, env ...string) *server {
 	t.Helper()
 	s := &server{t: t, dataDir: dataDir, exited: make(chan struct{})}
 	s.cmd = exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--workspace", t.TempDir())
-	s.cmd.Env = append(os.Environ(), env...)
+	// A free metrics port: the default 127.0.0.1:9090 would be shared by every server a
+	// test run starts.
+	s.cmd.Env = append(append(os.Environ(), "PLATFORM_METRICS_ADDR=127.0.0.1:0"), env...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
