@@ -5,9 +5,6 @@
 package deploy
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/cmd/platform/platformtest"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -36,11 +34,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "platform")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/platform")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build platform:", err)
+	if binary, err = platformtest.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -453,8 +448,6 @@ func TestSecretsExist(t *testing.T) {
 	}
 }
 
-var servingAddr = regexp.MustCompile(`msg="platform serving" addr=(\S+)`)
-
 // TestSettingsStartTheService starts `platform serve` with each overlay's settings (the
 // stores, the listen address and the folders replaced by local ones) and asks the probes'
 // paths: a value the service cannot parse, or a probe path it does not serve, fails.
@@ -473,7 +466,7 @@ func TestSettingsStartTheService(t *testing.T) {
 			}
 			environ = append(environ, "PLATFORM_METRICS_ADDR=127.0.0.1:0")
 			scrape := annotations["prometheus.io/scrape"] == "true"
-			srv := startServe(t, environ)
+			srv := platformtest.Start(t, binary, "", environ...)
 			domain := env["PLATFORM_DOMAIN"]
 			if domain == "" {
 				domain = "localhost"
@@ -482,13 +475,13 @@ func TestSettingsStartTheService(t *testing.T) {
 				if p == nil || p.HTTPGet == nil {
 					continue // TestManifestsMatchReference reports it
 				}
-				get(t, srv.addr, domain, p.HTTPGet.Path, "")
+				get(t, srv.Addr, domain, p.HTTPGet.Path, "")
 			}
 			if scrape {
-				if srv.metrics == "" {
+				if srv.MetricsAddr == "" {
 					t.Fatal("the pods ask to be scraped, but serve started no metrics listener")
 				}
-				get(t, srv.metrics, "", annotations["prometheus.io/path"], "platform_http_requests_total")
+				get(t, srv.MetricsAddr, "", annotations["prometheus.io/path"], "platform_http_requests_total")
 			}
 		})
 	}
@@ -513,59 +506,6 @@ func get(t *testing.T, addr, host, path, want string) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
 		t.Errorf("GET %s: %d, want 200 with %q:\n%.2000s", path, resp.StatusCode, want, body)
 	}
-}
-
-var metricsAddr = regexp.MustCompile(`msg="metrics serving" addr=(\S+)`)
-
-type served struct{ addr, metrics string }
-
-// startServe runs `platform serve` on embedded stores with the given environment and returns
-// its addresses, once it serves.
-func startServe(t *testing.T, environ []string) served {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, binary, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--workspace", t.TempDir())
-	cmd.Env = append(os.Environ(), environ...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 30 * time.Second
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var log bytes.Buffer
-	ready, exited := make(chan served, 1), make(chan struct{})
-	go func() {
-		var s served
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if m := metricsAddr.FindStringSubmatch(sc.Text()); m != nil {
-				s.metrics = m[1]
-			}
-			if m := servingAddr.FindStringSubmatch(sc.Text()); m != nil {
-				s.addr = m[1]
-				ready <- s
-			}
-		}
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-exited
-	})
-	select {
-	case s := <-ready:
-		return s
-	case <-exited:
-		t.Fatalf("platform serve exited with the manifest's settings:\n%s", log.String())
-	case <-time.After(60 * time.Second):
-		t.Fatal("platform serve did not start within 60s")
-	}
-	return served{}
 }
 
 // TestOperationsDocHasCurrentReference fails when docs/operations.md does not embed the

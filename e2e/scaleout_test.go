@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -18,10 +17,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +26,7 @@ import (
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/platform-dev/platform/cmd/platform/platformtest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -236,10 +233,9 @@ func TestScaleOut(t *testing.T) {
 // scaleBuild builds the platform binary once for this test.
 func scaleBuild(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "platform")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/platform").CombinedOutput()
+	bin, err := platformtest.Build(t.TempDir())
 	if err != nil {
-		t.Fatalf("build platform: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -377,77 +373,20 @@ func scaleProject(jwksURL string, withAuthor bool) map[string]any {
 	}
 }
 
-// scaleReplica is one running `platform serve`.
+// scaleReplica is one running `platform serve`, named for the test's messages.
 type scaleReplica struct {
+	*platformtest.Server
 	name, addr string
-	cmd        *exec.Cmd
-	exited     chan struct{}
-	mu         sync.Mutex
-	log        bytes.Buffer
 }
-
-var scaleServing = regexp.MustCompile(`msg="platform serving" addr=(\S+)`)
 
 func startScaleReplica(t *testing.T, bin, name string, env []string) *scaleReplica {
 	t.Helper()
-	r := &scaleReplica{name: name, exited: make(chan struct{})}
-	r.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--workspace", t.TempDir())
-	r.cmd.Env = append(os.Environ(), append([]string{"PLATFORM_LOG_FORMAT=text"}, env...)...)
-	stderr, err := r.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			r.mu.Lock()
-			r.log.WriteString(sc.Text() + "\n")
-			r.mu.Unlock()
-			if m := scaleServing.FindStringSubmatch(sc.Text()); m != nil {
-				ready <- m[1]
-			}
-		}
-		_ = r.cmd.Wait()
-		close(r.exited)
-	}()
-	t.Cleanup(func() {
-		_ = r.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-r.exited:
-		case <-time.After(30 * time.Second):
-			_ = r.cmd.Process.Kill()
-			<-r.exited
-			t.Errorf("replica %s ignored SIGINT for 30s", r.name)
-		}
-		if t.Failed() {
-			t.Logf("replica %s log:\n%s", r.name, r.logText())
-		}
-	})
-	select {
-	case r.addr = <-ready:
-	case <-r.exited:
-		t.Fatalf("replica %s exited before serving:\n%s", name, r.logText())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("replica %s did not serve within 60s:\n%s", name, r.logText())
-	}
-	return r
-}
-
-func (r *scaleReplica) logText() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.log.String()
+	ps := platformtest.Start(t, bin, "", env...)
+	return &scaleReplica{Server: ps, name: name, addr: ps.Addr}
 }
 
 // kill ends the replica with SIGKILL: no graceful shutdown, as when a node dies.
-func (r *scaleReplica) kill() {
-	_ = r.cmd.Process.Kill()
-	<-r.exited
-}
+func (r *scaleReplica) kill() { r.Kill() }
 
 func (r *scaleReplica) do(t *testing.T, method, host, path, token string, body any) (int, []byte) {
 	t.Helper()

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -14,10 +11,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/platform-dev/platform/cmd/platform/platformtest"
 )
 
 // binary is the platform binary, built once for the whole test run.
@@ -29,11 +26,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "platform")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build platform:", err)
+	if binary, err = platformtest.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -41,109 +35,33 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// server is one running `platform serve`.
+// server is one running `platform serve`, with the failing-test shorthands these tests use.
 type server struct {
-	t       *testing.T
-	cmd     *exec.Cmd
-	addr    string // 127.0.0.1:port
-	dataDir string
-	token   string
-	mu      sync.Mutex
-	log     bytes.Buffer
-	exited  chan struct{}
+	*platformtest.Server
+	t     *testing.T
+	addr  string
+	token string // the generated admin token
 }
 
-var servingAddr = regexp.MustCompile(`msg="platform serving" addr=(\S+)`)
-
-// startServer runs `platform serve` on a free port with the given data folder and extra
-// environment, and waits until it serves.
+// startServer runs `platform serve` with the given data folder and extra environment, and
+// waits until it serves.
 func startServer(t *testing.T, dataDir string, env ...string) *server {
 	t.Helper()
-	s := &server{t: t, dataDir: dataDir, exited: make(chan struct{})}
-	s.cmd = exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--workspace", t.TempDir())
-	// A free metrics port: the default 127.0.0.1:9090 would be shared by every server a
-	// test run starts.
-	s.cmd.Env = append(append(os.Environ(), "PLATFORM_METRICS_ADDR=127.0.0.1:0"), env...)
-	stderr, err := s.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			s.log.WriteString(line + "\n")
-			s.mu.Unlock()
-			if m := servingAddr.FindStringSubmatch(line); m != nil {
-				ready <- m[1]
-			}
-		}
-		_ = s.cmd.Wait()
-		close(s.exited)
-	}()
-	t.Cleanup(func() { s.stop() })
-	select {
-	case s.addr = <-ready:
-	case <-s.exited:
-		t.Fatalf("platform serve exited before serving:\n%s", s.logText())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("platform serve did not start within 60s:\n%s", s.logText())
-	}
-	if b, err := os.ReadFile(filepath.Join(dataDir, "admin-token")); err == nil {
-		s.token = strings.TrimSpace(string(b))
-	}
-	return s
+	ps := platformtest.Start(t, binary, dataDir, env...)
+	return &server{Server: ps, t: t, addr: ps.Addr, token: ps.AdminToken()}
 }
 
-func (s *server) logText() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.log.String()
-}
+func (s *server) logText() string { return s.Log() }
+func (s *server) stop()           { s.Stop() }
 
-// stop sends SIGTERM and waits for the process to end.
-func (s *server) stop() {
-	select {
-	case <-s.exited:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-		s.t.Errorf("platform serve ignored SIGTERM for 30s:\n%s", s.logText())
-	}
-}
-
-// do sends a request to the server for the given host (apex "localhost" or "<id>.localhost").
+// do sends a request for host and fails the test when it cannot be sent.
 func (s *server) do(method, host, path, token string, body []byte) (int, []byte) {
 	s.t.Helper()
-	req, err := http.NewRequest(method, "http://"+s.addr+path, bytes.NewReader(body))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.Host = host
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
+	status, out, err := s.Do(method, host, path, token, body)
 	if err != nil {
 		s.t.Fatalf("%s %s%s: %v", method, host, path, err)
 	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out
+	return status, out
 }
 
 const productsDoc = `{"id":"shop","tables":{"products":{"fields":{
@@ -214,7 +132,7 @@ func TestAdminToken(t *testing.T) {
 	if st, _ := configured.do("GET", "localhost", "/admin/v1/projects", "configured-token-123", nil); st != http.StatusOK {
 		t.Errorf("configured token refused: %d", st)
 	}
-	if _, err := os.Stat(filepath.Join(configured.dataDir, "admin-token")); err == nil {
+	if _, err := os.Stat(filepath.Join(configured.DataDir, "admin-token")); err == nil {
 		t.Errorf("a token file was written although PLATFORM_ADMIN_TOKEN was set")
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -85,9 +84,9 @@ func TestShutdownLosesNoAcknowledgedWrite(t *testing.T) {
 		}()
 	}
 	time.Sleep(700 * time.Millisecond)
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	s.Terminate()
 	select {
-	case <-s.exited:
+	case <-s.Exited():
 	case <-time.After(30 * time.Second):
 		t.Fatalf("serve did not stop within 30s of SIGTERM:\n%s", s.logText())
 	}
