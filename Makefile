@@ -3,7 +3,7 @@
 GO          ?= go
 BIN         := bin/platform
 GOBIN       := $(shell $(GO) env GOPATH)/bin
-STATICCHECK_VERSION := 2026.2.2
+STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(GOBIN)/staticcheck
 
 .PHONY: run build test vet staticcheck kubeconform unit bench docs clean
