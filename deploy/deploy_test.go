@@ -28,20 +28,7 @@ import (
 // binary is the platform binary, built once for the whole test run.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "platform-deploy")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if binary, err = platformtest.Build(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(platformtest.Main(m, &binary)) }
 
 // runtimeEnv are variables read by the Go runtime rather than by the service; manifests may
 // set them although the configuration reference does not list them.

@@ -178,3 +178,19 @@ func (s *Server) Do(method, host, path, token string, body []byte) (int, []byte,
 	out, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, out, err
 }
+
+// Main is a whole TestMain for packages that run the binary: it builds it into a temporary
+// folder, sets *binary, runs the tests, removes the folder and returns the exit code.
+func Main(m *testing.M, binary *string) int {
+	dir, err := os.MkdirTemp("", "platform-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if *binary, err = Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
