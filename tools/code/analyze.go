@@ -294,16 +294,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	rep.Omitted["largest"] = capList(&rep.Largest, limit)
 	rep.Omitted["files"] = capList(&rep.Files, limit)
 
-	for k, v := range rep.Omitted {
-		if v == 0 {
-			delete(rep.Omitted, k)
-		}
-	}
-	if len(rep.Omitted) > 0 {
-		rep.Hint = fmt.Sprintf("lists are cut at limit=%d; call again with a larger limit (at most %d), a narrower path, or a language", limit, maxLimit)
-	} else {
-		rep.Omitted = nil
-	}
+	rep.Omitted, rep.Hint = omissions(rep.Omitted, limit, "a narrower path, or a language")
 	return rep
 }
 
@@ -357,6 +348,20 @@ func summarize(snap *snapshot, match func(*fileInfo) bool) (Summary, []LanguageS
 }
 
 // capList keeps the first limit items and returns how many it dropped.
+// omissions keeps the lists that were cut (nil when none was) and, when any was, says how to
+// ask for the rest; narrower names the narrowing arguments of the tool.
+func omissions(omitted map[string]int, limit int, narrower string) (map[string]int, string) {
+	for k, v := range omitted {
+		if v == 0 {
+			delete(omitted, k)
+		}
+	}
+	if len(omitted) == 0 {
+		return nil, ""
+	}
+	return omitted, fmt.Sprintf("lists are cut at limit=%d; call again with a larger limit (at most %d), %s", limit, maxLimit, narrower)
+}
+
 func capList[T any](list *[]T, limit int) int {
 	if len(*list) <= limit {
 		return 0

@@ -396,16 +396,7 @@ func (ix *index) dependencyReport(args depsArgs, comp Component, files []*fileIn
 			}
 		}
 	}
-	for k, v := range rep.Omitted {
-		if v == 0 {
-			delete(rep.Omitted, k)
-		}
-	}
-	if len(rep.Omitted) > 0 {
-		rep.Hint = fmt.Sprintf("lists are cut at limit=%d; call again with a larger limit (at most %d) or a narrower component", limit, maxLimit)
-	} else {
-		rep.Omitted = nil
-	}
+	rep.Omitted, rep.Hint = omissions(rep.Omitted, limit, "or a narrower component")
 	return rep
 }
 
