@@ -136,13 +136,23 @@ func (a gqlAnswer) code() string {
 
 func (p projectAPI) do(t testing.TB, token, query string, vars map[string]any) gqlAnswer {
 	t.Helper()
+	return postGraphQL(t, p.url, "", token, query, vars)
+}
+
+// postGraphQL sends a GraphQL request to url (with host as the Host header when set) and
+// decodes the answer.
+func postGraphQL(t testing.TB, url, host, token, query string, vars map[string]any) gqlAnswer {
+	t.Helper()
 	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodPost, p.url, bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {

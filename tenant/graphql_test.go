@@ -1,7 +1,6 @@
 package tenant_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -47,29 +46,7 @@ func newService(t *testing.T) service {
 // post sends a GraphQL request to project's host.
 func (s service) post(t *testing.T, project, token, query string, vars map[string]any) gqlAnswer {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequest(http.MethodPost, s.url+"/api/v1/graphql", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Host = project + ".platform.test"
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	a := gqlAnswer{status: resp.StatusCode}
-	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
-		t.Fatalf("decode answer: %v", err)
-	}
-	return a
+	return postGraphQL(t, s.url+"/api/v1/graphql", project+".platform.test", token, query, vars)
 }
 
 func (s service) token(t *testing.T, project, sub string) string {
