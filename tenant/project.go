@@ -153,13 +153,16 @@ func ParseDocument(data []byte) (*Project, error) {
 	if err != nil {
 		return nil, &DocumentError{Problems: []Problem{{Message: "not valid JSON: " + err.Error()}}}
 	}
+	de := &DocumentError{}
+	checkNames(inst, de)
 	if err := documentSchema.Validate(inst); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
 			return nil, fmt.Errorf("validate project document: %w", err)
 		}
-		de := &DocumentError{}
 		collectSchemaProblems(ve, de)
+	}
+	if len(de.Problems) > 0 {
 		return nil, de
 	}
 	var p Project
@@ -174,16 +177,15 @@ func ParseDocument(data []byte) (*Project, error) {
 }
 
 // collectSchemaProblems keeps the leaves of the schema validator's error tree: they say what
-// is wrong where, while the inner nodes only repeat "does not validate with ...". A bad key
-// is reported at the key's own path, with the rule it breaks.
+// is wrong where, while the inner nodes only repeat "does not validate with ...". Bad table
+// and field names are left to checkNames: the validator's location of a bad key is not
+// reliable (it has named a sibling property's path).
 func collectSchemaProblems(ve *jsonschema.ValidationError, de *DocumentError) {
-	path := strings.Join(ve.InstanceLocation, ".")
-	if pn, ok := ve.ErrorKind.(*kind.PropertyNames); ok {
-		de.add(joinPath(path, pn.Property), "invalid name %q: use letters, digits and underscores, starting with a letter, at most 63 characters", pn.Property)
+	if _, ok := ve.ErrorKind.(*kind.PropertyNames); ok {
 		return
 	}
 	if len(ve.Causes) == 0 {
-		de.add(path, "%s", ve.ErrorKind.LocalizedString(englishPrinter))
+		de.add(strings.Join(ve.InstanceLocation, "."), "%s", ve.ErrorKind.LocalizedString(englishPrinter))
 		return
 	}
 	for _, c := range ve.Causes {
@@ -191,11 +193,26 @@ func collectSchemaProblems(ve *jsonschema.ValidationError, de *DocumentError) {
 	}
 }
 
-func joinPath(parent, key string) string {
-	if parent == "" {
-		return key
+// namePattern is what a table or field name must match: a GraphQL name of at most 63
+// characters (the schema's propertyNames say the same).
+var namePattern = regexp.MustCompile(`^[_A-Za-z][_A-Za-z0-9]{0,62}$`)
+
+// checkNames reports every table and field name that namePattern refuses, at its own path.
+func checkNames(inst any, de *DocumentError) {
+	doc, _ := inst.(map[string]any)
+	tables, _ := doc["tables"].(map[string]any)
+	for _, t := range sortedKeys(tables) {
+		if !namePattern.MatchString(t) {
+			de.add("tables."+t, "invalid name %q: use letters, digits and underscores, starting with a letter, at most 63 characters", t)
+		}
+		table, _ := tables[t].(map[string]any)
+		fields, _ := table["fields"].(map[string]any)
+		for _, f := range sortedKeys(fields) {
+			if !namePattern.MatchString(f) {
+				de.add("tables."+t+".fields."+f, "invalid name %q: use letters, digits and underscores, starting with a letter, at most 63 characters", f)
+			}
+		}
 	}
-	return parent + "." + key
 }
 
 // validate checks what the schema cannot: field types, reserved names, defaults of the right
