@@ -713,15 +713,7 @@ func TestImportResolution(t *testing.T) {
 		"inner/lib/lib.go":             "package lib\n",
 		"inner/cmd/main.go":            "package main\n\nimport (\n\t\"example.com/inner/lib\"\n\t\"golang.org/x/text/language\"\n)\n\nfunc main() { _ = lib.X; _ = language.English }\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	a := newAnalyzer(t, root)
 	tests := []struct {
 		file    string
@@ -780,11 +772,7 @@ func TestDesignPatternsAcrossLanguages(t *testing.T) {
 			"impl Shape for Sq { fn area(&self) -> f64 { 1.0 } }\nimpl Shape for Ci { fn area(&self) -> f64 { 2.0 } }\n",
 		"PaymentAdapter.java": "public class PaymentAdapter {}\n",
 	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	a := newAnalyzer(t, root)
 	var summary code.CodebaseReport
 	mustCall(t, a, "analyze_codebase", map[string]any{}, &summary)
@@ -832,15 +820,7 @@ func TestLeftOutFiles(t *testing.T) {
 		"py/app/scratch.tmp.py":              "print(2)\n",
 		"py/app/broken.py":                   "def broken(:\n    return\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	a := newAnalyzer(t, root)
 	var rep code.CodebaseReport
 	mustCall(t, a, "analyze_codebase", map[string]any{"language": "Go"}, &rep)
@@ -861,6 +841,21 @@ func TestLeftOutFiles(t *testing.T) {
 	for _, l := range rep.Languages {
 		if l.Name == "Python" && (l.Files != 8 || l.Code != 557) {
 			t.Errorf("Python with a broken file: %+v", l)
+		}
+	}
+}
+
+// writeTree writes files (slash-separated paths relative to root, and their contents) below
+// root, creating folders as needed.
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
