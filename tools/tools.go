@@ -105,3 +105,24 @@ type Set struct {
 	Tools     []Tool
 	Resources []Resource
 }
+
+// Progress reports how far a long call has got. The server installs one per call whose client
+// asked for progress (a progressToken), so analyses report without knowing the protocol; total
+// is 0 when unknown.
+type Progress func(progress, total float64, message string)
+
+type progressKey struct{}
+
+// WithProgress returns a context whose calls to ReportProgress reach fn.
+func WithProgress(ctx context.Context, fn Progress) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+// ReportProgress tells the caller of a tool how far it has got; it does nothing when the client
+// asked for no progress. Analyses call it at natural steps (files walked, files scanned), not in
+// tight loops: each call may become a message to the client.
+func ReportProgress(ctx context.Context, progress, total float64, message string) {
+	if fn, ok := ctx.Value(progressKey{}).(Progress); ok && fn != nil {
+		fn(progress, total, message)
+	}
+}
