@@ -1,320 +1,185 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"regexp"
-	"sync"
+	"reflect"
 	"time"
 
 	"github.com/google/uuid"
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// Records reads and writes the records of one project's tables, one collection per table.
-// Every condition a caller sets (where, access filters, uid) runs inside the database: nothing
-// is filtered after reading.
+// Record is one stored record as a JSON object: "uid", "_owner", "createdAt" and "updatedAt"
+// (RFC 3339, UTC, milliseconds, see TimeLayout) and each field that is set. Both backends
+// answer records in this form, so callers decode them once, whatever the database.
+type Record []byte
+
+// TimeLayout is how records write times; in UTC it sorts as the times do.
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// Doc is a record to write: the keys the service keeps, and the fields with values of the
+// Go types a Filter uses (string, int64, float64, bool, time.Time, []any of those, and for
+// JSON fields what encoding/json decodes).
+type Doc struct {
+	UID       string
+	Owner     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Fields    map[string]any
+}
+
+// backend is what a database provides; Records does the rest (tables, bounds, decoding).
+// Every method honours ctx: a cancelled request stops its database work.
+type backend interface {
+	// ensure creates the table, the platform's own indexes (uid unique, createdAt, _owner)
+	// and those t declares, and drops the declared indexes t no longer has. It is
+	// idempotent. A unique index that existing records break fails with an *IndexError.
+	ensure(ctx context.Context, t *Table) error
+	// find calls fn with each record q selects, in order, until fn answers false or an
+	// error. It applies q.Filter, Order, After, Offset and Limit, not MaxBytes.
+	find(ctx context.Context, t *Table, q Query, fn func(Record) (bool, error)) error
+	count(ctx context.Context, t *Table, f Filter) (int64, error)
+	// insert writes docs, all or none; a unique index they break is a *ConflictError.
+	insert(ctx context.Context, t *Table, docs []Doc) error
+	// update sets and removes fields of the record uid if it also matches f, stamps
+	// updatedAt with at, and answers the record after the change; ErrNotFound when nothing
+	// matches. Concurrent updates of different fields of a record all take effect.
+	update(ctx context.Context, t *Table, uid string, f Filter, set map[string]any, unset []string, at time.Time) (Record, error)
+	// remove deletes the record uid if it also matches f; ErrNotFound when nothing matches.
+	remove(ctx context.Context, t *Table, uid string, f Filter) error
+	// drop removes every table of the project and its files or database.
+	drop(ctx context.Context) error
+	// tables lists the tables the database holds, for export.
+	tables(ctx context.Context) ([]string, error)
+}
+
+// IndexError says that an index cannot be built on the records a table holds.
+type IndexError struct {
+	Table string
+	Index Index
+	Value []any // a value more than one record has, for a unique index
+	Err   error
+}
+
+func (e *IndexError) Error() string {
+	if e.Value != nil {
+		return fmt.Sprintf("unique index on %s %v: more than one record has %v", e.Table, e.Index.Fields, e.Value)
+	}
+	return fmt.Sprintf("index on %s %v: %v", e.Table, e.Index.Fields, e.Err)
+}
+
+func (e *IndexError) Unwrap() error { return e.Err }
+
+// Records reads and writes the records of one project's tables.
 type Records struct {
-	db *mongo.Database
-	// updating serializes the updates of one record in this process. MongoDB applies an
-	// update atomically, but FerretDB (the embedded store) reads the document, changes it
-	// and writes it back, so two updates of different fields of one record at the same time
-	// could lose one of them. Striped by a hash of database, table and uid: a fixed set of
-	// locks, shared by every Records of one Stores, so that two versions of a project's API
-	// (before and after a definition change) still serialize on the same record.
-	updating *updateLocks
-
-	// FerretDB sorts in memory after reading every matching document, while it returns
-	// unsorted documents in insertion order, which is uid order; lists without an order of
-	// their own are then left unsorted. Found out with the first list.
-	detect      sync.Once
-	insertOrder bool
+	b      backend
+	tables map[string]*Table
 }
 
-// updateLocks is a fixed set of mutexes, striped by record.
-type updateLocks [64]sync.Mutex
-
-// NewRecords serves the tables kept in db, with update locks of its own. A service that
-// rebuilds a project's Records uses (*Stores).ProjectRecords instead, whose locks are shared.
-func NewRecords(db *mongo.Database) *Records { return &Records{db: db, updating: new(updateLocks)} }
-
-// ProjectRecords serves a project's tables (on its dedicated cluster when mongoURI is set).
-func (s *Stores) ProjectRecords(ctx context.Context, projectID, mongoURI string) (*Records, error) {
-	db, err := s.ProjectDatabase(ctx, projectID, mongoURI)
-	if err != nil {
-		return nil, err
+func newRecords(b backend, tables []Table) *Records {
+	r := &Records{b: b, tables: make(map[string]*Table, len(tables))}
+	for i := range tables {
+		t := tables[i]
+		t.index()
+		r.tables[t.Name] = &t
 	}
-	return &Records{db: db, updating: s.updating}, nil
+	return r
 }
 
-func (r *Records) updateLock(table, uid string) *sync.Mutex {
-	h := fnv.New32a()
-	h.Write([]byte(r.db.Name()))
-	h.Write([]byte{0})
-	h.Write([]byte(table))
-	h.Write([]byte{0})
-	h.Write([]byte(uid))
-	return &r.updating[h.Sum32()%uint32(len(r.updating))]
+func (r *Records) table(name string) (*Table, error) {
+	t, ok := r.tables[name]
+	if !ok {
+		return nil, fmt.Errorf("store: unknown table %q", name)
+	}
+	return t, nil
 }
 
-// Op is a comparison a Cond makes.
-type Op string
-
-// The comparisons. Contains matches strings holding Value (a string), case-sensitively; on a
-// list field every comparison matches when one element matches, as MongoDB does.
-const (
-	Eq       Op = "eq"
-	Ne       Op = "ne"
-	Gt       Op = "gt"
-	Gte      Op = "gte"
-	Lt       Op = "lt"
-	Lte      Op = "lte"
-	In       Op = "in"
-	Contains Op = "contains"
-)
-
-// Cond compares the stored value at Key with Value. Values have the Go types the driver
-// stores (string, int32, float64, bool, time.Time); In takes a []any of them.
-type Cond struct {
-	Key   string
-	Op    Op
-	Value any
-}
-
-// Where is a condition tree: all of Conds and And, and at least one of Or when Or is not
-// empty.
-type Where struct {
-	Conds []Cond
-	And   []Where
-	Or    []Where
-}
-
-// Order sorts by one key.
-type Order struct {
-	Key  string
-	Desc bool
-}
-
-// Query selects records of a table.
-type Query struct {
-	UID    string // when set, only the record with this uid
-	Where  *Where
-	Access bson.D // an access filter ANDed with the rest
-	Order  []Order
-	Offset int64
-	Limit  int64 // 0: no limit
-}
-
-// filter is the MongoDB filter for q.
-func (q Query) filter() (bson.D, error) {
-	var all bson.A
-	if q.UID != "" {
-		all = append(all, bson.D{{Key: KeyUID, Value: q.UID}})
-	}
-	if q.Where != nil {
-		f, err := q.Where.filter()
-		if err != nil {
-			return nil, err
-		}
-		if len(f) > 0 {
-			all = append(all, f)
-		}
-	}
-	if len(q.Access) > 0 {
-		all = append(all, q.Access)
-	}
-	switch len(all) {
-	case 0:
-		return bson.D{}, nil
-	case 1:
-		return all[0].(bson.D), nil
-	}
-	return bson.D{{Key: "$and", Value: all}}, nil
-}
-
-func (w *Where) filter() (bson.D, error) {
-	var all bson.A
-	for _, c := range w.Conds {
-		f, err := c.filter()
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, f)
-	}
-	for i := range w.And {
-		f, err := w.And[i].filter()
-		if err != nil {
-			return nil, err
-		}
-		if len(f) > 0 {
-			all = append(all, f)
-		}
-	}
-	if len(w.Or) > 0 {
-		var anyOf bson.A
-		for i := range w.Or {
-			f, err := w.Or[i].filter()
-			if err != nil {
-				return nil, err
-			}
-			anyOf = append(anyOf, f)
-		}
-		all = append(all, bson.D{{Key: "$or", Value: anyOf}})
-	}
-	switch len(all) {
-	case 0:
-		return nil, nil
-	case 1:
-		return all[0].(bson.D), nil
-	}
-	return bson.D{{Key: "$and", Value: all}}, nil
-}
-
-func (c Cond) filter() (bson.D, error) {
-	var v any
-	switch c.Op {
-	case Eq:
-		// Values are scalars, never documents that could be taken for operators, so the
-		// bare value does; FerretDB reads by _id only with it.
-		v = c.Value
-	case Ne, Gt, Gte, Lt, Lte:
-		v = bson.D{{Key: "$" + string(c.Op), Value: c.Value}}
-	case In:
-		list, ok := c.Value.([]any)
-		if !ok {
-			return nil, fmt.Errorf("%s in: want a list, got %T", c.Key, c.Value)
-		}
-		v = bson.D{{Key: "$in", Value: bson.A(list)}}
-	case Contains:
-		s, ok := c.Value.(string)
-		if !ok {
-			return nil, fmt.Errorf("%s contains: want a string, got %T", c.Key, c.Value)
-		}
-		v = bson.D{{Key: "$regex", Value: regexp.QuoteMeta(s)}}
-	default:
-		return nil, fmt.Errorf("%s: unknown comparison %q", c.Key, c.Op)
-	}
-	return bson.D{{Key: c.Key, Value: v}}, nil
-}
-
-// insertionOrdered reports whether the server returns unsorted documents in insertion order
-// and sorts only in memory, as FerretDB does.
-func (r *Records) insertionOrdered(ctx context.Context) bool {
-	r.detect.Do(func() {
-		var info bson.M
-		err := r.db.Client().Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info)
-		_, r.insertOrder = info["ferretdbVersion"]
-		r.insertOrder = r.insertOrder && err == nil
-	})
-	return r.insertOrder
-}
-
-func (r *Records) findOptions(ctx context.Context, q Query) *options.FindOptionsBuilder {
-	opts := options.Find()
-	if q.Offset > 0 {
-		opts.SetSkip(q.Offset)
-	}
-	if q.Limit > 0 {
-		opts.SetLimit(q.Limit)
-	}
-	if q.UID != "" || (len(q.Order) == 0 && r.insertionOrdered(ctx)) {
-		return opts
-	}
-	// The uid breaks ties, so that pages never overlap or skip records; uids are
-	// time-ordered, so lists without an order come in creation order.
-	sort := make(bson.D, 0, len(q.Order)+1)
-	for _, o := range q.Order {
-		dir := 1
-		if o.Desc {
-			dir = -1
-		}
-		sort = append(sort, bson.E{Key: o.Key, Value: dir})
-		if o.Key == KeyUID {
-			break
-		}
-	}
-	if len(sort) == 0 || sort[len(sort)-1].Key != KeyUID {
-		sort = append(sort, bson.E{Key: KeyUID, Value: 1})
-	}
-	return opts.SetSort(sort)
-}
-
-// Find decodes the records q selects into out, a pointer to a slice.
-func (r *Records) Find(ctx context.Context, table string, q Query, out any) error {
-	filter, err := q.filter()
-	if err != nil {
-		return err
-	}
-	opts := r.findOptions(ctx, q)
-	if q.UID != "" {
-		opts.SetLimit(1)
-	}
-	cur, err := r.db.Collection(table).Find(ctx, filter, opts)
-	if err != nil {
-		return fmt.Errorf("find %s: %w", table, err)
-	}
-	if err := cur.All(ctx, out); err != nil {
-		return fmt.Errorf("read %s: %w", table, err)
-	}
-	return nil
-}
-
-// Each calls fn with each record q selects, in order, until fn answers false. It serves
-// callers that must look at records one by one before deciding how many they need.
-func (r *Records) Each(ctx context.Context, table string, q Query, fn func(bson.Raw) (bool, error)) error {
-	filter, err := q.filter()
-	if err != nil {
-		return err
-	}
-	cur, err := r.db.Collection(table).Find(ctx, filter, r.findOptions(ctx, q))
-	if err != nil {
-		return fmt.Errorf("find %s: %w", table, err)
-	}
-	defer cur.Close(context.WithoutCancel(ctx))
-	for cur.Next(ctx) {
-		more, err := fn(cur.Current)
-		if err != nil || !more {
+// Ensure creates every table and its indexes (see Table.Indexes), dropping indexes no longer
+// declared. A unique index that existing records break is an *IndexError, and the other
+// tables are left as they are.
+func (r *Records) Ensure(ctx context.Context) error {
+	for _, t := range r.tables {
+		if err := r.b.ensure(ctx, t); err != nil {
 			return err
 		}
 	}
-	if err := cur.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", table, err)
-	}
 	return nil
 }
 
-// Count counts the records q selects, ignoring its order, offset and limit.
-func (r *Records) Count(ctx context.Context, table string, q Query) (int64, error) {
-	filter, err := q.filter()
-	if err != nil {
-		return 0, err
-	}
-	n, err := r.db.Collection(table).CountDocuments(ctx, filter)
-	if err != nil {
-		return 0, fmt.Errorf("count %s: %w", table, err)
-	}
-	return n, nil
-}
-
-// FindOne decodes a record q selects into out, ignoring q's order and paging: it serves
-// lookups by uid. ErrNotFound when there is none.
-func (r *Records) FindOne(ctx context.Context, table string, q Query, out any) error {
-	filter, err := q.filter()
+// Each calls fn with each record q selects, in order, until fn answers false or an error. A
+// query with MaxBytes fails with a *TooLargeError as soon as the records read pass it.
+func (r *Records) Each(ctx context.Context, table string, q Query, fn func(Record) (bool, error)) error {
+	t, err := r.table(table)
 	if err != nil {
 		return err
 	}
-	err = r.db.Collection(table).FindOne(ctx, filter).Decode(out)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return fmt.Errorf("%s %q: %w", table, q.UID, ErrNotFound)
+	var size int64
+	n := 0
+	return r.b.find(ctx, t, q, func(rec Record) (bool, error) {
+		size += int64(len(rec))
+		if q.MaxBytes > 0 && size > q.MaxBytes {
+			return false, &TooLargeError{Table: table, MaxBytes: q.MaxBytes, Records: n}
+		}
+		n++
+		return fn(rec)
+	})
+}
+
+// Find decodes the records q selects into out, a pointer to a slice whose elements
+// encoding/json decodes a Record into (a struct with json tags, or a map).
+func (r *Records) Find(ctx context.Context, table string, q Query, out any) error {
+	sv := reflect.ValueOf(out)
+	if sv.Kind() != reflect.Pointer || sv.Elem().Kind() != reflect.Slice {
+		return fmt.Errorf("store: Find wants a pointer to a slice, got %T", out)
 	}
+	list := sv.Elem()
+	elem := list.Type().Elem()
+	return r.Each(ctx, table, q, func(rec Record) (bool, error) {
+		v := reflect.New(elem)
+		if err := json.Unmarshal(rec, v.Interface()); err != nil {
+			return false, fmt.Errorf("decode %s record: %w", table, err)
+		}
+		list.Set(reflect.Append(list, v.Elem()))
+		return true, nil
+	})
+}
+
+// Get decodes the record uid into out if it also matches f; ErrNotFound when there is none.
+func (r *Records) Get(ctx context.Context, table, uid string, f Filter, out any) error {
+	var found Record
+	err := r.Each(ctx, table, Query{Filter: And(Compare(KeyUID, Eq, uid), f), Limit: 1}, func(rec Record) (bool, error) {
+		found = rec
+		return false, nil
+	})
 	if err != nil {
-		return fmt.Errorf("get %s %q: %w", table, q.UID, err)
+		return err
 	}
-	return nil
+	if found == nil {
+		return fmt.Errorf("%s %q: %w", table, uid, ErrNotFound)
+	}
+	return decodeInto(table, found, out)
+}
+
+// Count counts the records f selects.
+func (r *Records) Count(ctx context.Context, table string, f Filter) (int64, error) {
+	t, err := r.table(table)
+	if err != nil {
+		return 0, err
+	}
+	if f.IsNone() {
+		return 0, nil
+	}
+	return r.b.count(ctx, t, f)
+}
+
+// Exists reports whether a record with uid exists, whatever rule applies; callers use it to
+// tell a record they may not touch from one that is not there.
+func (r *Records) Exists(ctx context.Context, table, uid string) (bool, error) {
+	n, err := r.Count(ctx, table, Compare(KeyUID, Eq, uid))
+	return n > 0, err
 }
 
 // NewUID returns a new record identifier: a UUIDv7, so that identifiers sort in creation
@@ -327,94 +192,168 @@ func NewUID() (string, error) {
 	return id.String(), nil
 }
 
-// now is the time records are stamped with: MongoDB keeps milliseconds.
-func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
-
-// Insert stores a new record with the given fields, a new uid, the owner and equal
-// createdAt and updatedAt, and decodes the stored record into out.
-func (r *Records) Insert(ctx context.Context, table, owner string, fields bson.D, out any) error {
-	uid, err := NewUID()
+// Insert stores new records with the given fields, each with a new uid, the owner and equal
+// createdAt and updatedAt, all or none, and decodes the stored records into out (a pointer to
+// a slice, as Find takes, or for one record a pointer to one element).
+func (r *Records) Insert(ctx context.Context, table, owner string, fields []map[string]any, out any) error {
+	t, err := r.table(table)
 	if err != nil {
 		return err
 	}
-	t := now()
-	doc := make(bson.D, 0, len(fields)+4)
-	doc = append(doc, bson.E{Key: KeyUID, Value: uid})
-	doc = append(doc, fields...)
-	doc = append(doc,
-		bson.E{Key: KeyOwner, Value: owner},
-		bson.E{Key: KeyCreatedAt, Value: t},
-		bson.E{Key: KeyUpdatedAt, Value: t})
-	raw, err := bson.Marshal(doc)
+	at := now()
+	docs := make([]Doc, len(fields))
+	for i, f := range fields {
+		uid, err := NewUID()
+		if err != nil {
+			return err
+		}
+		docs[i] = Doc{UID: uid, Owner: owner, CreatedAt: at, UpdatedAt: at, Fields: f}
+	}
+	if err := r.b.insert(ctx, t, docs); err != nil {
+		return err
+	}
+	recs := make([]Record, len(docs))
+	for i := range docs {
+		if recs[i], err = encodeDoc(docs[i]); err != nil {
+			return err
+		}
+	}
+	return decodeAll(table, recs, out)
+}
+
+// Import writes records exported by Export, keeping their uid, owner and times; a record
+// whose uid exists already is a *ConflictError and nothing of the batch is written.
+func (r *Records) Import(ctx context.Context, table string, recs []Record) error {
+	t, err := r.table(table)
 	if err != nil {
-		return fmt.Errorf("encode %s record: %w", table, err)
+		return err
 	}
-	if _, err := r.db.Collection(table).InsertOne(ctx, bson.Raw(raw)); err != nil {
-		return fmt.Errorf("insert into %s: %w", table, err)
+	docs := make([]Doc, len(recs))
+	for i, rec := range recs {
+		if docs[i], err = t.decodeDoc(rec); err != nil {
+			return fmt.Errorf("record %d: %w", i+1, err)
+		}
 	}
-	if err := bson.Unmarshal(raw, out); err != nil {
+	return r.b.insert(ctx, t, docs)
+}
+
+// Update sets and removes fields of the record uid if it also matches f, bumps its
+// updatedAt and decodes the updated record into out; ErrNotFound when no record matches.
+func (r *Records) Update(ctx context.Context, table, uid string, f Filter, set map[string]any, unset []string, out any) error {
+	t, err := r.table(table)
+	if err != nil {
+		return err
+	}
+	rec, err := r.b.update(ctx, t, uid, f, set, unset, now())
+	if err != nil {
+		return err
+	}
+	return decodeInto(table, rec, out)
+}
+
+// Delete removes the record uid if it also matches f; ErrNotFound when no record matches.
+func (r *Records) Delete(ctx context.Context, table, uid string, f Filter) error {
+	t, err := r.table(table)
+	if err != nil {
+		return err
+	}
+	return r.b.remove(ctx, t, uid, f)
+}
+
+// Drop removes every table of the project with its records.
+func (r *Records) Drop(ctx context.Context) error { return r.b.drop(ctx) }
+
+// StoredTables lists the tables the database holds, declared or not.
+func (r *Records) StoredTables(ctx context.Context) ([]string, error) { return r.b.tables(ctx) }
+
+func decodeInto(table string, rec Record, out any) error {
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(rec, out); err != nil {
 		return fmt.Errorf("decode %s record: %w", table, err)
 	}
 	return nil
 }
 
-// Update sets the given fields and removes the unset ones of the record with uid that also
-// matches access, bumps its updatedAt, and decodes the updated record into out; ErrNotFound
-// when no record matches. It is one findOneAndUpdate touching only the named fields, so
-// concurrent updates of different fields of a record all take effect.
-func (r *Records) Update(ctx context.Context, table, uid string, access bson.D, set bson.D, unset []string, out any) error {
-	filter, err := Query{UID: uid, Access: access}.filter()
-	if err != nil {
-		return err
+// decodeAll decodes recs into out: a pointer to a slice takes them all, a pointer to one
+// value the first.
+func decodeAll(table string, recs []Record, out any) error {
+	if out == nil || len(recs) == 0 {
+		return nil
 	}
-	sets := make(bson.D, 0, len(set)+1)
-	sets = append(sets, set...)
-	sets = append(sets, bson.E{Key: KeyUpdatedAt, Value: now()})
-	update := bson.D{{Key: "$set", Value: sets}}
-	if len(unset) > 0 {
-		u := make(bson.D, len(unset))
-		for i, k := range unset {
-			u[i] = bson.E{Key: k, Value: ""}
+	sv := reflect.ValueOf(out)
+	if sv.Kind() != reflect.Pointer || sv.Elem().Kind() != reflect.Slice {
+		return decodeInto(table, recs[0], out)
+	}
+	list := sv.Elem()
+	for _, rec := range recs {
+		v := reflect.New(list.Type().Elem())
+		if err := decodeInto(table, rec, v.Interface()); err != nil {
+			return err
 		}
-		update = append(update, bson.E{Key: "$unset", Value: u})
-	}
-	mu := r.updateLock(table, uid)
-	mu.Lock()
-	defer mu.Unlock()
-	err = r.db.Collection(table).FindOneAndUpdate(ctx, filter, update,
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(out)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return fmt.Errorf("%s %q: %w", table, uid, ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("update %s %q: %w", table, uid, err)
+		list.Set(reflect.Append(list, v.Elem()))
 	}
 	return nil
 }
 
-// Delete removes the record with uid that also matches access; ErrNotFound when no record
-// matches.
-func (r *Records) Delete(ctx context.Context, table, uid string, access bson.D) error {
-	filter, err := Query{UID: uid, Access: access}.filter()
+// encodeDoc writes a Doc as a Record.
+func encodeDoc(d Doc) (Record, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"uid":`)
+	writeJSON(&b, d.UID)
+	b.WriteString(`,"_owner":`)
+	writeJSON(&b, d.Owner)
+	b.WriteString(`,"createdAt":"`)
+	b.WriteString(d.CreatedAt.UTC().Format(TimeLayout))
+	b.WriteString(`","updatedAt":"`)
+	b.WriteString(d.UpdatedAt.UTC().Format(TimeLayout))
+	b.WriteByte('"')
+	for _, k := range sortedFieldKeys(d.Fields) {
+		b.WriteByte(',')
+		writeJSON(&b, k)
+		b.WriteByte(':')
+		if err := writeValue(&b, d.Fields[k]); err != nil {
+			return nil, fmt.Errorf("field %s: %w", k, err)
+		}
+	}
+	b.WriteByte('}')
+	return Record(b.Bytes()), nil
+}
+
+func writeJSON(b *bytes.Buffer, s string) {
+	enc, _ := json.Marshal(s) // a string always encodes
+	b.Write(enc)
+}
+
+// writeValue writes a field value: times in TimeLayout, everything else as encoding/json
+// does.
+func writeValue(b *bytes.Buffer, v any) error {
+	switch v := v.(type) {
+	case time.Time:
+		b.WriteByte('"')
+		b.WriteString(v.UTC().Format(TimeLayout))
+		b.WriteByte('"')
+		return nil
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeValue(b, e); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
+	}
+	enc, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	res, err := r.db.Collection(table).DeleteOne(ctx, filter)
-	if err != nil {
-		return fmt.Errorf("delete %s %q: %w", table, uid, err)
-	}
-	if res.DeletedCount == 0 {
-		return fmt.Errorf("%s %q: %w", table, uid, ErrNotFound)
-	}
+	b.Write(enc)
 	return nil
 }
 
-// Exists reports whether a record with uid exists, whatever access filter applies; callers
-// use it to tell a record they may not touch from one that is not there.
-func (r *Records) Exists(ctx context.Context, table, uid string) (bool, error) {
-	n, err := r.db.Collection(table).CountDocuments(ctx, bson.D{{Key: KeyUID, Value: uid}}, options.Count().SetLimit(1))
-	if err != nil {
-		return false, fmt.Errorf("look up %s %q: %w", table, uid, err)
-	}
-	return n > 0, nil
-}
+var errNotObject = errors.New("a record must be a JSON object")

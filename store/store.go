@@ -62,6 +62,10 @@ type Stores struct {
 	// Embedded reports which stores run inside this process.
 	EmbeddedMongo, EmbeddedRedis bool
 
+	// Backend is "sqlite" (the embedded default) or "mongo".
+	Backend string
+	db      databases
+
 	logger *slog.Logger
 
 	mu      sync.Mutex

@@ -58,15 +58,42 @@ type Field struct {
 	Default any
 }
 
-// Table is the definition of one table: its collection name and its fields, sorted by name.
+// Table is the definition of one table: its name, its fields sorted by name, and the indexes
+// it declares.
 type Table struct {
-	Name     string // the collection, and the plural used by list queries (products)
-	TypeName string // the record type (product)
-	Fields   []Field
+	Name    string
+	Fields  []Field
+	Indexes []Index
+
+	byName map[string]int // Fields by name, set by index
+}
+
+// Index is an index a table declares: on one field or several (in that order), unique or not.
+// Fields are scalar (not lists, not JSON).
+type Index struct {
+	Fields []string
+	Unique bool
+}
+
+// MaxIndexes bounds the indexes one table declares.
+const MaxIndexes = 16
+
+func (t *Table) index() {
+	t.byName = make(map[string]int, len(t.Fields))
+	for i, f := range t.Fields {
+		t.byName[f.Name] = i
+	}
 }
 
 // Field returns the field called name.
 func (t Table) Field(name string) (Field, bool) {
+	if t.byName != nil {
+		i, ok := t.byName[name]
+		if !ok {
+			return Field{}, false
+		}
+		return t.Fields[i], true
+	}
 	for _, f := range t.Fields {
 		if f.Name == name {
 			return f, true
@@ -75,9 +102,22 @@ func (t Table) Field(name string) (Field, bool) {
 	return Field{}, false
 }
 
-// Reserved record keys: the service sets them, so a table may not declare them.
+// KeyType is the type of a record key: a declared field's, or that of a key the service
+// keeps; ok is false for a key the table does not have.
+func (t Table) KeyType(key string) (ft FieldType, ok bool) {
+	switch key {
+	case KeyUID, KeyOwner:
+		return FieldType{Scalar: ID}, true
+	case KeyCreatedAt, KeyUpdatedAt:
+		return FieldType{Scalar: DateTime}, true
+	}
+	f, ok := t.Field(key)
+	return f.Type, ok
+}
+
+// Record keys the service keeps, so a table may not declare them.
 const (
-	KeyUID       = "_id" // shown as uid
+	KeyUID       = "uid"
 	KeyCreatedAt = "createdAt"
 	KeyUpdatedAt = "updatedAt"
 	KeyOwner     = "_owner"
