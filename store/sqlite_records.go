@@ -306,9 +306,12 @@ func (s recordScanner) Scan(src any) error {
 // findSQL is the statement that answers q, and its parameters; "" when q selects nothing.
 func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
 	c := sqlCompiler{t: t, cols: cols}
-	where, err := c.where(And(q.Where(), keysetBound(q)))
+	where, err := c.where(q.Where())
 	if err != nil || where == "0" {
 		return "", nil, err
+	}
+	if bound := c.keysetBound(q); bound != "" {
+		where += " AND " + bound
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -367,25 +370,34 @@ func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Rec
 	return nil
 }
 
-// keysetBound is a condition that q.Where() implies and that an index on the first key of
-// the order answers as a range: the keyset condition is an OR, which SQLite's planner does
-// not turn into a starting point of the index, and without it page 1,000 would read the
-// 999 pages before it.
-func keysetBound(q Query) Filter {
+// keysetBound is a condition that q.Where() implies and that an index on the order's keys
+// answers as a range: the keyset condition is an OR, which SQLite's planner does not turn
+// into a starting point in the index, and without it page 1,000 would read the 999 pages
+// before it. A missing value sorts first, so a bound that excludes missing values exists
+// only where they come before the cursor (ascending), or cannot exist (service keys).
+func (c *sqlCompiler) keysetBound(q Query) string {
 	if q.After == nil {
-		return All
+		return ""
 	}
-	o := NormalOrder(q.Order)[0]
-	v := q.After.Values[0]
+	norm := NormalOrder(q.Order)
+	o, v := norm[0], q.After.Values[0]
+	x := keyExpr(o.Key, c.cols)
 	switch {
-	case !o.Desc && v != nil:
-		return Filter{kind: kindCmp, key: o.Key, op: Gte, value: v, exact: true}
-	case o.Desc && v == nil:
-		return Compare(o.Key, IsNull, true)
-	case o.Desc && serviceKey(o.Key):
-		return Filter{kind: kindCmp, key: o.Key, op: Lte, value: v, exact: true}
+	case v == nil && o.Desc:
+		return x + " IS NULL"
+	case v == nil || o.Desc && !serviceKey(o.Key):
+		return ""
+	case len(norm) == 2:
+		// One key and uid, in one direction: the keyset itself, as a row value.
+		cmp := " > "
+		if o.Desc {
+			cmp = " < "
+		}
+		return "(" + x + ", " + keyExpr(KeyUID, c.cols) + ")" + cmp + "(" + c.arg(v) + ", " + c.arg(q.After.Values[1]) + ")"
+	case o.Desc:
+		return x + " <= " + c.arg(v)
 	}
-	return All
+	return x + " >= " + c.arg(v)
 }
 
 func (p *sqliteProject) count(ctx context.Context, t *Table, flt Filter) (int64, error) {

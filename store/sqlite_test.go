@@ -47,14 +47,21 @@ func TestSQLitePlans(t *testing.T) {
 	}{
 		{"uid", false, Query{Filter: Compare(KeyUID, Eq, "x"), Limit: 1}, []string{"USING INDEX sqlite_autoindex_t_products_1 (uid=?)"}},
 		{"sku", false, Query{Filter: Compare("sku", Eq, "sku-1")}, []string{"USING INDEX ix:products:sku:unique (f:sku=?)"}},
+		// Ties go the way of the last key, so a descending order reads the index backwards
+		// and sorts nothing.
 		{"price range desc", false, Query{Filter: Compare("price", Gte, 500.0), Order: price, Limit: 20},
-			[]string{"USING INDEX ix:products:price (f:price>?)", "LAST TERM OF ORDER BY"}},
+			[]string{"SEARCH t_products USING INDEX ix:products:price (f:price>?)"}},
+		// A keyset page starts in the index where the last one ended.
 		{"price keyset asc", false, Query{Order: []Order{{Key: "price"}}, After: after, Limit: 20},
-			[]string{"USING INDEX ix:products:price (f:price>?)"}},
-		{"first", false, Query{Limit: 100}, []string{"USING INDEX sqlite_autoindex_t_products_1"}},
+			[]string{"SEARCH t_products USING INDEX ix:products:price ((f:price,uid)>(?,?))"}},
 		{"created keyset desc", false, Query{Order: []Order{{Key: KeyCreatedAt, Desc: true}}, Limit: 20,
 			After: &Cursor{Values: []any{"2026-01-01T00:00:00.000Z", "0190a0b0-0000-7000-8000-000000000000"}}},
-			[]string{"USING INDEX platform:products:createdAt (createdAt<?)", "LAST TERM OF ORDER BY"}},
+			[]string{"SEARCH t_products USING INDEX platform:products:createdAt ((createdAt,uid)<(?,?))"}},
+		// Except descending on a field that may be missing: missing values come last, so the
+		// page reads the index from its end (in order, but through the pages before it).
+		{"price keyset desc", false, Query{Order: price, After: after, Limit: 20},
+			[]string{"SCAN t_products USING INDEX ix:products:price"}},
+		{"first", false, Query{Limit: 100}, []string{"SCAN t_products USING INDEX sqlite_autoindex_t_products_1"}},
 		{"count price", true, Query{Filter: Compare("price", Gte, 500.0)}, []string{"USING COVERING INDEX ix:products:price (f:price>?)"}},
 		{"count", true, Query{}, []string{"USING COVERING INDEX"}},
 	}
