@@ -13,19 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/FerretDB/FerretDB/ferretdb"
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 )
 
 // ControlDatabase is the database that holds the project registry.
@@ -68,13 +61,7 @@ type Stores struct {
 
 	logger *slog.Logger
 
-	mu      sync.Mutex
-	clients map[string]*mongo.Client // dedicated clusters, by URI
-
-	updating *updateLocks // shared by every project's Records
-
-	stopFerret func()
-	ferretDone chan struct{}
+	stopFerret func(context.Context) error
 	mini       *miniredis.Miniredis
 	miniStop   chan struct{}
 	miniDone   chan struct{}
@@ -87,7 +74,7 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Stores{logger: logger, clients: map[string]*mongo.Client{}, updating: new(updateLocks)}
+	s := &Stores{logger: logger}
 	defer func() {
 		if err != nil {
 			_ = s.Close(context.WithoutCancel(ctx))
@@ -96,14 +83,17 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 
 	s.MongoURI = cfg.MongoURI
 	if s.MongoURI == "" {
-		if err := s.startFerret(cfg); err != nil {
+		s.MongoURI, s.stopFerret, err = StartFerretDB(ctx, filepath.Join(cfg.DataDir, "ferretdb"), logger)
+		if err != nil {
 			return nil, err
 		}
+		s.EmbeddedMongo = true
 	}
-	s.Mongo, err = connectMongo(ctx, s.MongoURI)
+	m, err := openMongo(ctx, s.MongoURI)
 	if err != nil {
 		return nil, err
 	}
+	s.db, s.Mongo, s.Backend = m, m.client, "mongo"
 
 	s.RedisURL = cfg.RedisURL
 	if s.RedisURL == "" {
@@ -151,94 +141,12 @@ func (s *Stores) expireEmbeddedKeys() {
 	}
 }
 
-func (s *Stores) startFerret(cfg Config) error {
-	dir, err := filepath.Abs(filepath.Join(cfg.DataDir, "ferretdb"))
-	if err != nil {
-		return fmt.Errorf("embedded mongodb data folder: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create embedded mongodb data folder: %w", err)
-	}
-	addr := cfg.EmbeddedMongoAddr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return fmt.Errorf("embedded mongodb address %q: %w", addr, err)
-	}
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: addr},
-		Handler:   "sqlite",
-		SQLiteURL: "file:" + dir + "/",
-		Logger:    slog.New(minLevel{h: s.logger.With("component", "ferretdb").Handler(), min: slog.LevelWarn}),
-	})
-	if err != nil {
-		return fmt.Errorf("start embedded mongodb: %w", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.ferretDone = make(chan struct{})
-	go func() {
-		defer close(s.ferretDone)
-		if err := f.Run(ctx); err != nil {
-			s.logger.Error("embedded mongodb stopped", "err", err)
-		}
-	}()
-	s.stopFerret = cancel
-	s.EmbeddedMongo = true
-	// MongoDBURI blocks until the listener is bound, so the port is known here.
-	s.MongoURI = f.MongoDBURI()
-	return nil
-}
-
-func connectMongo(ctx context.Context, uri string) (*mongo.Client, error) {
-	// The URI's own options (serverSelectionTimeoutMS, ...) override these defaults.
-	c, err := mongo.Connect(options.Client().SetServerSelectionTimeout(10 * time.Second).ApplyURI(uri))
-	if err != nil {
-		return nil, fmt.Errorf("connect mongodb: %w", err)
-	}
-	if err := c.Ping(ctx, readpref.Primary()); err != nil {
-		_ = c.Disconnect(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("ping mongodb: %w", err)
-	}
-	return c, nil
-}
-
 // Control returns the control database.
 func (s *Stores) Control() *mongo.Database { return s.Mongo.Database(ControlDatabase) }
 
-// ProjectDatabaseName is the database that holds a project's tables.
-func ProjectDatabaseName(projectID string) string { return "p_" + projectID }
-
-// ProjectDatabase returns a project's database, on its dedicated cluster when mongoURI is set.
-// Clients of dedicated clusters are opened once and shared.
-func (s *Stores) ProjectDatabase(ctx context.Context, projectID, mongoURI string) (*mongo.Database, error) {
-	if mongoURI == "" {
-		return s.Mongo.Database(ProjectDatabaseName(projectID)), nil
-	}
-	s.mu.Lock()
-	c, ok := s.clients[mongoURI]
-	s.mu.Unlock()
-	if !ok {
-		nc, err := connectMongo(ctx, mongoURI)
-		if err != nil {
-			return nil, fmt.Errorf("project %q: %w", projectID, err)
-		}
-		s.mu.Lock()
-		if c, ok = s.clients[mongoURI]; !ok {
-			c = nc
-			s.clients[mongoURI] = nc
-		}
-		s.mu.Unlock()
-		if c != nc {
-			_ = nc.Disconnect(ctx)
-		}
-	}
-	return c.Database(ProjectDatabaseName(projectID)), nil
-}
-
 // PingMongo checks that MongoDB answers.
 func (s *Stores) PingMongo(ctx context.Context) error {
-	return s.Mongo.Ping(ctx, readpref.Primary())
+	return s.db.ping(ctx)
 }
 
 // PingRedis checks that Redis answers.
@@ -250,14 +158,8 @@ func (s *Stores) PingRedis(ctx context.Context) error {
 // each write before acknowledging it, so nothing acknowledged is lost by stopping it.
 func (s *Stores) Close(ctx context.Context) error {
 	var errs []error
-	s.mu.Lock()
-	for uri, c := range s.clients {
-		errs = append(errs, c.Disconnect(ctx))
-		delete(s.clients, uri)
-	}
-	s.mu.Unlock()
-	if s.Mongo != nil {
-		errs = append(errs, s.Mongo.Disconnect(ctx))
+	if s.db != nil {
+		errs = append(errs, s.db.close(ctx))
 	}
 	if s.Redis != nil {
 		errs = append(errs, s.Redis.Close())
@@ -268,38 +170,7 @@ func (s *Stores) Close(ctx context.Context) error {
 		s.mini.Close()
 	}
 	if s.stopFerret != nil {
-		s.stopFerret()
-		select {
-		case <-s.ferretDone:
-		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("stop embedded mongodb: %w", ctx.Err()))
-		}
+		errs = append(errs, s.stopFerret(ctx))
 	}
 	return errors.Join(errs...)
-}
-
-// minLevel drops records below min, so a chatty embedded server logs only what matters.
-type minLevel struct {
-	h   slog.Handler
-	min slog.Level
-}
-
-func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= m.min && m.h.Enabled(ctx, l)
-}
-
-// Handle drops FerretDB's dumps of the error responses it sends ("Response header" and
-// "Response message"): the client receives and reports those errors itself, and the most
-// common one, "no such command: 'endSessions'" on every driver disconnect, is harmless.
-func (m minLevel) Handle(ctx context.Context, r slog.Record) error {
-	if strings.HasPrefix(r.Message, "Response header") || strings.HasPrefix(r.Message, "Response message") {
-		return nil
-	}
-	return m.h.Handle(ctx, r)
-}
-func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
-	return minLevel{h: m.h.WithAttrs(a), min: m.min}
-}
-func (m minLevel) WithGroup(name string) slog.Handler {
-	return minLevel{h: m.h.WithGroup(name), min: m.min}
 }
