@@ -16,6 +16,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 )
 
+// ControlDatabase is the MongoDB database that holds the project registry.
+const ControlDatabase = "platform"
+
 // mongoDatabases keeps the service's data in MongoDB (or anything that speaks its protocol,
 // such as FerretDB): the control database ControlDatabase, and a database per project,
 // ProjectDatabaseName, on the main cluster or on the project's own.

@@ -12,12 +12,13 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/platform-dev/platform/store"
 )
 
-// openMongoStores opens Stores on the mongo backend, against an embedded FerretDB.
-func openMongoStores(t testing.TB) *store.Stores {
+// openMongoStores opens Stores on the mongo backend, against an embedded FerretDB at uri.
+func openMongoStores(t testing.TB) (s *store.Stores, uri string) {
 	t.Helper()
 	ctx := context.Background()
 	uri, stop, err := store.StartFerretDB(ctx, t.TempDir(), nil)
@@ -29,7 +30,7 @@ func openMongoStores(t testing.TB) *store.Stores {
 			t.Error(err)
 		}
 	})
-	s, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), MongoURI: uri})
+	s, err = store.Open(ctx, store.Config{DataDir: t.TempDir(), MongoURI: uri})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func openMongoStores(t testing.TB) *store.Stores {
 	if s.Backend != "mongo" {
 		t.Fatalf("Backend = %q, want mongo", s.Backend)
 	}
-	return s
+	return s, uri
 }
 
 func mongoTable(indexes ...store.Index) store.Table {
@@ -73,7 +74,8 @@ func records(t testing.TB, s *store.Stores, tables ...store.Table) *store.Record
 // writes JSON by hand, so this is its check against encoding/json.
 func TestMongoRecordsReadBackAsWritten(t *testing.T) {
 	ctx := context.Background()
-	r := records(t, openMongoStores(t), mongoTable())
+	s, _ := openMongoStores(t)
+	r := records(t, s, mongoTable())
 	at := time.Date(2026, 11, 22, 10, 4, 5, 123_000_000, time.UTC)
 	rows := []map[string]any{
 		{"name": `quote " backslash \ tab 	 newline` + "\n\x01\x1f", "price": 3.0, "qty": int64(-7)},
@@ -118,7 +120,8 @@ func TestMongoRecordsReadBackAsWritten(t *testing.T) {
 // not (FerretDB).
 func TestMongoUniqueConflicts(t *testing.T) {
 	ctx := context.Background()
-	r := records(t, openMongoStores(t), mongoTable(
+	s, _ := openMongoStores(t)
+	r := records(t, s, mongoTable(
 		store.Index{Fields: []string{"sku"}, Unique: true},
 		store.Index{Fields: []string{"name", "qty"}, Unique: true},
 	))
@@ -210,9 +213,15 @@ func normalize(vals []any) []any {
 // the records break with the duplicate value, keeping the indexes it had.
 func TestMongoEnsureIndexes(t *testing.T) {
 	ctx := context.Background()
-	s := openMongoStores(t)
+	s, uri := openMongoStores(t)
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(ctx)
+	coll := client.Database(store.ProjectDatabaseName("demo")).Collection("products")
 	indexes := func() []string {
-		specs, err := s.Mongo.Database(store.ProjectDatabaseName("demo")).Collection("products").Indexes().ListSpecifications(ctx)
+		specs, err := coll.Indexes().ListSpecifications(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,21 +243,20 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	if got := indexes(); !slices.Equal(got, want) {
 		t.Fatalf("after a second Ensure: indexes %v, want %v", got, want)
 	}
-	if _, err := s.Mongo.Database(store.ProjectDatabaseName("demo")).Collection("products").Indexes().CreateOne(ctx,
-		mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}, Options: nil}); err != nil {
+	if _, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Insert(ctx, "products", "o", []map[string]any{{"name": "x", "qty": int64(3)}, {"name": "y", "qty": int64(3)}}, nil); err != nil {
 		t.Fatal(err)
 	}
 
-	r = records(t, s, mongoTable(store.Index{Fields: []string{"createdAt"}}))
+	records(t, s, mongoTable(store.Index{Fields: []string{"createdAt"}}))
 	want = []string{"_id_", "name_1", "platform__owner", "platform_createdAt"}
 	if got := indexes(); !slices.Equal(got, want) {
 		t.Fatalf("after removing two declared indexes: %v, want %v", got, want)
 	}
 
-	r, err := s.ProjectRecords(ctx, "demo", "", []store.Table{mongoTable(store.Index{Fields: []string{"qty"}, Unique: true}, store.Index{Fields: []string{"price"}})})
+	r, err = s.ProjectRecords(ctx, "demo", "", []store.Table{mongoTable(store.Index{Fields: []string{"qty"}, Unique: true}, store.Index{Fields: []string{"price"}})})
 	if err != nil {
 		t.Fatal(err)
 	}
