@@ -227,7 +227,9 @@ func mongoDoc(d Doc) bson.D {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		doc = append(doc, bson.E{Key: k, Value: d.Fields[k]})
+		if v := d.Fields[k]; v != nil { // a field set to nil is not set
+			doc = append(doc, bson.E{Key: k, Value: v})
+		}
 	}
 	return doc
 }

@@ -188,6 +188,17 @@ func TestMongoUniqueConflicts(t *testing.T) {
 			}
 		})
 	}
+	// Records without a field of a unique index do not collide on it, as NULLs in SQL.
+	before := count()
+	if err := r.Insert(ctx, "products", "o", []map[string]any{{"name": "m"}, {"name": "m", "sku": nil}}, nil); err != nil {
+		t.Fatalf("two records without sku or qty: %v", err)
+	}
+	if err := r.Update(ctx, "products", first[0].UID, store.All, map[string]any{"sku": nil}, nil, nil); err != nil {
+		t.Fatalf("removing a sku by setting it to null: %v", err)
+	}
+	if n := count(); n != before+2 {
+		t.Fatalf("%d records, want %d", n, before+2)
+	}
 	var got struct {
 		SKU string `json:"sku"`
 	}
