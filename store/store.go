@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -161,30 +160,4 @@ func (s *Stores) Close(ctx context.Context) error {
 		s.mini.Close()
 	}
 	return errors.Join(errs...)
-}
-
-// minLevel drops records below min, so a chatty embedded server logs only what matters.
-type minLevel struct {
-	h   slog.Handler
-	min slog.Level
-}
-
-func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= m.min && m.h.Enabled(ctx, l)
-}
-
-// Handle drops FerretDB's dumps of the error responses it sends ("Response header" and
-// "Response message"): the client receives and reports those errors itself, and the most
-// common one, "no such command: 'endSessions'" on every driver disconnect, is harmless.
-func (m minLevel) Handle(ctx context.Context, r slog.Record) error {
-	if strings.HasPrefix(r.Message, "Response header") || strings.HasPrefix(r.Message, "Response message") {
-		return nil
-	}
-	return m.h.Handle(ctx, r)
-}
-func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
-	return minLevel{h: m.h.WithAttrs(a), min: m.min}
-}
-func (m minLevel) WithGroup(name string) slog.Handler {
-	return minLevel{h: m.h.WithGroup(name), min: m.min}
 }
