@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -327,5 +328,16 @@ func TestMongoDedicatedCluster(t *testing.T) {
 	}
 	if got := tables(dedicated); len(got) != 0 {
 		t.Fatalf("tables after Drop: %v, want none", got)
+	}
+}
+
+// BenchmarkMongo runs BenchmarkSQLite's queries on the mongo backend over an embedded
+// FerretDB, which answers everything but a lookup by uid by reading the whole collection.
+func BenchmarkMongo(b *testing.B) {
+	for _, n := range []int{10_000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			s, _ := openMongoStores(b)
+			benchQueries(b, seedProducts(b, s, n), n)
+		})
 	}
 }
