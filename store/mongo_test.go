@@ -341,3 +341,29 @@ func BenchmarkMongo(b *testing.B) {
 		})
 	}
 }
+
+// TestMongoFailedImportKeepsRecords: an import that fails without saying which records it
+// wrote (here: out of time before it began) removes only what it may have written itself,
+// never a stored record with a uid it also carries.
+func TestMongoFailedImportKeepsRecords(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openMongoStores(t)
+	r := records(t, s, mongoTable())
+	var stored []map[string]any
+	if err := r.Insert(ctx, "products", "o", []map[string]any{{"name": "kept"}}, &stored); err != nil {
+		t.Fatal(err)
+	}
+	uid := stored[0]["uid"].(string)
+	late, cancel := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancel()
+	err := r.Import(late, "products", []store.Record{
+		store.Record(`{"uid":"` + uid + `","_owner":"x","createdAt":"2020-01-01T00:00:00.000Z","name":"other"}`),
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("import out of time: %v, want DeadlineExceeded", err)
+	}
+	var got map[string]any
+	if err := r.Get(ctx, "products", uid, store.All, &got); err != nil || got["name"] != "kept" {
+		t.Fatalf("the stored record after the failed import: %v, %v", got, err)
+	}
+}
