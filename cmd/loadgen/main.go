@@ -26,7 +26,6 @@ import (
 	"sync/atomic"
 	"time"
 
-
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
 )
