@@ -5,416 +5,374 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 )
 
-// Records reads and writes the records of one project's tables, one collection per table.
-// Every condition a caller sets (where, access filters, uid) runs inside the database: nothing
-// is filtered after reading.
-type Records struct {
-	db *mongo.Database
-	// updating serializes the updates of one record in this process. MongoDB applies an
-	// update atomically, but FerretDB (the embedded store) reads the document, changes it
-	// and writes it back, so two updates of different fields of one record at the same time
-	// could lose one of them. Striped by a hash of database, table and uid: a fixed set of
-	// locks, shared by every Records of one Stores, so that two versions of a project's API
-	// (before and after a definition change) still serialize on the same record.
+// ControlDatabase is the MongoDB database that holds the project registry.
+const ControlDatabase = "platform"
+
+// mongoDatabases keeps the service's data in MongoDB (or anything that speaks its protocol,
+// such as FerretDB): the control database ControlDatabase, and a database per project,
+// ProjectDatabaseName, on the main cluster or on the project's own.
+//
+// Request deadlines reach the server: the driver sends every command whose context has a
+// deadline with maxTimeMS set to the time left, so the server stops a query the request no
+// longer waits for. Finds go through RunCommandCursor for that reason: Collection.Find
+// leaves maxTimeMS out (DRIVERS-2722), and its cursor would keep the server busy after the
+// request timed out.
+type mongoDatabases struct {
+	client *mongo.Client
+	// updating is shared by every project's backend, see mongoBackend.update.
 	updating *updateLocks
 
-	// FerretDB sorts in memory after reading every matching document, while it returns
-	// unsorted documents in insertion order, which is uid order; lists without an order of
-	// their own are then left unsorted. Found out with the first list.
-	detect      sync.Once
-	insertOrder bool
+	mu      sync.Mutex
+	clients map[string]*mongo.Client // dedicated clusters, by URI
+}
+
+// openMongo connects to the MongoDB at uri.
+func openMongo(ctx context.Context, uri string) (*mongoDatabases, error) {
+	c, err := connectMongo(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	return &mongoDatabases{client: c, updating: new(updateLocks), clients: map[string]*mongo.Client{}}, nil
+}
+
+func connectMongo(ctx context.Context, uri string) (*mongo.Client, error) {
+	// The URI's own options (serverSelectionTimeoutMS, ...) override these defaults.
+	c, err := mongo.Connect(options.Client().SetServerSelectionTimeout(10 * time.Second).ApplyURI(uri))
+	if err != nil {
+		return nil, fmt.Errorf("connect mongodb: %w", err)
+	}
+	if err := c.Ping(ctx, readpref.Primary()); err != nil {
+		_ = c.Disconnect(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("ping mongodb: %w", err)
+	}
+	return c, nil
+}
+
+func (m *mongoDatabases) projects() projectsBackend {
+	return mongoProjects{coll: m.client.Database(ControlDatabase).Collection("projects")}
+}
+
+// project serves a project's database. Clients of dedicated clusters are opened once and
+// shared.
+func (m *mongoDatabases) project(ctx context.Context, projectID, mongoURI string) (backend, error) {
+	c := m.client
+	if mongoURI != "" {
+		m.mu.Lock()
+		c = m.clients[mongoURI]
+		m.mu.Unlock()
+		if c == nil {
+			nc, err := connectMongo(ctx, mongoURI)
+			if err != nil {
+				return nil, fmt.Errorf("project %q: %w", projectID, err)
+			}
+			m.mu.Lock()
+			if c = m.clients[mongoURI]; c == nil {
+				c = nc
+				m.clients[mongoURI] = nc
+			}
+			m.mu.Unlock()
+			if c != nc {
+				_ = nc.Disconnect(ctx)
+			}
+		}
+	}
+	return &mongoBackend{db: c.Database(ProjectDatabaseName(projectID)), updating: m.updating}, nil
+}
+
+func (m *mongoDatabases) ping(ctx context.Context) error {
+	if err := m.client.Ping(ctx, readpref.Primary()); err != nil {
+		return fmt.Errorf("ping mongodb: %w", err)
+	}
+	return nil
+}
+
+func (m *mongoDatabases) close(ctx context.Context) error {
+	var errs []error
+	m.mu.Lock()
+	for uri, c := range m.clients {
+		errs = append(errs, c.Disconnect(ctx))
+		delete(m.clients, uri)
+	}
+	m.mu.Unlock()
+	errs = append(errs, m.client.Disconnect(ctx))
+	return errors.Join(errs...)
+}
+
+// ProjectDatabaseName is the MongoDB database that holds a project's tables.
+func ProjectDatabaseName(projectID string) string { return "p_" + projectID }
+
+// mongoBackend keeps a project's tables as collections of one database.
+type mongoBackend struct {
+	db *mongo.Database
+	// updating serializes the updates of one record in this process. MongoDB applies an
+	// update atomically, but FerretDB reads the document, changes it and writes it back,
+	// so two updates of different fields of one record at the same time could lose one of
+	// them. Striped by a hash of database, table and uid: a fixed set of locks, shared by
+	// every backend of one Stores, so that two versions of a project's API (before and
+	// after a definition change) still serialize on the same record.
+	updating *updateLocks
 }
 
 // updateLocks is a fixed set of mutexes, striped by record.
 type updateLocks [64]sync.Mutex
 
-// NewRecords serves the tables kept in db, with update locks of its own. A service that
-// rebuilds a project's Records uses (*Stores).ProjectRecords instead, whose locks are shared.
-func NewRecords(db *mongo.Database) *Records { return &Records{db: db, updating: new(updateLocks)} }
-
-// ProjectRecords serves a project's tables (on its dedicated cluster when mongoURI is set).
-func (s *Stores) ProjectRecords(ctx context.Context, projectID, mongoURI string) (*Records, error) {
-	db, err := s.ProjectDatabase(ctx, projectID, mongoURI)
-	if err != nil {
-		return nil, err
-	}
-	return &Records{db: db, updating: s.updating}, nil
-}
-
-func (r *Records) updateLock(table, uid string) *sync.Mutex {
+func (b *mongoBackend) updateLock(table, uid string) *sync.Mutex {
 	h := fnv.New32a()
-	h.Write([]byte(r.db.Name()))
+	h.Write([]byte(b.db.Name()))
 	h.Write([]byte{0})
 	h.Write([]byte(table))
 	h.Write([]byte{0})
 	h.Write([]byte(uid))
-	return &r.updating[h.Sum32()%uint32(len(r.updating))]
+	return &b.updating[h.Sum32()%uint32(len(b.updating))]
 }
 
-// Op is a comparison a Cond makes.
-type Op string
-
-// The comparisons. Contains matches strings holding Value (a string), case-sensitively; on a
-// list field every comparison matches when one element matches, as MongoDB does.
+// Batches of a find: the first is small, so that a query for a few large records does not
+// buffer megabytes it may not use; the next ones hold about batchBytes of records.
 const (
-	Eq       Op = "eq"
-	Ne       Op = "ne"
-	Gt       Op = "gt"
-	Gte      Op = "gte"
-	Lt       Op = "lt"
-	Lte      Op = "lte"
-	In       Op = "in"
-	Contains Op = "contains"
+	firstBatch = 16
+	batchBytes = 1 << 20
+	maxBatch   = 10000
 )
 
-// Cond compares the stored value at Key with Value. Values have the Go types the driver
-// stores (string, int32, float64, bool, time.Time); In takes a []any of them.
-type Cond struct {
-	Key   string
-	Op    Op
-	Value any
-}
-
-// Where is a condition tree: all of Conds and And, and at least one of Or when Or is not
-// empty.
-type Where struct {
-	Conds []Cond
-	And   []Where
-	Or    []Where
-}
-
-// Order sorts by one key.
-type Order struct {
-	Key  string
-	Desc bool
-}
-
-// Query selects records of a table.
-type Query struct {
-	UID    string // when set, only the record with this uid
-	Where  *Where
-	Access bson.D // an access filter ANDed with the rest
-	Order  []Order
-	Offset int64
-	Limit  int64 // 0: no limit
-}
-
-// filter is the MongoDB filter for q.
-func (q Query) filter() (bson.D, error) {
-	var all bson.A
-	if q.UID != "" {
-		all = append(all, bson.D{{Key: KeyUID, Value: q.UID}})
+func (b *mongoBackend) find(ctx context.Context, t *Table, q Query, fn func(Record) (bool, error)) error {
+	where := q.Where()
+	if where.IsNone() {
+		return nil
 	}
-	if q.Where != nil {
-		f, err := q.Where.filter()
-		if err != nil {
-			return nil, err
-		}
-		if len(f) > 0 {
-			all = append(all, f)
-		}
+	filter, err := mongoFilter(t, where)
+	if err != nil {
+		return err
 	}
-	if len(q.Access) > 0 {
-		all = append(all, q.Access)
-	}
-	switch len(all) {
-	case 0:
-		return bson.D{}, nil
-	case 1:
-		return all[0].(bson.D), nil
-	}
-	return bson.D{{Key: "$and", Value: all}}, nil
-}
-
-func (w *Where) filter() (bson.D, error) {
-	var all bson.A
-	for _, c := range w.Conds {
-		f, err := c.filter()
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, f)
-	}
-	for i := range w.And {
-		f, err := w.And[i].filter()
-		if err != nil {
-			return nil, err
-		}
-		if len(f) > 0 {
-			all = append(all, f)
-		}
-	}
-	if len(w.Or) > 0 {
-		var anyOf bson.A
-		for i := range w.Or {
-			f, err := w.Or[i].filter()
-			if err != nil {
-				return nil, err
-			}
-			anyOf = append(anyOf, f)
-		}
-		all = append(all, bson.D{{Key: "$or", Value: anyOf}})
-	}
-	switch len(all) {
-	case 0:
-		return nil, nil
-	case 1:
-		return all[0].(bson.D), nil
-	}
-	return bson.D{{Key: "$and", Value: all}}, nil
-}
-
-func (c Cond) filter() (bson.D, error) {
-	var v any
-	switch c.Op {
-	case Eq:
-		// Values are scalars, never documents that could be taken for operators, so the
-		// bare value does; FerretDB reads by _id only with it.
-		v = c.Value
-	case Ne, Gt, Gte, Lt, Lte:
-		v = bson.D{{Key: "$" + string(c.Op), Value: c.Value}}
-	case In:
-		list, ok := c.Value.([]any)
-		if !ok {
-			return nil, fmt.Errorf("%s in: want a list, got %T", c.Key, c.Value)
-		}
-		v = bson.D{{Key: "$in", Value: bson.A(list)}}
-	case Contains:
-		s, ok := c.Value.(string)
-		if !ok {
-			return nil, fmt.Errorf("%s contains: want a string, got %T", c.Key, c.Value)
-		}
-		v = bson.D{{Key: "$regex", Value: regexp.QuoteMeta(s)}}
-	default:
-		return nil, fmt.Errorf("%s: unknown comparison %q", c.Key, c.Op)
-	}
-	return bson.D{{Key: c.Key, Value: v}}, nil
-}
-
-// insertionOrdered reports whether the server returns unsorted documents in insertion order
-// and sorts only in memory, as FerretDB does.
-func (r *Records) insertionOrdered(ctx context.Context) bool {
-	r.detect.Do(func() {
-		var info bson.M
-		err := r.db.Client().Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info)
-		_, r.insertOrder = info["ferretdbVersion"]
-		r.insertOrder = r.insertOrder && err == nil
-	})
-	return r.insertOrder
-}
-
-func (r *Records) findOptions(ctx context.Context, q Query) *options.FindOptionsBuilder {
-	opts := options.Find()
+	cmd := bson.D{{Key: "find", Value: t.Name}, {Key: "filter", Value: filter}, {Key: "sort", Value: mongoSort(q.Order)}}
 	if q.Offset > 0 {
-		opts.SetSkip(q.Offset)
+		cmd = append(cmd, bson.E{Key: "skip", Value: q.Offset})
 	}
 	if q.Limit > 0 {
-		opts.SetLimit(q.Limit)
+		cmd = append(cmd, bson.E{Key: "limit", Value: q.Limit})
 	}
-	if q.UID != "" || (len(q.Order) == 0 && r.insertionOrdered(ctx)) {
-		return opts
+	first := int64(firstBatch)
+	if q.Limit > 0 {
+		first = min(first, q.Limit)
 	}
-	// The uid breaks ties, so that pages never overlap or skip records; uids are
-	// time-ordered, so lists without an order come in creation order.
-	sort := make(bson.D, 0, len(q.Order)+1)
-	for _, o := range q.Order {
-		dir := 1
-		if o.Desc {
-			dir = -1
-		}
-		sort = append(sort, bson.E{Key: o.Key, Value: dir})
-		if o.Key == KeyUID {
-			break
-		}
-	}
-	if len(sort) == 0 || sort[len(sort)-1].Key != KeyUID {
-		sort = append(sort, bson.E{Key: KeyUID, Value: 1})
-	}
-	return opts.SetSort(sort)
-}
-
-// Find decodes the records q selects into out, a pointer to a slice.
-func (r *Records) Find(ctx context.Context, table string, q Query, out any) error {
-	filter, err := q.filter()
+	cmd = append(cmd, bson.E{Key: "batchSize", Value: int32(first)})
+	cur, err := b.db.RunCommandCursor(ctx, cmd)
 	if err != nil {
-		return err
-	}
-	opts := r.findOptions(ctx, q)
-	if q.UID != "" {
-		opts.SetLimit(1)
-	}
-	cur, err := r.db.Collection(table).Find(ctx, filter, opts)
-	if err != nil {
-		return fmt.Errorf("find %s: %w", table, err)
-	}
-	if err := cur.All(ctx, out); err != nil {
-		return fmt.Errorf("read %s: %w", table, err)
-	}
-	return nil
-}
-
-// Each calls fn with each record q selects, in order, until fn answers false. It serves
-// callers that must look at records one by one before deciding how many they need.
-func (r *Records) Each(ctx context.Context, table string, q Query, fn func(bson.Raw) (bool, error)) error {
-	filter, err := q.filter()
-	if err != nil {
-		return err
-	}
-	cur, err := r.db.Collection(table).Find(ctx, filter, r.findOptions(ctx, q))
-	if err != nil {
-		return fmt.Errorf("find %s: %w", table, err)
+		return mongoFail(ctx, "find "+t.Name, err)
 	}
 	defer cur.Close(context.WithoutCancel(ctx))
+	var n, size int64
 	for cur.Next(ctx) {
-		more, err := fn(cur.Current)
+		raw := cur.Current
+		rec, err := appendRecord(make([]byte, 0, len(raw)+len(raw)/4+16), raw)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", t.Name, err)
+		}
+		more, err := fn(Record(rec))
 		if err != nil || !more {
 			return err
 		}
+		n++
+		size += int64(len(raw))
+		if cur.RemainingBatchLength() == 0 {
+			cur.SetBatchSize(int32(min(maxBatch, max(1, batchBytes*n/max(size, 1)))))
+		}
 	}
 	if err := cur.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", table, err)
+		return mongoFail(ctx, "read "+t.Name, err)
 	}
 	return nil
 }
 
-// Count counts the records q selects, ignoring its order, offset and limit.
-func (r *Records) Count(ctx context.Context, table string, q Query) (int64, error) {
-	filter, err := q.filter()
+func (b *mongoBackend) count(ctx context.Context, t *Table, f Filter) (int64, error) {
+	if f.IsNone() {
+		return 0, nil
+	}
+	filter, err := mongoFilter(t, f)
 	if err != nil {
 		return 0, err
 	}
-	n, err := r.db.Collection(table).CountDocuments(ctx, filter)
+	n, err := b.db.Collection(t.Name).CountDocuments(ctx, filter)
 	if err != nil {
-		return 0, fmt.Errorf("count %s: %w", table, err)
+		return 0, mongoFail(ctx, "count "+t.Name, err)
 	}
 	return n, nil
 }
 
-// FindOne decodes a record q selects into out, ignoring q's order and paging: it serves
-// lookups by uid. ErrNotFound when there is none.
-func (r *Records) FindOne(ctx context.Context, table string, q Query, out any) error {
-	filter, err := q.filter()
-	if err != nil {
-		return err
+// insert writes docs in one ordered insertMany. MongoDB writes the documents before the one
+// that fails; those are removed again, so that a batch is written whole or not at all.
+func (b *mongoBackend) insert(ctx context.Context, t *Table, docs []Doc) error {
+	if len(docs) == 0 {
+		return nil
 	}
-	err = r.db.Collection(table).FindOne(ctx, filter).Decode(out)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return fmt.Errorf("%s %q: %w", table, q.UID, ErrNotFound)
+	all := make([]any, len(docs))
+	for i, d := range docs {
+		all[i] = mongoDoc(d)
 	}
-	if err != nil {
-		return fmt.Errorf("get %s %q: %w", table, q.UID, err)
+	coll := b.db.Collection(t.Name)
+	_, err := coll.InsertMany(ctx, all)
+	if err == nil {
+		return nil
 	}
-	return nil
+	written := len(docs) // unknown: remove what may have been written
+	var bwe mongo.BulkWriteException
+	if errors.As(err, &bwe) && len(bwe.WriteErrors) > 0 && bwe.WriteConcernError == nil {
+		written = bwe.WriteErrors[0].Index
+	}
+	if written > 0 {
+		uids := make(bson.A, written)
+		for i := range written {
+			uids[i] = docs[i].UID
+		}
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if _, derr := coll.DeleteMany(cleanup, bson.D{{Key: mongoID, Value: bson.D{{Key: "$in", Value: uids}}}}); derr != nil {
+			return fmt.Errorf("insert into %s: %w (and removing the %d records written before: %w)", t.Name, err, written, derr)
+		}
+	}
+	if isDuplicate(err) {
+		// None of docs is stored now: a record with the values of one is another's.
+		rows := make([]map[string]any, len(docs))
+		for i, d := range docs {
+			rows[i] = withUID(d.Fields, d.UID)
+		}
+		return b.conflict(ctx, t, err, rows, "")
+	}
+	return mongoFail(ctx, "insert into "+t.Name, err)
 }
 
-// NewUID returns a new record identifier: a UUIDv7, so that identifiers sort in creation
-// order.
-func NewUID() (string, error) {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return "", fmt.Errorf("new uid: %w", err)
+func withUID(fields map[string]any, uid string) map[string]any {
+	m := make(map[string]any, len(fields)+1)
+	for k, v := range fields {
+		m[k] = v
 	}
-	return id.String(), nil
+	m[KeyUID] = uid
+	return m
 }
 
-// now is the time records are stamped with: MongoDB keeps milliseconds.
-func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
-
-// Insert stores a new record with the given fields, a new uid, the owner and equal
-// createdAt and updatedAt, and decodes the stored record into out.
-func (r *Records) Insert(ctx context.Context, table, owner string, fields bson.D, out any) error {
-	uid, err := NewUID()
+func (b *mongoBackend) update(ctx context.Context, t *Table, uid string, f Filter, set map[string]any, unset []string, at time.Time) (Record, error) {
+	filter, err := mongoFilter(t, And(Compare(KeyUID, Eq, uid), f))
 	if err != nil {
-		return err
-	}
-	t := now()
-	doc := make(bson.D, 0, len(fields)+4)
-	doc = append(doc, bson.E{Key: KeyUID, Value: uid})
-	doc = append(doc, fields...)
-	doc = append(doc,
-		bson.E{Key: KeyOwner, Value: owner},
-		bson.E{Key: KeyCreatedAt, Value: t},
-		bson.E{Key: KeyUpdatedAt, Value: t})
-	raw, err := bson.Marshal(doc)
-	if err != nil {
-		return fmt.Errorf("encode %s record: %w", table, err)
-	}
-	if _, err := r.db.Collection(table).InsertOne(ctx, bson.Raw(raw)); err != nil {
-		return fmt.Errorf("insert into %s: %w", table, err)
-	}
-	if err := bson.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("decode %s record: %w", table, err)
-	}
-	return nil
-}
-
-// Update sets the given fields and removes the unset ones of the record with uid that also
-// matches access, bumps its updatedAt, and decodes the updated record into out; ErrNotFound
-// when no record matches. It is one findOneAndUpdate touching only the named fields, so
-// concurrent updates of different fields of a record all take effect.
-func (r *Records) Update(ctx context.Context, table, uid string, access bson.D, set bson.D, unset []string, out any) error {
-	filter, err := Query{UID: uid, Access: access}.filter()
-	if err != nil {
-		return err
+		return nil, err
 	}
 	sets := make(bson.D, 0, len(set)+1)
-	sets = append(sets, set...)
-	sets = append(sets, bson.E{Key: KeyUpdatedAt, Value: now()})
-	update := bson.D{{Key: "$set", Value: sets}}
+	for _, k := range sortedFieldKeys(set) {
+		sets = append(sets, bson.E{Key: k, Value: set[k]})
+	}
+	sets = append(sets, bson.E{Key: KeyUpdatedAt, Value: at})
+	upd := bson.D{{Key: "$set", Value: sets}}
 	if len(unset) > 0 {
 		u := make(bson.D, len(unset))
 		for i, k := range unset {
 			u[i] = bson.E{Key: k, Value: ""}
 		}
-		update = append(update, bson.E{Key: "$unset", Value: u})
+		upd = append(upd, bson.E{Key: "$unset", Value: u})
 	}
-	mu := r.updateLock(table, uid)
+	mu := b.updateLock(t.Name, uid)
 	mu.Lock()
 	defer mu.Unlock()
-	err = r.db.Collection(table).FindOneAndUpdate(ctx, filter, update,
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(out)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return fmt.Errorf("%s %q: %w", table, uid, ErrNotFound)
+	raw, err := b.db.Collection(t.Name).FindOneAndUpdate(ctx, filter, upd,
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Raw()
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return nil, fmt.Errorf("%s %q: %w", t.Name, uid, ErrNotFound)
+	case isDuplicate(err):
+		// The record is as it was: the values it would have had are its own and set.
+		cur, gerr := b.one(ctx, t, uid)
+		if gerr != nil {
+			return nil, fmt.Errorf("update %s %q: %w", t.Name, uid, err)
+		}
+		row := make(map[string]any, len(cur)+len(set))
+		for k, v := range cur {
+			row[k] = v
+		}
+		for k, v := range set {
+			row[k] = v
+		}
+		for _, k := range unset {
+			delete(row, k)
+		}
+		return nil, b.conflict(ctx, t, err, []map[string]any{row}, uid)
+	case err != nil:
+		return nil, mongoFail(ctx, fmt.Sprintf("update %s %q", t.Name, uid), err)
 	}
+	rec, err := appendRecord(make([]byte, 0, len(raw)+len(raw)/4+16), raw)
 	if err != nil {
-		return fmt.Errorf("update %s %q: %w", table, uid, err)
+		return nil, fmt.Errorf("read %s %q: %w", t.Name, uid, err)
 	}
-	return nil
+	return rec, nil
 }
 
-// Delete removes the record with uid that also matches access; ErrNotFound when no record
-// matches.
-func (r *Records) Delete(ctx context.Context, table, uid string, access bson.D) error {
-	filter, err := Query{UID: uid, Access: access}.filter()
+// one reads the record uid as Values decodes it.
+func (b *mongoBackend) one(ctx context.Context, t *Table, uid string) (map[string]any, error) {
+	raw, err := b.db.Collection(t.Name).FindOne(ctx, bson.D{{Key: mongoID, Value: uid}}).Raw()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := appendRecord(nil, raw)
+	if err != nil {
+		return nil, err
+	}
+	return t.Values(rec)
+}
+
+func (b *mongoBackend) remove(ctx context.Context, t *Table, uid string, f Filter) error {
+	filter, err := mongoFilter(t, And(Compare(KeyUID, Eq, uid), f))
 	if err != nil {
 		return err
 	}
-	res, err := r.db.Collection(table).DeleteOne(ctx, filter)
+	res, err := b.db.Collection(t.Name).DeleteOne(ctx, filter)
 	if err != nil {
-		return fmt.Errorf("delete %s %q: %w", table, uid, err)
+		return mongoFail(ctx, fmt.Sprintf("delete %s %q", t.Name, uid), err)
 	}
 	if res.DeletedCount == 0 {
-		return fmt.Errorf("%s %q: %w", table, uid, ErrNotFound)
+		return fmt.Errorf("%s %q: %w", t.Name, uid, ErrNotFound)
 	}
 	return nil
 }
 
-// Exists reports whether a record with uid exists, whatever access filter applies; callers
-// use it to tell a record they may not touch from one that is not there.
-func (r *Records) Exists(ctx context.Context, table, uid string) (bool, error) {
-	n, err := r.db.Collection(table).CountDocuments(ctx, bson.D{{Key: KeyUID, Value: uid}}, options.Count().SetLimit(1))
-	if err != nil {
-		return false, fmt.Errorf("look up %s %q: %w", table, uid, err)
+func (b *mongoBackend) drop(ctx context.Context) error {
+	if err := b.db.Drop(ctx); err != nil {
+		return mongoFail(ctx, "drop database "+b.db.Name(), err)
 	}
-	return n > 0, nil
+	return nil
+}
+
+func (b *mongoBackend) tables(ctx context.Context) ([]string, error) {
+	names, err := b.db.ListCollectionNames(ctx, bson.D{})
+	if err != nil {
+		return nil, mongoFail(ctx, "list the tables of "+b.db.Name(), err)
+	}
+	names = slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(n, "system.") })
+	slices.Sort(names)
+	return names, nil
+}
+
+// isDuplicate reports whether err is a unique index's refusal. FerretDB answers a
+// findAndModify that breaks one with an internal error carrying SQLite's message.
+func isDuplicate(err error) bool {
+	return mongo.IsDuplicateKeyError(err) || err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// mongoFail wraps err from the database. A request that ran out of time wraps its context's
+// error (context.DeadlineExceeded when the server stopped the work at maxTimeMS first), so
+// callers tell a timeout from a failure with errors.Is, on every backend.
+func mongoFail(ctx context.Context, what string, err error) error {
+	if cause := ctx.Err(); cause != nil {
+		return fmt.Errorf("%s: %w (%w)", what, cause, err)
+	}
+	if mongo.IsTimeout(err) {
+		return fmt.Errorf("%s: %w (%w)", what, context.DeadlineExceeded, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
