@@ -356,16 +356,16 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// TestChangeReachesOtherReplica runs two replicas on one store: the first with embedded
-// stores on fixed loopback ports, the second pointed at them. A change applied through one
+// TestChangeReachesOtherReplica runs two replicas of one machine on one store: both on the
+// same data folder (SQLite files are shared between processes), the first with its embedded
+// Redis on a fixed loopback port, the second pointed at it. A change applied through one
 // must be served by the other within one second.
 func TestChangeReachesOtherReplica(t *testing.T) {
-	mongoAddr, redisAddr := freeAddr(t), freeAddr(t)
-	a := startServer(t, t.TempDir(), "PLATFORM_EMBEDDED_MONGODB_ADDR="+mongoAddr, "PLATFORM_EMBEDDED_REDIS_ADDR="+redisAddr,
-		"PLATFORM_ADMIN_TOKEN=shared-admin-token")
-	b := startServer(t, t.TempDir(), "MONGODB_URI=mongodb://"+mongoAddr+"/", "REDIS_URL=redis://"+redisAddr,
-		"PLATFORM_ADMIN_TOKEN=shared-admin-token")
-	if !strings.Contains(b.logText(), "mongodb: external") || !strings.Contains(b.logText(), "redis: external") {
+	redisAddr := freeAddr(t)
+	data := t.TempDir()
+	a := startServer(t, data, "PLATFORM_EMBEDDED_REDIS_ADDR="+redisAddr, "PLATFORM_ADMIN_TOKEN=shared-admin-token")
+	b := startServer(t, data, "REDIS_URL=redis://"+redisAddr, "PLATFORM_ADMIN_TOKEN=shared-admin-token")
+	if !strings.Contains(b.logText(), "database: embedded SQLite") || !strings.Contains(b.logText(), "redis: external") {
 		t.Fatalf("replica b did not use the shared stores:\n%s", b.logText())
 	}
 	token := "shared-admin-token"

@@ -32,7 +32,7 @@ import (
 type serveConfig struct {
 	Addr, Domain, DataDir             string
 	MongoURI, RedisURL, AdminToken    string
-	EmbeddedMongoAddr, EmbeddedRedis  string
+	EmbeddedRedis                     string
 	LogLevel, LogFormat               string
 	ShutdownTimeout                   time.Duration
 	CacheSize                         int
@@ -62,10 +62,9 @@ func (c *serveConfig) settings() []setting {
 		stringSetting(&c.Addr, "addr", "PLATFORM_ADDR", ":8080", "address to listen on"),
 		stringSetting(&c.Domain, "domain", "PLATFORM_DOMAIN", "localhost", "apex domain: the admin API and /mcp live on it, project <id> on <id>.<domain>"),
 		stringSetting(&c.DataDir, "data", "PLATFORM_DATA", "./data", "folder for the embedded stores' files and the generated admin token"),
-		stringSetting(&c.MongoURI, "mongodb-uri", "MONGODB_URI", "", "MongoDB to use; empty starts an embedded FerretDB"),
+		stringSetting(&c.MongoURI, "mongodb-uri", "MONGODB_URI", "", "MongoDB to keep records in; empty keeps them in SQLite files under the data folder"),
 		stringSetting(&c.RedisURL, "redis-url", "REDIS_URL", "", "Redis to use; empty starts an in-process Redis"),
 		stringSetting(&c.AdminToken, "admin-token", "PLATFORM_ADMIN_TOKEN", "", "bearer token of the admin API; empty: generated once and kept in <data>/admin-token"),
-		stringSetting(&c.EmbeddedMongoAddr, "embedded-mongodb-addr", "PLATFORM_EMBEDDED_MONGODB_ADDR", "127.0.0.1:0", "loopback address of the embedded FerretDB (a fixed one lets other replicas and tools share it)"),
 		stringSetting(&c.EmbeddedRedis, "embedded-redis-addr", "PLATFORM_EMBEDDED_REDIS_ADDR", "127.0.0.1:0", "loopback address of the embedded Redis"),
 		stringSetting(&c.LogLevel, "log-level", "PLATFORM_LOG_LEVEL", "info", "debug, info, warn or error"),
 		stringSetting(&c.LogFormat, "log-format", "PLATFORM_LOG_FORMAT", "text", "text or json"),
@@ -148,7 +147,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 
 	stores, err := store.Open(ctx, store.Config{
 		DataDir: dataDir, MongoURI: cfg.MongoURI, RedisURL: cfg.RedisURL,
-		EmbeddedMongoAddr: cfg.EmbeddedMongoAddr, EmbeddedRedisAddr: cfg.EmbeddedRedis,
+		EmbeddedRedisAddr: cfg.EmbeddedRedis,
 		Logger: logger,
 	})
 	if err != nil {
@@ -162,10 +161,10 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		}
 		logger.Info("stopped")
 	}()
-	if stores.EmbeddedMongo {
-		logger.Info("mongodb: embedded FerretDB (SQLite)", "data", filepath.Join(dataDir, "ferretdb"), "uri", stores.MongoURI)
+	if stores.Backend == "sqlite" {
+		logger.Info("database: embedded SQLite", "data", dataDir)
 	} else {
-		logger.Info("mongodb: external", "hosts", redactURI(stores.MongoURI))
+		logger.Info("database: MongoDB", "hosts", redactURI(cfg.MongoURI))
 	}
 	if stores.EmbeddedRedis {
 		logger.Info("redis: embedded, in memory (rate limits and MCP sessions start empty after a restart)", "url", stores.RedisURL)
@@ -213,7 +212,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		RequestsPerWindow: cfg.MCPRequests, Window: cfg.MCPWindow, MaxConcurrent: cfg.MCPConcurrent,
 		RequestTimeout: cfg.MCPTimeout, MaxResponseBytes: cfg.MCPMaxResponse,
 		TrustedProxies: splitList(cfg.MCPTrustedProxies), AllowedOrigins: splitList(cfg.MCPOrigins),
-		Checks:     map[string]func(context.Context) error{"mongo": stores.PingMongo, "redis": stores.PingRedis},
+		Checks:     map[string]func(context.Context) error{"database": stores.PingDatabase, "redis": stores.PingRedis},
 		Version:    version,
 		Registerer: metrics.reg, Tracer: tracer,
 	}, stores.Redis, set, hub, logger)
@@ -349,9 +348,9 @@ func mountHealth(e *echo.Echo, stores *store.Stores) {
 	e.GET("/readyz", func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
-		body, status := map[string]string{"status": "ready", "mongo": "ok", "redis": "ok"}, http.StatusOK
-		if err := stores.PingMongo(ctx); err != nil {
-			body["mongo"], body["status"], status = err.Error(), "not ready", http.StatusServiceUnavailable
+		body, status := map[string]string{"status": "ready", "database": "ok", "redis": "ok"}, http.StatusOK
+		if err := stores.PingDatabase(ctx); err != nil {
+			body["database"], body["status"], status = err.Error(), "not ready", http.StatusServiceUnavailable
 		}
 		if err := stores.PingRedis(ctx); err != nil {
 			body["redis"], body["status"], status = err.Error(), "not ready", http.StatusServiceUnavailable
