@@ -128,7 +128,7 @@ func TestErrorCodes(t *testing.T) {
 		{"delete without uid", `mutation { deleteproduct }`, nil, "BAD_USER_INPUT", "uid is required"},
 		{"limit over max", `{ products(limit: 51) { uid } }`, nil, "BAD_USER_INPUT", "limit"},
 		{"negative offset", `{ products(offset: -1) { uid } }`, nil, "BAD_USER_INPUT", "offset"},
-		{"where too deep", `{ productsCount(where: ` + strings.Repeat(`{and: `, 40) + `{}` + strings.Repeat(`}`, 40) + `) }`, nil, "BAD_USER_INPUT", "nest more than 32"},
+		{"where too deep", `{ productsCount(where: ` + strings.Repeat(`{and: `, 40) + `{}` + strings.Repeat(`}`, 40) + `) }`, nil, "BAD_USER_INPUT", "nest more than 16"},
 		{"bad time", `{ products(where: {createdAt: {gt: "yesterday"}}) { uid } }`, nil, "BAD_USER_INPUT", "RFC 3339"},
 		{"update missing", `mutation($uid: ID) { updateproduct(uid: $uid, data: {price: 3}) { uid } }`, map[string]any{"uid": missing}, "NOT_FOUND", missing},
 		{"delete missing", `mutation($uid: ID) { deleteproduct(uid: $uid) }`, map[string]any{"uid": missing}, "NOT_FOUND", missing},
@@ -396,7 +396,7 @@ func (g testGuard) Owner() string { return g.sub }
 func TestGuard(t *testing.T) {
 	for _, checked := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checked=%v", checked), func(t *testing.T) {
-			api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: records(t)})
+			api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: records(t, products())})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -589,7 +589,7 @@ func (g slowGuard) Filter(table string, op gql.Operation) (store.Filter, bool, e
 }
 
 func TestTimeout(t *testing.T) {
-	api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: records(t), Timeout: 10 * time.Millisecond})
+	api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: records(t, products()), Timeout: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

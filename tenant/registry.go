@@ -33,6 +33,8 @@ type GraphQLLimits struct {
 	MaxQueryBytes int
 	MaxDepth      int
 	Timeout       time.Duration
+	// MaxResultBytes bounds the records one list reads (RESULT_TOO_LARGE past it).
+	MaxResultBytes int64
 }
 
 // Options tune the registry and its cache.
@@ -176,6 +178,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		MaxQueryBytes:   lim.MaxQueryBytes,
 		MaxDepth:        lim.MaxDepth,
 		Timeout:         lim.Timeout,
+		MaxResultBytes:  lim.MaxResultBytes,
 		Logger:          r.opts.Logger.With("project", p.ID),
 		Tracer:          r.opts.Tracer,
 		ObserveResolver: r.observeResolver,

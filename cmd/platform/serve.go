@@ -40,6 +40,7 @@ type serveConfig struct {
 	GQLDefaultLimit, GQLMaxLimit      int
 	GQLMaxBody, GQLMaxQuery, GQLDepth int
 	GQLTimeout                        time.Duration
+	GQLMaxResult                      int
 	MCPRequests                       int
 	MCPWindow                         time.Duration
 	MCPConcurrent                     int
@@ -77,7 +78,8 @@ func (c *serveConfig) settings() []setting {
 		intSetting(&c.GQLMaxBody, "graphql-max-body", "PLATFORM_GRAPHQL_MAX_BODY", 1<<20, "largest GraphQL request body, in bytes"),
 		intSetting(&c.GQLMaxQuery, "graphql-max-query", "PLATFORM_GRAPHQL_MAX_QUERY", 64<<10, "longest GraphQL document, in bytes"),
 		intSetting(&c.GQLDepth, "graphql-max-depth", "PLATFORM_GRAPHQL_MAX_DEPTH", 12, "deepest selection a GraphQL document may nest"),
-		durationSetting(&c.GQLTimeout, "graphql-timeout", "PLATFORM_GRAPHQL_TIMEOUT", 10*time.Second, "time one GraphQL request may take"),
+		durationSetting(&c.GQLTimeout, "graphql-timeout", "PLATFORM_GRAPHQL_TIMEOUT", 10*time.Second, "time one GraphQL request may take; the database work stops with it"),
+		intSetting(&c.GQLMaxResult, "graphql-max-result", "PLATFORM_GRAPHQL_MAX_RESULT", 10<<20, "largest stored size of the records one list may read, in bytes (RESULT_TOO_LARGE past it)"),
 		intSetting(&c.MCPRequests, "mcp-requests", "MCP_REQUESTS_PER_WINDOW", 60, "MCP requests one client may send per window"),
 		durationSetting(&c.MCPWindow, "mcp-window", "MCP_RATE_WINDOW", time.Minute, "the MCP rate limit's window"),
 		intSetting(&c.MCPConcurrent, "mcp-concurrent", "MCP_MAX_CONCURRENT", 10, "MCP requests and streams one client may have open at once"),
@@ -148,7 +150,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	stores, err := store.Open(ctx, store.Config{
 		DataDir: dataDir, MongoURI: cfg.MongoURI, RedisURL: cfg.RedisURL,
 		EmbeddedRedisAddr: cfg.EmbeddedRedis,
-		Logger: logger,
+		Logger:            logger,
 	})
 	if err != nil {
 		return fmt.Errorf("open stores: %w", err)
@@ -194,7 +196,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		GraphQL: tenant.GraphQLLimits{
 			DefaultLimit: cfg.GQLDefaultLimit, MaxLimit: cfg.GQLMaxLimit,
 			MaxBodyBytes: int64(cfg.GQLMaxBody), MaxQueryBytes: cfg.GQLMaxQuery,
-			MaxDepth: cfg.GQLDepth, Timeout: cfg.GQLTimeout,
+			MaxDepth: cfg.GQLDepth, Timeout: cfg.GQLTimeout, MaxResultBytes: int64(cfg.GQLMaxResult),
 		},
 	})
 	if err != nil {
