@@ -265,8 +265,15 @@ func (b *mongoBackend) update(ctx context.Context, t *Table, uid string, f Filte
 	if err != nil {
 		return nil, err
 	}
+	// A field set to nil is removed: a missing value and null are one, and a unique index
+	// leaves out only records without the field.
 	sets := make(bson.D, 0, len(set)+1)
+	unset = slices.Clip(unset)
 	for _, k := range sortedFieldKeys(set) {
+		if set[k] == nil {
+			unset = append(unset, k)
+			continue
+		}
 		sets = append(sets, bson.E{Key: k, Value: set[k]})
 	}
 	sets = append(sets, bson.E{Key: KeyUpdatedAt, Value: at})

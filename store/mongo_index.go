@@ -81,10 +81,7 @@ func (b *mongoBackend) ensure(ctx context.Context, t *Table) error {
 			continue
 		}
 		ix := want[name]
-		_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{
-			Keys:    mongoIndexKeys(ix),
-			Options: options.Index().SetName(name).SetUnique(ix.Unique),
-		})
+		err := b.createIndex(ctx, coll, name, ix)
 		if err != nil {
 			err = b.indexError(ctx, t, ix, err)
 			// The table keeps the indexes it had.
@@ -106,6 +103,33 @@ func (b *mongoBackend) ensure(ctx context.Context, t *Table) error {
 	return nil
 }
 
+// createIndex creates ix. A unique index holds only the records that have every one of
+// its fields, as in SQL, where NULLs are distinct: records without the field do not collide
+// (MongoDB would index them as null, and take two for duplicates). FerretDB, whose unique
+// indexes already leave missing values out, does not implement partial indexes; there the
+// plain unique index does.
+func (b *mongoBackend) createIndex(ctx context.Context, coll *mongo.Collection, name string, ix Index) error {
+	opts := options.Index().SetName(name)
+	if ix.Unique {
+		opts.SetUnique(true).SetPartialFilterExpression(mongoPresent(ix.Fields))
+	}
+	_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: mongoIndexKeys(ix), Options: opts})
+	var ce mongo.CommandError
+	if ix.Unique && errors.As(err, &ce) && ce.Code == 238 { // NotImplemented
+		_, err = coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: mongoIndexKeys(ix), Options: options.Index().SetName(name).SetUnique(true)})
+	}
+	return err
+}
+
+// mongoPresent matches the records that have every one of fields.
+func mongoPresent(fields []string) bson.D {
+	d := make(bson.D, len(fields))
+	for i, f := range fields {
+		d[i] = bson.E{Key: mongoKey(f), Value: bson.D{{Key: "$exists", Value: true}}}
+	}
+	return d
+}
+
 // indexError explains why index ix could not be built: for a unique one, by a value that
 // more than one record has.
 func (b *mongoBackend) indexError(ctx context.Context, t *Table, ix Index, err error) error {
@@ -118,6 +142,7 @@ func (b *mongoBackend) indexError(ctx context.Context, t *Table, ix Index, err e
 		group[i] = bson.E{Key: fmt.Sprintf("k%d", i), Value: "$" + mongoKey(f)}
 	}
 	cur, aerr := b.db.Collection(t.Name).Aggregate(ctx, bson.A{
+		bson.D{{Key: "$match", Value: mongoPresent(ix.Fields)}},
 		bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: group}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
 		bson.D{{Key: "$match", Value: bson.D{{Key: "n", Value: bson.D{{Key: "$gt", Value: 1}}}}}},
 		bson.D{{Key: "$limit", Value: 1}},
@@ -163,6 +188,9 @@ func (b *mongoBackend) conflict(ctx context.Context, t *Table, err error, rows [
 			for i, f := range ix.Fields {
 				vals[i] = row[f]
 				filter = append(filter, bson.E{Key: mongoKey(f), Value: vals[i]})
+			}
+			if slices.Contains(vals, nil) {
+				continue // a unique index leaves the record out
 			}
 			if self != "" {
 				filter = append(filter, bson.E{Key: mongoID, Value: bson.D{{Key: "$ne", Value: self}}})

@@ -188,6 +188,17 @@ func TestMongoUniqueConflicts(t *testing.T) {
 			}
 		})
 	}
+	// Records without a field of a unique index do not collide on it, as NULLs in SQL.
+	before := count()
+	if err := r.Insert(ctx, "products", "o", []map[string]any{{"name": "m"}, {"name": "m", "sku": nil}}, nil); err != nil {
+		t.Fatalf("two records without sku or qty: %v", err)
+	}
+	if err := r.Update(ctx, "products", first[0].UID, store.All, map[string]any{"sku": nil}, nil, nil); err != nil {
+		t.Fatalf("removing a sku by setting it to null: %v", err)
+	}
+	if n := count(); n != before+2 {
+		t.Fatalf("%d records, want %d", n, before+2)
+	}
 	var got struct {
 		SKU string `json:"sku"`
 	}
@@ -267,5 +278,54 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	}
 	if got := indexes(); !slices.Equal(got, want) {
 		t.Fatalf("after the refused index: %v, want %v", got, want)
+	}
+}
+
+// TestMongoDedicatedCluster: a project that names its own mongoURI keeps its records there,
+// not on the main cluster, and Drop removes them there.
+func TestMongoDedicatedCluster(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openMongoStores(t)
+	own, stop, err := store.StartFerretDB(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop(context.Background()) })
+	open := func(uri string) *store.Records {
+		r, err := s.ProjectRecords(ctx, "own", uri, []store.Table{mongoTable()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	dedicated, main := open(own), open("")
+	if err := dedicated.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := dedicated.Insert(ctx, "products", "o", []map[string]any{{"name": "there"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tables := func(r *store.Records) []string {
+		names, err := r.StoredTables(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	if got, want := tables(dedicated), []string{"products"}; !slices.Equal(got, want) {
+		t.Fatalf("tables on the dedicated cluster: %v, want %v", got, want)
+	}
+	if got := tables(main); len(got) != 0 {
+		t.Fatalf("tables of the project on the main cluster: %v, want none", got)
+	}
+	// A second Records on the same mongoURI shares the client, and sees the record.
+	if n, err := open(own).Count(ctx, "products", store.All); n != 1 || err != nil {
+		t.Fatalf("count through a second ProjectRecords: %d, %v; want 1", n, err)
+	}
+	if err := dedicated.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tables(dedicated); len(got) != 0 {
+		t.Fatalf("tables after Drop: %v, want none", got)
 	}
 }

@@ -51,8 +51,8 @@ var sqlitePragmas = []string{
 	"foreign_keys(0)",
 }
 
-// sqliteFile is one open database file: its writer, its readers and their prepared
-// statements.
+// sqliteFile is one open database file: its writer, its readers, their prepared statements
+// and the columns of its tables.
 type sqliteFile struct {
 	path   string
 	writer *sql.DB
@@ -60,6 +60,7 @@ type sqliteFile struct {
 
 	mu    sync.Mutex
 	stmts map[stmtKey]*sql.Stmt
+	cols  map[string]columns // by table, see columns
 
 	// Kept by sqliteDatabases under its lock.
 	refs     int
@@ -80,7 +81,7 @@ func openSQLiteFile(path string) (*sqliteFile, error) {
 		q.Set("_txlock", "immediate")
 		return (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}).String()
 	}
-	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}}
+	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}}
 	var err error
 	if f.writer, err = sql.Open("sqlite", dsn()); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
