@@ -7,12 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
@@ -22,34 +22,33 @@ import (
 type benchProject struct {
 	srv  *httptest.Server
 	api  *gql.API
-	coll *mongo.Collection
+	recs *store.Records
 	uids []string
 }
 
 func newBenchProject(b *testing.B, rows int) *benchProject {
 	b.Helper()
-	db := stores.Mongo.Database(fmt.Sprintf("p_bench%d", dbSeq.Add(1)))
-	b.Cleanup(func() { _ = db.Drop(context.Background()) })
-	api, err := gql.New(gql.Config{Tables: []store.Table{products()}, Records: store.NewRecords(db)})
+	recs := records(b, products())
+	b.Cleanup(func() { _ = recs.Drop(context.Background()) })
+	api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: recs})
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &benchProject{srv: httptest.NewServer(api), api: api, coll: db.Collection("products")}
+	p := &benchProject{srv: httptest.NewServer(api), api: api, recs: recs}
 	b.Cleanup(p.srv.Close)
-	// Insert through the driver in batches: the API would take long for large tables.
-	now := time.Now().UTC().Truncate(time.Millisecond)
+	// Import in batches: the API would take long for large tables.
+	now := time.Now().UTC().Format(store.TimeLayout)
 	for len(p.uids) < rows {
-		var docs []any
+		var batch []store.Record
 		for i := 0; i < 1000 && len(p.uids) < rows; i++ {
 			uid, err := store.NewUID()
 			if err != nil {
 				b.Fatal(err)
 			}
 			p.uids = append(p.uids, uid)
-			docs = append(docs, bson.D{{Key: "_id", Value: uid}, {Key: "name", Value: fmt.Sprintf("product %d", len(p.uids))},
-				{Key: "price", Value: 19.99}, {Key: "_owner", Value: ""}, {Key: "createdAt", Value: now}, {Key: "updatedAt", Value: now}})
+			batch = append(batch, store.Record(fmt.Sprintf(`{"uid":%q,"_owner":"","createdAt":%q,"updatedAt":%q,"name":"product %d","price":19.99}`, uid, now, now, len(p.uids))))
 		}
-		if _, err := p.coll.InsertMany(context.Background(), docs); err != nil {
+		if err := recs.Import(context.Background(), "products", batch); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -107,8 +106,9 @@ func BenchmarkFetch(b *testing.B) {
 }
 
 // BenchmarkFetchVsFindOne measures, in one run, a GraphQL fetch by uid over HTTP, the same
-// fetch through the handler without the network, and the FindOne the driver makes for it;
-// it reports the ratios of the first two to the third.
+// fetch through the handler without the network, and the same read straight from the store
+// (Records.Get into a struct of the same fields); it reports the ratios of the first two to
+// the third.
 func BenchmarkFetchVsFindOne(b *testing.B) {
 	for _, rows := range []int{100, 10000} {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) { fetchVsFindOne(b, rows) })
@@ -141,14 +141,14 @@ func fetchVsFindOne(b *testing.B, rows int) {
 
 		start = time.Now()
 		var doc struct {
-			UID       string    `bson:"_id"`
-			Name      string    `bson:"name"`
-			Price     float64   `bson:"price"`
-			Author    string    `bson:"author"`
-			CreatedAt time.Time `bson:"createdAt"`
-			UpdatedAt time.Time `bson:"updatedAt"`
+			UID       string    `json:"uid"`
+			Name      string    `json:"name"`
+			Price     float64   `json:"price"`
+			Author    string    `json:"author"`
+			CreatedAt time.Time `json:"createdAt"`
+			UpdatedAt time.Time `json:"updatedAt"`
 		}
-		if err := p.coll.FindOne(ctx, bson.D{{Key: "_id", Value: uid}}).Decode(&doc); err != nil {
+		if err := p.recs.Get(ctx, "products", uid, store.All, &doc); err != nil {
 			b.Fatal(err)
 		}
 		findTime += time.Since(start)
@@ -184,4 +184,77 @@ func BenchmarkUpdate(b *testing.B) {
 		p.post(b, bodies[i%len(bodies)])
 		i++
 	}
+}
+
+// BenchmarkWorstCaseLists sends 8 concurrent lists at a table of 100 records of 1 MB each,
+// the request that once took gigabytes: one that would read past the 10 MB result limit
+// (RESULT_TOO_LARGE) and one page that fits under it (9 records). It reports the peak RSS
+// of the process while they run (VmHWM, reset before the loop), in MB.
+func BenchmarkWorstCaseLists(b *testing.B) {
+	p := newBenchProject(b, 0)
+	big := strings.Repeat("x", 1<<20)
+	now := time.Now().UTC().Format(store.TimeLayout)
+	for range 10 {
+		var batch []store.Record
+		for range 10 {
+			uid, err := store.NewUID()
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch = append(batch, store.Record(fmt.Sprintf(`{"uid":%q,"_owner":"","createdAt":%q,"updatedAt":%q,"name":%q,"price":1}`, uid, now, now, big)))
+		}
+		if err := p.recs.Import(context.Background(), "products", batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, query, want string
+	}{
+		{"too large", `{ products(limit: 100) { name } }`, `"RESULT_TOO_LARGE"`},
+		{"9 MB page", `{ products(limit: 9) { name } }`, `"products":[`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := request(b, c.query, nil)
+			runtime.GC()
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				b.Skipf("cannot reset the peak RSS: %v", err)
+			}
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for range 8 {
+					wg.Go(func() {
+						res, err := p.srv.Client().Post(p.srv.URL, "application/json", strings.NewReader(string(body)))
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						out, _ := io.ReadAll(res.Body)
+						res.Body.Close()
+						if !strings.Contains(string(out[:min(len(out), 200)]), c.want) {
+							b.Errorf("answer %.200s, want %s", out, c.want)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(peakRSSMB(b), "peak-RSS-MB")
+		})
+	}
+}
+
+// peakRSSMB reads the process's peak resident set (VmHWM) in MB.
+func peakRSSMB(b *testing.B) float64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(rest), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	b.Skip("no VmHWM in /proc/self/status")
+	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -145,4 +146,48 @@ func BenchmarkMongoRecord(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestMongoRecordOfStoredValues: values the service does not write itself but may find (ones
+// an older version stored, such as 32-bit integers, or another program's) still read as
+// valid JSON.
+func TestMongoRecordOfStoredValues(t *testing.T) {
+	dec, _ := bson.ParseDecimal128("12.50")
+	oid, _ := bson.ObjectIDFromHex("65f0c0ffee0000000000abcd")
+	for _, tc := range []struct {
+		name string
+		doc  bson.D
+		want string
+	}{
+		{"uid from _id, int32", bson.D{{Key: "_id", Value: "u1"}, {Key: "n", Value: int32(-42)}}, `{"uid":"u1","n":-42}`},
+		{"_id inside a value stays", bson.D{{Key: "j", Value: bson.D{{Key: "_id", Value: int64(1)}}}}, `{"j":{"_id":1}}`},
+		{"null and undefined", bson.D{{Key: "a", Value: nil}, {Key: "b", Value: bson.Undefined{}}}, `{"a":null,"b":null}`},
+		{"floats as encoding/json", bson.D{{Key: "a", Value: 1e21}, {Key: "b", Value: 1e-7}, {Key: "c", Value: 2.0}, {Key: "d", Value: 0.1}}, `{"a":1e+21,"b":1e-7,"c":2,"d":0.1}`},
+		{"NaN and infinity, which JSON cannot hold", bson.D{{Key: "a", Value: math.NaN()}, {Key: "b", Value: math.Inf(-1)}}, `{"a":null,"b":null}`},
+		{"dates to milliseconds UTC", bson.D{{Key: "t", Value: bson.DateTime(1795464096753)}}, `{"t":"2026-11-23T20:01:36.753Z"}`},
+		{"arrays in documents in arrays", bson.D{{Key: "l", Value: bson.A{bson.D{{Key: "x", Value: bson.A{true, "s"}}}, bson.A{}}}}, `{"l":[{"x":[true,"s"]},[]]}`},
+		{"invalid UTF-8 and escapes", bson.D{{Key: "s\"k", Value: "a\xffb\u2028\x00"}}, `{"s\"k":"a\ufffdb\u2028\u0000"}`},
+		{"an ObjectID as its hex", bson.D{{Key: "o", Value: oid}}, `{"o":"65f0c0ffee0000000000abcd"}`},
+		{"other types as extended JSON", bson.D{{Key: "d", Value: dec}}, `{"d":{"$numberDecimal":"12.50"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := bson.Marshal(tc.doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := appendRecord(nil, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want || !json.Valid(got) {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+	raw, _ := bson.Marshal(bson.D{{Key: "s", Value: "text"}})
+	for i := 1; i < len(raw); i++ {
+		if _, err := appendRecord(nil, raw[:i]); err == nil {
+			t.Errorf("a document cut to %d bytes converted without an error", i)
+		}
+	}
 }

@@ -31,16 +31,17 @@ func appendRecord(b []byte, doc []byte) ([]byte, error) {
 // appendBSONDocument appends a document as a JSON object, or an array (whose keys are its
 // indexes) as a JSON array. At the top, "_id" is the record's "uid".
 func appendBSONDocument(b, doc []byte, array, top bool) ([]byte, error) {
-	_, rem, ok := bsoncore.ReadLength(doc)
-	if !ok {
+	n, _, ok := bsoncore.ReadLength(doc)
+	if !ok || n < 5 || int(n) > len(doc) || doc[n-1] != 0 {
 		return b, errBadBSON
 	}
+	rem := doc[4 : n-1] // the elements, without the closing NUL
 	open, end := byte('{'), byte('}')
 	if array {
 		open, end = '[', ']'
 	}
 	b = append(b, open)
-	for first := true; len(rem) > 1; first = false {
+	for first := true; len(rem) > 0; first = false {
 		var el bsoncore.Element
 		if el, rem, ok = bsoncore.ReadElement(rem); !ok {
 			return b, errBadBSON

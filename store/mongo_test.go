@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -278,5 +279,91 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	}
 	if got := indexes(); !slices.Equal(got, want) {
 		t.Fatalf("after the refused index: %v, want %v", got, want)
+	}
+}
+
+// TestMongoDedicatedCluster: a project that names its own mongoURI keeps its records there,
+// not on the main cluster, and Drop removes them there.
+func TestMongoDedicatedCluster(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openMongoStores(t)
+	own, stop, err := store.StartFerretDB(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop(context.Background()) })
+	open := func(uri string) *store.Records {
+		r, err := s.ProjectRecords(ctx, "own", uri, []store.Table{mongoTable()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	dedicated, main := open(own), open("")
+	if err := dedicated.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := dedicated.Insert(ctx, "products", "o", []map[string]any{{"name": "there"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tables := func(r *store.Records) []string {
+		names, err := r.StoredTables(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	if got, want := tables(dedicated), []string{"products"}; !slices.Equal(got, want) {
+		t.Fatalf("tables on the dedicated cluster: %v, want %v", got, want)
+	}
+	if got := tables(main); len(got) != 0 {
+		t.Fatalf("tables of the project on the main cluster: %v, want none", got)
+	}
+	// A second Records on the same mongoURI shares the client, and sees the record.
+	if n, err := open(own).Count(ctx, "products", store.All); n != 1 || err != nil {
+		t.Fatalf("count through a second ProjectRecords: %d, %v; want 1", n, err)
+	}
+	if err := dedicated.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tables(dedicated); len(got) != 0 {
+		t.Fatalf("tables after Drop: %v, want none", got)
+	}
+}
+
+// BenchmarkMongo runs BenchmarkSQLite's queries on the mongo backend over an embedded
+// FerretDB, which answers everything but a lookup by uid by reading the whole collection.
+func BenchmarkMongo(b *testing.B) {
+	for _, n := range []int{10_000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			s, _ := openMongoStores(b)
+			benchQueries(b, seedProducts(b, s, n), n)
+		})
+	}
+}
+
+// TestMongoFailedImportKeepsRecords: an import that fails without saying which records it
+// wrote (here: out of time before it began) removes only what it may have written itself,
+// never a stored record with a uid it also carries.
+func TestMongoFailedImportKeepsRecords(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openMongoStores(t)
+	r := records(t, s, mongoTable())
+	var stored []map[string]any
+	if err := r.Insert(ctx, "products", "o", []map[string]any{{"name": "kept"}}, &stored); err != nil {
+		t.Fatal(err)
+	}
+	uid := stored[0]["uid"].(string)
+	late, cancel := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancel()
+	err := r.Import(late, "products", []store.Record{
+		store.Record(`{"uid":"` + uid + `","_owner":"x","createdAt":"2020-01-01T00:00:00.000Z","name":"other"}`),
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("import out of time: %v, want DeadlineExceeded", err)
+	}
+	var got map[string]any
+	if err := r.Get(ctx, "products", uid, store.All, &got); err != nil || got["name"] != "kept" {
+		t.Fatalf("the stored record after the failed import: %v, %v", got, err)
 	}
 }
