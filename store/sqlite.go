@@ -212,19 +212,32 @@ func (d *sqliteDatabases) projectPath(id string) string {
 // back, so that idle files can be closed.
 func (d *sqliteDatabases) acquire(id string) (f *sqliteFile, release func(), err error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	var idle []*sqliteFile
+	// Closing waits for the file's connections, and checkpoints its WAL: not under d.mu.
+	defer func() {
+		d.mu.Unlock()
+		d.closeFiles(idle)
+	}()
 	if d.closed {
 		return nil, nil, errors.New("store: closed")
 	}
 	now := time.Now()
 	if now.Sub(d.lastSweep) > time.Minute {
 		d.lastSweep = now
-		d.closeIdle(func(f *sqliteFile) bool { return now.Sub(f.lastUsed) > sqliteIdle })
+		for id, f := range d.files {
+			if f.refs == 0 && now.Sub(f.lastUsed) > sqliteIdle {
+				delete(d.files, id)
+				idle = append(idle, f)
+			}
+		}
 	}
 	f, ok := d.files[id]
 	if !ok {
 		if len(d.files) >= sqliteMaxOpenFiles {
-			d.closeLeastRecent()
+			if oldest := d.leastRecent(); oldest != "" {
+				idle = append(idle, d.files[oldest])
+				delete(d.files, oldest)
+			}
 		}
 		if f, err = openSQLiteFile(d.projectPath(id)); err != nil {
 			return nil, nil, err
@@ -241,43 +254,36 @@ func (d *sqliteDatabases) acquire(id string) (f *sqliteFile, release func(), err
 	}, nil
 }
 
-// closeIdle closes the files nobody uses that idle selects; d.mu is held.
-func (d *sqliteDatabases) closeIdle(idle func(*sqliteFile) bool) {
+// leastRecent is the id of the open file nobody uses that was used longest ago ("" when
+// every file is in use); d.mu is held.
+func (d *sqliteDatabases) leastRecent() string {
+	oldest := ""
 	for id, f := range d.files {
-		if f.refs == 0 && idle(f) {
-			d.closeFile(id, f)
+		if f.refs == 0 && (oldest == "" || f.lastUsed.Before(d.files[oldest].lastUsed)) {
+			oldest = id
 		}
 	}
+	return oldest
 }
 
-func (d *sqliteDatabases) closeLeastRecent() {
-	var oldest *sqliteFile
-	for _, f := range d.files {
-		if f.refs == 0 && (oldest == nil || f.lastUsed.Before(oldest.lastUsed)) {
-			oldest = f
+func (d *sqliteDatabases) closeFiles(files []*sqliteFile) {
+	for _, f := range files {
+		if err := f.close(); err != nil {
+			d.logger.Warn("close project database", "file", f.path, "err", err)
 		}
-	}
-	if oldest != nil {
-		d.closeIdle(func(f *sqliteFile) bool { return f == oldest })
-	}
-}
-
-func (d *sqliteDatabases) closeFile(id string, f *sqliteFile) {
-	delete(d.files, id)
-	if err := f.close(); err != nil {
-		d.logger.Warn("close project database", "project", id, "err", err)
 	}
 }
 
 // remove closes project id's file and deletes it with its WAL.
 func (d *sqliteDatabases) remove(id string) error {
 	d.mu.Lock()
-	if f, ok := d.files[id]; ok {
-		// Statements still running keep their connections until they finish; the
-		// file is unlinked under them.
-		d.closeFile(id, f)
-	}
+	f, ok := d.files[id]
+	delete(d.files, id)
 	d.mu.Unlock()
+	if ok {
+		// Statements still running finish first; new ones open the file again.
+		d.closeFiles([]*sqliteFile{f})
+	}
 	var errs []error
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if err := os.Remove(d.projectPath(id) + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {

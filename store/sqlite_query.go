@@ -14,13 +14,13 @@ import (
 
 // A table T of the API is the SQLite table "t_T": real columns for the keys the service
 // keeps (uid, _owner, createdAt, updatedAt; times as TimeLayout text, which sorts as the
-// times do) and the whole Record as JSON text in data, which a read answers as it is. A
-// field is read as json_extract(data, '$.field'), except a field some declared index holds:
-// it gets a column "f:field" of its own, a copy of that value kept by every write, and the
-// index is on that column. Filters and orders read the column, and SQLite answers them from
-// the index alone: an index on the json_extract expression would do for a lookup, but SQLite
-// reads every record such an index selects, which makes a count of half the table five
-// times slower.
+// times do) and the whole Record as JSON text in data, which a read answers as it is. Each
+// scalar field also has a column "f:field" of its own, a copy of its value that every write
+// keeps in step; declared indexes are on those columns, and filters and orders read them.
+// Reading json_extract(data, '$.field') instead would parse every record a scan visits, and
+// SQLite reads every record that an index on such an expression selects (so a count of
+// half the table, which an index on a column answers alone, would be five times slower).
+// Lists and JSON fields are read from data.
 
 const sqlTablePrefix = "t_"
 

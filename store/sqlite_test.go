@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -23,7 +25,7 @@ var products = Table{
 // sends most from indexes, without reading the table or sorting it.
 func TestSQLitePlans(t *testing.T) {
 	ctx := context.Background()
-	dbs, err := openSQLite(ctx, t.TempDir(), nil)
+	dbs, err := openSQLite(ctx, t.TempDir(), slog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,5 +109,43 @@ func TestSQLitePlans(t *testing.T) {
 		if !ok {
 			t.Errorf("%s: %s\nplan:\n%s\nwant lines containing %q", tc.name, query, got, tc.want)
 		}
+	}
+}
+
+// TestSQLiteOpenFilesBounded: serving more projects than sqliteMaxOpenFiles closes the least
+// recently used files, and a closed project's data is there when it is used again.
+func TestSQLiteOpenFilesBounded(t *testing.T) {
+	ctx := context.Background()
+	dbs, err := openSQLite(ctx, t.TempDir(), slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dbs.close(ctx)
+	tbl := Table{Name: "notes", Fields: []Field{{Name: "text", Type: FieldType{Scalar: String}}}}
+	records := func(i int) *Records {
+		b, err := dbs.project(ctx, fmt.Sprintf("p%d", i), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newRecords(b, []Table{tbl})
+	}
+	for i := range sqliteMaxOpenFiles + 10 {
+		r := records(i)
+		if err := r.Ensure(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Insert(ctx, "notes", "alice", []map[string]any{{"text": fmt.Sprint(i)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		dbs.mu.Lock()
+		open := len(dbs.files)
+		dbs.mu.Unlock()
+		if open > sqliteMaxOpenFiles {
+			t.Fatalf("%d files open, at most %d wanted", open, sqliteMaxOpenFiles)
+		}
+	}
+	var got []struct{ Text string }
+	if err := records(0).Find(ctx, "notes", Query{}, &got); err != nil || len(got) != 1 || got[0].Text != "0" {
+		t.Fatalf("first project after its file was closed: %v, %v", got, err)
 	}
 }
