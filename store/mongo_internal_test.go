@@ -17,27 +17,16 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// TestMongoDeadlineReachesServer: every command a request sends carries maxTimeMS, the time
-// its context has left, so the server stops work the request no longer waits for; finds too,
-// which the driver's Collection.Find would send without it. A request out of time fails with
-// an error that is context.DeadlineExceeded.
-func TestMongoDeadlineReachesServer(t *testing.T) {
+// monitoredBackend is a project's mongo backend on an embedded FerretDB whose client calls
+// started with every command it sends.
+func monitoredBackend(t *testing.T, started func(*event.CommandStartedEvent)) backend {
+	t.Helper()
 	uri, stop, err := StartFerretDB(t.Context(), t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stop(context.Background()) })
-	var mu sync.Mutex
-	maxTime := map[string][]int64{} // by command
-	monitor := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
-		ms, ok := e.Command.Lookup("maxTimeMS").AsInt64OK()
-		if !ok {
-			ms = -1
-		}
-		mu.Lock()
-		maxTime[e.CommandName] = append(maxTime[e.CommandName], ms)
-		mu.Unlock()
-	}}
+	monitor := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) { started(e) }}
 	c, err := mongo.Connect(options.Client().ApplyURI(uri).SetMonitor(monitor))
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +37,25 @@ func TestMongoDeadlineReachesServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// TestMongoDeadlineReachesServer: every command a request sends carries maxTimeMS, the time
+// its context has left, so the server stops work the request no longer waits for; finds too,
+// which the driver's Collection.Find would send without it. A request out of time fails with
+// an error that is context.DeadlineExceeded.
+func TestMongoDeadlineReachesServer(t *testing.T) {
+	var mu sync.Mutex
+	maxTime := map[string][]int64{} // by command
+	b := monitoredBackend(t, func(e *event.CommandStartedEvent) {
+		ms, ok := e.Command.Lookup("maxTimeMS").AsInt64OK()
+		if !ok {
+			ms = -1
+		}
+		mu.Lock()
+		maxTime[e.CommandName] = append(maxTime[e.CommandName], ms)
+		mu.Unlock()
+	})
 	tbl := &Table{Name: "t", Fields: []Field{{Name: "n", Type: FieldType{Scalar: Int}}}}
 	tbl.index()
 	if err := b.ensure(t.Context(), tbl); err != nil {
@@ -92,8 +100,7 @@ func TestMongoDeadlineReachesServer(t *testing.T) {
 
 	late, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
 	defer cancel()
-	err = b.find(late, tbl, Query{}, func(Record) (bool, error) { return true, nil })
-	if !errors.Is(err, context.DeadlineExceeded) {
+	if err := b.find(late, tbl, Query{}, func(Record) (bool, error) { return true, nil }); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("find out of time: %v, want context.DeadlineExceeded", err)
 	}
 	if _, err := b.count(late, tbl, All); !errors.Is(err, context.DeadlineExceeded) {
@@ -197,14 +204,9 @@ func TestMongoRecordOfStoredValues(t *testing.T) {
 // megabyte, so that reading large records holds few of them at a time and small ones come in
 // few round trips.
 func TestMongoFindBatches(t *testing.T) {
-	uri, stop, err := StartFerretDB(t.Context(), t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stop(context.Background()) })
 	var mu sync.Mutex
 	var batches []int64 // batchSize of each find and getMore
-	monitor := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+	b := monitoredBackend(t, func(e *event.CommandStartedEvent) {
 		if e.CommandName != "find" && e.CommandName != "getMore" {
 			return
 		}
@@ -212,17 +214,7 @@ func TestMongoFindBatches(t *testing.T) {
 		mu.Lock()
 		batches = append(batches, n)
 		mu.Unlock()
-	}}
-	c, err := mongo.Connect(options.Client().ApplyURI(uri).SetMonitor(monitor))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &mongoDatabases{client: c, updating: new(updateLocks), clients: map[string]*mongo.Client{}}
-	t.Cleanup(func() { _ = m.close(context.Background()) })
-	b, err := m.project(t.Context(), "demo", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	for _, tc := range []struct {
 		name       string
 		size       int // bytes of each record's string
