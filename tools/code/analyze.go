@@ -240,6 +240,11 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 			rep.EntryPoints = append(rep.EntryPoints, EntryPoint{File: fi.Rel, Kind: "manifest", Detail: e})
 		}
 	}
+	ms := make([]*Manifest, len(rep.Manifests))
+	for i := range rep.Manifests {
+		ms[i] = &rep.Manifests[i]
+	}
+	inheritPoms(ms)
 	rep.Omitted["manifests"] = capList(&rep.Manifests, limit)
 
 	for _, fi := range snap.files {

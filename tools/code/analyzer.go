@@ -262,13 +262,11 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 }
 
 // grammarKey is the parser a file needs: a grammar name, "Go", or the bare language for files
-// only counted by lines. TSX gets its own grammar (JSX in TypeScript).
+// only counted by lines. Linguist calls .tsx files TSX, which has its own grammar (JSX in
+// TypeScript); a .tsx file it took for TypeScript gets that grammar too.
 func grammarKey(rel, lang string) string {
 	if lang == "TypeScript" && strings.EqualFold(path.Ext(rel), ".tsx") {
 		return "TSX"
-	}
-	if lang == "JavaScript" && strings.EqualFold(path.Ext(rel), ".jsx") {
-		return "JavaScript"
 	}
 	return lang
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -154,7 +155,8 @@ func (t dependenciesTool) Call(ctx context.Context, raw json.RawMessage) (any, e
 // resolved path relative to its root. Otherwise the first root is searched by name.
 func (a *Analyzer) componentPath(comp string) (root, target string, err error) {
 	first := a.ws.Roots()[0]
-	looksLikePath := filepath.IsAbs(comp) || strings.Contains(comp, "..")
+	// "a/../b" is a path (that Resolve refuses); "example.com/m/..." is a Go package pattern.
+	looksLikePath := filepath.IsAbs(comp) || slices.Contains(strings.Split(filepath.ToSlash(comp), "/"), "..")
 	if !looksLikePath {
 		if _, statErr := os.Lstat(filepath.Join(first, comp)); statErr == nil {
 			looksLikePath = true
@@ -241,14 +243,21 @@ func (ix *index) moduleFiles(name string) (kind string, files []*fileInfo) {
 		}
 		return out
 	}
+	// An import path names one package, as to the go tool; "path/..." names the packages
+	// below it too, and a module whose root folder holds no package is its packages.
+	pattern, tree := strings.CutSuffix(name, "/...")
 	for _, m := range ix.goMods {
-		if name == m.path || strings.HasPrefix(name, m.path+"/") {
-			dir := path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(name, m.path), "/"))
-			if name == m.path {
-				return "module", pick(func(fi *fileInfo) bool { return fi.Lang == "Go" && under(fi.Rel, dir) })
+		if pattern == m.path || strings.HasPrefix(pattern, m.path+"/") {
+			dir := path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(pattern, m.path), "/"))
+			if !tree {
+				if fs := pick(func(fi *fileInfo) bool { return fi.Lang == "Go" && path.Dir(fi.Rel) == dir }); len(fs) > 0 {
+					return "package", fs
+				}
 			}
-			if fs := pick(func(fi *fileInfo) bool { return fi.Lang == "Go" && path.Dir(fi.Rel) == dir }); len(fs) > 0 {
-				return "package", fs
+			if tree || pattern == m.path {
+				if fs := pick(func(fi *fileInfo) bool { return fi.Lang == "Go" && under(fi.Rel, dir) }); len(fs) > 0 {
+					return "module", fs
+				}
 			}
 		}
 	}
@@ -374,14 +383,27 @@ func (ix *index) dependencyReport(args depsArgs, comp Component, files []*fileIn
 	if args.Type != "imports" {
 		rep.Exports = ix.componentExports(files, syms, units)
 		rep.Omitted["exports"] = capList(&rep.Exports, limit)
+		// One row per importing unit, however many of the component's units it imports.
+		byUnit := map[string]*Importer{}
 		for _, u := range sortedKeys(units) {
 			for _, from := range sortedKeys(ix.in[u]) {
 				if units[from] {
 					continue
 				}
-				e := ix.in[u][from]
-				rep.Importers = append(rep.Importers, Importer{Unit: from, Locations: e.At[:min(len(e.At), maxLocations)]})
+				im := byUnit[from]
+				if im == nil {
+					im = &Importer{Unit: from, Locations: []Location{}}
+					byUnit[from] = im
+				}
+				for _, at := range ix.in[u][from].At {
+					if len(im.Locations) < maxLocations && !slices.Contains(im.Locations, at) {
+						im.Locations = append(im.Locations, at)
+					}
+				}
 			}
+		}
+		for _, from := range sortedKeys(byUnit) {
+			rep.Importers = append(rep.Importers, *byUnit[from])
 		}
 		sort.SliceStable(rep.Importers, func(i, j int) bool { return len(rep.Importers[i].Locations) > len(rep.Importers[j].Locations) })
 		rep.Omitted["importers"] = capList(&rep.Importers, limit)
@@ -507,7 +529,8 @@ func (ix *index) componentExports(files []*fileInfo, syms []symbolAt, units map[
 	var viewers []*fileInfo
 	for _, fi := range ix.files {
 		u := ix.unitOf[fi.Rel]
-		if units[u] {
+		// A Go package's own tests (unit "dir [test]") see it without importing it.
+		if units[u] || units[strings.TrimSuffix(u, goTestUnit)] {
 			viewers = append(viewers, fi)
 			continue
 		}

@@ -51,6 +51,9 @@ type index struct {
 	rustCrates []rustCrate
 }
 
+// goTestUnit ends the unit name of a Go package's test files.
+const goTestUnit = " [test]"
+
 type goModule struct {
 	dir, path string
 	m         *Manifest
@@ -91,6 +94,7 @@ func buildIndex(snap *snapshot) *index {
 		}
 		ix.files = append(ix.files, fi)
 	}
+	inheritPoms(ix.manifests)
 	// Deeper modules first, so that the nearest one wins.
 	sort.Slice(ix.goMods, func(i, j int) bool { return len(ix.goMods[i].dir) > len(ix.goMods[j].dir) })
 	sort.Slice(ix.rustCrates, func(i, j int) bool { return len(ix.rustCrates[i].dir) > len(ix.rustCrates[j].dir) })
@@ -103,7 +107,7 @@ func buildIndex(snap *snapshot) *index {
 			// without a cycle, as the go tool builds them apart.
 			unit = path.Dir(fi.Rel)
 			if strings.HasSuffix(fi.Rel, "_test.go") {
-				unit += " [test]"
+				unit += goTestUnit
 			}
 		case "Python":
 			mod := strings.TrimSuffix(fi.Rel, path.Ext(fi.Rel))
@@ -192,7 +196,7 @@ func (ix *index) resolve(fi *fileInfo, ref importRef) resolvedImport {
 		ix.resolveGo(fi, &r)
 	case "Python":
 		ix.resolvePython(fi, &r)
-	case "JavaScript", "TypeScript":
+	case "JavaScript", "TypeScript", "TSX":
 		ix.resolveJS(fi, &r)
 	case "Java":
 		ix.resolveJava(&r)
@@ -312,38 +316,56 @@ func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
 		try(base)
 		return
 	}
-	for _, n := range r.Ref.Names {
-		if try(spec + "." + n) {
-			return
-		}
-	}
-	for m := spec; m != ""; {
-		if try(m) {
-			return
-		}
-		i := strings.LastIndexByte(m, '.')
-		if i < 0 {
-			break
-		}
-		m = m[:i]
-	}
-	// A script's own folder is on sys.path: "import helper" next to helper.py.
-	if dir := path.Dir(fi.Rel); dir != "." {
-		if try(strings.ReplaceAll(dir, "/", ".") + "." + spec) {
-			return
-		}
-	}
 	top, _, _ := strings.Cut(spec, ".")
+	version, decl, declared := ix.declared(fi.Rel, top, "pyproject.toml", "requirements.txt")
+	// Python finds the standard library and installed packages before a same-named file of
+	// the project ("import typing" next to a typing.py is still the standard one), unless
+	// the importing file is part of that very package (the workspace is the package).
+	if !(declared || isPythonStdlib(top)) || ix.inPyPackage(fi.Rel, top) {
+		for _, n := range r.Ref.Names {
+			if try(spec + "." + n) {
+				return
+			}
+		}
+		for m := spec; m != ""; {
+			if try(m) {
+				return
+			}
+			i := strings.LastIndexByte(m, '.')
+			if i < 0 {
+				break
+			}
+			m = m[:i]
+		}
+		// A script's own folder is on sys.path: "import helper" next to helper.py.
+		if dir := path.Dir(fi.Rel); dir != "." {
+			if try(strings.ReplaceAll(dir, "/", ".") + "." + spec) {
+				return
+			}
+		}
+	}
 	r.Package = top
-	if v, decl, ok := ix.declared(fi.Rel, top, "pyproject.toml", "requirements.txt"); ok {
-		r.Kind, r.Version, r.Decl = "external", v, decl
-		return
-	}
-	if isPythonStdlib(top) {
+	switch {
+	case declared:
+		r.Kind, r.Version, r.Decl = "external", version, decl
+	case isPythonStdlib(top):
 		r.Kind = "stdlib"
-		return
+	default:
+		r.Kind = "external"
 	}
-	r.Kind = "external"
+}
+
+// inPyPackage reports whether the file rel belongs to the top-level package or module top of
+// the workspace.
+func (ix *index) inPyPackage(rel, top string) bool {
+	f, ok := ix.pyModules[top]
+	if !ok {
+		return false
+	}
+	if path.Base(f) == "__init__.py" {
+		return under(rel, path.Dir(f))
+	}
+	return rel == f
 }
 
 func (ix *index) resolveJS(fi *fileInfo, r *resolvedImport) {
@@ -599,7 +621,7 @@ func (ix *index) cyclePath(start string, comp []string) []string {
 func isPythonStdlib(name string) bool {
 	switch name {
 	case
-		"abc", "aifc", "antigravity", "argparse", "array", "ast", "asynchat", "asyncio", "asyncore",
+		"__future__", "abc", "aifc", "antigravity", "argparse", "array", "ast", "asynchat", "asyncio", "asyncore",
 		"atexit", "audioop", "base64", "bdb", "binascii", "bisect", "builtins", "bz2", "cProfile",
 		"calendar", "cgi", "cgitb", "chunk", "cmath", "cmd", "code", "codecs", "codeop", "collections",
 		"colorsys", "compileall", "concurrent", "configparser", "contextlib", "contextvars", "copy",

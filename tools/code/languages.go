@@ -38,6 +38,7 @@ func grammars() map[string]*grammar {
 			decisions: []string{"if_statement", "elif_clause", "for_statement", "while_statement", "except_clause", "conditional_expression", "boolean_operator", "for_in_clause", "if_clause", "case_clause"},
 			nesting:   []string{"if_statement", "for_statement", "while_statement", "try_statement", "with_statement", "match_statement"},
 			top:       pyTop,
+			node:      pyNode,
 		},
 		"JavaScript": js("JavaScript", javascript.GetLanguage),
 		"TypeScript": js("TypeScript", typescript.GetLanguage),
@@ -72,6 +73,50 @@ func grammars() map[string]*grammar {
 
 // ---- Python ----
 
+// pyNode reads import statements wherever they are: inside functions, under
+// "if TYPE_CHECKING:", in try/except ImportError fallbacks.
+func pyNode(t *tsFile, n *sitter.Node, typ string) {
+	switch typ {
+	case "import_statement":
+		for _, c := range t.children(n, true) {
+			name := c
+			if t.typ(c) == "aliased_import" {
+				name = c.ChildByFieldName("name")
+			}
+			t.out.Imports = append(t.out.Imports, importRef{Spec: t.text(name), Line: t.line(n)})
+		}
+	case "import_from_statement":
+		im := importRef{Line: t.line(n)}
+		mod := n.ChildByFieldName("module_name")
+		if t.typ(mod) == "relative_import" {
+			for _, c := range t.children(mod, false) {
+				switch t.typ(c) {
+				case "import_prefix":
+					im.Relative = len(strings.TrimSpace(t.text(c)))
+				case "dotted_name":
+					im.Spec = t.text(c)
+				}
+			}
+		} else {
+			im.Spec = t.text(mod)
+		}
+		for i := 0; i < int(n.ChildCount()); i++ {
+			c := n.Child(i)
+			switch {
+			case t.typ(c) == "wildcard_import":
+				im.Wildcard = true
+			case n.FieldNameForChild(i) == "name":
+				name := c
+				if t.typ(c) == "aliased_import" {
+					name = c.ChildByFieldName("name")
+				}
+				im.Names = append(im.Names, t.text(name))
+			}
+		}
+		t.out.Imports = append(t.out.Imports, im)
+	}
+}
+
 func pyTop(t *tsFile) {
 	for _, n := range t.children(t.root, true) {
 		def := n
@@ -79,43 +124,6 @@ func pyTop(t *tsFile) {
 			def = n.ChildByFieldName("definition")
 		}
 		switch t.typ(def) {
-		case "import_statement":
-			for _, c := range t.children(def, true) {
-				name := c
-				if t.typ(c) == "aliased_import" {
-					name = c.ChildByFieldName("name")
-				}
-				t.out.Imports = append(t.out.Imports, importRef{Spec: t.text(name), Line: t.line(def)})
-			}
-		case "import_from_statement":
-			im := importRef{Line: t.line(def)}
-			mod := def.ChildByFieldName("module_name")
-			if t.typ(mod) == "relative_import" {
-				for _, c := range t.children(mod, false) {
-					switch t.typ(c) {
-					case "import_prefix":
-						im.Relative = len(strings.TrimSpace(t.text(c)))
-					case "dotted_name":
-						im.Spec = t.text(c)
-					}
-				}
-			} else {
-				im.Spec = t.text(mod)
-			}
-			for i := 0; i < int(def.ChildCount()); i++ {
-				c := def.Child(i)
-				switch {
-				case t.typ(c) == "wildcard_import":
-					im.Wildcard = true
-				case def.FieldNameForChild(i) == "name":
-					name := c
-					if t.typ(c) == "aliased_import" {
-						name = c.ChildByFieldName("name")
-					}
-					im.Names = append(im.Names, t.text(name))
-				}
-			}
-			t.out.Imports = append(t.out.Imports, im)
 		case "function_definition":
 			name := t.field(def, "name")
 			t.out.Symbols = append(t.out.Symbols, t.symbol(n, name, "function", "", !strings.HasPrefix(name, "_")))
@@ -279,13 +287,17 @@ func jsDecl(t *tsFile, outer, decl *sitter.Node, exported bool) {
 			}
 			name := t.field(v, "name")
 			kind := "var"
+			// "let x;" has no value: value is nil and its type "".
 			value := v.ChildByFieldName("value")
-			switch t.typ(value) {
-			case "arrow_function", "function_expression", "function", "generator_function":
+			switch typ := t.typ(value); {
+			case jsFunctionTypes[typ]:
 				kind = "function"
-			case "class":
+			case typ == "class":
 				jsClass(t, outer, value, exported)
 				continue
+			case value != nil:
+				// const handler = wrap(async (req) => {...}): the functions inside count too.
+				jsFunctions(t, value, exported)
 			}
 			if kind == "var" && t.has(decl, "const") {
 				kind = "const"
@@ -296,7 +308,62 @@ func jsDecl(t *tsFile, outer, decl *sitter.Node, exported bool) {
 			}
 			t.out.Symbols = append(t.out.Symbols, s)
 		}
+	default:
+		// module.exports = function () {...}, app.get("/", (req, res) => {...}),
+		// export default () => {...}: functions that no declaration names.
+		jsFunctions(t, decl, exported)
 	}
+}
+
+// jsFunctionTypes are the expressions that create a function.
+var jsFunctionTypes = map[string]bool{"arrow_function": true, "function_expression": true, "function": true,
+	"generator_function": true, "method_definition": true}
+
+// jsFunctions adds a function symbol for each outermost function expression below n, named
+// after what receives it (the variable, the assigned property, the object key, or the
+// function it is passed to); functions nested in them count toward their complexity.
+func jsFunctions(t *tsFile, n *sitter.Node, exported bool) {
+	switch typ := t.typ(n); {
+	case jsFunctionTypes[typ]:
+		s := t.symbol(n, jsFunctionName(t, n), "function", "", exported)
+		s.Returns = strings.TrimSpace(strings.TrimPrefix(t.field(n, "return_type"), ":"))
+		t.out.Symbols = append(t.out.Symbols, s)
+		return
+	case typ == "class":
+		jsClass(t, n, n, exported)
+		return
+	}
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		jsFunctions(t, n.NamedChild(i), exported)
+	}
+}
+
+// jsFunctionName names an anonymous function by where it goes.
+func jsFunctionName(t *tsFile, fn *sitter.Node) string {
+	if name := t.field(fn, "name"); name != "" {
+		return name
+	}
+	p := fn.Parent()
+	name := "function"
+	switch t.typ(p) {
+	case "variable_declarator":
+		name = t.field(p, "name")
+	case "assignment_expression":
+		name = t.field(p, "left")
+	case "pair":
+		name = t.field(p, "key")
+	case "export_statement":
+		name = "default"
+	case "arguments":
+		if call := p.Parent(); call != nil {
+			name = t.field(call, "function") + " callback"
+		}
+	}
+	name = strings.Join(strings.Fields(name), " ")
+	if len(name) > 80 {
+		name = name[:77] + "..."
+	}
+	return name
 }
 
 func jsClass(t *tsFile, outer, decl *sitter.Node, exported bool) {
@@ -331,6 +398,12 @@ func jsClass(t *tsFile, outer, decl *sitter.Node, exported bool) {
 				staticInstance = true
 			}
 		case "public_field_definition", "field_definition":
+			// handleClick = (e) => {...}: a method written as a field.
+			if v := m.ChildByFieldName("value"); jsFunctionTypes[t.typ(v)] {
+				fname := strings.TrimPrefix(t.field(m, "property")+mname, "#")
+				s := t.symbol(v, fname, "method", name, !t.has(m, "accessibility_modifier") || strings.HasPrefix(t.text(m), "public"))
+				t.out.Symbols = append(t.out.Symbols, s)
+			}
 			if static && isInstanceName(strings.TrimPrefix(t.field(m, "property"), "#")+strings.TrimPrefix(mname, "#")) {
 				staticInstance = true
 			}

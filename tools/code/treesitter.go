@@ -66,9 +66,13 @@ type tsFile struct {
 	out  *facts
 }
 
-// typ is the node's type. Error nodes carry tree-sitter's built-in symbols (65535, 65534),
-// which are not in the language's table.
+// typ is the node's type, "" for a missing node (an optional child such as the value of
+// "let x;"). Error nodes carry tree-sitter's built-in symbols (65535, 65534), which are not in
+// the language's table.
 func (t *tsFile) typ(n *sitter.Node) string {
+	if n == nil {
+		return ""
+	}
 	if s := int(n.Symbol()); s < len(t.p.names) {
 		return t.p.names[s]
 	}

@@ -1,0 +1,223 @@
+package code_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/platform-dev/platform/tools/code"
+)
+
+// importsOf returns what find_dependencies says file imports: the target unit of workspace
+// imports, kind:package@version of the others.
+func importsOf(t *testing.T, a *code.Analyzer, file string) map[string]string {
+	t.Helper()
+	var rep code.DependencyReport
+	mustCall(t, a, "find_dependencies", map[string]any{"component": file, "type": "imports", "limit": 1000}, &rep)
+	got := map[string]string{}
+	for _, im := range rep.Imports {
+		if im.Kind == "workspace" {
+			got[im.Import] = im.Target
+		} else {
+			got[im.Import] = im.Kind + ":" + im.Package + "@" + im.Version
+		}
+	}
+	return got
+}
+
+// TestGraphsPerLanguage holds one case per resolution bug found on real repositories; each
+// failed before its fix.
+func TestGraphsPerLanguage(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		// TypeScript and JavaScript: declarations without a value used to drop the whole file.
+		"web/package.json":       `{"name": "web", "dependencies": {"react": "^18.2.0"}}`,
+		"web/src/state.ts":       "import { api } from \"./api\";\nlet current;\nvar legacy;\nexport let z: string;\nexport const use = () => api(current, legacy, z);\n",
+		"web/src/api.ts":         "export function api(...xs: unknown[]) { return xs; }\n",
+		"web/src/legacy.js":      "var cache;\nconst util = require(\"./util\");\nmodule.exports = { cache, util };\n",
+		"web/src/util.js":        "module.exports = 1;\n",
+		"web/src/App.tsx":        "import React from \"react\";\nimport { use } from \"./state\";\nimport Button from \"./Button\";\nexport default function App() { return <Button onClick={use} />; }\n",
+		"web/src/Button.tsx":     "export default function Button(p: { onClick: () => void }) { return <button onClick={p.onClick} />; }\n",
+		"web/src/Button.test.js": "import Button from \"./Button\";\ntest(\"renders\", () => Button);\n",
+		// Python: the standard library is never shadowed by a file of the package, and imports
+		// inside functions and conditionals count.
+		"py/pyproject.toml":     "[project]\nname = \"shop\"\ndependencies = [\"requests>=2\"]\n[dependency-groups]\ndev = [\"pytest>=8\", {include-group = \"lint\"}]\nlint = [\"ruff==0.6.0\"]\n",
+		"py/shop/__init__.py":   "",
+		"py/shop/typing.py":     "import typing\nAlias = typing.Any\n",
+		"py/shop/requests.py":   "import requests\n",
+		"py/shop/cart.py":       "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from shop import prices\n\ndef total():\n    from shop.prices import PRICES\n    import json\n    return json.dumps(PRICES)\n\ntry:\n    import ujson\nexcept ImportError:\n    ujson = None\n",
+		"py/shop/prices.py":     "PRICES = {}\n",
+		"py/tests/test_cart.py": "import pytest\nfrom shop.cart import total\nfrom shop import prices\n",
+		// Go: a module root package that has subpackages.
+		"go/go.mod":           "module example.com/root\n\ngo 1.22\n",
+		"go/root.go":          "package root\n\nimport \"example.com/root/sub\"\n\n// Version is used by the tests.\nfunc Version() string { return sub.Name }\n",
+		"go/root_test.go":     "package root\n\nimport \"testing\"\n\nfunc TestVersion(t *testing.T) { _ = Version() }\n",
+		"go/sub/sub.go":       "package sub\n\nconst Name = \"sub\"\n",
+		"go/sub/sub2.go":      "package sub\n\nconst Other = 2\n",
+		"go/cmd/x/main.go":    "package main\n\nimport (\n\t\"example.com/root/sub\"\n)\n\nfunc main() { _ = sub.Name; _ = sub.Other }\n",
+		"go/cmd/y/main.go":    "package main\n\nimport \"example.com/root\"\n\nfunc main() { _ = root.Version() }\n",
+		"java/pom.xml":        "<project><groupId>com.acme</groupId><artifactId>parent</artifactId><version>3.1.0</version>\n<properties><guava.version>33.0-jre</guava.version></properties>\n<dependencyManagement><dependencies><dependency><groupId>com.google.guava</groupId><artifactId>guava</artifactId><version>${guava.version}</version></dependency></dependencies></dependencyManagement></project>\n",
+		"java/app/pom.xml":    "<project><parent><groupId>com.acme</groupId><artifactId>parent</artifactId><version>3.1.0</version></parent><artifactId>app</artifactId>\n<dependencies><dependency><groupId>com.google.guava</groupId><artifactId>guava</artifactId></dependency><dependency><groupId>com.acme</groupId><artifactId>lib</artifactId><version>${project.version}</version></dependency></dependencies></project>\n",
+		"java/app/src/A.java": "package com.acme.app;\nimport com.google.common.collect.ImmutableList;\nclass A {}\n",
+	})
+	a := newAnalyzer(t, root)
+
+	tests := []struct {
+		file string
+		want map[string]string
+	}{
+		{"web/src/state.ts", map[string]string{"./api": "web/src/api.ts"}},
+		{"web/src/legacy.js", map[string]string{"./util": "web/src/util.js"}},
+		{"web/src/App.tsx", map[string]string{"./state": "web/src/state.ts", "./Button": "web/src/Button.tsx", "react": "external:react@^18.2.0"}},
+		{"py/shop/typing.py", map[string]string{"typing": "stdlib:typing@"}},
+		{"py/shop/requests.py", map[string]string{"requests": "external:requests@>=2"}},
+		{"py/shop/cart.py", map[string]string{"typing": "stdlib:typing@", "shop": "py/shop/prices.py", "shop.prices": "py/shop/prices.py",
+			"json": "stdlib:json@", "ujson": "external:ujson@"}},
+		{"py/tests/test_cart.py", map[string]string{"pytest": "external:pytest@>=8", "shop.cart": "py/shop/cart.py", "shop": "py/shop/prices.py"}},
+		{"java/app/src/A.java", map[string]string{"com.google.common.collect.ImmutableList": "external:com.google.guava:guava@33.0-jre"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			got := importsOf(t, a, tt.file)
+			for spec, want := range tt.want {
+				if got[spec] != want {
+					t.Errorf("%q: got %q, want %q (all: %v)", spec, got[spec], want, got)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("got %d imports %v, want %d", len(got), got, len(tt.want))
+			}
+		})
+	}
+
+	t.Run("no file dropped", func(t *testing.T) {
+		var rep code.CodebaseReport
+		mustCall(t, a, "analyze_codebase", map[string]any{"path": "web", "limit": 100}, &rep)
+		if rep.Summary.ParseErrors != 0 {
+			t.Errorf("parse errors: %+v", rep.Summary)
+		}
+		syms := map[string][]string{}
+		for _, f := range rep.Files {
+			for _, s := range f.Symbols {
+				syms[f.Path] = append(syms[f.Path], s.Name)
+			}
+		}
+		if want := []string{"current", "legacy", "z", "use"}; !slices.Equal(syms["web/src/state.ts"], want) {
+			t.Errorf("state.ts symbols %v, want %v", syms["web/src/state.ts"], want)
+		}
+	})
+
+	t.Run("go root package alone", func(t *testing.T) {
+		var rep code.DependencyReport
+		mustCall(t, a, "find_dependencies", map[string]any{"component": "example.com/root"}, &rep)
+		if rep.Resolved.Kind != "package" || !slices.Equal(rep.Resolved.Units, []string{"go", "go [test]"}) {
+			t.Errorf("resolved %+v, want the package in go/", rep.Resolved)
+		}
+		var importers []string
+		for _, im := range rep.Importers {
+			importers = append(importers, im.Unit)
+		}
+		if !slices.Equal(importers, []string{"go/cmd/y"}) {
+			t.Errorf("importers %v", importers)
+		}
+		var uses []string
+		for _, e := range rep.Exports {
+			if e.Symbol == "Version" {
+				for _, u := range e.UsedBy {
+					uses = append(uses, u.File)
+				}
+			}
+		}
+		slices.Sort(uses)
+		if want := []string{"go/cmd/y/main.go", "go/root_test.go"}; !slices.Equal(uses, want) {
+			t.Errorf("Version used by %v, want %v (tests included)", uses, want)
+		}
+		mustCall(t, a, "find_dependencies", map[string]any{"component": "example.com/root/..."}, &rep)
+		if rep.Resolved.Kind != "module" || len(rep.Resolved.Units) != 5 || rep.Resolved.Files != 6 {
+			t.Errorf("the module's packages: %+v", rep.Resolved)
+		}
+	})
+
+	t.Run("importer rows are unique", func(t *testing.T) {
+		var rep code.DependencyReport
+		mustCall(t, a, "find_dependencies", map[string]any{"component": "go/sub", "type": "exports"}, &rep)
+		var importers []string
+		for _, im := range rep.Importers {
+			importers = append(importers, im.Unit)
+		}
+		slices.Sort(importers)
+		if want := []string{"go", "go/cmd/x"}; !slices.Equal(importers, want) {
+			t.Errorf("importers %v, want %v", importers, want)
+		}
+		// A folder of Python modules is several units: a test importing two of them is still one row.
+		mustCall(t, a, "find_dependencies", map[string]any{"component": "py/shop", "type": "exports"}, &rep)
+		importers = nil
+		for _, im := range rep.Importers {
+			importers = append(importers, im.Unit)
+		}
+		if want := []string{"py/tests/test_cart.py"}; !slices.Equal(importers, want) {
+			t.Errorf("importers %v, want %v", importers, want)
+		}
+		mustCall(t, a, "find_dependencies", map[string]any{"component": "web/src/Button.tsx", "type": "exports"}, &rep)
+		importers = nil
+		for _, im := range rep.Importers {
+			importers = append(importers, im.Unit)
+		}
+		slices.Sort(importers)
+		if want := []string{"web/src/App.tsx", "web/src/Button.test.js"}; !slices.Equal(importers, want) {
+			t.Errorf("importers %v, want %v", importers, want)
+		}
+	})
+
+	t.Run("manifests", func(t *testing.T) {
+		var rep code.CodebaseReport
+		mustCall(t, a, "analyze_codebase", map[string]any{"limit": 100}, &rep)
+		got := map[string][]string{}
+		for _, m := range rep.Manifests {
+			for _, d := range m.Dependencies {
+				got[m.Path] = append(got[m.Path], d.Name+"@"+d.Version+"/"+d.Scope)
+			}
+		}
+		want := map[string][]string{
+			"py/pyproject.toml": {"requests@>=2/", "pytest@>=8/group:dev", "ruff@==0.6.0/group:lint"},
+			"java/app/pom.xml":  {"com.acme:lib@3.1.0/", "com.google.guava:guava@33.0-jre/"},
+		}
+		for p, w := range want {
+			if !slices.Equal(got[p], w) {
+				t.Errorf("%s: %v, want %v", p, got[p], w)
+			}
+		}
+	})
+}
+
+// TestFunctionExpressions: functions that no declaration names (arrow functions in consts,
+// callbacks, module.exports, class fields) have complexity and show in the hotspots.
+func TestFunctionExpressions(t *testing.T) {
+	root := t.TempDir()
+	branchy := "if (a) { x++; } else if (b) { x--; } for (const i of xs) { if (i && a) { x++; } } return a ? x : 0;"
+	writeTree(t, root, map[string]string{
+		"h.js": "const express = require(\"express\");\nconst app = express();\n" +
+			"app.get(\"/\", (req, res) => { " + branchy + " });\n" +
+			"module.exports = function handler(a, b, xs) { " + branchy + " };\n" +
+			"exports.other = (a, b, xs) => { " + branchy + " };\n",
+		"c.tsx": "export const Widget = ({ a, b, xs }: P) => { let x = 0; " + branchy + " };\n" +
+			"export class Form {\n  onSubmit = (a: boolean, b: boolean, xs: number[]) => { let x = 0; " + branchy + " };\n}\n" +
+			"export default (a: boolean, b: boolean, xs: number[]) => { let x = 0; " + branchy + " };\n" +
+			"const wrapped = memo((a: boolean, b: boolean, xs: number[]) => { let x = 0; " + branchy + " });\n",
+	})
+	a := newAnalyzer(t, root)
+	var rep code.CodebaseReport
+	mustCall(t, a, "analyze_codebase", map[string]any{}, &rep)
+	got := map[string]int{}
+	for _, h := range rep.Hotspots {
+		got[h.File+" "+h.Symbol] = h.Complexity
+	}
+	want := map[string]int{
+		"h.js app.get callback": 7, "h.js handler": 7, "h.js exports.other": 7,
+		"c.tsx Widget": 7, "c.tsx Form.onSubmit": 7, "c.tsx default": 7, "c.tsx memo callback": 7,
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: complexity %d, want %d (hotspots %v)", k, got[k], w, got)
+		}
+	}
+}
