@@ -244,7 +244,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	for i := range rep.Manifests {
 		ms[i] = &rep.Manifests[i]
 	}
-	inheritPoms(ms)
+	inheritVersions(ms)
 	rep.Omitted["manifests"] = capList(&rep.Manifests, limit)
 
 	for _, fi := range snap.files {

@@ -47,8 +47,9 @@ type index struct {
 	pyModules  map[string]string // dotted module -> file
 	javaTypes  map[string]string // fully qualified class -> file
 	javaPkgs   map[string][]string
-	rustMods   map[string]string // crate-relative module path ("crate::a::b") -> file, per crate root
-	rustCrates []rustCrate
+	rustMods   map[string]string  // crate root file + "|" + module path ("crate::a::b") -> file
+	rustModOf  map[string]rustMod // file -> its crate root and module path
+	rustCrates []*rustCrate       // deepest folder first
 }
 
 // goTestUnit ends the unit name of a Go package's test files.
@@ -59,15 +60,10 @@ type goModule struct {
 	m         *Manifest
 }
 
-type rustCrate struct {
-	dir, src string
-	m        *Manifest
-}
-
 func buildIndex(snap *snapshot) *index {
 	ix := &index{snap: snap, unitOf: map[string]string{}, unitFiles: map[string][]string{},
 		imports: map[string][]resolvedImport{}, out: map[string]map[string]*edge{}, in: map[string]map[string]*edge{},
-		pyModules: map[string]string{}, javaTypes: map[string]string{}, javaPkgs: map[string][]string{}, rustMods: map[string]string{}}
+		pyModules: map[string]string{}, javaTypes: map[string]string{}, javaPkgs: map[string][]string{}, rustMods: map[string]string{}, rustModOf: map[string]rustMod{}}
 	pyRoots := map[string]bool{".": true}
 	for _, fi := range snap.files {
 		if fi.F == nil || fi.Vendored {
@@ -82,7 +78,9 @@ func buildIndex(snap *snapshot) *index {
 			case "go.mod":
 				ix.goMods = append(ix.goMods, goModule{dir: dir, path: m.Name, m: &mc})
 			case "Cargo.toml":
-				ix.rustCrates = append(ix.rustCrates, rustCrate{dir: dir, src: path.Join(dir, "src"), m: &mc})
+				if m.Name != "" { // a virtual workspace manifest is no crate
+					ix.rustCrates = append(ix.rustCrates, &rustCrate{dir: dir, m: &mc})
+				}
 			case "pyproject.toml", "requirements.txt":
 				pyRoots[dir] = true
 				pyRoots[path.Join(dir, "src")] = true
@@ -94,7 +92,7 @@ func buildIndex(snap *snapshot) *index {
 		}
 		ix.files = append(ix.files, fi)
 	}
-	inheritPoms(ix.manifests)
+	inheritVersions(ix.manifests)
 	// Deeper modules first, so that the nearest one wins.
 	sort.Slice(ix.goMods, func(i, j int) bool { return len(ix.goMods[i].dir) > len(ix.goMods[j].dir) })
 	sort.Slice(ix.rustCrates, func(i, j int) bool { return len(ix.rustCrates[i].dir) > len(ix.rustCrates[j].dir) })
@@ -131,15 +129,12 @@ func buildIndex(snap *snapshot) *index {
 			}
 			ix.javaTypes[fq] = fi.Rel
 			ix.javaPkgs[fi.F.Package] = append(ix.javaPkgs[fi.F.Package], fi.Rel)
-		case "Rust":
-			if c := ix.crateOf(fi.Rel); c != nil && strings.HasPrefix(fi.Rel, c.src+"/") {
-				ix.rustMods[c.dir+"|"+rustModulePath(strings.TrimPrefix(fi.Rel, c.src+"/"))] = fi.Rel
-			}
 		}
 		ix.unitOf[fi.Rel] = unit
 		ix.unitFiles[unit] = append(ix.unitFiles[unit], fi.Rel)
 	}
 
+	ix.rustModuleTrees()
 	for _, fi := range ix.files {
 		for _, ref := range fi.F.Imports {
 			r := ix.resolve(fi, ref)
@@ -149,8 +144,8 @@ func buildIndex(snap *snapshot) *index {
 			}
 			from := ix.unitOf[fi.Rel]
 			for _, to := range ix.targetUnits(r) {
-				if to == from && fi.Lang == "Go" {
-					continue // a Go package importing itself is not possible; test packages are
+				if to == from {
+					continue // a unit naming itself (Rust's "use self::X", Go's test files) is no dependency
 				}
 				ix.addEdge(from, to, Location{File: fi.Rel, Line: ref.Line})
 			}
@@ -211,7 +206,7 @@ func (ix *index) resolve(fi *fileInfo, ref importRef) resolvedImport {
 }
 
 // declared looks a package up in the manifests that apply to rel, the nearest first.
-func (ix *index) declared(rel, name string, kinds ...string) (version, decl string, ok bool) {
+func (ix *index) declared(rel, name string, kinds ...string) (dep Dependency, decl string, ok bool) {
 	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(s)) }
 	var cands []*Manifest
 	for _, m := range ix.manifests {
@@ -227,11 +222,11 @@ func (ix *index) declared(rel, name string, kinds ...string) (version, decl stri
 	for _, m := range cands {
 		for _, d := range m.Dependencies {
 			if d.Name == name || norm(d.Name) == norm(name) {
-				return d.Version, m.Path, true
+				return d, m.Path, true
 			}
 		}
 	}
-	return "", "", false
+	return Dependency{}, "", false
 }
 
 func (ix *index) filesIn(dir, lang string) []string {
@@ -317,7 +312,7 @@ func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
 		return
 	}
 	top, _, _ := strings.Cut(spec, ".")
-	version, decl, declared := ix.declared(fi.Rel, top, "pyproject.toml", "requirements.txt")
+	dep, decl, declared := ix.declared(fi.Rel, top, "pyproject.toml", "requirements.txt")
 	// Python finds the standard library and installed packages before a same-named file of
 	// the project ("import typing" next to a typing.py is still the standard one), unless
 	// the importing file is part of that very package (the workspace is the package).
@@ -347,7 +342,7 @@ func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
 	r.Package = top
 	switch {
 	case declared:
-		r.Kind, r.Version, r.Decl = "external", version, decl
+		r.Kind, r.Version, r.Decl = "external", dep.Version, decl
 	case isPythonStdlib(top):
 		r.Kind = "stdlib"
 	default:
@@ -395,8 +390,8 @@ func (ix *index) resolveJS(fi *fileInfo, r *resolvedImport) {
 		name = parts[0]
 	}
 	r.Kind, r.Package = "external", name
-	if v, decl, ok := ix.declared(fi.Rel, name, "package.json"); ok {
-		r.Version, r.Decl = v, decl
+	if d, decl, ok := ix.declared(fi.Rel, name, "package.json"); ok {
+		r.Version, r.Decl = d.Version, decl
 		return
 	}
 	if isNodeBuiltin(name) {
@@ -461,75 +456,6 @@ func commonSegments(a, b string) (int, bool) {
 		n++
 	}
 	return n, n == len(bs) && b != ""
-}
-
-func (ix *index) crateOf(rel string) *rustCrate {
-	for i := range ix.rustCrates {
-		if under(rel, ix.rustCrates[i].dir) {
-			return &ix.rustCrates[i]
-		}
-	}
-	return nil
-}
-
-// rustModulePath is a source file's module path below src: lib.rs -> crate, a/mod.rs -> crate::a.
-func rustModulePath(rel string) string {
-	rel = strings.TrimSuffix(rel, ".rs")
-	switch {
-	case rel == "lib" || rel == "main":
-		return "crate"
-	case strings.HasPrefix(rel, "bin/") && !strings.Contains(strings.TrimPrefix(rel, "bin/"), "/"):
-		return "crate" // each binary is its own crate root
-	}
-	rel = strings.TrimSuffix(rel, "/mod")
-	return "crate::" + strings.ReplaceAll(rel, "/", "::")
-}
-
-func (ix *index) resolveRust(fi *fileInfo, r *resolvedImport) {
-	spec := r.Ref.Spec
-	first, _, _ := strings.Cut(spec, "::")
-	c := ix.crateOf(fi.Rel)
-	if c != nil && strings.HasPrefix(fi.Rel, c.src+"/") {
-		self := rustModulePath(strings.TrimPrefix(fi.Rel, c.src+"/"))
-		var abs string
-		switch first {
-		case "crate":
-			abs = spec
-		case "self":
-			abs = self + strings.TrimPrefix(spec, "self")
-		case "super":
-			parent := self
-			if i := strings.LastIndex(parent, "::"); i >= 0 {
-				parent = parent[:i]
-			}
-			abs = parent + strings.TrimPrefix(spec, "super")
-		}
-		if abs != "" {
-			for m := abs; m != ""; {
-				if f, ok := ix.rustMods[c.dir+"|"+m]; ok && f != fi.Rel {
-					r.Targets = []string{f}
-					return
-				}
-				i := strings.LastIndex(m, "::")
-				if i < 0 {
-					break
-				}
-				m = m[:i]
-			}
-			return
-		}
-	}
-	switch first {
-	case "std", "core", "alloc", "proc_macro":
-		r.Kind, r.Package = "stdlib", first
-		return
-	}
-	r.Kind, r.Package = "external", first
-	if c != nil {
-		if v, decl, ok := ix.declared(fi.Rel, strings.ReplaceAll(first, "_", "-"), "Cargo.toml"); ok {
-			r.Package, r.Version, r.Decl = strings.ReplaceAll(first, "_", "-"), v, decl
-		}
-	}
 }
 
 // stronglyConnected returns the import cycles: Tarjan's strongly connected components with

@@ -48,16 +48,26 @@ func TestGraphsPerLanguage(t *testing.T) {
 		"py/shop/prices.py":     "PRICES = {}\n",
 		"py/tests/test_cart.py": "import pytest\nfrom shop.cart import total\nfrom shop import prices\n",
 		// Go: a module root package that has subpackages.
-		"go/go.mod":           "module example.com/root\n\ngo 1.22\n",
-		"go/root.go":          "package root\n\nimport \"example.com/root/sub\"\n\n// Version is used by the tests.\nfunc Version() string { return sub.Name }\n",
-		"go/root_test.go":     "package root\n\nimport \"testing\"\n\nfunc TestVersion(t *testing.T) { _ = Version() }\n",
-		"go/sub/sub.go":       "package sub\n\nconst Name = \"sub\"\n",
-		"go/sub/sub2.go":      "package sub\n\nconst Other = 2\n",
-		"go/cmd/x/main.go":    "package main\n\nimport (\n\t\"example.com/root/sub\"\n)\n\nfunc main() { _ = sub.Name; _ = sub.Other }\n",
-		"go/cmd/y/main.go":    "package main\n\nimport \"example.com/root\"\n\nfunc main() { _ = root.Version() }\n",
-		"java/pom.xml":        "<project><groupId>com.acme</groupId><artifactId>parent</artifactId><version>3.1.0</version>\n<properties><guava.version>33.0-jre</guava.version></properties>\n<dependencyManagement><dependencies><dependency><groupId>com.google.guava</groupId><artifactId>guava</artifactId><version>${guava.version}</version></dependency></dependencies></dependencyManagement></project>\n",
-		"java/app/pom.xml":    "<project><parent><groupId>com.acme</groupId><artifactId>parent</artifactId><version>3.1.0</version></parent><artifactId>app</artifactId>\n<dependencies><dependency><groupId>com.google.guava</groupId><artifactId>guava</artifactId></dependency><dependency><groupId>com.acme</groupId><artifactId>lib</artifactId><version>${project.version}</version></dependency></dependencies></project>\n",
-		"java/app/src/A.java": "package com.acme.app;\nimport com.google.common.collect.ImmutableList;\nclass A {}\n",
+		"go/go.mod":        "module example.com/root\n\ngo 1.22\n",
+		"go/root.go":       "package root\n\nimport \"example.com/root/sub\"\n\n// Version is used by the tests.\nfunc Version() string { return sub.Name }\n",
+		"go/root_test.go":  "package root\n\nimport \"testing\"\n\nfunc TestVersion(t *testing.T) { _ = Version() }\n",
+		"go/sub/sub.go":    "package sub\n\nconst Name = \"sub\"\n",
+		"go/sub/sub2.go":   "package sub\n\nconst Other = 2\n",
+		"go/cmd/x/main.go": "package main\n\nimport (\n\t\"example.com/root/sub\"\n)\n\nfunc main() { _ = sub.Name; _ = sub.Other }\n",
+		"go/cmd/y/main.go": "package main\n\nimport \"example.com/root\"\n\nfunc main() { _ = root.Version() }\n",
+		// Rust: a workspace whose members use each other, a crate root outside src/, use groups,
+		// target-specific and workspace-inherited dependencies, and uses inside "mod tests".
+		"Cargo.toml":             "[workspace]\nmembers = [\"crates/*\"]\n[workspace.dependencies]\nserde = \"1.0\"\n",
+		"crates/core/Cargo.toml": "[package]\nname = \"my-core\"\n[lib]\npath = \"lib.rs\"\n[dependencies]\nserde = { workspace = true }\n[target.'cfg(unix)'.dependencies]\nlibc = \"0.2\"\n",
+		"crates/core/lib.rs":     "pub mod net;\nuse std::{io, fmt::{self, Display}};\n#[cfg(unix)]\nuse libc::c_int;\nuse serde::Serialize;\npub struct Root;\n",
+		"crates/core/net.rs":     "pub mod tcp;\npub fn f() {}\n",
+		"crates/core/net/tcp.rs": "use super::f;\nuse crate::{net, Root};\nuse self::Conn as C;\npub struct Conn;\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use super::super::f;\n}\n",
+		"crates/cli/Cargo.toml":  "[package]\nname = \"cli\"\n[dependencies]\nmy-core = { path = \"../core\" }\n",
+		"crates/cli/src/main.rs": "mod args;\nuse my_core::net::tcp::Conn;\nuse my_core::Root;\nuse args::parse;\nfn main() {}\n",
+		"crates/cli/src/args.rs": "pub fn parse() {}\n",
+		"java/pom.xml":           "<project><groupId>com.acme</groupId><artifactId>parent</artifactId><version>3.1.0</version>\n<properties><guava.version>33.0-jre</guava.version></properties>\n<dependencyManagement><dependencies><dependency><groupId>com.google.guava</groupId><artifactId>guava</artifactId><version>${guava.version}</version></dependency></dependencies></dependencyManagement></project>\n",
+		"java/app/pom.xml":       "<project><parent><groupId>com.acme</groupId><artifactId>parent</artifactId><version>3.1.0</version></parent><artifactId>app</artifactId>\n<dependencies><dependency><groupId>com.google.guava</groupId><artifactId>guava</artifactId></dependency><dependency><groupId>com.acme</groupId><artifactId>lib</artifactId><version>${project.version}</version></dependency></dependencies></project>\n",
+		"java/app/src/A.java":    "package com.acme.app;\nimport com.google.common.collect.ImmutableList;\nclass A {}\n",
 	})
 	a := newAnalyzer(t, root)
 
@@ -73,6 +83,12 @@ func TestGraphsPerLanguage(t *testing.T) {
 		{"py/shop/cart.py", map[string]string{"typing": "stdlib:typing@", "shop": "py/shop/prices.py", "shop.prices": "py/shop/prices.py",
 			"json": "stdlib:json@", "ujson": "external:ujson@"}},
 		{"py/tests/test_cart.py", map[string]string{"pytest": "external:pytest@>=8", "shop.cart": "py/shop/cart.py", "shop": "py/shop/prices.py"}},
+		{"crates/core/lib.rs", map[string]string{"self::net": "crates/core/net.rs", "std::io": "stdlib:std@", "std::fmt": "stdlib:std@",
+			"std::fmt::Display": "stdlib:std@", "libc::c_int": "external:libc@0.2", "serde::Serialize": "external:serde@1.0"}},
+		{"crates/core/net/tcp.rs", map[string]string{"super::f": "crates/core/net.rs", "crate::net": "crates/core/net.rs",
+			"crate::Root": "crates/core/lib.rs"}}, // "use self::Conn" and the tests' "use super::*" name the file itself
+		{"crates/cli/src/main.rs", map[string]string{"self::args": "crates/cli/src/args.rs", "my_core::net::tcp::Conn": "crates/core/net/tcp.rs",
+			"my_core::Root": "crates/core/lib.rs", "args::parse": "crates/cli/src/args.rs"}},
 		{"java/app/src/A.java", map[string]string{"com.google.common.collect.ImmutableList": "external:com.google.guava:guava@33.0-jre"}},
 	}
 	for _, tt := range tests {
@@ -178,8 +194,10 @@ func TestGraphsPerLanguage(t *testing.T) {
 			}
 		}
 		want := map[string][]string{
-			"py/pyproject.toml": {"requests@>=2/", "pytest@>=8/group:dev", "ruff@==0.6.0/group:lint"},
-			"java/app/pom.xml":  {"com.acme:lib@3.1.0/", "com.google.guava:guava@33.0-jre/"},
+			"py/pyproject.toml":      {"requests@>=2/", "pytest@>=8/group:dev", "ruff@==0.6.0/group:lint"},
+			"java/app/pom.xml":       {"com.acme:lib@3.1.0/", "com.google.guava:guava@33.0-jre/"},
+			"crates/core/Cargo.toml": {"serde@1.0/", "libc@0.2/target cfg(unix)"},
+			"Cargo.toml":             {"serde@1.0/workspace"},
 		}
 		for p, w := range want {
 			if !slices.Equal(got[p], w) {

@@ -67,6 +67,7 @@ func grammars() map[string]*grammar {
 			nesting:   []string{"if_expression", "while_expression", "for_expression", "loop_expression", "match_expression"},
 			elseIf:    func(_ *sitter.Node, parent string) bool { return parent == "else_clause" },
 			top:       rustTop,
+			node:      rustNode,
 		},
 	}
 }
@@ -538,18 +539,6 @@ func rustTop(t *tsFile) {
 	for _, n := range t.children(t.root, true) {
 		exported := t.has(n, "visibility_modifier")
 		switch t.typ(n) {
-		case "use_declaration":
-			spec := t.text(n.ChildByFieldName("argument"))
-			if i := strings.Index(spec, "::{"); i >= 0 {
-				spec = spec[:i]
-			}
-			spec = strings.TrimSuffix(spec, "::*")
-			if i := strings.Index(spec, " as "); i >= 0 {
-				spec = spec[:i]
-			}
-			t.out.Imports = append(t.out.Imports, importRef{Spec: spec, Line: t.line(n)})
-		case "extern_crate_declaration":
-			t.out.Imports = append(t.out.Imports, importRef{Spec: t.field(n, "name"), Line: t.line(n)})
 		case "mod_item":
 			name := t.field(n, "name")
 			if n.ChildByFieldName("body") == nil {
@@ -607,6 +596,81 @@ func rustTop(t *tsFile) {
 			}
 		}
 	}
+}
+
+// rustNode reads use declarations wherever they are (in functions, in inline modules such as
+// "mod tests"), one import for each path of a use tree: "use a::{b, c::d}" imports a::b and
+// a::c::d. Inside inline modules, self:: and super:: are rewritten to be relative to the file.
+func rustNode(t *tsFile, n *sitter.Node, typ string) {
+	switch typ {
+	case "extern_crate_declaration":
+		t.out.Imports = append(t.out.Imports, importRef{Spec: t.field(n, "name"), Line: t.line(n)})
+	case "use_declaration":
+		var inline []string // the inline modules around n, outermost first
+		for p := n.Parent(); p != nil; p = p.Parent() {
+			if t.typ(p) == "mod_item" {
+				inline = append([]string{t.field(p, "name")}, inline...)
+			}
+		}
+		for _, spec := range rustUsePaths(t, n.ChildByFieldName("argument"), "") {
+			t.out.Imports = append(t.out.Imports, importRef{Spec: rustInlinePath(spec, inline), Line: t.line(n)})
+		}
+	}
+}
+
+// rustUsePaths expands a use tree below prefix into the paths it imports.
+func rustUsePaths(t *tsFile, n *sitter.Node, prefix string) []string {
+	join := func(a, b string) string {
+		b = strings.TrimPrefix(b, "::")
+		switch {
+		case a == "":
+			return b
+		case b == "":
+			return a
+		}
+		return a + "::" + b
+	}
+	switch t.typ(n) {
+	case "":
+		return nil
+	case "scoped_use_list":
+		return rustUsePaths(t, n.ChildByFieldName("list"), join(prefix, t.field(n, "path")))
+	case "use_list":
+		var out []string
+		for _, c := range t.children(n, true) {
+			out = append(out, rustUsePaths(t, c, prefix)...)
+		}
+		return out
+	case "use_as_clause":
+		return rustUsePaths(t, n.ChildByFieldName("path"), prefix)
+	case "use_wildcard":
+		return []string{join(prefix, strings.TrimSuffix(strings.TrimSuffix(t.text(n), "*"), "::"))}
+	case "self":
+		return []string{prefix}
+	}
+	return []string{join(prefix, t.text(n))}
+}
+
+// rustInlinePath makes a path written inside the inline modules inline relative to the file.
+func rustInlinePath(spec string, inline []string) string {
+	if len(inline) == 0 {
+		return spec
+	}
+	segs := strings.Split(spec, "::")
+	switch segs[0] {
+	case "self":
+		segs = segs[1:]
+	case "super":
+		for len(segs) > 0 && segs[0] == "super" && len(inline) > 0 {
+			segs, inline = segs[1:], inline[:len(inline)-1]
+		}
+		if len(segs) > 0 && segs[0] == "super" {
+			return strings.Join(segs, "::")
+		}
+	default:
+		return spec
+	}
+	return strings.Join(append([]string{"self"}, append(inline, segs...)...), "::")
 }
 
 // collectNodes returns n's direct named children of the given types.

@@ -26,9 +26,6 @@ type Manifest struct {
 	// Entry points the manifest names (package.json main/bin/scripts.start, pyproject scripts,
 	// Cargo [[bin]]).
 	Entries []string `json:"entries,omitempty"`
-	// Roots are crate roots a Cargo.toml places outside their defaults ([lib] and [[bin]]
-	// paths), relative to the manifest's folder.
-	Roots []string `json:"-"`
 	// Members are the member globs of a Cargo or npm workspace.
 	Members []string `json:"members,omitempty"`
 	// Parent is a Maven module's parent, groupId:artifactId; props and managed are the pom's
@@ -36,7 +33,11 @@ type Manifest struct {
 	Parent  string `json:"parent,omitempty"`
 	props   map[string]string
 	managed map[string]string
-	Error   string `json:"error,omitempty"`
+	// lib and bins are a Cargo.toml's [lib] and [[bin]] tables, whose paths place crate
+	// roots outside their defaults.
+	lib   cargoTarget
+	bins  []cargoTarget
+	Error string `json:"error,omitempty"`
 }
 
 // Dependency is one declared dependency.
@@ -418,42 +419,46 @@ func parseCargo(m *Manifest, src []byte) error {
 	for cfg, d := range c.Target {
 		add("target "+cfg, d)
 	}
-	if c.Package.Name == "" {
-		// A virtual workspace manifest: what it declares is what members inherit.
-		for n, v := range c.Workspace.Dependencies {
-			m.Dependencies = append(m.Dependencies, cargoDependency(n, v, "workspace", nil))
-		}
+	// What the workspace declares, its members inherit (see inheritVersions).
+	for n, v := range c.Workspace.Dependencies {
+		m.Dependencies = append(m.Dependencies, cargoDependency(n, v, cargoWorkspace, nil))
 	}
-	if c.Lib != nil && c.Lib.Path != "" {
-		m.Roots = append(m.Roots, c.Lib.Path)
+	if c.Lib != nil {
+		m.lib = *c.Lib
 	}
+	m.bins = c.Bin
 	for _, b := range c.Bin {
 		m.Entries = append(m.Entries, b.Name+" = "+b.Path)
-		if b.Path != "" {
-			m.Roots = append(m.Roots, b.Path)
-		}
 	}
 	m.Members = c.Workspace.Members
 	return nil
 }
 
-// cargoDependency reads one entry of a dependency table, under the name the code uses. An
-// entry may take its version from the workspace ({workspace = true}).
+// cargoWorkspace is the scope of a [workspace.dependencies] entry, and the version of a
+// member's entry that inherits it ({workspace = true}) until inheritVersions finds it.
+const cargoWorkspace = "workspace"
+
+// cargoDependency reads one entry of a dependency table, under the name the code uses.
 func cargoDependency(name string, v any, scope string, workspace map[string]any) Dependency {
 	d := Dependency{Name: name, Version: tomlVersion(v), Scope: scope}
 	if t, ok := v.(map[string]any); ok {
-		if inherit, _ := t["workspace"].(bool); inherit && workspace != nil {
-			d.Version = tomlVersion(workspace[name])
+		if inherit, _ := t["workspace"].(bool); inherit {
+			d.Version = cargoWorkspace
+			if v, ok := workspace[name]; ok {
+				d.Version = tomlVersion(v)
+			}
 		}
 	}
 	return d
 }
 
-// inheritPoms fills the versions Maven modules leave to their parents: a dependency without a
-// version takes the nearest ancestor's managed version, and a ${property} the nearest
-// ancestor's property. Parents are found by coordinates among the workspace's poms. The
-// manifests are the caller's copies; their dependency lists are replaced, not changed.
-func inheritPoms(ms []*Manifest) {
+// inheritVersions fills the versions manifests leave to others. A Maven module's dependency
+// without a version takes the nearest ancestor pom's managed version, and a ${property} the
+// nearest ancestor's property; parents are found by coordinates among the workspace's poms.
+// A Cargo member's {workspace = true} takes the version of the [workspace.dependencies] of
+// the nearest Cargo.toml above it. The manifests are the caller's copies; their dependency
+// lists are replaced, not changed.
+func inheritVersions(ms []*Manifest) {
 	byName := map[string]*Manifest{}
 	for _, m := range ms {
 		if m.Kind == "pom.xml" {
@@ -461,6 +466,9 @@ func inheritPoms(ms []*Manifest) {
 		}
 	}
 	for _, m := range ms {
+		if m.Kind == "Cargo.toml" {
+			inheritCargo(m, ms)
+		}
 		if m.Kind != "pom.xml" || m.Parent == "" {
 			continue
 		}
@@ -484,4 +492,26 @@ func inheritPoms(ms []*Manifest) {
 		}
 		m.Dependencies = deps
 	}
+}
+
+func inheritCargo(m *Manifest, ms []*Manifest) {
+	deps := slices.Clone(m.Dependencies)
+	for i, d := range deps {
+		if d.Version != cargoWorkspace || d.Scope == cargoWorkspace {
+			continue
+		}
+		best := ""
+		for _, w := range ms {
+			dir := path.Dir(w.Path)
+			if w.Kind != "Cargo.toml" || !strings.HasPrefix(m.Path, strings.TrimPrefix(dir+"/", "./")) || len(dir) <= len(best) && best != "" {
+				continue
+			}
+			for _, wd := range w.Dependencies {
+				if wd.Scope == cargoWorkspace && wd.Name == d.Name {
+					best, deps[i].Version = dir, wd.Version
+				}
+			}
+		}
+	}
+	m.Dependencies = deps
 }
