@@ -58,6 +58,8 @@ type CodebaseReport struct {
 	Hotspots    []Hotspot      `json:"hotspots"` // most complex functions first
 	Largest     []Hotspot      `json:"largest"`  // longest functions first
 	Files       []FileSymbols  `json:"files"`
+	// ParseErrors names the files with syntax errors; each is still analysed as far as it parses.
+	ParseErrors []ParseError   `json:"parseErrors"`
 	Omitted     map[string]int `json:"omitted,omitempty"`
 	Hint        string         `json:"hint,omitempty"`
 }
@@ -73,6 +75,13 @@ type Summary struct {
 	ParseErrors    int   `json:"parseErrors"`
 	Lines          Lines `json:"lines"`
 	Truncated      bool  `json:"truncated,omitempty"`
+}
+
+// ParseError is a file a parser could not read whole, and where.
+type ParseError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
 }
 
 // LanguageStat is one language's share. Parsed says whether comments were told apart (by a
@@ -225,7 +234,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	limit := int(args.Limit)
 	match := func(fi *fileInfo) bool { return args.Language == "" || fi.Lang == args.Language }
 	rep := &CodebaseReport{Root: snap.root, Path: snap.base, Language: args.Language, Depth: int(args.Depth),
-		Omitted: map[string]int{}, Manifests: []Manifest{}, EntryPoints: []EntryPoint{}, Hotspots: []Hotspot{}, Files: []FileSymbols{}}
+		Omitted: map[string]int{}, Manifests: []Manifest{}, EntryPoints: []EntryPoint{}, Hotspots: []Hotspot{}, Files: []FileSymbols{}, ParseErrors: []ParseError{}}
 	rep.Summary, rep.Languages = summarize(snap, match)
 	rep.Tree = folderTree(snap, args, match)
 
@@ -248,6 +257,9 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	rep.Omitted["manifests"] = capList(&rep.Manifests, limit)
 
 	for _, fi := range snap.files {
+		if match(fi) && fi.F != nil && fi.F.ParseError {
+			rep.ParseErrors = append(rep.ParseErrors, ParseError{File: fi.Rel, Line: fi.F.ErrorLine, Message: fi.F.ErrorMsg})
+		}
 		if !match(fi) || !fi.counted() {
 			continue
 		}
@@ -298,6 +310,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	rep.Omitted["hotspots"] = capList(&rep.Hotspots, limit)
 	rep.Omitted["largest"] = capList(&rep.Largest, limit)
 	rep.Omitted["files"] = capList(&rep.Files, limit)
+	rep.Omitted["parseErrors"] = capList(&rep.ParseErrors, limit)
 
 	rep.Omitted, rep.Hint = omissions(rep.Omitted, limit, "a narrower path, or a language")
 	return rep

@@ -289,7 +289,7 @@ func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, 
 		}
 		// A file the parser gives up on is still counted, as unparsed text.
 		a.log.Debug("code: parse failed", "file", j.fi.Rel, "err", err)
-		return &facts{Language: j.fi.Lang, ParseError: true, Lines: countLines(j.src, nil)}, nil
+		return &facts{Language: j.fi.Lang, ParseError: true, ErrorMsg: err.Error(), Lines: countLines(j.src, nil)}, nil
 	}
 	f.Language = j.fi.Lang
 	return f, nil

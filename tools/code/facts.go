@@ -14,6 +14,10 @@ type facts struct {
 	Language   string
 	Parsed     bool // a real parser read the file (else only lines were counted)
 	ParseError bool // the parser recovered from syntax errors
+	// ErrorLine and ErrorMsg locate the first syntax error (line 0 when the parser gave up
+	// without one, e.g. it panicked).
+	ErrorLine int
+	ErrorMsg  string
 	Lines      Lines
 	Package    string // Go package name, Java package
 	Symbols    []symbol

@@ -1,6 +1,7 @@
 package code_test
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -236,6 +237,43 @@ func TestFunctionExpressions(t *testing.T) {
 	for k, w := range want {
 		if got[k] != w {
 			t.Errorf("%s: complexity %d, want %d (hotspots %v)", k, got[k], w, got)
+		}
+	}
+}
+
+// TestParseErrorsNamed: a file with a syntax error is named with the line of its first error,
+// and what parses around the error is still analysed.
+func TestParseErrorsNamed(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"ok.go":     "package x\n\nfunc OK() {}\n",
+		"bad.go":    "package x\n\nfunc A() {}\n\nfunc B( {\n}\n",
+		"bad.py":    "import os\n\n\ndef f(:\n    return\n\ndef g():\n    return os.sep\n",
+		"bad.ts":    "export function g() { return 1 }\nconst a = ;\nexport function h() { return 2 }\n",
+		"fine.java": "class A {}\n",
+	})
+	a := newAnalyzer(t, root)
+	var rep code.CodebaseReport
+	mustCall(t, a, "analyze_codebase", map[string]any{}, &rep)
+	got := map[string]int{}
+	for _, e := range rep.ParseErrors {
+		if e.Message == "" {
+			t.Errorf("%s: no message", e.File)
+		}
+		got[e.File] = e.Line
+	}
+	if want := map[string]int{"bad.go": 5, "bad.py": 4, "bad.ts": 2}; !maps.Equal(got, want) {
+		t.Errorf("parse errors %v, want %v (%+v)", got, want, rep.ParseErrors)
+	}
+	syms := map[string][]string{}
+	for _, f := range rep.Files {
+		for _, s := range f.Symbols {
+			syms[f.Path] = append(syms[f.Path], s.Name)
+		}
+	}
+	for file, want := range map[string]string{"bad.go": "A", "bad.py": "g", "bad.ts": "h"} {
+		if !slices.Contains(syms[file], want) {
+			t.Errorf("%s: symbols %v lack %s, which parses", file, syms[file], want)
 		}
 	}
 }

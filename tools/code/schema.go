@@ -103,10 +103,13 @@ const analyzeOutputSchema = `{
         "required": ["name", "kind", "line"]}},
       "omittedSymbols": {"type": "integer"}},
       "required": ["path", "symbols"]}},
+    "parseErrors": {"type": "array", "description": "Files with syntax errors, analysed as far as they parse: the first error's line and what the parser met there.",
+      "items": {"type": "object", "properties": {"file": {"type": "string"}, "line": {"type": "integer"}, "message": {"type": "string"}},
+        "required": ["file", "message"]}},
     "omitted": {"type": "object", "additionalProperties": {"type": "integer"}},
     "hint": {"type": "string"}
   },
-  "required": ["root", "path", "summary", "languages", "tree", "manifests", "entryPoints", "hotspots", "largest", "files"]
+  "required": ["root", "path", "summary", "languages", "tree", "manifests", "entryPoints", "hotspots", "largest", "files", "parseErrors"]
 }`
 
 const depsOutputSchema = `{
