@@ -59,9 +59,11 @@ type CodebaseReport struct {
 	Largest     []Hotspot      `json:"largest"`  // longest functions first
 	Files       []FileSymbols  `json:"files"`
 	// ParseErrors names the files with syntax errors; each is still analysed as far as it parses.
-	ParseErrors []ParseError   `json:"parseErrors"`
-	Omitted     map[string]int `json:"omitted,omitempty"`
-	Hint        string         `json:"hint,omitempty"`
+	ParseErrors []ParseError `json:"parseErrors"`
+	// Skipped names the files of parsed languages that were only counted, and why.
+	Skipped []SkippedFile  `json:"skipped"`
+	Omitted map[string]int `json:"omitted,omitempty"`
+	Hint    string         `json:"hint,omitempty"`
 }
 
 // Summary totals the files below the path.
@@ -82,6 +84,12 @@ type ParseError struct {
 	File    string `json:"file"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
+}
+
+// SkippedFile is a file left unparsed on purpose.
+type SkippedFile struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
 }
 
 // LanguageStat is one language's share. Parsed says whether comments were told apart (by a
@@ -234,7 +242,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	limit := int(args.Limit)
 	match := func(fi *fileInfo) bool { return args.Language == "" || fi.Lang == args.Language }
 	rep := &CodebaseReport{Root: snap.root, Path: snap.base, Language: args.Language, Depth: int(args.Depth),
-		Omitted: map[string]int{}, Manifests: []Manifest{}, EntryPoints: []EntryPoint{}, Hotspots: []Hotspot{}, Files: []FileSymbols{}, ParseErrors: []ParseError{}}
+		Omitted: map[string]int{}, Manifests: []Manifest{}, EntryPoints: []EntryPoint{}, Hotspots: []Hotspot{}, Files: []FileSymbols{}, ParseErrors: []ParseError{}, Skipped: []SkippedFile{}}
 	rep.Summary, rep.Languages = summarize(snap, match)
 	rep.Tree = folderTree(snap, args, match)
 
@@ -259,6 +267,9 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	for _, fi := range snap.files {
 		if match(fi) && fi.F != nil && fi.F.ParseError {
 			rep.ParseErrors = append(rep.ParseErrors, ParseError{File: fi.Rel, Line: fi.F.ErrorLine, Message: fi.F.ErrorMsg})
+		}
+		if match(fi) && !fi.Vendored && fi.F != nil && fi.F.Skipped != "" {
+			rep.Skipped = append(rep.Skipped, SkippedFile{File: fi.Rel, Reason: fi.F.Skipped})
 		}
 		if !match(fi) || !fi.counted() {
 			continue
@@ -311,6 +322,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	rep.Omitted["largest"] = capList(&rep.Largest, limit)
 	rep.Omitted["files"] = capList(&rep.Files, limit)
 	rep.Omitted["parseErrors"] = capList(&rep.ParseErrors, limit)
+	rep.Omitted["skipped"] = capList(&rep.Skipped, limit)
 
 	rep.Omitted, rep.Hint = omissions(rep.Omitted, limit, "a narrower path, or a language")
 	return rep

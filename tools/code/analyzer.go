@@ -14,6 +14,7 @@
 package code
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,11 @@ const (
 	// maxDelay bounds how long a stream of events can postpone it.
 	debounce = 400 * time.Millisecond
 	maxDelay = 3 * time.Second
+	// maxParseBytes bounds the size of a file given to tree-sitter, whose tree costs about a
+	// hundred times the source; minifiedLineBytes is the mean line length past which code
+	// is taken for minified.
+	maxParseBytes     = 512 << 10
+	minifiedLineBytes = 300
 	// maxWatchedDirs keeps the watcher within the system's inotify limits on huge trees.
 	maxWatchedDirs = 8192
 )
@@ -277,6 +283,9 @@ func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, 
 		f.Lines = countLines(j.src, nil)
 		return f, nil
 	}
+	if reason := skipReason(j); reason != "" {
+		return &facts{Language: j.fi.Lang, Skipped: reason, Lines: countLines(j.src, nil)}, nil
+	}
 	f, err := a.parseWith(ctx, ps, j)
 	if err != nil && ctx.Err() == nil {
 		// Retry once with a fresh parser: the failure may be the parser's, not the file's.
@@ -318,6 +327,32 @@ func (a *Analyzer) parseWith(ctx context.Context, ps parserSet, j job) (f *facts
 		ps[j.key.kind] = p
 	}
 	return p.parse(ctx, j.fi.Rel, j.src)
+}
+
+// skipReason says why a file of a tree-sitter language is not worth its parse: generated or
+// minified code says nothing about the design and can cost gigabytes of syntax tree (a 600 KB
+// generated bundle did), and maxParseBytes bounds what one file can cost. Go files are all
+// parsed: go/parser's trees are small, and generated Go packages are imported by name.
+func skipReason(j job) string {
+	if j.key.kind == "Go" {
+		return ""
+	}
+	switch {
+	case j.fi.Generated:
+		return "generated"
+	case minified(j.src):
+		return "minified"
+	case len(j.src) > maxParseBytes:
+		return fmt.Sprintf("larger than the %d KiB parse budget", maxParseBytes>>10)
+	}
+	return ""
+}
+
+// minified reports code written on few very long lines: more than minifiedLineBytes a line
+// on average, over more than one line's worth of bytes.
+func minified(src []byte) bool {
+	lines := bytes.Count(src, []byte{'\n'}) + 1
+	return len(src) > 4*minifiedLineBytes && len(src)/lines > minifiedLineBytes
 }
 
 // evict drops parses no recent scan used once the cache is over its bound.

@@ -188,8 +188,11 @@ func (ix *index) findComponent(name, target string) (Component, []*fileInfo, []s
 	if target != "" {
 		if fi := ix.snap.byRel[target]; fi != nil {
 			comp.Kind = "file"
-			if fi.F == nil || !fi.F.Parsed {
+			if fi.F == nil || !fi.F.source() {
 				return comp, nil, nil, fmt.Errorf("%s is not source code in a parsed language (Go, Python, JavaScript, TypeScript, Java, Rust)", target)
+			}
+			if fi.F.Skipped != "" {
+				return comp, nil, nil, fmt.Errorf("%s was not parsed: %s", target, fi.F.Skipped)
 			}
 			files = []*fileInfo{fi}
 		} else {

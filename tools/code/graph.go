@@ -87,7 +87,7 @@ func buildIndex(snap *snapshot) *index {
 			}
 			continue
 		}
-		if !fi.F.Parsed || fi.Binary {
+		if !fi.F.source() || fi.Binary {
 			continue
 		}
 		ix.files = append(ix.files, fi)
@@ -371,7 +371,7 @@ func (ix *index) resolveJS(fi *fileInfo, r *resolvedImport) {
 		stem := strings.TrimSuffix(strings.TrimSuffix(base, ".js"), ".mjs")
 		for _, b := range []string{base, stem} {
 			for _, ext := range []string{"", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts", "/index.ts", "/index.tsx", "/index.js", "/index.jsx", "/index.mjs"} {
-				if t := ix.snap.byRel[b+ext]; t != nil && t.F != nil && t.F.Parsed && !t.Vendored {
+				if t := ix.snap.byRel[b+ext]; t != nil && t.F != nil && t.F.source() && !t.Vendored {
 					r.Targets = []string{t.Rel}
 					return
 				}

@@ -1,8 +1,10 @@
 package code_test
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/platform-dev/platform/tools/code"
@@ -275,5 +277,41 @@ func TestParseErrorsNamed(t *testing.T) {
 		if !slices.Contains(syms[file], want) {
 			t.Errorf("%s: symbols %v lack %s, which parses", file, syms[file], want)
 		}
+	}
+}
+
+// TestSkippedFiles: minified code and files past the parse budget are counted, named with the
+// reason, never parsed, and still reachable through imports.
+func TestSkippedFiles(t *testing.T) {
+	root := t.TempDir()
+	var big strings.Builder
+	for i := 0; big.Len() <= 600<<10; i++ {
+		fmt.Fprintf(&big, "export function f%d(x: number): number {\n  return x + %d;\n}\n", i, i)
+	}
+	writeTree(t, root, map[string]string{
+		"vendor.bundle.js": "var a=1;" + strings.Repeat("function b(c){return c?a:b(c-1)}", 400) + "\n",
+		"big.ts":           big.String(),
+		"min.ts":           "export const a=1;" + strings.Repeat("export function b(c:number):number{return c?a:b(c-1)}", 400) + "\n",
+		"main.ts":          "import { f1 } from \"./big\";\nimport \"./vendor.bundle.js\";\nexport const g = () => f1(1);\n",
+	})
+	a := newAnalyzer(t, root)
+	var rep code.CodebaseReport
+	mustCall(t, a, "analyze_codebase", map[string]any{}, &rep)
+	got := map[string]string{}
+	for _, s := range rep.Skipped {
+		got[s.File] = s.Reason
+	}
+	// Linguist already takes minified JavaScript for generated; other languages are caught by line length.
+	want := map[string]string{"vendor.bundle.js": "generated", "min.ts": "minified", "big.ts": "larger than the 512 KiB parse budget"}
+	if !maps.Equal(got, want) {
+		t.Errorf("skipped %v, want %v", got, want)
+	}
+	for _, f := range rep.Files {
+		if f.Path != "main.ts" {
+			t.Errorf("%s has symbols listed: it was parsed", f.Path)
+		}
+	}
+	if imports := importsOf(t, a, "main.ts"); imports["./big"] != "big.ts" || imports["./vendor.bundle.js"] != "vendor.bundle.js" {
+		t.Errorf("imports of skipped files: %v", imports)
 	}
 }

@@ -31,7 +31,7 @@ type rustMod struct{ root, path string }
 func (ix *index) rustModuleTrees() {
 	isRust := func(rel string) bool {
 		fi := ix.snap.byRel[rel]
-		return fi != nil && fi.Lang == "Rust" && fi.F != nil && fi.F.Parsed && !fi.Vendored
+		return fi != nil && fi.Lang == "Rust" && fi.F != nil && fi.F.source() && !fi.Vendored
 	}
 	for _, c := range ix.rustCrates {
 		lib := c.m.lib.Path
@@ -96,7 +96,7 @@ func (ix *index) rustModuleTree(root string) {
 			name := strings.TrimPrefix(ref.Spec, "self::")
 			for _, cand := range []string{path.Join(dir, name+".rs"), path.Join(dir, name, "mod.rs")} {
 				fi := ix.snap.byRel[cand]
-				if fi == nil || fi.F == nil || !fi.F.Parsed {
+				if fi == nil || fi.F == nil || !fi.F.source() {
 					continue
 				}
 				child := rustMod{root: root, path: mod.path + "::" + name}

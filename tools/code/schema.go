@@ -106,10 +106,12 @@ const analyzeOutputSchema = `{
     "parseErrors": {"type": "array", "description": "Files with syntax errors, analysed as far as they parse: the first error's line and what the parser met there.",
       "items": {"type": "object", "properties": {"file": {"type": "string"}, "line": {"type": "integer"}, "message": {"type": "string"}},
         "required": ["file", "message"]}},
+    "skipped": {"type": "array", "description": "Files of parsed languages only counted by lines: generated, minified, or over the per-file parse budget. They stay nodes of the import graph.",
+      "items": {"type": "object", "properties": {"file": {"type": "string"}, "reason": {"type": "string"}}, "required": ["file", "reason"]}},
     "omitted": {"type": "object", "additionalProperties": {"type": "integer"}},
     "hint": {"type": "string"}
   },
-  "required": ["root", "path", "summary", "languages", "tree", "manifests", "entryPoints", "hotspots", "largest", "files", "parseErrors"]
+  "required": ["root", "path", "summary", "languages", "tree", "manifests", "entryPoints", "hotspots", "largest", "files", "parseErrors", "skipped"]
 }`
 
 const depsOutputSchema = `{
