@@ -128,9 +128,10 @@ func (a *Analyzer) Close() error {
 	return nil
 }
 
-// Tools returns analyze_codebase, find_dependencies and detect_patterns.
+// Tools returns analyze_codebase, find_dependencies, detect_patterns and the navigation tools
+// find_symbol, find_references and file_outline.
 func (a *Analyzer) Tools() []tools.Tool {
-	return []tools.Tool{analyzeTool{a}, dependenciesTool{a}, patternsTool{a}}
+	return []tools.Tool{analyzeTool{a}, dependenciesTool{a}, patternsTool{a}, symbolTool{a}, referencesTool{a}, outlineTool{a}}
 }
 
 // Resource returns service://code/analysis.

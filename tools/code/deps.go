@@ -528,22 +528,7 @@ func (ix *index) componentExports(files []*fileInfo, syms []symbolAt, units map[
 			}
 		}
 	}
-	// Files that can see the component: importers of its units, and its units' other files.
-	var viewers []*fileInfo
-	for _, fi := range ix.files {
-		u := ix.unitOf[fi.Rel]
-		// A Go package's own tests (unit "dir [test]") see it without importing it.
-		if units[u] || units[strings.TrimSuffix(u, goTestUnit)] {
-			viewers = append(viewers, fi)
-			continue
-		}
-		for cu := range units {
-			if ix.out[u][cu] != nil {
-				viewers = append(viewers, fi)
-				break
-			}
-		}
-	}
+	viewers := ix.viewers(units)
 	out := make([]Export, 0, len(syms))
 	for _, s := range syms {
 		e := Export{Symbol: s.s.qualified(), Kind: s.s.Kind, File: s.fi.Rel, Line: s.s.Line, UsedBy: []Location{}}

@@ -93,6 +93,20 @@ func buildIndex(snap *snapshot) *index {
 		ix.files = append(ix.files, fi)
 	}
 	inheritVersions(ix.manifests)
+	// The folder above a top-level package (one with __init__.py below a folder without) is on
+	// sys.path when the package is used, as in tests/ next to app/.
+	for _, fi := range ix.files {
+		if fi.Lang == "Python" && path.Base(fi.Rel) == "__init__.py" {
+			pkg := path.Dir(fi.Rel)
+			if above := path.Dir(pkg); pkg != "." && ix.snap.byRel[path.Join(above, "__init__.py")] == nil {
+				pyRoots[above] = true
+			}
+		}
+	}
+	// The most specific root names a module first; ties are broken by name, so that the
+	// answer never depends on map order.
+	pyRootList := sortedKeys(pyRoots)
+	sort.SliceStable(pyRootList, func(i, j int) bool { return len(pyRootList[i]) > len(pyRootList[j]) })
 	// Deeper modules first, so that the nearest one wins.
 	sort.Slice(ix.goMods, func(i, j int) bool { return len(ix.goMods[i].dir) > len(ix.goMods[j].dir) })
 	sort.Slice(ix.rustCrates, func(i, j int) bool { return len(ix.rustCrates[i].dir) > len(ix.rustCrates[j].dir) })
@@ -110,7 +124,7 @@ func buildIndex(snap *snapshot) *index {
 		case "Python":
 			mod := strings.TrimSuffix(fi.Rel, path.Ext(fi.Rel))
 			mod = strings.TrimSuffix(mod, "/__init__")
-			for d := range pyRoots {
+			for _, d := range pyRootList {
 				if d == "." || strings.HasPrefix(mod, d+"/") {
 					name := strings.ReplaceAll(strings.TrimPrefix(mod, d+"/"), "/", ".")
 					if d == "." {

@@ -179,3 +179,108 @@ const patternsOutputSchema = `{
   },
   "required": ["root", "scope", "path", "summary", "findings"]
 }`
+
+const symbolInputSchema = `{
+  "type": "object",
+  "properties": {
+    "name": {"type": "string", "minLength": 1, "maxLength": 512,
+      "description": "The symbol: Name, or Type.Method for a method."},
+    "kind": {"type": "string", "enum": ["function", "method", "type", "struct", "interface", "class", "enum", "trait", "const", "var", "module"],
+      "description": "Only definitions of this kind."},
+    "path": {"type": "string", "maxLength": 4096,
+      "description": "Only definitions in this file or folder (relative to the first workspace root). Default: the whole first root."},
+    "include_body": {"type": "boolean", "default": false, "description": "Add each definition's source (at most 400 lines)."},
+    "include_callees": {"type": "boolean", "default": false,
+      "description": "For functions and methods, add what they call and where the workspace defines it."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50, "description": "Most definitions returned."}
+  },
+  "required": ["name"],
+  "additionalProperties": false
+}`
+
+const definitionSchema = `{"type": "object", "properties": {
+  "symbol": {"type": "string"}, "kind": {"type": "string"}, "file": {"type": "string"}, "line": {"type": "integer"},
+  "end": {"type": "integer"}, "exported": {"type": "boolean"}, "language": {"type": "string"}, "signature": {"type": "string"},
+  "complexity": {"type": "integer"}, "body": {"type": "string"}, "truncated": {"type": "boolean"}},
+  "required": ["symbol", "kind", "file", "line", "end", "exported", "language", "signature"]}`
+
+const symbolOutputSchema = `{
+  "type": "object",
+  "$defs": {"definition": ` + definitionSchema + `, "location": ` + locationSchema + `},
+  "properties": {
+    "name": {"type": "string"},
+    "root": {"type": "string"},
+    "definitions": {"type": "array", "items": {"$ref": "#/$defs/definition"}},
+    "callees": {"type": "array", "items": {"type": "object", "properties": {
+      "name": {"type": "string"}, "line": {"type": "integer"}, "calls": {"type": "integer"},
+      "definitions": {"type": "array", "items": {"$ref": "#/$defs/location"}}},
+      "required": ["name", "line", "calls", "definitions"]},
+      "description": "What the functions call, in order of first call; no definitions means outside the workspace (standard library, dependencies, built-ins)."},
+    "omitted": {"type": "integer"},
+    "hint": {"type": "string"}
+  },
+  "required": ["name", "root", "definitions"]
+}`
+
+const referencesInputSchema = `{
+  "type": "object",
+  "properties": {
+    "symbol": {"type": "string", "minLength": 1, "maxLength": 512,
+      "description": "The symbol: Name, or Type.Method for a method."},
+    "file": {"type": "string", "maxLength": 4096,
+      "description": "The file (or folder) that defines the symbol, when the name is defined in several places."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50, "description": "Most references and callers returned."}
+  },
+  "required": ["symbol"],
+  "additionalProperties": false
+}`
+
+const referencesOutputSchema = `{
+  "type": "object",
+  "$defs": {"definition": ` + definitionSchema + `},
+  "properties": {
+    "symbol": {"type": "string"},
+    "root": {"type": "string"},
+    "definitions": {"type": "array", "items": {"$ref": "#/$defs/definition"}},
+    "summary": {"type": "object", "properties": {
+      "references": {"type": "integer"}, "files": {"type": "integer"}, "callers": {"type": "integer"}, "tests": {"type": "integer"}},
+      "required": ["references", "files", "callers", "tests"]},
+    "references": {"type": "array", "items": {"type": "object", "properties": {
+      "file": {"type": "string"}, "line": {"type": "integer"}, "column": {"type": "integer"},
+      "kind": {"type": "string", "enum": ["call", "reference"]}, "caller": {"type": "string"}, "test": {"type": "boolean"},
+      "text": {"type": "string"}},
+      "required": ["file", "line", "column", "kind", "text"]}},
+    "callers": {"type": "array", "items": {"type": "object", "properties": {
+      "symbol": {"type": "string"}, "file": {"type": "string"}, "line": {"type": "integer"}, "uses": {"type": "integer"},
+      "test": {"type": "boolean"}},
+      "required": ["symbol", "file", "line", "uses"]}},
+    "omitted": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "hint": {"type": "string"}
+  },
+  "required": ["symbol", "root", "definitions", "summary", "references", "callers"]
+}`
+
+const outlineInputSchema = `{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "minLength": 1, "maxLength": 4096,
+      "description": "The source file, relative to the first workspace root or absolute below a root."},
+    "include_body": {"type": "boolean", "default": false, "description": "Add each declaration's source (at most 400 lines each)."}
+  },
+  "required": ["path"],
+  "additionalProperties": false
+}`
+
+const outlineOutputSchema = `{
+  "type": "object",
+  "$defs": {"definition": ` + definitionSchema + `},
+  "properties": {
+    "file": {"type": "string"},
+    "language": {"type": "string"},
+    "lines": ` + linesSchema + `,
+    "imports": {"type": "array", "items": {"type": "object", "properties": {"import": {"type": "string"}, "line": {"type": "integer"}}, "required": ["import", "line"]}},
+    "symbols": {"type": "array", "items": {"$ref": "#/$defs/definition"}},
+    "skipped": {"type": "string", "description": "Why the file was not parsed (generated, minified, over the parse budget); it then has no symbols."}
+  },
+  "required": ["file", "language", "lines", "imports", "symbols"]
+}`

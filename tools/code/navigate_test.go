@@ -1,0 +1,126 @@
+package code_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/platform-dev/platform/tools/code"
+)
+
+func navigationTree(t *testing.T) *code.Analyzer {
+	t.Helper()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"go.mod": "module example.com/nav\n\ngo 1.22\n",
+		"store/store.go": "package store\n\n// Open opens a store.\nfunc Open(name string) *DB {\n\tif name == \"\" {\n\t\treturn nil\n\t}\n\treturn newDB(name)\n}\n\n" +
+			"func newDB(n string) *DB { return &DB{n: n} }\n\n// DB is a store.\ntype DB struct{ n string }\n\n// Get reads k.\nfunc (d *DB) Get(k string) string { return d.n + k }\n",
+		"store/store_test.go":     "package store\n\nimport \"testing\"\n\nfunc TestOpen(t *testing.T) {\n\tif Open(\"x\") == nil {\n\t\tt.Fatal(\"nil\")\n\t}\n}\n",
+		"api/api.go":              "package api\n\nimport \"example.com/nav/store\"\n\n// Handler calls Open (a comment is no use).\nfunc Handler() string {\n\tdb := store.Open(\"a\")\n\ts := \"Open(\"\n\treturn db.Get(s)\n}\n\nvar opener = store.Open\n",
+		"other/other.go":          "package other\n\n// Open is another Open that nothing imports.\nfunc Open() {}\n",
+		"py/app/__init__.py":      "",
+		"py/app/prices.py":        "def total(items):\n    return sum(items)\n",
+		"py/app/cart.py":          "from app.prices import total\n\n\nclass Cart:\n    def sum(self):\n        # total in a comment\n        return total(self.items)\n",
+		"py/tests/test_prices.py": "from app.prices import total\n\n\ndef test_total():\n    assert total([1]) == 1\n",
+		"web/src/util.ts":         "export function fmt(x: number): string {\n  return String(x);\n}\n",
+		"web/src/view.tsx":        "import { fmt } from \"./util\";\nexport const View = ({ n }: { n: number }) => <b>{fmt(n)}</b>;\n",
+	})
+	return newAnalyzer(t, root)
+}
+
+func TestFindSymbol(t *testing.T) {
+	a := navigationTree(t)
+	var rep code.SymbolReport
+	mustCall(t, a, "find_symbol", map[string]any{"name": "Open", "include_body": true, "include_callees": true}, &rep)
+	var defs []string
+	for _, d := range rep.Definitions {
+		defs = append(defs, fmt.Sprintf("%s %s %s:%d-%d", d.Symbol, d.Kind, d.File, d.Line, d.End))
+	}
+	if want := []string{"Open function other/other.go:4-4", "Open function store/store.go:4-9"}; !slices.Equal(defs, want) {
+		t.Errorf("definitions %q, want %q", defs, want)
+	}
+	if d := rep.Definitions[1]; d.Signature != "func Open(name string) *DB {" || !strings.Contains(d.Body, "return newDB(name)") || d.Complexity != 2 {
+		t.Errorf("store.Open: %+v", d)
+	}
+	var callees []string
+	for _, c := range rep.Callees {
+		callees = append(callees, fmt.Sprintf("%s %d %v", c.Name, c.Calls, c.Definitions))
+	}
+	if want := []string{"newDB 1 [{store/store.go 11}]"}; !slices.Equal(callees, want) {
+		t.Errorf("callees %q, want %q", callees, want)
+	}
+
+	mustCall(t, a, "find_symbol", map[string]any{"name": "DB.Get"}, &rep)
+	if len(rep.Definitions) != 1 || rep.Definitions[0].Kind != "method" || rep.Definitions[0].Line != 17 {
+		t.Errorf("DB.Get: %+v", rep.Definitions)
+	}
+	mustCall(t, a, "find_symbol", map[string]any{"name": "Open", "path": "store"}, &rep)
+	if len(rep.Definitions) != 1 {
+		t.Errorf("Open in store/: %+v", rep.Definitions)
+	}
+	err := call(t, a, "find_symbol", map[string]any{"name": "Opn"}, &rep)
+	if err == nil || !strings.Contains(err.Error(), "Open") {
+		t.Errorf("unknown name: %v, want the closest names", err)
+	}
+}
+
+func TestFindReferences(t *testing.T) {
+	a := navigationTree(t)
+	tests := []struct {
+		symbol, file string
+		want         []string // file:line kind caller
+		tests        int
+	}{
+		{"Open", "store", []string{"api/api.go:7 call Handler", "api/api.go:12 reference ", "store/store_test.go:6 call TestOpen test"}, 1},
+		{"DB.Get", "", []string{"api/api.go:9 call Handler"}, 0},
+		{"total", "", []string{"py/app/cart.py:1 reference ", "py/app/cart.py:7 call Cart.sum", "py/tests/test_prices.py:1 reference  test",
+			"py/tests/test_prices.py:5 call test_total test"}, 2},
+		{"fmt", "web/src/util.ts", []string{"web/src/view.tsx:1 reference ", "web/src/view.tsx:2 call View"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.symbol, func(t *testing.T) {
+			var rep code.ReferenceReport
+			args := map[string]any{"symbol": tt.symbol}
+			if tt.file != "" {
+				args["file"] = tt.file
+			}
+			mustCall(t, a, "find_references", args, &rep)
+			var got []string
+			for _, r := range rep.References {
+				s := fmt.Sprintf("%s:%d %s %s", r.File, r.Line, r.Kind, r.Caller)
+				if r.Test {
+					s += " test"
+				}
+				got = append(got, s)
+			}
+			slices.Sort(got)
+			slices.Sort(tt.want)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("references\n got %q\nwant %q", got, tt.want)
+			}
+			if rep.Summary.Tests != tt.tests || rep.Summary.References != len(tt.want) {
+				t.Errorf("summary %+v", rep.Summary)
+			}
+		})
+	}
+}
+
+func TestFileOutline(t *testing.T) {
+	a := navigationTree(t)
+	var rep code.OutlineReport
+	mustCall(t, a, "file_outline", map[string]any{"path": "store/store.go", "include_body": true}, &rep)
+	var got []string
+	for _, s := range rep.Symbols {
+		got = append(got, fmt.Sprintf("%s %s %d-%d", s.Symbol, s.Kind, s.Line, s.End))
+	}
+	if want := []string{"Open function 4-9", "newDB function 11-11", "DB struct 14-14", "DB.Get method 17-17"}; !slices.Equal(got, want) {
+		t.Errorf("outline %q, want %q", got, want)
+	}
+	if rep.Symbols[3].Body != "func (d *DB) Get(k string) string { return d.n + k }" || rep.Lines.Code != 10 {
+		t.Errorf("outline %+v", rep)
+	}
+	if err := call(t, a, "file_outline", map[string]any{"path": "store"}, &rep); err == nil {
+		t.Error("a folder was outlined")
+	}
+}
