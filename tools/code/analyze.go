@@ -58,6 +58,8 @@ type CodebaseReport struct {
 	Hotspots    []Hotspot      `json:"hotspots"` // most complex functions first
 	Largest     []Hotspot      `json:"largest"`  // longest functions first
 	Files       []FileSymbols  `json:"files"`
+	// Projects are the module roots below the path.
+	Projects []Project `json:"projects"`
 	// ParseErrors names the files with syntax errors; each is still analysed as far as it parses.
 	ParseErrors []ParseError `json:"parseErrors"`
 	// Skipped names the files of parsed languages that were only counted, and why.
@@ -244,6 +246,9 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	rep := &CodebaseReport{Root: snap.root, Path: snap.base, Language: args.Language, Depth: int(args.Depth),
 		Omitted: map[string]int{}, Manifests: []Manifest{}, EntryPoints: []EntryPoint{}, Hotspots: []Hotspot{}, Files: []FileSymbols{}, ParseErrors: []ParseError{}, Skipped: []SkippedFile{}}
 	rep.Summary, rep.Languages = summarize(snap, match)
+	for _, p := range projects(snap) {
+		rep.Projects = append(rep.Projects, p.Project)
+	}
 	rep.Tree = folderTree(snap, args, match)
 
 	for _, fi := range snap.files {
@@ -323,6 +328,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	rep.Omitted["files"] = capList(&rep.Files, limit)
 	rep.Omitted["parseErrors"] = capList(&rep.ParseErrors, limit)
 	rep.Omitted["skipped"] = capList(&rep.Skipped, limit)
+	rep.Omitted["projects"] = capList(&rep.Projects, limit)
 
 	rep.Omitted, rep.Hint = omissions(rep.Omitted, limit, "a narrower path, or a language")
 	return rep

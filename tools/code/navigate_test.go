@@ -124,3 +124,47 @@ func TestFileOutline(t *testing.T) {
 		t.Error("a folder was outlined")
 	}
 }
+
+// TestProjectsAreApart: a workspace holding two repositories is two projects; no finding
+// mixes them, and each finding names its project.
+func TestProjectsAreApart(t *testing.T) {
+	root := t.TempDir()
+	var block strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&block, "    total_%d = compute(items, %d) + offset * %d\n", i, i, i)
+	}
+	report := "def report(items, offset):\n" + block.String() + "    return total_0\n"
+	writeTree(t, root, map[string]string{
+		"a/pyproject.toml":  "[project]\nname = \"alpha\"\n",
+		"a/a/__init__.py":   "",
+		"a/a/report.py":     report,
+		"b/pyproject.toml":  "[project]\nname = \"beta\"\n",
+		"b/b/__init__.py":   "",
+		"b/b/report.py":     report,
+		"b/b/report_two.py": report,
+	})
+	a := newAnalyzer(t, root)
+	var ana code.CodebaseReport
+	mustCall(t, a, "analyze_codebase", map[string]any{}, &ana)
+	var projs []string
+	for _, p := range ana.Projects {
+		projs = append(projs, fmt.Sprintf("%s %s %v", p.Path, p.Name, p.Manifests))
+	}
+	if want := []string{"b beta [b/pyproject.toml]", "a alpha [a/pyproject.toml]"}; !slices.Equal(projs, want) {
+		t.Errorf("projects %q, want %q", projs, want)
+	}
+	var rep code.PatternReport
+	mustCall(t, a, "detect_patterns", map[string]any{"pattern_type": "duplicated-code"}, &rep)
+	if len(rep.Findings) != 1 || rep.Findings[0].Project != "b" {
+		t.Fatalf("findings %+v, want one duplicate in project b", rep.Findings)
+	}
+	for _, e := range rep.Findings[0].Evidence {
+		if !strings.HasPrefix(e.File, "b/") {
+			t.Errorf("evidence %s lies outside project b", e.File)
+		}
+	}
+	mustCall(t, a, "detect_patterns", map[string]any{"pattern_type": "duplicated-code", "path": "a/a/report.py"}, &rep)
+	if len(rep.Findings) != 0 || rep.Path != "a" {
+		t.Errorf("project of a/a/report.py: path %q, findings %+v", rep.Path, rep.Findings)
+	}
+}

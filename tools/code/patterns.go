@@ -70,6 +70,7 @@ type Finding struct {
 	Evidence   []Evidence `json:"evidence"`
 	Why        string     `json:"why"`
 	Action     string     `json:"action"`
+	Project    string     `json:"project"` // the module root the finding lies in
 	score      float64
 	magnitude  float64 // orders findings of equal severity: complexity, lines, copies ...
 }
@@ -133,18 +134,29 @@ func (t patternsTool) Call(ctx context.Context, raw json.RawMessage) (any, error
 		return nil, tools.InvalidArgument("path", "scope file needs a file, and %q is a folder", args.Path)
 	case args.Scope == "directory" && isFile:
 		return nil, tools.InvalidArgument("path", "scope directory needs a folder, and %q is a file", args.Path)
-	case args.Scope == "project":
+	}
+	// Each project is analysed apart, so that no finding mixes two repositories or modules;
+	// scope project keeps the project that holds path (every project when path is the root).
+	projs := projects(snap)
+	if args.Scope == "project" && rel != "." {
+		rel = projectOf(projs, rel)
+	} else if args.Scope == "project" {
 		rel = "."
 	}
-	ix := buildIndex(snap)
-	all := ix.findings()
 	rep := &PatternReport{Root: root, Scope: args.Scope, Path: rel, Filter: args.PatternType, Summary: map[string]int{}, Findings: []Finding{}}
-	for _, f := range all {
-		if !matchesFilter(f, args.PatternType) || !inScope(f, rel) {
+	for i, p := range projs {
+		if !under(p.Path, rel) && !under(rel, p.Path) {
 			continue
 		}
-		rep.Summary[f.Kind]++
-		rep.Findings = append(rep.Findings, f)
+		tools.ReportProgress(ctx, float64(i), float64(len(projs)), "detecting patterns in "+p.Path)
+		for _, f := range buildIndex(p.snap).findings() {
+			if !matchesFilter(f, args.PatternType) || !inScope(f, rel) {
+				continue
+			}
+			f.Project = p.Path
+			rep.Summary[f.Kind]++
+			rep.Findings = append(rep.Findings, f)
+		}
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].score > rep.Findings[j].score })
 	rep.Omitted = capList(&rep.Findings, int(args.Limit))

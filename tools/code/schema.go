@@ -103,6 +103,10 @@ const analyzeOutputSchema = `{
         "required": ["name", "kind", "line"]}},
       "omittedSymbols": {"type": "integer"}},
       "required": ["path", "symbols"]}},
+    "projects": {"type": "array", "description": "Module roots below the path (folders of outermost manifests; files outside them form the project of the path itself), largest first.",
+      "items": {"type": "object", "properties": {"path": {"type": "string"}, "name": {"type": "string"},
+        "manifests": {"type": "array", "items": {"type": "string"}}, "files": {"type": "integer"}, "code": {"type": "integer"}},
+        "required": ["path", "manifests", "files", "code"]}},
     "parseErrors": {"type": "array", "description": "Files with syntax errors, analysed as far as they parse: the first error's line and what the parser met there.",
       "items": {"type": "object", "properties": {"file": {"type": "string"}, "line": {"type": "integer"}, "message": {"type": "string"}},
         "required": ["file", "message"]}},
@@ -111,7 +115,7 @@ const analyzeOutputSchema = `{
     "omitted": {"type": "object", "additionalProperties": {"type": "integer"}},
     "hint": {"type": "string"}
   },
-  "required": ["root", "path", "summary", "languages", "tree", "manifests", "entryPoints", "hotspots", "largest", "files", "parseErrors", "skipped"]
+  "required": ["root", "path", "summary", "languages", "tree", "manifests", "entryPoints", "hotspots", "largest", "files", "projects", "parseErrors", "skipped"]
 }`
 
 const depsOutputSchema = `{
@@ -172,8 +176,9 @@ const patternsOutputSchema = `{
         "file": {"type": "string"}, "line": {"type": "integer"}, "end": {"type": "integer"}, "note": {"type": "string"}},
         "required": ["file"]}},
       "why": {"type": "string"},
-      "action": {"type": "string"}},
-      "required": ["name", "kind", "confidence", "summary", "evidence", "why", "action"]}},
+      "action": {"type": "string"},
+      "project": {"type": "string", "description": "The project (folder of an outermost manifest, or the root) the finding lies in; projects are analysed apart."}},
+      "required": ["name", "kind", "confidence", "summary", "evidence", "why", "action", "project"]}},
     "omitted": {"type": "integer"},
     "hint": {"type": "string"}
   },
