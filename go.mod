@@ -34,6 +34,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	github.com/spf13/viper v1.19.0
+	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	github.com/vektah/gqlparser/v2 v2.5.64
 	github.com/zclconf/go-cty v1.19.0
 	github.com/zricethezav/gitleaks/v8 v8.30.1

@@ -48,6 +48,8 @@ const (
 	// maxDelay bounds how long a stream of events can postpone it.
 	debounce = 400 * time.Millisecond
 	maxDelay = 3 * time.Second
+	// tsConfigKind is the cache kind of tsconfig.json and jsconfig.json files.
+	tsConfigKind = "tsconfig"
 	// maxParseBytes bounds the size of a file given to tree-sitter, whose tree costs about a
 	// hundred times the source; minifiedLineBytes is the mean line length past which code
 	// is taken for minified.
@@ -225,6 +227,9 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 			return nil
 		}
 		kind := manifestKind(f.Rel)
+		if kind == "" && isTSConfig(f.Rel) {
+			kind = tsConfigKind
+		}
 		if kind == "" {
 			kind = grammarKey(f.Rel, f.Language)
 		}
@@ -282,6 +287,16 @@ func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, 
 	if kind := manifestKind(j.fi.Rel); kind != "" {
 		f := &facts{Language: j.fi.Lang, Manifest: parseManifest(j.fi.Rel, kind, j.src)}
 		f.Lines = countLines(j.src, nil)
+		return f, nil
+	}
+	if j.key.kind == tsConfigKind {
+		f := &facts{Language: j.fi.Lang, Lines: countLines(j.src, nil)}
+		cfg, err := parseTSConfig(j.src)
+		if err != nil {
+			// A broken tsconfig resolves nothing, as for the compiler; its files still count.
+			a.log.Debug("code: tsconfig", "file", j.fi.Rel, "err", err)
+		}
+		f.TSConfig = cfg
 		return f, nil
 	}
 	if reason := skipReason(j); reason != "" {

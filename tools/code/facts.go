@@ -30,6 +30,7 @@ type facts struct {
 	Uses      map[string]int // identifiers referenced in this file -> first line
 	Blocks    []block        // hashes of normalised code windows, for duplication
 	Manifest  *Manifest      // set when the file is a package manifest
+	TSConfig  *tsConfig      // set when the file is a tsconfig.json or jsconfig.json
 }
 
 // Lines counts a file's lines: a line with any code is code, else a line with a comment is a

@@ -377,42 +377,6 @@ func (ix *index) inPyPackage(rel, top string) bool {
 	return rel == f
 }
 
-func (ix *index) resolveJS(fi *fileInfo, r *resolvedImport) {
-	spec := r.Ref.Spec
-	if strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || spec == "." || spec == ".." {
-		base := path.Join(path.Dir(fi.Rel), spec)
-		// TypeScript sources import "./x.js" meaning "./x.ts".
-		stem := strings.TrimSuffix(strings.TrimSuffix(base, ".js"), ".mjs")
-		for _, b := range []string{base, stem} {
-			for _, ext := range []string{"", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts", "/index.ts", "/index.tsx", "/index.js", "/index.jsx", "/index.mjs"} {
-				if t := ix.snap.byRel[b+ext]; t != nil && t.F != nil && t.F.source() && !t.Vendored {
-					r.Targets = []string{t.Rel}
-					return
-				}
-			}
-		}
-		return
-	}
-	if strings.HasPrefix(spec, "node:") {
-		r.Kind, r.Package = "stdlib", spec
-		return
-	}
-	name := spec
-	if parts := strings.SplitN(spec, "/", 3); strings.HasPrefix(spec, "@") && len(parts) >= 2 {
-		name = parts[0] + "/" + parts[1]
-	} else {
-		name = parts[0]
-	}
-	r.Kind, r.Package = "external", name
-	if d, decl, ok := ix.declared(fi.Rel, name, "package.json"); ok {
-		r.Version, r.Decl = d.Version, decl
-		return
-	}
-	if isNodeBuiltin(name) {
-		r.Kind = "stdlib"
-	}
-}
-
 func (ix *index) resolveJava(r *resolvedImport) {
 	spec := r.Ref.Spec
 	if r.Ref.Wildcard {

@@ -41,6 +41,14 @@ func TestGraphsPerLanguage(t *testing.T) {
 		"web/src/App.tsx":        "import React from \"react\";\nimport { use } from \"./state\";\nimport Button from \"./Button\";\nexport default function App() { return <Button onClick={use} />; }\n",
 		"web/src/Button.tsx":     "export default function Button(p: { onClick: () => void }) { return <button onClick={p.onClick} />; }\n",
 		"web/src/Button.test.js": "import Button from \"./Button\";\ntest(\"renders\", () => Button);\n",
+		// tsconfig paths and baseUrl (JSON with comments and trailing commas), workspace packages by name.
+		"web/tsconfig.json":              "{\n  // aliases\n  \"compilerOptions\": {\"baseUrl\": \".\", \"paths\": {\"@/*\": [\"src/*\"], \"~lib\": [\"src/lib/index.ts\"],},},\n}\n",
+		"web/src/lib/index.ts":           "export const lib = 1;\n",
+		"web/src/deep/page.ts":           "import { api } from \"@/api\";\nimport { lib } from \"~lib\";\nimport { use } from \"src/state\";\nimport B from \"@acme/ui/button\";\nimport core from \"@acme/core\";\n",
+		"web/packages/ui/package.json":   `{"name": "@acme/ui"}`,
+		"web/packages/ui/button.tsx":     "export default () => <button />;\n",
+		"web/packages/core/package.json": `{"name": "@acme/core", "exports": {".": {"import": "./dist/index.mjs", "require": "./dist/index.js"}}}`,
+		"web/packages/core/src/index.ts": "export default 1;\n",
 		// Python: the standard library is never shadowed by a file of the package, and imports
 		// inside functions and conditionals count.
 		"py/pyproject.toml":     "[project]\nname = \"shop\"\ndependencies = [\"requests>=2\"]\n[dependency-groups]\ndev = [\"pytest>=8\", {include-group = \"lint\"}]\nlint = [\"ruff==0.6.0\"]\n",
@@ -81,6 +89,8 @@ func TestGraphsPerLanguage(t *testing.T) {
 		{"web/src/state.ts", map[string]string{"./api": "web/src/api.ts"}},
 		{"web/src/legacy.js", map[string]string{"./util": "web/src/util.js"}},
 		{"web/src/App.tsx", map[string]string{"./state": "web/src/state.ts", "./Button": "web/src/Button.tsx", "react": "external:react@^18.2.0"}},
+		{"web/src/deep/page.ts", map[string]string{"@/api": "web/src/api.ts", "~lib": "web/src/lib/index.ts", "src/state": "web/src/state.ts",
+			"@acme/ui/button": "web/packages/ui/button.tsx", "@acme/core": "web/packages/core/src/index.ts"}},
 		{"py/shop/typing.py", map[string]string{"typing": "stdlib:typing@"}},
 		{"py/shop/requests.py", map[string]string{"requests": "external:requests@>=2"}},
 		{"py/shop/cart.py", map[string]string{"typing": "stdlib:typing@", "shop": "py/shop/prices.py", "shop.prices": "py/shop/prices.py",

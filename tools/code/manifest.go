@@ -35,9 +35,12 @@ type Manifest struct {
 	managed map[string]string
 	// lib and bins are a Cargo.toml's [lib] and [[bin]] tables, whose paths place crate
 	// roots outside their defaults.
-	lib   cargoTarget
-	bins  []cargoTarget
-	Error string `json:"error,omitempty"`
+	lib  cargoTarget
+	bins []cargoTarget
+	// jsEntries are a package.json's entry files (exports ".", module, main, types), which
+	// imports of the package by name reach.
+	jsEntries []string
+	Error     string `json:"error,omitempty"`
 }
 
 // Dependency is one declared dependency.
@@ -128,11 +131,14 @@ func parsePackageJSON(m *Manifest, src []byte) error {
 		PeerDependencies     map[string]string `json:"peerDependencies"`
 		OptionalDependencies map[string]string `json:"optionalDependencies"`
 		Workspaces           json.RawMessage   `json:"workspaces"`
+		Types                string            `json:"types"`
+		Exports              json.RawMessage   `json:"exports"`
 	}
 	if err := json.Unmarshal(src, &p); err != nil {
 		return fmt.Errorf("parse package.json: %w", err)
 	}
 	m.Name, m.Version = p.Name, p.Version
+	m.jsEntries = append(exportEntries(p.Exports), p.Module, p.Main, p.Types)
 	for scope, deps := range map[string]map[string]string{"": p.Dependencies, "dev": p.DevDependencies,
 		"peer": p.PeerDependencies, "optional": p.OptionalDependencies} {
 		for n, v := range deps {
@@ -164,6 +170,39 @@ func parsePackageJSON(m *Manifest, src []byte) error {
 		m.Members = ws.Packages
 	}
 	return nil
+}
+
+// exportEntries reads the files package.json "exports" maps "." to: a string, a list, or
+// conditions ({"import": ..., "require": ..., "default": ...}), nested or under ".".
+func exportEntries(raw json.RawMessage) []string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case []any:
+			for _, x := range v {
+				walk(x, depth+1)
+			}
+		case map[string]any:
+			if dot, ok := v["."]; ok {
+				walk(dot, depth+1)
+				return
+			}
+			for _, k := range sortedKeys(v) {
+				if !strings.HasPrefix(k, "./") && depth < 8 {
+					walk(v[k], depth+1)
+				}
+			}
+		}
+	}
+	walk(v, 0)
+	return out
 }
 
 func parsePyproject(m *Manifest, src []byte) error {
