@@ -59,6 +59,7 @@ type Workspace struct {
 	roots  []string
 	limits Limits
 	index  *indexCache
+	class  *classCache
 }
 
 // File is one file found by Walk.
@@ -83,7 +84,7 @@ func New(roots ...string) (*Workspace, error) {
 	if len(roots) == 0 {
 		return nil, errors.New("workspace: no root given")
 	}
-	w := &Workspace{limits: DefaultLimits(), index: &indexCache{byPath: map[string]*gitIndex{}}}
+	w := &Workspace{limits: DefaultLimits(), index: &indexCache{byPath: map[string]*gitIndex{}}, class: &classCache{m: map[classKey]classOf{}}}
 	for _, r := range roots {
 		abs, err := filepath.Abs(r)
 		if err != nil {
@@ -379,13 +380,8 @@ func (wk *walker) file(ctx context.Context, p string, d fs.DirEntry) error {
 		if err != nil {
 			return nil // vanished or unreadable since listed
 		}
-		f.Binary = enry.IsBinary(f.Content)
 	}
-	if !f.Binary {
-		f.Language = enry.GetLanguage(filepath.Base(rel), f.Content)
-	}
-	// Linguist counts Go vendor folders as generated too; one reason to leave a file out is enough.
-	f.Generated = !f.Vendored && !f.Binary && enry.IsGenerated(rel, f.Content)
+	wk.w.class.classify(&f)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
