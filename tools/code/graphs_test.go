@@ -277,6 +277,10 @@ func TestParseErrorsNamed(t *testing.T) {
 	if want := map[string]int{"bad.go": 5, "bad.py": 4, "bad.ts": 2}; !maps.Equal(got, want) {
 		t.Errorf("parse errors %v, want %v (%+v)", got, want, rep.ParseErrors)
 	}
+	// Go's parser says what it expected (docs/tools.md shows this message).
+	if i := slices.IndexFunc(rep.ParseErrors, func(e code.ParseError) bool { return e.File == "bad.go" }); i < 0 || rep.ParseErrors[i].Message != "expected ')', found '{'" {
+		t.Errorf("bad.go: %+v", rep.ParseErrors)
+	}
 	syms := map[string][]string{}
 	for _, f := range rep.Files {
 		for _, s := range f.Symbols {
