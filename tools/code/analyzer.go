@@ -131,9 +131,9 @@ func (a *Analyzer) Close() error {
 }
 
 // Tools returns analyze_codebase, find_dependencies, detect_patterns and the navigation tools
-// find_symbol, find_references and file_outline.
+// find_symbol, find_references, file_outline and changes_impact.
 func (a *Analyzer) Tools() []tools.Tool {
-	return []tools.Tool{analyzeTool{a}, dependenciesTool{a}, patternsTool{a}, symbolTool{a}, referencesTool{a}, outlineTool{a}}
+	return []tools.Tool{analyzeTool{a}, dependenciesTool{a}, patternsTool{a}, symbolTool{a}, referencesTool{a}, outlineTool{a}, impactTool{a}}
 }
 
 // Resource returns service://code/analysis.

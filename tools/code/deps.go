@@ -488,9 +488,21 @@ func allIn(files []string, set map[string]bool) bool {
 	return true
 }
 
-// reach walks the graph breadth first from the component's units and returns the units first
-// reached at distances 2..depth (distance 1 is the direct list).
+// reach returns the units first reached from the component's units at distances 2..depth
+// (distance 1 is the direct list).
 func (ix *index) reach(start map[string]bool, depth int, graph map[string]map[string]*edge) []Reach {
+	var out []Reach
+	for _, r := range ix.walk(start, depth, graph) {
+		if r.Depth > 1 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// walk goes through the graph breadth first from start and returns each unit at the distance
+// (1..depth) it is first reached at.
+func (ix *index) walk(start map[string]bool, depth int, graph map[string]map[string]*edge) []Reach {
 	seen := map[string]bool{}
 	for u := range start {
 		seen[u] = true
@@ -506,9 +518,7 @@ func (ix *index) reach(start map[string]bool, depth int, graph map[string]map[st
 				}
 				seen[w] = true
 				next = append(next, w)
-				if d > 1 {
-					out = append(out, Reach{Unit: w, Depth: d, Via: u})
-				}
+				out = append(out, Reach{Unit: w, Depth: d, Via: u})
 			}
 		}
 		frontier = next

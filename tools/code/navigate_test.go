@@ -2,6 +2,9 @@ package code_test
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -166,5 +169,66 @@ func TestProjectsAreApart(t *testing.T) {
 	mustCall(t, a, "detect_patterns", map[string]any{"pattern_type": "duplicated-code", "path": "a/a/report.py"}, &rep)
 	if len(rep.Findings) != 0 || rep.Path != "a" {
 		t.Errorf("project of a/a/report.py: path %q, findings %+v", rep.Path, rep.Findings)
+	}
+}
+
+// TestChangesImpact commits the navigation tree with git, edits it, and asks what changed
+// since HEAD and what depends on it.
+func TestChangesImpact(t *testing.T) {
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("needs git to make a repository")
+	}
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"go.mod":              "module example.com/nav\n\ngo 1.22\n",
+		"store/store.go":      "package store\n\n// Open opens a store.\nfunc Open(name string) string {\n\treturn name\n}\n\n// Close closes it.\nfunc Close() {}\n",
+		"store/store_test.go": "package store\n\nimport \"testing\"\n\nfunc TestOpen(t *testing.T) { _ = Open(\"x\") }\n",
+		"api/api.go":          "package api\n\nimport \"example.com/nav/store\"\n\nfunc Handler() string { return store.Open(\"a\") }\n",
+		"cmd/main.go":         "package main\n\nimport \"example.com/nav/api\"\n\nfunc main() { _ = api.Handler() }\n",
+		"other/other.go":      "package other\n\nfunc Other() {}\n",
+	})
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(gitPath, append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-q", "-m", "first")
+	writeTree(t, root, map[string]string{
+		"store/store.go": "package store\n\n// Open opens a store.\nfunc Open(name string) string {\n\tif name == \"\" {\n\t\treturn \"default\"\n\t}\n\treturn name\n}\n\n// Close closes it.\nfunc Close() {}\n",
+		"store/new.go":   "package store\n\nfunc Fresh() {}\n",
+	})
+	if err := os.Remove(filepath.Join(root, "other", "other.go")); err != nil {
+		t.Fatal(err)
+	}
+	a := newAnalyzer(t, root)
+	var rep code.ImpactReport
+	mustCall(t, a, "changes_impact", map[string]any{"since": "HEAD", "depth": 2}, &rep)
+	var changed []string
+	for _, c := range rep.Changed {
+		changed = append(changed, fmt.Sprintf("%s %s %v %v", c.File, c.Status, c.Lines, c.Symbols))
+	}
+	want := []string{"other/other.go deleted [] []", "store/new.go added [[1 3]] [Fresh]", "store/store.go modified [[5 7]] [Open]"}
+	if !slices.Equal(changed, want) {
+		t.Errorf("changed\n got %q\nwant %q", changed, want)
+	}
+	var deps []string
+	for _, d := range rep.Dependents {
+		deps = append(deps, fmt.Sprintf("%s %d", d.Unit, d.Depth))
+	}
+	if want := []string{"api 1", "cmd 2"}; !slices.Equal(deps, want) {
+		t.Errorf("dependents %q, want %q", deps, want)
+	}
+	if want := []string{"store [test]"}; !slices.Equal(rep.Tests, want) {
+		t.Errorf("tests %q, want %q", rep.Tests, want)
+	}
+	if err := call(t, a, "changes_impact", map[string]any{"since": "no-such-branch"}, &rep); err == nil {
+		t.Error("an unknown revision was accepted")
 	}
 }

@@ -289,3 +289,37 @@ const outlineOutputSchema = `{
   },
   "required": ["file", "language", "lines", "imports", "symbols"]
 }`
+
+const impactInputSchema = `{
+  "type": "object",
+  "properties": {
+    "since": {"type": "string", "minLength": 1, "maxLength": 256, "default": "HEAD",
+      "description": "The git revision to compare the working tree with: a branch, tag, commit hash, HEAD, HEAD~3, ..."},
+    "depth": {"type": "integer", "minimum": 1, "maximum": 10, "default": 2,
+      "description": "How many import steps of dependents to follow."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50, "description": "Most items in each list."}
+  },
+  "additionalProperties": false
+}`
+
+const impactOutputSchema = `{
+  "type": "object",
+  "properties": {
+    "root": {"type": "string"},
+    "since": {"type": "string"},
+    "commit": {"type": "string", "description": "The commit the revision resolved to."},
+    "changed": {"type": "array", "items": {"type": "object", "properties": {
+      "file": {"type": "string"}, "status": {"type": "string", "enum": ["added", "modified", "deleted"]},
+      "lines": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+        "description": "Changed line ranges of the current file (a deletion marks the line it happened before)."},
+      "symbols": {"type": "array", "items": {"type": "string"}, "description": "Declarations the changed lines fall in."}},
+      "required": ["file", "status", "lines", "symbols"]}},
+    "dependents": {"type": "array", "items": {"type": "object", "properties": {
+      "unit": {"type": "string"}, "depth": {"type": "integer"}, "via": {"type": "string"}, "test": {"type": "boolean"}},
+      "required": ["unit", "depth", "via"]}},
+    "tests": {"type": "array", "items": {"type": "string"}, "description": "Test units among the changed units and their dependents: what to run."},
+    "omitted": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "hint": {"type": "string"}
+  },
+  "required": ["root", "since", "commit", "changed", "dependents", "tests"]
+}`
