@@ -79,6 +79,8 @@ type Summary struct {
 	ParseErrors    int   `json:"parseErrors"`
 	Lines          Lines `json:"lines"`
 	Truncated      bool  `json:"truncated,omitempty"`
+	// Partial says how far a listing stopped early to answer in time got.
+	Partial string `json:"partial,omitempty"`
 }
 
 // ParseError is a file a parser could not read whole, and where.
@@ -336,7 +338,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 
 // summarize counts files by what they are and lines by language, largest language first.
 func summarize(snap *snapshot, match func(*fileInfo) bool) (Summary, []LanguageStat) {
-	s := Summary{Truncated: snap.truncated}
+	s := Summary{Truncated: snap.truncated, Partial: snap.partialNote()}
 	langs := map[string]*LanguageStat{}
 	for _, fi := range snap.files {
 		if !match(fi) {

@@ -55,6 +55,9 @@ const (
 	// is taken for minified.
 	maxParseBytes     = 512 << 10
 	minifiedLineBytes = 300
+	// partialReserve is the least time kept, before a caller's deadline, to answer with what
+	// was read.
+	partialReserve = 2 * time.Second
 	// maxWatchedDirs keeps the watcher within the system's inotify limits on huge trees.
 	maxWatchedDirs = 8192
 )
@@ -164,7 +167,21 @@ type snapshot struct {
 	files     []*fileInfo
 	byRel     map[string]*fileInfo
 	truncated bool // the walk stopped at the file limit
+	partial   bool // the walk stopped early to answer before the caller's deadline
 }
+
+// partialNote says, for an answer built from a walk stopped early, how far it got; "" when
+// the walk was complete.
+func (s *snapshot) partialNote() string {
+	if !s.partial {
+		return ""
+	}
+	return fmt.Sprintf("partial answer: the listing stopped after %d files to answer within the request's time limit; "+
+		"what was read is cached, so calling again gets further (or ask for a narrower path)", len(s.files))
+}
+
+// errStopped ends a walk that must leave time to answer.
+var errStopped = errors.New("code: listing stopped before the deadline")
 
 type job struct {
 	fi  *fileInfo
@@ -218,7 +235,16 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 			}
 		}()
 	}
+	// With a deadline, the listing stops early enough to aggregate and send what was read: a
+	// quarter of the time left, and at least partialReserve, is kept for that.
+	var stopAt time.Time
+	if dl, ok := ctx.Deadline(); ok {
+		stopAt = dl.Add(-max(partialReserve, time.Until(dl)/4))
+	}
 	walkErr := a.ws.Walk(ctx, dir, func(f workspace.File) error {
+		if !stopAt.IsZero() && time.Now().After(stopAt) {
+			return errStopped
+		}
 		fi := &fileInfo{Rel: f.Rel, Lang: f.Language, Size: f.Size, Vendored: f.Vendored,
 			Generated: f.Generated, Binary: f.Binary, Oversize: f.Oversize}
 		snap.files = append(snap.files, fi)
@@ -257,8 +283,11 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 	})
 	close(jobs)
 	wg.Wait()
-	if errors.Is(walkErr, workspace.ErrFileLimit) {
+	switch {
+	case errors.Is(walkErr, workspace.ErrFileLimit):
 		snap.truncated, walkErr = true, nil
+	case errors.Is(walkErr, errStopped):
+		snap.partial, walkErr = true, nil
 	}
 	if walkErr != nil {
 		return nil, walkErr

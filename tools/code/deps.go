@@ -35,6 +35,7 @@ type DependencyReport struct {
 	Resolved            Component      `json:"resolved"`
 	Type                string         `json:"type"`
 	Depth               int            `json:"depth"`
+	Partial             string         `json:"partial,omitempty"`
 	Imports             []Import       `json:"imports,omitempty"`
 	Transitive          []Reach        `json:"transitive,omitempty"`
 	Exports             []Export       `json:"exports,omitempty"`
@@ -145,9 +146,14 @@ func (t dependenciesTool) Call(ctx context.Context, raw json.RawMessage) (any, e
 	ix := buildIndex(snap)
 	comp, files, symbols, err := ix.findComponent(args.Component, target)
 	if err != nil {
+		if note := snap.partialNote(); note != "" {
+			return nil, fmt.Errorf("%w (%s)", err, note)
+		}
 		return nil, err
 	}
-	return ix.dependencyReport(args, comp, files, symbols), nil
+	rep := ix.dependencyReport(args, comp, files, symbols)
+	rep.Partial = snap.partialNote()
+	return rep, nil
 }
 
 // componentPath decides whether the component is a path. When it is, it must resolve inside

@@ -1,11 +1,14 @@
 package code_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/platform-dev/platform/tools/code"
 )
@@ -327,5 +330,28 @@ func TestSkippedFiles(t *testing.T) {
 	}
 	if imports := importsOf(t, a, "main.ts"); imports["./big"] != "big.ts" || imports["./vendor.bundle.js"] != "vendor.bundle.js" {
 		t.Errorf("imports of skipped files: %v", imports)
+	}
+}
+
+// TestPartialAnswerBeforeDeadline: a call whose deadline leaves no time to list everything
+// answers with what it read and says so, instead of running into the deadline.
+func TestPartialAnswerBeforeDeadline(t *testing.T) {
+	a := newAnalyzer(t, fixture)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second) // less than the reserve kept to answer
+	defer cancel()
+	res, err := tool(t, a, "analyze_codebase").Call(ctx, json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatalf("a call with a short deadline failed instead of answering partly: %v", err)
+	}
+	rep := res.(*code.CodebaseReport)
+	if !strings.HasPrefix(rep.Summary.Partial, "partial answer: the listing stopped after ") || rep.Summary.Files >= 25 {
+		t.Errorf("summary %+v, want a partial answer", rep.Summary)
+	}
+	res, err = tool(t, a, "analyze_codebase").Call(context.Background(), json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.(*code.CodebaseReport).Summary; s.Partial != "" || s.Files != 25 {
+		t.Errorf("without a deadline: %+v", s)
 	}
 }

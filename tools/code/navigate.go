@@ -201,7 +201,11 @@ func (a *Analyzer) lookup(ctx context.Context, nameArg, name, kind, pathArg, p s
 	ix := buildIndex(snap)
 	defs := ix.definitions(name, kind, rel)
 	if len(defs) == 0 {
-		return nil, nil, fmt.Errorf("no definition of %q in %s; closest names: %s", name, filepath.Join(root, rel), strings.Join(ix.closest(name, 5), ", "))
+		err := fmt.Errorf("no definition of %q in %s; closest names: %s", name, filepath.Join(root, rel), strings.Join(ix.closest(name, 5), ", "))
+		if note := snap.partialNote(); note != "" {
+			err = fmt.Errorf("%w (%s)", err, note)
+		}
+		return nil, nil, err
 	}
 	return ix, defs, nil
 }

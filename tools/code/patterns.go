@@ -54,6 +54,7 @@ type PatternReport struct {
 	Scope    string         `json:"scope"`
 	Path     string         `json:"path"`
 	Filter   string         `json:"patternType,omitempty"`
+	Partial  string         `json:"partial,omitempty"`
 	Summary  map[string]int `json:"summary"` // findings by kind, before the limit
 	Findings []Finding      `json:"findings"`
 	Omitted  int            `json:"omitted,omitempty"`
@@ -143,7 +144,8 @@ func (t patternsTool) Call(ctx context.Context, raw json.RawMessage) (any, error
 	} else if args.Scope == "project" {
 		rel = "."
 	}
-	rep := &PatternReport{Root: root, Scope: args.Scope, Path: rel, Filter: args.PatternType, Summary: map[string]int{}, Findings: []Finding{}}
+	rep := &PatternReport{Root: root, Scope: args.Scope, Path: rel, Filter: args.PatternType, Partial: snap.partialNote(),
+		Summary: map[string]int{}, Findings: []Finding{}}
 	for i, p := range projs {
 		if !under(p.Path, rel) && !under(rel, p.Path) {
 			continue

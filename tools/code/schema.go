@@ -78,7 +78,8 @@ const analyzeOutputSchema = `{
     "summary": {"type": "object", "properties": {
       "files": {"type": "integer"}, "countedFiles": {"type": "integer"}, "vendoredFiles": {"type": "integer"},
       "generatedFiles": {"type": "integer"}, "binaryFiles": {"type": "integer"}, "oversizeFiles": {"type": "integer"},
-      "parseErrors": {"type": "integer"}, "lines": ` + linesSchema + `, "truncated": {"type": "boolean"}},
+      "parseErrors": {"type": "integer"}, "lines": ` + linesSchema + `, "truncated": {"type": "boolean"},
+      "partial": {"type": "string", "description": "Set when the listing stopped early to answer within the request's time limit: how far it got."}},
       "required": ["files", "countedFiles", "lines"]},
     "languages": {"type": "array", "items": {"type": "object", "properties": {
       "name": {"type": "string"}, "type": {"type": "string"}, "files": {"type": "integer"}, "parsed": {"type": "boolean"},
@@ -133,6 +134,7 @@ const depsOutputSchema = `{
       "required": ["kind", "name", "units", "files"]},
     "type": {"type": "string"},
     "depth": {"type": "integer"},
+    "partial": {"type": "string", "description": "Set when the listing stopped early to answer within the request's time limit: how far it got."},
     "imports": {"type": "array", "items": {"type": "object", "properties": {
       "import": {"type": "string"}, "kind": {"type": "string", "enum": ["workspace", "external", "stdlib", "unresolved"]},
       "target": {"type": "string"}, "package": {"type": "string"}, "version": {"type": "string"}, "declaredIn": {"type": "string"},
@@ -164,6 +166,7 @@ const patternsOutputSchema = `{
     "scope": {"type": "string"},
     "path": {"type": "string"},
     "patternType": {"type": "string"},
+    "partial": {"type": "string", "description": "Set when the listing stopped early to answer within the request's time limit: how far it got."},
     "summary": {"type": "object", "additionalProperties": {"type": "integer"},
       "description": "Findings by kind within scope and filter, before the limit."},
     "findings": {"type": "array", "items": {"type": "object", "properties": {
