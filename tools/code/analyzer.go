@@ -55,6 +55,8 @@ const (
 	// is taken for minified.
 	maxParseBytes     = 512 << 10
 	minifiedLineBytes = 300
+	// progressEvery is how many files a scan lists between two progress reports.
+	progressEvery = 500
 	// partialReserve is the least time kept, before a caller's deadline, to answer with what
 	// was read.
 	partialReserve = 2 * time.Second
@@ -248,6 +250,9 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 		fi := &fileInfo{Rel: f.Rel, Lang: f.Language, Size: f.Size, Vendored: f.Vendored,
 			Generated: f.Generated, Binary: f.Binary, Oversize: f.Oversize}
 		snap.files = append(snap.files, fi)
+		if n := len(snap.files); n%progressEvery == 0 {
+			tools.ReportProgress(ctx, float64(n), 0, fmt.Sprintf("listed and read %d files", n))
+		}
 		snap.byRel[fi.Rel] = fi
 		if f.Content == nil || f.Binary {
 			return nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/code"
 )
 
@@ -353,5 +354,27 @@ func TestPartialAnswerBeforeDeadline(t *testing.T) {
 	}
 	if s := res.(*code.CodebaseReport).Summary; s.Partial != "" || s.Files != 25 {
 		t.Errorf("without a deadline: %+v", s)
+	}
+}
+
+// TestScanReportsProgress: a long scan tells the caller how far it got, through the seam the
+// server turns into MCP progress notifications.
+func TestScanReportsProgress(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := range 1200 {
+		files[fmt.Sprintf("pkg%02d/f%04d.py", i/100, i)] = fmt.Sprintf("X%d = %d\n", i, i)
+	}
+	writeTree(t, root, files)
+	a := newAnalyzer(t, root)
+	var got []string
+	ctx := tools.WithProgress(context.Background(), func(progress, total float64, message string) {
+		got = append(got, fmt.Sprintf("%v/%v %s", progress, total, message))
+	})
+	if _, err := tool(t, a, "analyze_codebase").Call(ctx, json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"500/0 listed and read 500 files", "1000/0 listed and read 1000 files"}; !slices.Equal(got, want) {
+		t.Errorf("progress %q, want %q", got, want)
 	}
 }

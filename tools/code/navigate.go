@@ -320,7 +320,9 @@ func (a *Analyzer) references(ctx context.Context, ix *index, defs []symbolAt, r
 		if _, ok := fi.F.Uses[name]; !ok || fi.F.Skipped != "" {
 			continue
 		}
-		tools.ReportProgress(ctx, float64(i), float64(len(viewers)), "reading "+fi.Rel)
+		if i%50 == 0 {
+			tools.ReportProgress(ctx, float64(i), float64(len(viewers)), "reading "+fi.Rel)
+		}
 		src := source(ix.snap.root, fi)
 		ids, err := a.identifiers(ctx, fi, src, func(s string) bool { return s == name })
 		if err != nil {
