@@ -54,6 +54,7 @@ type Component struct {
 	Units    []string `json:"units"` // Go package folders or files, as the import graph names them
 	Files    int      `json:"files"`
 	Language string   `json:"language,omitempty"`
+	Project  string   `json:"project,omitempty"` // the project whose graph answered
 }
 
 // Import is one thing the component imports.
@@ -143,8 +144,7 @@ func (t dependenciesTool) Call(ctx context.Context, raw json.RawMessage) (any, e
 	if err != nil {
 		return nil, err
 	}
-	ix := buildIndex(snap)
-	comp, files, symbols, err := ix.findComponent(args.Component, target)
+	ix, comp, files, symbols, err := findInProjects(snap, args.Component, target)
 	if err != nil {
 		if note := snap.partialNote(); note != "" {
 			return nil, fmt.Errorf("%w (%s)", err, note)
@@ -177,6 +177,47 @@ func (a *Analyzer) componentPath(comp string) (root, target string, err error) {
 	}
 	root, rel, _ := a.ws.Root(abs)
 	return root, rel, nil
+}
+
+// findInProjects finds the component in the project that holds it, so that its graph never
+// mixes repositories: the project of a path inside one, else the first project (largest
+// first) that has a module or symbol of that name. A path above several projects is looked
+// for in the whole root, as asked.
+func findInProjects(snap *snapshot, name, target string) (*index, Component, []*fileInfo, []symbolAt, error) {
+	projs := projects(snap)
+	scopes := []*snapshot{snap}
+	if target != "" {
+		if p := projectOf(projs, target); p != "" && p != snap.base {
+			for _, pr := range projs {
+				if pr.Path == p {
+					scopes = []*snapshot{pr.snap}
+				}
+			}
+		}
+	} else if len(projs) > 1 {
+		scopes = scopes[:0]
+		for _, pr := range projs {
+			scopes = append(scopes, pr.snap)
+		}
+	}
+	var firstErr error
+	for _, s := range scopes {
+		ix := buildIndex(s)
+		comp, files, syms, err := ix.findComponent(name, target)
+		if err == nil {
+			comp.Project = s.base
+			return ix, comp, files, syms, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	if len(scopes) > 1 {
+		// Not in any project: the closest names come from the whole root.
+		_, _, _, err := buildIndex(snap).findComponent(name, target)
+		return nil, Component{}, nil, nil, err
+	}
+	return nil, Component{}, nil, nil, firstErr
 }
 
 // findComponent returns the component's description, its files, and (for a symbol) the symbols

@@ -232,3 +232,29 @@ func TestChangesImpact(t *testing.T) {
 		t.Error("an unknown revision was accepted")
 	}
 }
+
+// TestDependenciesStayInTheirProject: two repositories in one workspace root with a module of
+// the same name; each file's import reaches its own repository's module.
+func TestDependenciesStayInTheirProject(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"a/pyproject.toml": "[project]\nname = \"alpha\"\n",
+		"a/utils.py":       "def helper():\n    return 1\n",
+		"a/main.py":        "import utils\n\nutils.helper()\n",
+		"b/pyproject.toml": "[project]\nname = \"beta\"\n",
+		"b/utils.py":       "def helper():\n    return 2\n",
+		"b/main.py":        "import utils\n\nutils.helper()\n",
+	})
+	a := newAnalyzer(t, root)
+	for _, p := range []string{"a", "b"} {
+		var rep code.DependencyReport
+		mustCall(t, a, "find_dependencies", map[string]any{"component": p + "/main.py", "type": "imports"}, &rep)
+		if len(rep.Imports) != 1 || rep.Imports[0].Target != p+"/utils.py" || rep.Resolved.Project != p {
+			t.Errorf("%s/main.py: %+v (project %q)", p, rep.Imports, rep.Resolved.Project)
+		}
+		mustCall(t, a, "find_dependencies", map[string]any{"component": p + "/utils.py", "type": "exports"}, &rep)
+		if len(rep.Importers) != 1 || rep.Importers[0].Unit != p+"/main.py" {
+			t.Errorf("%s/utils.py importers: %+v", p, rep.Importers)
+		}
+	}
+}

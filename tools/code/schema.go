@@ -130,7 +130,8 @@ const depsOutputSchema = `{
     "resolved": {"type": "object", "properties": {
       "kind": {"type": "string", "enum": ["file", "folder", "package", "module", "symbol"]},
       "name": {"type": "string"}, "root": {"type": "string"}, "units": {"type": "array", "items": {"type": "string"}},
-      "files": {"type": "integer"}, "language": {"type": "string"}},
+      "files": {"type": "integer"}, "language": {"type": "string"},
+      "project": {"type": "string", "description": "The project (module root) whose import graph answered: a component is looked up in its own project, so that no answer mixes repositories."}},
       "required": ["kind", "name", "units", "files"]},
     "type": {"type": "string"},
     "depth": {"type": "integer"},
