@@ -8,8 +8,12 @@ import (
 	"github.com/go-enry/go-enry/v2"
 )
 
-// maxClassEntries bounds the classification cache; past it, the cache starts again.
-const maxClassEntries = 200_000
+const (
+	// maxClassEntries bounds the classification cache; past it, the cache starts again.
+	maxClassEntries = 200_000
+	// classifyBytes is how much of a file language detection reads.
+	classifyBytes = 16 << 10
+)
 
 // classCache remembers what Linguist said of a file's content at a path. Linguist's
 // classifier (a naive Bayes over regular-expression tokens, for extensions several languages
@@ -43,7 +47,9 @@ func (c *classCache) classify(f *File) {
 	if !ok {
 		v.binary = f.Content != nil && enry.IsBinary(f.Content)
 		if !v.binary {
-			v.language = enry.GetLanguage(filepath.Base(f.Rel), f.Content)
+			// The start of a file decides its language; Linguist's classifier tokenises what it
+			// is given with regular expressions, so a long file costs in proportion.
+			v.language = enry.GetLanguage(filepath.Base(f.Rel), f.Content[:min(len(f.Content), classifyBytes)])
 		}
 		// Linguist counts Go vendor folders as generated too; one reason to leave a file out is enough.
 		v.generated = !f.Vendored && !v.binary && enry.IsGenerated(f.Rel, f.Content)
