@@ -365,7 +365,8 @@ func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
 }
 
 // inPyPackage reports whether the file rel belongs to the top-level package or module top of
-// the workspace.
+// the workspace, or the workspace holds the standard library itself (CPython's Lib/, where
+// "import os" is os.py).
 func (ix *index) inPyPackage(rel, top string) bool {
 	f, ok := ix.pyModules[top]
 	if !ok {
@@ -373,6 +374,13 @@ func (ix *index) inPyPackage(rel, top string) bool {
 	}
 	if path.Base(f) == "__init__.py" {
 		return under(rel, path.Dir(f))
+	}
+	if isPythonStdlib(top) {
+		// A folder with os.py, typing.py and collections/ is a standard library.
+		dir := path.Dir(f)
+		lib := ix.snap.byRel[path.Join(dir, "os.py")] != nil && ix.snap.byRel[path.Join(dir, "typing.py")] != nil &&
+			ix.snap.byRel[path.Join(dir, "collections", "__init__.py")] != nil
+		return lib && under(rel, dir)
 	}
 	return rel == f
 }

@@ -378,3 +378,21 @@ func TestScanReportsProgress(t *testing.T) {
 		t.Errorf("progress %q, want %q", got, want)
 	}
 }
+
+// TestPythonStandardLibraryItself: in a workspace that is the standard library (CPython's
+// Lib/), "import os" is the workspace's os.py, while a project's typing.py never shadows it.
+func TestPythonStandardLibraryItself(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"Lib/os.py":                   "import abc\n",
+		"Lib/abc.py":                  "",
+		"Lib/typing.py":               "import collections\n",
+		"Lib/collections/__init__.py": "",
+		"Lib/shutil.py":               "import os\nimport typing\n",
+	})
+	a := newAnalyzer(t, root)
+	got := importsOf(t, a, "Lib/shutil.py")
+	if want := map[string]string{"os": "Lib/os.py", "typing": "Lib/typing.py"}; !maps.Equal(got, want) {
+		t.Errorf("imports %v, want %v", got, want)
+	}
+}
