@@ -372,15 +372,21 @@ func (ix *index) inPyPackage(rel, top string) bool {
 	if !ok {
 		return false
 	}
-	if path.Base(f) == "__init__.py" {
-		return under(rel, path.Dir(f))
-	}
+	pkg := path.Base(f) == "__init__.py"
 	if isPythonStdlib(top) {
 		// A folder with os.py, typing.py and collections/ is a standard library.
 		dir := path.Dir(f)
+		if pkg {
+			dir = path.Dir(dir)
+		}
 		lib := ix.snap.byRel[path.Join(dir, "os.py")] != nil && ix.snap.byRel[path.Join(dir, "typing.py")] != nil &&
 			ix.snap.byRel[path.Join(dir, "collections", "__init__.py")] != nil
-		return lib && under(rel, dir)
+		if lib && under(rel, dir) {
+			return true
+		}
+	}
+	if pkg {
+		return under(rel, path.Dir(f))
 	}
 	return rel == f
 }

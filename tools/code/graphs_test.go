@@ -388,11 +388,12 @@ func TestPythonStandardLibraryItself(t *testing.T) {
 		"Lib/abc.py":                  "",
 		"Lib/typing.py":               "import collections\n",
 		"Lib/collections/__init__.py": "",
-		"Lib/shutil.py":               "import os\nimport typing\n",
+		"Lib/re/__init__.py":          "",
+		"Lib/shutil.py":               "import os\nimport typing\nimport re\n",
 	})
 	a := newAnalyzer(t, root)
 	got := importsOf(t, a, "Lib/shutil.py")
-	if want := map[string]string{"os": "Lib/os.py", "typing": "Lib/typing.py"}; !maps.Equal(got, want) {
+	if want := map[string]string{"os": "Lib/os.py", "typing": "Lib/typing.py", "re": "Lib/re/__init__.py"}; !maps.Equal(got, want) {
 		t.Errorf("imports %v, want %v", got, want)
 	}
 }
