@@ -1,11 +1,15 @@
 // Package code is the code analysis behind the MCP tools analyze_codebase, find_dependencies
-// and detect_patterns, and the resource service://code/analysis.
+// and detect_patterns, the navigation tools find_symbol, find_references, file_outline and
+// changes_impact, and the resource service://code/analysis.
 //
-// Files are listed by tools/workspace (which confines every read to the workspace roots and
-// honours .gitignore) and parsed with real parsers: go/parser for Go, and tree-sitter grammars
-// for Python, JavaScript, TypeScript (and TSX), Java and Rust. Other languages Linguist knows
-// are counted by lines only. Manifests (go.mod, package.json, pyproject.toml,
-// requirements*.txt, pom.xml, build.gradle, Cargo.toml) are read with their formats' parsers.
+// Files are listed by tools/workspace (which confines every read to the workspace roots, and
+// lists what git's index tracks and .gitignore does not exclude) and parsed with real parsers:
+// go/parser for Go, and tree-sitter grammars for Python, JavaScript, TypeScript (and TSX),
+// Java and Rust. Other languages Linguist knows are counted by lines only, and so are
+// generated, minified and oversized files. Manifests (go.mod, package.json, pyproject.toml,
+// requirements*.txt, pom.xml, build.gradle, Cargo.toml) and tsconfig.json are read with their
+// formats' parsers. Imports are resolved per language the way the language does (graph.go,
+// javascript.go, rust.go), within the project (module root) that holds the file.
 //
 // Parsing runs on every core, and what a file yields is cached by a hash of its content, so a
 // second analysis only re-reads files and re-parses those that changed. A watcher (fsnotify)
