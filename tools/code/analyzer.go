@@ -9,7 +9,8 @@
 // generated, minified and oversized files. Manifests (go.mod, package.json, pyproject.toml,
 // requirements*.txt, pom.xml, build.gradle, Cargo.toml) and tsconfig.json are read with their
 // formats' parsers. Imports are resolved per language the way the language does (graph.go,
-// javascript.go, rust.go), within the project (module root) that holds the file.
+// javascript.go, rust.go); find_dependencies and detect_patterns answer from the graph of one
+// project (module root) at a time (projects.go).
 //
 // Parsing runs on every core, and what a file yields is cached by a hash of its content, so a
 // second analysis only re-reads files and re-parses those that changed. A watcher (fsnotify)
