@@ -338,7 +338,7 @@ func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, 
 		f.TSConfig = cfg
 		return f, nil
 	}
-	if reason := skipReason(j); reason != "" {
+	if reason := skipReason(j, a.grams[j.key.kind] != nil); reason != "" {
 		return &facts{Language: j.fi.Lang, Skipped: reason, Lines: countLines(j.src, nil)}, nil
 	}
 	f, err := a.parseWith(ctx, ps, j)
@@ -387,9 +387,10 @@ func (a *Analyzer) parseWith(ctx context.Context, ps parserSet, j job) (f *facts
 // skipReason says why a file of a tree-sitter language is not worth its parse: generated or
 // minified code says nothing about the design and can cost gigabytes of syntax tree (a 600 KB
 // generated bundle did), and maxParseBytes bounds what one file can cost. Go files are all
-// parsed: go/parser's trees are small, and generated Go packages are imported by name.
-func skipReason(j job) string {
-	if j.key.kind == "Go" {
+// parsed: go/parser's trees are small, and generated Go packages are imported by name; files
+// of languages without a grammar (treeSitter false) are only counted anyway.
+func skipReason(j job, treeSitter bool) string {
+	if !treeSitter {
 		return ""
 	}
 	switch {

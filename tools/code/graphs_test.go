@@ -311,6 +311,9 @@ func TestSkippedFiles(t *testing.T) {
 		"big.ts":           big.String(),
 		"min.ts":           "export const a=1;" + strings.Repeat("export function b(c:number):number{return c?a:b(c-1)}", 400) + "\n",
 		"main.ts":          "import { f1 } from \"./big\";\nimport \"./vendor.bundle.js\";\nexport const g = () => f1(1);\n",
+		// Generated or long files of languages without a grammar are counted, not skipped.
+		"package-lock.json": "{\n  \"lockfileVersion\": 3\n}\n",
+		"notes.md":          strings.Repeat("A long line of prose that goes on and on. ", 20) + "\n",
 	})
 	a := newAnalyzer(t, root)
 	var rep code.CodebaseReport
