@@ -2,6 +2,7 @@ package security
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,13 +10,16 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/zricethezav/gitleaks/v8/detect"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/cloud"
@@ -38,13 +42,22 @@ type Options struct {
 	Scope    string // code, infrastructure or both
 	Severity string // minimum severity reported; "" for low
 	Limit    int    // findings returned, most severe first; 0 for DefaultLimit
+	// Baseline names a saved JSON report (a workspace path) whose findings are not reported
+	// again; "" uses BaselineFile in the assessed folder when there is one.
+	Baseline string
 }
 
-// Assessor is the security_assessment tool. It is safe for concurrent use.
+// Assessor is the security_assessment tool. It is safe for concurrent use: all calls share one
+// pool of file workers (one per core), one Go analysis at a time (type-checking a module is
+// the largest allocation), and a cache of per-file results keyed by content hash.
 type Assessor struct {
 	ws      *workspace.Workspace
 	log     *slog.Logger
 	secrets *detect.Detector
+	cache   *fileCache
+	workers chan struct{} // a token per running file scan, shared by every call
+	goSlot  chan struct{} // a token per running Go analysis
+	goCache *lru.Cache[string, []Finding]
 }
 
 // New returns the assessor over ws.
@@ -56,7 +69,12 @@ func New(ws *workspace.Workspace, logger *slog.Logger) (*Assessor, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Assessor{ws: ws, log: logger, secrets: d}, nil
+	goCache, err := lru.New[string, []Finding](64)
+	if err != nil {
+		return nil, err
+	}
+	return &Assessor{ws: ws, log: logger, secrets: d, cache: newFileCache(),
+		workers: make(chan struct{}, runtime.GOMAXPROCS(0)), goSlot: make(chan struct{}, 1), goCache: goCache}, nil
 }
 
 // Assess runs the assessment. All findings at or above the minimum severity are in the
@@ -80,6 +98,22 @@ func (a *Assessor) Assess(ctx context.Context, opts Options) (*Report, error) {
 	return rep, nil
 }
 
+// thirdParty matches the vendored paths that hold other people's code, whose declarations are
+// not the project's infrastructure (their secrets are still leaks and still reported).
+var thirdParty = regexp.MustCompile(`(^|/)(node_modules|vendors?|bower_components|Godeps|[Tt]hird[-_]?[Pp]arty|3rd[-_]?party)/`)
+
+// budget returns the context the work runs in: when ctx has a deadline, the work stops at
+// 80% of the time left (24 s of the server's 30), so that the scans in flight can finish and
+// the findings collected so far can be answered, flagged truncated, before the caller's
+// deadline turns the whole call into a timeout.
+func budget(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, time.Until(dl)*4/5)
+}
+
 // findings collects every finding at or above the minimum severity, most severe first.
 func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Report, error) {
 	switch opts.Scope {
@@ -97,106 +131,189 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 	if err != nil {
 		return nil, nil, err
 	}
+	bl, blName, err := a.baseline(dir, opts.Baseline)
+	if err != nil {
+		return nil, nil, err
+	}
 	code := opts.Scope != ScopeInfrastructure
 	infra := opts.Scope != ScopeCode
-	rep := &Report{Scope: opts.Scope, Severity: opts.Severity}
+	rep := &Report{Scope: opts.Scope, Severity: opts.Severity, Baseline: blName}
 	if _, rel, ok := a.ws.Root(dir); ok {
 		rep.Path = rel
 	}
-
-	// gosec loads type information through the go command, the slowest step: it starts on
-	// the folder's own module while the walk runs.
-	type goResult struct {
-		fs    []Finding
-		notes []string
-	}
-	var early chan goResult
-	earlyDir := ""
-	if code && insideModule(a.ws, dir) {
-		earlyDir = dir
-		early = make(chan goResult, 1)
-		go func() {
-			fs, notes := goFindings(ctx, dir, a.shown(dir))
-			early <- goResult{fs, notes}
-		}()
-	}
+	work, cancel := budget(ctx)
+	defer cancel()
 
 	var out []Finding
-	var mu sync.Mutex // guards out while file workers append
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	var mu sync.Mutex // guards out, rep.Notes and the counters while file workers run
+	var wg sync.WaitGroup
 	collector := cloud.NewCollector()
 	goFiles := map[string]string{} // absolute -> workspace-relative
+	goSums := sha256.New()         // the Go sources and module files, for the Go analysis cache
 	var goModDirs []string
-	err = a.ws.Walk(ctx, dir, func(f workspace.File) error {
-		if f.Vendored || f.Binary || f.Oversize || f.Content == nil {
+	ignores := map[string]suppressions{}
+	walked, scanned, cached := 0, 0, 0
+	err = a.ws.Walk(work, dir, func(f workspace.File) error {
+		walked++
+		if walked%500 == 0 {
+			tools.ReportProgress(ctx, float64(walked), 0, fmt.Sprintf("%d files read", walked))
+		}
+		content := f.Content
+		if f.Vendored && !f.Binary {
+			content = vendoredContent(f)
+		}
+		if f.Binary || content == nil {
 			return nil
 		}
-		declaration := false
-		if infra {
-			declaration = collector.Add(f)
+		if s := parseSuppressions(content); s != nil {
+			ignores[f.Rel] = s
+		}
+		k := fileKey{rel: f.Rel, vendored: f.Vendored}
+		if infra && !thirdParty.MatchString(f.Rel) {
+			f.Content = content // Linguist's vendored paths include env/ and .github/: the team's own declarations
+			k.secrets = collector.Add(f)
 			if isDockerfile(f.Rel) {
-				declaration = true
-				fs, err := dockerfileFindings(f.Rel, f.Content)
-				if err != nil {
-					rep.Notes = append(rep.Notes, err.Error())
-				}
-				mu.Lock()
-				out = append(out, fs...)
-				mu.Unlock()
+				k.secrets, k.docker = true, true
 			}
 		}
 		switch {
-		case !code || f.Generated:
-		case path.Base(f.Rel) == "go.mod":
-			goModDirs = append(goModDirs, filepath.Dir(f.Path))
+		case !code || f.Generated || f.Vendored:
+		case path.Base(f.Rel) == "go.mod" || path.Base(f.Rel) == "go.sum":
+			if path.Base(f.Rel) == "go.mod" {
+				goModDirs = append(goModDirs, filepath.Dir(f.Path))
+			}
+			fmt.Fprintf(goSums, "%s\x00%x\x00", f.Rel, sha256.Sum256(content))
 		case f.Language == "Go":
 			goFiles[f.Path] = f.Rel
+			fmt.Fprintf(goSums, "%s\x00%x\x00", f.Rel, sha256.Sum256(content))
 		}
-		if !code && !declaration {
+		k.secrets = k.secrets || code
+		k.code = code && !f.Generated && !f.Vendored && f.Language != "Go"
+		if !k.secrets && !k.docker && !k.code {
 			return nil
 		}
-		// Secrets and token rules are the costly part: run them on a worker per core while
-		// the walk goes on.
-		g.Go(func() error {
-			fs := secrets(gctx, a.secrets, f.Rel, f.Content)
-			if code && !f.Generated && f.Language != "Go" {
-				fs = append(fs, codeFindings(gctx, f.Rel, f.Language, f.Content)...)
-			}
+		// The scans run on the shared workers while the walk goes on; waiting for a worker
+		// holds the walk back, so a call never holds more files than workers.
+		select {
+		case a.workers <- struct{}{}:
+		case <-work.Done():
+			return work.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-a.workers; wg.Done() }()
+			fs, hit, err := a.scanFile(work, k, f, content)
 			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				rep.Notes = append(rep.Notes, err.Error())
+			}
 			out = append(out, fs...)
-			mu.Unlock()
-			return gctx.Err()
-		})
+			scanned++
+			if hit {
+				cached++
+			}
+		}()
 		return nil
 	})
-	if werr := g.Wait(); err == nil && werr != nil {
-		err = werr
-	}
-	if errors.Is(err, workspace.ErrFileLimit) {
+	wg.Wait()
+	switch {
+	case errors.Is(err, workspace.ErrFileLimit):
 		rep.Notes = append(rep.Notes, "the folder has more files than one walk reads: the assessment is incomplete; narrow path")
-	} else if err != nil {
+	case err != nil && ctx.Err() == nil && work.Err() != nil:
+		rep.Truncated = true
+	case err != nil:
 		return nil, nil, fmt.Errorf("assess %s: %w", a.shown(dir), err)
 	}
-	if infra {
+	if work.Err() != nil && ctx.Err() == nil {
+		rep.Truncated = true
+	}
+	if infra { // the declarations read so far, even when the time ran out
 		inv := collector.Inventory()
 		out = append(out, infraFindings(inv)...)
 		for _, e := range inv.Errors {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s:%d not parsed: %s", e.File, e.Line, e.Message))
 		}
 	}
-	if code {
-		var raw []Finding
-		if early != nil {
-			r := <-early
-			raw, rep.Notes = append(raw, r.fs...), append(rep.Notes, r.notes...)
+	if code && !rep.Truncated {
+		if insideModule(a.ws, dir) && !slices.Contains(goModDirs, dir) {
+			goModDirs = append(goModDirs, dir) // the folder's own module lies above it
 		}
 		sort.Strings(goModDirs)
-		for _, d := range goModDirs {
-			if d != earlyDir {
-				fs, notes := goFindings(ctx, d, a.shown(d)) // a module nested below the folder
-				raw, rep.Notes = append(raw, fs...), append(rep.Notes, notes...)
+		fs, notes := a.goModules(ctx, work, goModDirs, goFiles, fmt.Sprintf("%x", goSums.Sum(nil)))
+		out, rep.Notes = append(out, fs...), append(rep.Notes, notes...)
+		rep.Truncated = work.Err() != nil && ctx.Err() == nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if rep.Truncated {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the time budget ran out after %d files: findings are partial; narrow path or call again (scanned files are cached)", scanned))
+	}
+	a.log.Debug("security_assessment", "path", rep.Path, "files", walked, "scanned", scanned, "cached", cached)
+	floor := rank(opts.Severity)
+	kept := out[:0]
+	for _, f := range mergeCredentials(out) {
+		f.Fingerprint = fingerprint(f)
+		switch {
+		case rank(f.Severity) < floor:
+		case ignores[f.File].covers(f):
+			rep.Suppressed++
+		case bl.accepts(f):
+			rep.Baselined++
+		default:
+			kept = append(kept, f)
+		}
+	}
+	sortFindings(kept)
+	return kept, rep, nil
+}
+
+// baseline loads the baseline a call names, or BaselineFile in dir when the call names none
+// and it exists. name is how the report shows it.
+func (a *Assessor) baseline(dir, arg string) (bl baseline, name string, err error) {
+	file := ""
+	if arg != "" {
+		if file, err = a.ws.Resolve("baseline", arg); err != nil {
+			return nil, "", err
+		}
+	} else if fi, err := os.Stat(filepath.Join(dir, BaselineFile)); err == nil && fi.Mode().IsRegular() {
+		file = filepath.Join(dir, BaselineFile)
+	} else {
+		return nil, "", nil
+	}
+	bl, err = loadBaseline(file)
+	if err != nil {
+		return nil, "", tools.InvalidArgument("baseline", "%s: %v", a.shown(file), err)
+	}
+	return bl, a.shown(file), nil
+}
+
+// goModules runs gosec on each module folder, one module at a time across all calls, and
+// keeps only findings in the files the walk listed. Results are cached by the hash of every Go
+// source and module file of the walk: unchanged code is not type-checked again.
+func (a *Assessor) goModules(ctx, work context.Context, dirs []string, goFiles map[string]string, sum string) ([]Finding, []string) {
+	var out []Finding
+	var notes []string
+	for _, d := range dirs {
+		key := d + "\x00" + sum
+		raw, ok := a.goCache.Get(key)
+		if !ok {
+			tools.ReportProgress(ctx, 0, 0, "waiting for the Go analysis of "+a.shown(d))
+			select {
+			case a.goSlot <- struct{}{}:
+			case <-work.Done():
+				return out, notes
 			}
+			tools.ReportProgress(ctx, 0, 0, "analysing the Go packages of "+a.shown(d))
+			var ns []string
+			raw, ns = goFindings(work, d, a.shown(d))
+			<-a.goSlot
+			notes = append(notes, ns...)
+			if work.Err() != nil {
+				return out, notes
+			}
+			a.goCache.Add(key, raw)
 		}
 		for _, f := range raw {
 			rel, ok := goFiles[f.File]
@@ -207,18 +324,7 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 			out = append(out, f)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	floor := rank(opts.Severity)
-	kept := out[:0]
-	for _, f := range out {
-		if rank(f.Severity) >= floor {
-			kept = append(kept, f)
-		}
-	}
-	sortFindings(kept)
-	return kept, rep, nil
+	return out, notes
 }
 
 // shown is how notes name a folder: relative to its workspace root, never the server's path.
@@ -267,7 +373,8 @@ const inputSchema = `{
     "severity": {"type": "string", "enum": ["low", "medium", "high", "critical"], "default": "low", "description": "Minimum severity reported."},
     "format": {"type": "string", "enum": ["json", "sarif"], "default": "json", "description": "json: findings with a summary; sarif: a SARIF 2.1.0 log."},
     "path": {"type": "string", "maxLength": 4096, "description": "Folder or file below the workspace to assess (default: the workspace root)."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200, "description": "Findings returned, most severe first."}
+    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200, "description": "Findings returned, most severe first."},
+    "baseline": {"type": "string", "maxLength": 4096, "description": "A security_assessment JSON report saved earlier (workspace path): its findings are not reported again. Default: .security-baseline.json in the assessed folder, when present."}
   },
   "required": ["scope"],
   "additionalProperties": false
@@ -280,8 +387,12 @@ const outputSchema = `{
     "scope": {"type": "string"},
     "severity": {"type": "string"},
     "summary": {"type": "object", "properties": {"total": {"type": "integer"}, "bySeverity": {"type": "object"}, "byCategory": {"type": "object"}}},
-    "findings": {"type": "array", "items": {"type": "object", "required": ["ruleId", "severity", "cwe", "location", "message", "remediation"]}},
+    "findings": {"type": "array", "items": {"type": "object", "required": ["ruleId", "severity", "cwe", "location", "message", "remediation", "fingerprint"]}},
     "omitted": {"type": "integer"},
+    "suppressed": {"type": "integer", "description": "findings silenced by platform:ignore directives"},
+    "baselined": {"type": "integer", "description": "findings accepted by the baseline"},
+    "baseline": {"type": "string"},
+    "truncated": {"type": "boolean", "description": "the time budget ran out: findings are partial"},
     "notes": {"type": "array", "items": {"type": "string"}},
     "version": {"type": "string", "description": "SARIF version, with format sarif"},
     "runs": {"type": "array", "description": "SARIF runs, with format sarif"}
@@ -294,6 +405,7 @@ type callArgs struct {
 	Format   string `json:"format"`
 	Path     string `json:"path"`
 	Limit    int    `json:"limit"`
+	Baseline string `json:"baseline"`
 }
 
 // Call runs security_assessment.
@@ -305,7 +417,7 @@ func (a *Assessor) Call(ctx context.Context, raw json.RawMessage) (any, error) {
 	if args.Limit > 5000 {
 		return nil, tools.InvalidArgument("limit", "at most 5000")
 	}
-	opts := Options{Path: args.Path, Scope: args.Scope, Severity: args.Severity, Limit: args.Limit}
+	opts := Options{Path: args.Path, Scope: args.Scope, Severity: args.Severity, Limit: args.Limit, Baseline: args.Baseline}
 	switch strings.ToLower(args.Format) {
 	case "", "json":
 		return a.Assess(ctx, opts)
