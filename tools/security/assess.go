@@ -145,7 +145,9 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 	defer cancel()
 
 	var out []Finding
-	var mu sync.Mutex // guards out, rep.Notes and the counters while file workers run
+	var notes []string
+	var mu sync.Mutex // guards out, notes, closed and the counters while file workers run
+	closed := false   // set when the budget ran out: scans still running drop their findings
 	var wg sync.WaitGroup
 	collector := cloud.NewCollector()
 	goFiles := map[string]string{} // absolute -> workspace-relative
@@ -170,8 +172,10 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 		}
 		k := fileKey{rel: f.Rel, vendored: f.Vendored}
 		if infra && !thirdParty.MatchString(f.Rel) {
-			f.Content = content // Linguist's vendored paths include env/ and .github/: the team's own declarations
-			k.secrets = collector.Add(f)
+			// Linguist's vendored paths include env/ and .github/: the team's own declarations.
+			own := f
+			own.Content, own.Vendored = content, false
+			k.secrets = collector.Add(own)
 			if isDockerfile(f.Rel) {
 				k.secrets, k.docker = true, true
 			}
@@ -205,8 +209,11 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 			fs, hit, err := a.scanFile(work, k, f, content)
 			mu.Lock()
 			defer mu.Unlock()
+			if closed || work.Err() != nil {
+				return // cut short, or too late for the answer
+			}
 			if err != nil {
-				rep.Notes = append(rep.Notes, err.Error())
+				notes = append(notes, err.Error())
 			}
 			out = append(out, fs...)
 			scanned++
@@ -216,7 +223,17 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 		}()
 		return nil
 	})
-	wg.Wait()
+	if work.Err() == nil {
+		wg.Wait()
+	}
+	// Out of time, the answer does not wait for the scans in flight: they stop at their next
+	// check of work and leave their findings out.
+	mu.Lock()
+	closed = true
+	out = slices.Clone(out)
+	rep.Notes = append(rep.Notes, notes...)
+	n, hits := scanned, cached
+	mu.Unlock()
 	switch {
 	case errors.Is(err, workspace.ErrFileLimit):
 		rep.Notes = append(rep.Notes, "the folder has more files than one walk reads: the assessment is incomplete; narrow path")
@@ -248,9 +265,9 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 		return nil, nil, err
 	}
 	if rep.Truncated {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the time budget ran out after %d files: findings are partial; narrow path or call again (scanned files are cached)", scanned))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the time budget ran out after %d files: findings are partial; narrow path or call again (scanned files are cached)", n))
 	}
-	a.log.Debug("security_assessment", "path", rep.Path, "files", walked, "scanned", scanned, "cached", cached)
+	a.log.Debug("security_assessment", "path", rep.Path, "files", walked, "scanned", n, "cached", hits)
 	floor := rank(opts.Severity)
 	kept := out[:0]
 	for _, f := range mergeCredentials(out) {
