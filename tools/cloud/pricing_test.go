@@ -1,11 +1,18 @@
 package cloud_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/platform-dev/platform/tools/cloud"
 )
@@ -151,4 +158,97 @@ resource "aws_instance" "old" { instance_type = "m1.small" }
 	if a := actions["google_compute_instance.mid"]; !strings.Contains(a, "e2-standard-2") {
 		t.Errorf("mid: action %q, want e2-standard-2 named", a)
 	}
+}
+
+// commit writes files into the repository's work tree and commits them.
+func commit(t *testing.T, repo *git.Repository, dir string, files map[string]string, msg string) {
+	t.Helper()
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wt.Add(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sig := &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1_700_000_000, 0)}
+	if _, err := wt.Commit(msg, &git.CommitOptions{Author: sig}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A cost diff between two revisions, and between a revision and the working tree, lists what
+// was added, removed and resized with the monthly delta of each.
+func TestCostDiffBetweenGitRevisions(t *testing.T) {
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const provider = "provider \"aws\" { region = \"us-east-1\" }\n"
+	commit(t, repo, dir, map[string]string{"infra/main.tf": provider +
+		"resource \"aws_instance\" \"web\" { instance_type = \"t3.micro\" }\n" +
+		"resource \"aws_nat_gateway\" \"nat\" {}\n"}, "first")
+	if _, err := repo.CreateTag("v1", mustHead(t, repo), nil); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, repo, dir, map[string]string{"infra/main.tf": provider +
+		"resource \"aws_instance\" \"web\" { instance_type = \"t3.large\" }\n" +
+		"resource \"aws_ebs_volume\" \"data\" {\n  size = 100\n  type = \"gp3\"\n}\n"}, "second")
+	// Uncommitted: the volume grows.
+	if err := os.WriteFile(filepath.Join(dir, "infra/main.tf"), []byte(provider+
+		"resource \"aws_instance\" \"web\" { instance_type = \"t3.large\" }\n"+
+		"resource \"aws_ebs_volume\" \"data\" {\n  size = 200\n  type = \"gp3\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := newAnalyzer(t, dir)
+	type change struct {
+		address, change string
+		delta           float64
+	}
+	for _, tt := range []struct {
+		args              string
+		base, head, delta float64
+		changes           []change
+	}{
+		// t3.micro 7.59 + NAT 32.85 = 40.44 -> t3.large 60.74 + gp3 100 GB 8 = 68.74
+		{`{"path":"infra","base_ref":"v1","head_ref":"HEAD"}`, 40.44, 68.74, 28.3,
+			[]change{{"aws_instance.web", "changed", 53.15}, {"aws_nat_gateway.nat", "removed", -32.85}, {"aws_ebs_volume.data", "added", 8}}},
+		// HEAD -> working tree: the volume doubles.
+		{`{"path":"infra","base_ref":"HEAD"}`, 68.74, 76.74, 8, []change{{"aws_ebs_volume.data", "changed", 8}}},
+	} {
+		d := call(t, a, tt.args).CostDiff
+		if d == nil {
+			t.Fatalf("%s: no costDiff", tt.args)
+		}
+		var got []change
+		for _, c := range d.Changes {
+			got = append(got, change{c.Address, c.Change, c.Delta})
+		}
+		if d.BaseTotal != tt.base || d.HeadTotal != tt.head || d.Delta != tt.delta || fmt.Sprint(got) != fmt.Sprint(tt.changes) {
+			t.Errorf("%s: %v -> %v (%v): %v; want %v -> %v (%v): %v", tt.args, d.BaseTotal, d.HeadTotal, d.Delta, got, tt.base, tt.head, tt.delta, tt.changes)
+		}
+	}
+	for _, args := range []string{`{"base_ref":"no-such-ref"}`, `{"head_ref":"HEAD"}`} {
+		if _, err := a.Call(context.Background(), json.RawMessage(args)); err == nil {
+			t.Errorf("%s accepted", args)
+		}
+	}
+}
+
+func mustHead(t *testing.T, repo *git.Repository) plumbing.Hash {
+	t.Helper()
+	ref, err := repo.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.Hash()
 }
