@@ -57,7 +57,7 @@ type Assessor struct {
 	cache   *fileCache
 	workers chan struct{} // a token per running file scan, shared by every call
 	goSlot  chan struct{} // a token per running Go analysis
-	goCache *lru.Cache[string, []Finding]
+	goCache *lru.Cache[string, goResult]
 }
 
 // New returns the assessor over ws.
@@ -69,7 +69,7 @@ func New(ws *workspace.Workspace, logger *slog.Logger) (*Assessor, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	goCache, err := lru.New[string, []Finding](64)
+	goCache, err := lru.New[string, goResult](64)
 	if err != nil {
 		return nil, err
 	}
@@ -306,6 +306,12 @@ func (a *Assessor) baseline(dir, arg string) (bl baseline, name string, err erro
 	return bl, a.shown(file), nil
 }
 
+// goResult is what gosec said about one module: findings with absolute file names, and notes.
+type goResult struct {
+	findings []Finding
+	notes    []string
+}
+
 // goModules runs gosec on each module folder, one module at a time across all calls, and
 // keeps only findings in the files the walk listed. Results are cached by the hash of every Go
 // source and module file of the walk: unchanged code is not type-checked again.
@@ -314,7 +320,7 @@ func (a *Assessor) goModules(ctx, work context.Context, dirs []string, goFiles m
 	var notes []string
 	for _, d := range dirs {
 		key := d + "\x00" + sum
-		raw, ok := a.goCache.Get(key)
+		res, ok := a.goCache.Get(key)
 		if !ok {
 			tools.ReportProgress(ctx, 0, 0, "waiting for the Go analysis of "+a.shown(d))
 			select {
@@ -322,17 +328,21 @@ func (a *Assessor) goModules(ctx, work context.Context, dirs []string, goFiles m
 			case <-work.Done():
 				return out, notes
 			}
-			tools.ReportProgress(ctx, 0, 0, "analysing the Go packages of "+a.shown(d))
-			var ns []string
-			raw, ns = goFindings(work, d, a.shown(d))
+			// A call that waited may find the result of the one it waited for.
+			if res, ok = a.goCache.Get(key); !ok {
+				tools.ReportProgress(ctx, 0, 0, "analysing the Go packages of "+a.shown(d))
+				res.findings, res.notes = goFindings(work, d, a.shown(d))
+				if work.Err() == nil {
+					a.goCache.Add(key, res)
+				}
+			}
 			<-a.goSlot
-			notes = append(notes, ns...)
 			if work.Err() != nil {
 				return out, notes
 			}
-			a.goCache.Add(key, raw)
 		}
-		for _, f := range raw {
+		notes = append(notes, res.notes...)
+		for _, f := range res.findings {
 			rel, ok := goFiles[f.File]
 			if !ok {
 				continue // generated, ignored, a test, or outside the folder asked about

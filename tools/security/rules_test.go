@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/security"
 	"github.com/platform-dev/platform/tools/workspace"
 )
@@ -372,5 +375,39 @@ func TestTruncatedBeforeTheDeadline(t *testing.T) {
 	rep := out.(*security.Report)
 	if !rep.Truncated || rep.Summary.Total == 0 || ctx.Err() != nil {
 		t.Errorf("truncated %v, %d findings, ctx %v", rep.Truncated, rep.Summary.Total, ctx.Err())
+	}
+}
+
+// Ten calls at once share the workers and the Go analysis slot: every one answers, with the
+// same findings, and the ones that wait say so through the progress seam.
+func TestConcurrentCallsShareTheWorkers(t *testing.T) {
+	a := newAssessor(t)
+	var mu sync.Mutex
+	var messages []string
+	ctx := tools.WithProgress(context.Background(), func(_, _ float64, msg string) {
+		mu.Lock()
+		messages = append(messages, msg)
+		mu.Unlock()
+	})
+	totals := make([]int, 10)
+	var wg sync.WaitGroup
+	for i := range totals {
+		wg.Go(func() {
+			rep, err := a.Assess(ctx, security.Options{Scope: security.ScopeBoth})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			totals[i] = rep.Summary.Total
+		})
+	}
+	wg.Wait()
+	for i, n := range totals {
+		if n != len(planted) {
+			t.Errorf("call %d: %d findings, want %d", i, n, len(planted))
+		}
+	}
+	if !slices.ContainsFunc(messages, func(m string) bool { return strings.HasPrefix(m, "analysing the Go packages of gosvc") }) {
+		t.Errorf("progress messages %q", messages)
 	}
 }
