@@ -58,6 +58,7 @@ type Assessor struct {
 	workers chan struct{} // a token per running file scan, shared by every call
 	goSlot  chan struct{} // a token per running Go analysis
 	goCache *lru.Cache[string, goResult]
+	goSeen  sync.Map // module folders analysed before: their next analysis waits for the walk's hashes
 }
 
 // New returns the assessor over ws.
@@ -143,6 +144,22 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 	}
 	work, cancel := budget(ctx)
 	defer cancel()
+
+	// The first analysis of a module cannot be in the cache: gosec, the slowest step, starts
+	// on it at once, in parallel with the walk. Later ones wait for the walk to hash the Go
+	// files and look the result up first.
+	var early chan goResult
+	if _, seen := a.goSeen.LoadOrStore(dir, true); code && !seen && insideModule(a.ws, dir) {
+		early = make(chan goResult, 1)
+		go func() {
+			var res goResult
+			if a.acquireGo(ctx, work, dir) {
+				res.findings, res.notes = goFindings(work, dir, a.shown(dir))
+				<-a.goSlot
+			}
+			early <- res
+		}()
+	}
 
 	var out []Finding
 	var notes []string
@@ -257,7 +274,7 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 			goModDirs = append(goModDirs, dir) // the folder's own module lies above it
 		}
 		sort.Strings(goModDirs)
-		fs, notes := a.goModules(ctx, work, goModDirs, goFiles, fmt.Sprintf("%x", goSums.Sum(nil)))
+		fs, notes := a.goModules(ctx, work, goModDirs, goFiles, fmt.Sprintf("%x", goSums.Sum(nil)), dir, early)
 		out, rep.Notes = append(out, fs...), append(rep.Notes, notes...)
 		rep.Truncated = work.Err() != nil && ctx.Err() == nil
 	}
@@ -314,18 +331,22 @@ type goResult struct {
 
 // goModules runs gosec on each module folder, one module at a time across all calls, and
 // keeps only findings in the files the walk listed. Results are cached by the hash of every Go
-// source and module file of the walk: unchanged code is not type-checked again.
-func (a *Assessor) goModules(ctx, work context.Context, dirs []string, goFiles map[string]string, sum string) ([]Finding, []string) {
+// source and module file of the walk: unchanged code is not type-checked again. early, when
+// not nil, brings the result for earlyDir of an analysis started before the walk.
+func (a *Assessor) goModules(ctx, work context.Context, dirs []string, goFiles map[string]string, sum, earlyDir string, early chan goResult) ([]Finding, []string) {
 	var out []Finding
 	var notes []string
 	for _, d := range dirs {
 		key := d + "\x00" + sum
 		res, ok := a.goCache.Get(key)
-		if !ok {
-			tools.ReportProgress(ctx, 0, 0, "waiting for the Go analysis of "+a.shown(d))
-			select {
-			case a.goSlot <- struct{}{}:
-			case <-work.Done():
+		switch {
+		case d == earlyDir && early != nil:
+			res = <-early
+			if work.Err() == nil {
+				a.goCache.Add(key, res)
+			}
+		case !ok:
+			if !a.acquireGo(ctx, work, d) {
 				return out, notes
 			}
 			// A call that waited may find the result of the one it waited for.
@@ -337,9 +358,9 @@ func (a *Assessor) goModules(ctx, work context.Context, dirs []string, goFiles m
 				}
 			}
 			<-a.goSlot
-			if work.Err() != nil {
-				return out, notes
-			}
+		}
+		if work.Err() != nil {
+			return out, notes
 		}
 		notes = append(notes, res.notes...)
 		for _, f := range res.findings {
@@ -352,6 +373,22 @@ func (a *Assessor) goModules(ctx, work context.Context, dirs []string, goFiles m
 		}
 	}
 	return out, notes
+}
+
+// acquireGo takes the Go analysis slot, saying so while it waits; false when work ended first.
+func (a *Assessor) acquireGo(ctx, work context.Context, dir string) bool {
+	select {
+	case a.goSlot <- struct{}{}:
+		return true
+	default:
+	}
+	tools.ReportProgress(ctx, 0, 0, "waiting for the Go analysis of "+a.shown(dir))
+	select {
+	case a.goSlot <- struct{}{}:
+		return true
+	case <-work.Done():
+		return false
+	}
 }
 
 // shown is how notes name a folder: relative to its workspace root, never the server's path.

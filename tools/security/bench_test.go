@@ -77,16 +77,38 @@ func BenchmarkPeakRSSTenCalls(b *testing.B) {
 	}
 	dir := filepath.Join(strings.TrimSpace(string(goroot)), "src", "net")
 	opts := security.Options{Scope: security.ScopeBoth}
+	var first, last float64
 	for b.Loop() {
 		a := assessorOn(b, dir)
-		for range 10 {
+		for i := range 10 {
 			if _, err := a.Assess(context.Background(), opts); err != nil {
 				b.Fatal(err)
 			}
+			switch i {
+			case 0:
+				first = rssMB(b)
+			case 9:
+				last = rssMB(b)
+			}
 		}
 	}
+	b.ReportMetric(first, "RSS-after-call-1-MB")
+	b.ReportMetric(last, "RSS-after-call-10-MB")
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB") // Linux reports KiB
 	}
+}
+
+// rssMB reads the process's resident set from /proc (Linux).
+func rssMB(b *testing.B) float64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		b.Skip("no /proc:", err)
+	}
+	var size, resident int64
+	if _, err := fmt.Sscan(string(data), &size, &resident); err != nil {
+		b.Fatal(err)
+	}
+	return float64(resident*int64(os.Getpagesize())) / (1 << 20)
 }
