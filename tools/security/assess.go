@@ -99,9 +99,11 @@ func (a *Assessor) Assess(ctx context.Context, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// thirdParty matches the vendored paths that hold other people's code, whose declarations are
-// not the project's infrastructure (their secrets are still leaks and still reported).
-var thirdParty = regexp.MustCompile(`(^|/)(node_modules|vendors?|bower_components|Godeps|[Tt]hird[-_]?[Pp]arty|3rd[-_]?party)/`)
+// notDeployed matches the vendored paths whose declarations are not the project's
+// infrastructure: other people's code and test fixtures (their secrets are still leaks and
+// still reported). Linguist's other vendored paths, env/ and .github/ among them, hold the
+// project's own declarations.
+var notDeployed = regexp.MustCompile(`(^|/)(node_modules|vendors?|bower_components|Godeps|[Tt]hird[-_]?[Pp]arty|3rd[-_]?party|testdata|[Tt]ests?/fixtures|[Ss]pecs?/fixtures)/`)
 
 // budget returns the context the work runs in: when ctx has a deadline, the work stops at
 // 80% of the time left (24 s of the server's 30), so that the scans in flight can finish and
@@ -188,7 +190,7 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 			ignores[f.Rel] = s
 		}
 		k := fileKey{rel: f.Rel, vendored: f.Vendored}
-		if infra && !thirdParty.MatchString(f.Rel) {
+		if infra && !(f.Vendored && notDeployed.MatchString(f.Rel)) {
 			// Linguist's vendored paths include env/ and .github/: the team's own declarations.
 			own := f
 			own.Content, own.Vendored = content, false

@@ -57,9 +57,9 @@ func locations(rep *security.Report) []string {
 
 // Secrets (gitleaks:allow on each line of this test: they are planted, not leaked).
 const (
-	awsKey    = "AKIAZ3MHQB7XK4RL2PNA"                     // gitleaks:allow
-	githubPAT = "ghp_R8kZ2vQm4Xw7Lp9Tn3Jb6Yc1Hs5Fd0Ga2Ke4" // gitleaks:allow
-	slackTok  = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+	awsKey    = "AKIAZ3MHQB7XK4RL2PNA"                                   // gitleaks:allow
+	githubPAT = "ghp_R8kZ2vQm4Xw7Lp9Tn3Jb6Yc1Hs5Fd0Ga2Ke4"               // gitleaks:allow
+	slackTok  = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx" // gitleaks:allow
 )
 
 // Paths Linguist calls vendored (config/env/, vendor/, testdata/, node_modules/) are third-party
@@ -100,7 +100,7 @@ func TestSecretsInVendoredPathsAreReportedOnceAndLabelled(t *testing.T) {
 // the manifest rules) is one finding that names the others.
 func TestOneFindingPerSecretAndLocation(t *testing.T) {
 	dir := writeTree(t, map[string]string{
-		"Dockerfile": "FROM python:3.12\nENV API_TOKEN=abcd1234efgh5678ijkl\nUSER app\n",
+		"Dockerfile": "FROM python:3.12\nENV API_TOKEN=abcd1234efgh5678ijkl\nUSER app\n", // gitleaks:allow
 		"k8s.yaml": `apiVersion: v1
 kind: Pod
 metadata: {name: api}
@@ -409,5 +409,24 @@ func TestConcurrentCallsShareTheWorkers(t *testing.T) {
 	}
 	if !slices.ContainsFunc(messages, func(m string) bool { return strings.HasPrefix(m, "analysing the Go packages of gosvc") }) {
 		t.Errorf("progress messages %q", messages)
+	}
+}
+
+// Linguist calls env/ vendored, yet Terraform environments live there: their declarations are
+// assessed; test fixtures and third-party folders are not the project's infrastructure.
+func TestDeclarationsUnderVendoredPaths(t *testing.T) {
+	sg := `resource "aws_security_group" "ssh" {
+  ingress {
+    from_port   = 22
+    to_port     = 22
+    protocol    = "tcp"
+    cidr_blocks = ["0.0.0.0/0"]
+  }
+}
+`
+	dir := writeTree(t, map[string]string{"env/prod/main.tf": sg, "testdata/main.tf": sg, "vendor/mod/main.tf": sg})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
+	if got := strings.Join(locations(rep), ","); got != "iac/ingress-open-admin-port env/prod/main.tf:2" {
+		t.Errorf("findings %s", got)
 	}
 }
