@@ -97,7 +97,7 @@ func free(typ string) bool {
 		switch {
 		case typ == f,
 			(strings.HasSuffix(f, "_") || strings.HasSuffix(f, "::")) && strings.HasPrefix(typ, f),
-			strings.HasPrefix(typ, f+"_"):
+			len(typ) > len(f) && typ[len(f)] == '_' && strings.HasPrefix(typ, f):
 			return true
 		}
 	}
