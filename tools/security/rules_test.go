@@ -430,3 +430,68 @@ func TestDeclarationsUnderVendoredPaths(t *testing.T) {
 		t.Errorf("findings %s", got)
 	}
 }
+
+// Configurations unsafe as written that tfsec, Checkov and kube-score report: one finding each,
+// none for the safe forms beside them.
+func TestExplicitMisconfigurations(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"main.tf": `resource "aws_db_instance" "open" {
+  publicly_accessible = true
+  storage_encrypted   = true
+}
+resource "aws_db_instance" "closed" {
+  publicly_accessible = false
+  storage_encrypted   = true
+}
+resource "aws_instance" "v1" {
+  metadata_options {
+    http_tokens = "optional"
+  }
+}
+resource "aws_instance" "v2" {
+  metadata_options {
+    http_tokens = "required"
+  }
+}
+`,
+		"k8s.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: node-agent}
+spec:
+  hostNetwork: true
+  hostPID: false
+  securityContext: {runAsNonRoot: true}
+  containers:
+    - name: agent
+      image: agent:1.0
+      securityContext:
+        allowPrivilegeEscalation: true
+        capabilities:
+          add: ["NET_BIND_SERVICE", "SYS_ADMIN"]
+    - name: safe
+      image: agent:1.0
+      securityContext:
+        allowPrivilegeEscalation: false
+        capabilities:
+          drop: ["ALL"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: ci-admin}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: cluster-admin
+subjects:
+  - kind: ServiceAccount
+    name: ci
+    namespace: default
+`,
+	})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
+	want := "iac/host-namespace k8s.yaml:5,iac/dangerous-capabilities k8s.yaml:14,iac/cluster-admin-binding k8s.yaml:28," +
+		"iac/public-database main.tf:2,iac/privilege-escalation k8s.yaml:12,iac/imds-v1 main.tf:11"
+	if got := strings.Join(locations(rep), ","); got != want {
+		t.Errorf("findings\n%s\nwant\n%s", got, want)
+	}
+}
