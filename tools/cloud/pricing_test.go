@@ -21,6 +21,13 @@ import (
 func writeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	return dir
+}
+
+// writeFiles writes files (slash-separated path -> content) below dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -30,7 +37,6 @@ func writeTree(t *testing.T, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }
 
 func byAddress(r *cloud.Report) map[string]cloud.ResourceEntry {
@@ -167,14 +173,8 @@ func commit(t *testing.T, repo *git.Repository, dir string, files map[string]str
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	writeFiles(t, dir, files)
+	for name := range files {
 		if _, err := wt.Add(name); err != nil {
 			t.Fatal(err)
 		}
@@ -204,11 +204,9 @@ func TestCostDiffBetweenGitRevisions(t *testing.T) {
 		"resource \"aws_instance\" \"web\" { instance_type = \"t3.large\" }\n" +
 		"resource \"aws_ebs_volume\" \"data\" {\n  size = 100\n  type = \"gp3\"\n}\n"}, "second")
 	// Uncommitted: the volume grows.
-	if err := os.WriteFile(filepath.Join(dir, "infra/main.tf"), []byte(provider+
-		"resource \"aws_instance\" \"web\" { instance_type = \"t3.large\" }\n"+
-		"resource \"aws_ebs_volume\" \"data\" {\n  size = 200\n  type = \"gp3\"\n}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFiles(t, dir, map[string]string{"infra/main.tf": provider +
+		"resource \"aws_instance\" \"web\" { instance_type = \"t3.large\" }\n" +
+		"resource \"aws_ebs_volume\" \"data\" {\n  size = 200\n  type = \"gp3\"\n}\n"})
 	a, _ := newAnalyzer(t, dir)
 	type change struct {
 		address, change string
