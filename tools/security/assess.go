@@ -45,6 +45,9 @@ type Options struct {
 	// Baseline names a saved JSON report (a workspace path) whose findings are not reported
 	// again; "" uses BaselineFile in the assessed folder when there is one.
 	Baseline string
+	// History adds the secrets that commits of the folder's git repository added and later
+	// commits removed (scope code or both).
+	History bool
 }
 
 // Assessor is the security_assessment tool. It is safe for concurrent use: all calls share one
@@ -280,6 +283,17 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 		out, rep.Notes = append(out, fs...), append(rep.Notes, notes...)
 		rep.Truncated = work.Err() != nil && ctx.Err() == nil
 	}
+	if opts.History && code && !rep.Truncated {
+		fs, notes, err := a.historySecrets(work, dir)
+		if _, bad := tools.IsArgumentError(err); bad {
+			return nil, nil, err
+		}
+		if err != nil && work.Err() == nil {
+			notes = append(notes, fmt.Sprintf("git history not scanned: %v", err))
+		}
+		out, rep.Notes = append(out, fs...), append(rep.Notes, notes...)
+		rep.Truncated = work.Err() != nil && ctx.Err() == nil
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -440,6 +454,7 @@ const inputSchema = `{
     "format": {"type": "string", "enum": ["json", "sarif"], "default": "json", "description": "json: findings with a summary; sarif: a SARIF 2.1.0 log."},
     "path": {"type": "string", "maxLength": 4096, "description": "Folder or file below the workspace to assess (default: the workspace root)."},
     "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200, "description": "Findings returned, most severe first."},
+    "history": {"type": "boolean", "default": false, "description": "Also report secrets that commits of the folder's git repository added and later removed (the 500 newest commits; scope code or both)."},
     "baseline": {"type": "string", "maxLength": 4096, "description": "A security_assessment JSON report saved earlier (workspace path): its findings are not reported again. Default: .security-baseline.json in the assessed folder, when present."}
   },
   "required": ["scope"],
@@ -472,6 +487,7 @@ type callArgs struct {
 	Path     string `json:"path"`
 	Limit    int    `json:"limit"`
 	Baseline string `json:"baseline"`
+	History  bool   `json:"history"`
 }
 
 // Call runs security_assessment.
@@ -483,7 +499,7 @@ func (a *Assessor) Call(ctx context.Context, raw json.RawMessage) (any, error) {
 	if args.Limit > 5000 {
 		return nil, tools.InvalidArgument("limit", "at most 5000")
 	}
-	opts := Options{Path: args.Path, Scope: args.Scope, Severity: args.Severity, Limit: args.Limit, Baseline: args.Baseline}
+	opts := Options{Path: args.Path, Scope: args.Scope, Severity: args.Severity, Limit: args.Limit, Baseline: args.Baseline, History: args.History}
 	switch strings.ToLower(args.Format) {
 	case "", "json":
 		return a.Assess(ctx, opts)

@@ -54,6 +54,7 @@ type Finding struct {
 	Vendored bool `json:"vendored,omitempty"`
 	// AlsoMatched names the other rules that found the same credential at the same place.
 	AlsoMatched []string `json:"alsoMatched,omitempty"`
+	secret      string   // the secret itself, for the history scan only; never shown nor cached
 }
 
 // Summary counts findings.

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/security"
 	"github.com/platform-dev/platform/tools/workspace"
@@ -493,5 +496,46 @@ subjects:
 		"iac/public-database main.tf:2,iac/privilege-escalation k8s.yaml:12,iac/imds-v1 main.tf:11"
 	if got := strings.Join(locations(rep), ","); got != want {
 		t.Errorf("findings\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A secret committed and removed later is still in every clone: the history scan reports it
+// (once, where it was added), and a secret still in the file only once, from the working tree.
+func TestSecretsInGitHistory(t *testing.T) {
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(files map[string]string) {
+		for name, content := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := wt.Add(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sig := &object.Signature{Name: "t", Email: "t@example.com", When: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
+		if _, err := wt.Commit("change", &git.CommitOptions{Author: sig}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(map[string]string{"deploy.env": "REGION=eu-west-1\nAWS_ACCESS_KEY_ID=" + awsKey + "\n", "ci.env": "TOKEN=" + githubPAT + "\n"})
+	commit(map[string]string{"deploy.env": "REGION=eu-west-1\nAWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID}\n"})
+	a := assessorOn(t, dir)
+	if got := strings.Join(locations(assess(t, a, `{"scope":"code"}`)), ","); got != "secret/github-pat ci.env:1" {
+		t.Errorf("without history: %s", got)
+	}
+	rep := assess(t, a, `{"scope":"code","history":true}`)
+	if got := strings.Join(locations(rep), ","); got != "secret/github-pat ci.env:1,secret/aws-access-token deploy.env:2" {
+		t.Errorf("with history: %s", got)
+	}
+	if len(rep.Findings) == 2 && !strings.Contains(rep.Findings[1].Message, "no longer in the file") {
+		t.Errorf("message %q", rep.Findings[1].Message)
 	}
 }

@@ -79,7 +79,7 @@ func (a *Assessor) scanFile(ctx context.Context, k fileKey, f workspace.File, co
 		out = append(out, codeFindings(ctx, f.Rel, f.Language, content)...)
 	}
 	for i := range out {
-		out[i].Vendored = k.vendored
+		out[i].Vendored, out[i].secret = k.vendored, ""
 	}
 	if ctx.Err() == nil && err == nil {
 		a.cache.Add(k, out)

@@ -66,7 +66,8 @@ func secrets(ctx context.Context, d *detect.Detector, rel string, vendored bool,
 			Message:  fmt.Sprintf("%s: %s", s.Description, mask(s.Secret)),
 			Remediation: "Revoke and rotate this credential now (it is in the repository history), remove it from the file, " +
 				"and load it at run time from a secret manager or the environment",
-			Tool: "gitleaks",
+			Tool:   "gitleaks",
+			secret: s.Secret,
 		})
 	}
 	return out
