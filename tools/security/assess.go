@@ -436,11 +436,14 @@ func (a *Assessor) Spec() tools.Spec {
 	return tools.Spec{
 		Name:  "security_assessment",
 		Title: "Security assessment",
-		Description: "Finds secrets (gitleaks rules), Go vulnerabilities (gosec), injection, unsafe deserialisation, weak crypto, " +
-			"disabled TLS verification and insecure randomness in other languages, and infrastructure misconfigurations " +
-			"(open admin ports, public buckets, unencrypted storage, wildcard IAM, privileged or root containers, hostPath, " +
-			"floating image tags, secrets in manifests, Dockerfiles without USER). Each finding has rule, severity, CWE, " +
-			"CIS id where one exists, file:line and remediation; secrets are masked. format \"sarif\" returns SARIF 2.1.0.",
+		Description: "Finds secrets (gitleaks rules, vendored paths included, optionally in git history) and hard-coded credentials, " +
+			"Go vulnerabilities (gosec), injection, unsafe deserialisation, weak crypto, disabled TLS verification and insecure " +
+			"randomness in other languages, and infrastructure misconfigurations (open admin ports, public buckets and databases, " +
+			"unencrypted storage, wildcard IAM, IMDSv1, privileged or root containers, host namespaces, added capabilities, " +
+			"cluster-admin bindings, hostPath, floating image tags, secrets in manifests, Dockerfiles without USER). Each finding " +
+			"has rule, severity, CWE, CIS id where one exists, file:line, remediation and a fingerprint; secrets are masked. " +
+			"\"platform:ignore <rule>\" comments and a baseline report silence accepted findings. Past 80% of the time limit " +
+			"it answers the findings so far, flagged truncated. format \"sarif\" returns SARIF 2.1.0.",
 		InputSchema:  json.RawMessage(inputSchema),
 		OutputSchema: json.RawMessage(outputSchema),
 	}
