@@ -493,9 +493,9 @@ func Protect(v *Verifier, rules *Rules, next http.Handler) http.Handler {
 
 func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules, next http.Handler) {
 	var claims map[string]any
-	// The API answers a method other than POST with 405 before reading anything; that answer
-	// should not depend on the token, but it still gets a guard, never none.
-	if r.Method == http.MethodPost {
+	// The API answers a method other than GET and POST with 405 before reading anything; that
+	// answer should not depend on the token, but it still gets a guard, never none.
+	if r.Method == http.MethodPost || r.Method == http.MethodGet {
 		var err error
 		claims, err = v.Authenticate(r)
 		if err == nil && claims == nil && rules.NeedsToken() {

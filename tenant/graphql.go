@@ -4,10 +4,11 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// MountGraphQL registers POST /api/v1/graphql on project hosts. Every method reaches the
-// handler, so that the API itself answers a wrong one with 405.
+// MountGraphQL registers /api/v1/graphql on project hosts, answering browsers on the origins
+// the project lists (projectCORS). Every method reaches the handler, so that the API itself
+// answers a wrong one with 405.
 func (r *Registry) MountGraphQL(e *echo.Echo) {
-	e.Any("/api/v1/graphql", serveGraphQL, ProjectOnly)
+	e.Any("/api/v1/graphql", serveGraphQL, ProjectOnly, projectCORS)
 }
 
 // serveGraphQL verifies the caller's token against the project's identity provider and runs
