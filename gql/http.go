@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -148,6 +149,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp = a.exec(r.Context(), *req.Query, opName, vars, op.metaOnly)
 	}
 	for _, e := range resp.Errors {
+		readable(e)
 		setCode(e)
 		if reqID != "" {
 			e.Extensions["requestId"] = reqID
@@ -366,6 +368,29 @@ func (r response) encode() ([]byte, error) {
 		out = append(out, errs...)
 	}
 	return append(out, '}'), nil
+}
+
+// wrongType matches graph-gophers' message for a variable value of the wrong type, which
+// prints the value with %s ("found %!s(float64=1)") and Go's name of its type.
+var wrongType = regexp.MustCompile(`^Variable "([^"]+)" has invalid type ([^\n]+)\.\nExpected type "([^"]+)", found `)
+
+// goKinds names Go's types of decoded JSON as a caller wrote them.
+var goKinds = map[string]string{
+	"float64": "a number", "string": "a string", "bool": "a boolean",
+	"[]interface {}": "a list", "map[string]interface {}": "an object",
+}
+
+// readable rewrites graph-gophers messages that speak Go rather than GraphQL.
+func readable(e *gqlerrors.QueryError) {
+	m := wrongType.FindStringSubmatch(e.Message)
+	if m == nil {
+		return
+	}
+	got, ok := goKinds[m[2]]
+	if !ok {
+		got = "a value of another type"
+	}
+	e.Message = fmt.Sprintf("variables: %q must be %s, got %s", m[1], withArticle(m[3]), got)
 }
 
 // setCode gives every error a code: resolvers set theirs; an error without a path was found

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/store"
 )
 
 // call sends one request and returns the status, the Content-Type and the body.
@@ -113,5 +114,41 @@ func TestStandardIntrospection(t *testing.T) {
 		strings.Repeat("{ ofType ", 9) + "{ name }" + strings.Repeat(" }", 9) + " } } }"
 	if c := exec(t, srv, deep, nil); len(c.Errors) == 0 || !strings.Contains(c.raw, "exceeds max depth") {
 		t.Errorf("a document mixing data and deep introspection: %s, want the depth limit", c.raw)
+	}
+}
+
+// TestReadableErrors: messages say what is wrong in GraphQL's terms, never Go's.
+func TestReadableErrors(t *testing.T) {
+	items := table("items", "item", store.Field{Name: "name", Type: store.FieldType{Scalar: store.String}})
+	srv := serve(t, gql.Config{Tables: []gql.Table{products(), items}, Introspection: true})
+	cases := []struct {
+		name, query string
+		vars        map[string]any
+		want        string
+	}{
+		{"a number for a StringFilter", `query($w: productWhere) { products(where: $w) { uid } }`, map[string]any{"w": map[string]any{"name": 1}}, `variables: "name" must be a StringFilter, got a number`},
+		{"a list for an input", `query($w: productWhere) { products(where: $w) { uid } }`, map[string]any{"w": map[string]any{"price": []any{}}}, `variables: "price" must be a FloatFilter, got a list`},
+		{"an object as uid", `query($u: ID) { products(uid: $u) { uid } }`, map[string]any{"u": map[string]any{"a": 1}}, `uid: want an ID (a string), got an object`},
+		{"an object as uid of an update", `mutation($u: ID) { updateproduct(uid: $u, data: {price: 1}) { uid } }`, map[string]any{"u": map[string]any{}}, `uid: want an ID (a string), got an object`},
+		{"a number for a String", `mutation($d: itemInput!) { createitem(data: $d) { uid } }`, map[string]any{"d": map[string]any{"name": 1}}, `data.name: want a String, got a number`},
+		{"a string for an Int", `query($l: Int) { products(limit: $l) { uid } }`, map[string]any{"l": "x"}, `must be an Int`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := exec(t, srv, c.query, c.vars)
+			if len(r.Errors) == 0 || !strings.Contains(r.Errors[0].Message, c.want) || strings.Contains(r.raw, "%!") {
+				t.Errorf("got %s\nwant a message with %q", r.raw, c.want)
+			}
+		})
+	}
+	r := exec(t, srv, `{ __type(name: "Mutation") { fields { name description } } }`, nil).ok(t)
+	for _, want := range []string{`"Create an item; the required fields must be given."`, `"Create a product; the required fields must be given."`} {
+		if !strings.Contains(r.raw, want) {
+			t.Errorf("mutation descriptions %s\nlack %s", r.raw, want)
+		}
+	}
+	r = exec(t, srv, `{ __type(name: "itemEdge") { description } }`, nil).ok(t)
+	if !strings.Contains(r.raw, `"An item and its position`) {
+		t.Errorf("edge description %s", r.raw)
 	}
 }

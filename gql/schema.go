@@ -166,7 +166,7 @@ func sdl(tables []Table) string {
 	for _, t := range tables {
 		n := namesOf(t)
 		for _, name := range dedupe(n.create, n.createCamel) {
-			fmt.Fprintf(&b, "  %q\n  %s(data: %s!): %s!\n", "Create a "+n.typ+"; the required fields must be given.", name, n.input, n.typ)
+			fmt.Fprintf(&b, "  %q\n  %s(data: %s!): %s!\n", "Create "+withArticle(n.typ)+"; the required fields must be given.", name, n.input, n.typ)
 		}
 		for _, name := range dedupe(n.update, n.updateCamel) {
 			fmt.Fprintf(&b, "  %q\n  %s(uid: ID, data: %s!): %s!\n", "Set the fields given in data (null removes an optional field) of the "+n.typ+" with uid.", name, n.input, n.typ)
@@ -178,6 +178,8 @@ func sdl(tables []Table) string {
 	b.WriteString("}\n")
 	return b.String()
 }
+
+func capitalized(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 func dedupe(a, b string) []string {
 	if a == b {
@@ -195,7 +197,7 @@ func writeTableTypes(b *strings.Builder, t Table) {
 	}
 	b.WriteString("  createdAt: String!\n  updatedAt: String!\n}\n")
 
-	fmt.Fprintf(b, "\n%q\ninput %s {\n", "The fields of a "+n.typ+". Create needs the required ones; update takes any of them.", n.input)
+	fmt.Fprintf(b, "\n%q\ninput %s {\n", "The fields of "+withArticle(n.typ)+". Create needs the required ones; update takes any of them.", n.input)
 	for _, f := range t.Fields {
 		writeDescription(b, f.Description)
 		fmt.Fprintf(b, "  %s: %s\n", f.Name, inputType(f.Type))
@@ -218,7 +220,7 @@ func writeTableTypes(b *strings.Builder, t Table) {
 	}
 	b.WriteString(" createdAt updatedAt }\n")
 	fmt.Fprintf(b, "\n\"A page of %s.\"\ntype %s {\n  edges: [%s!]!\n  pageInfo: PageInfo!\n  \"How many %s match where, over every page.\"\n  totalCount: Int!\n}\n", t.Name, n.connType, n.edgeType, t.Name)
-	fmt.Fprintf(b, "\n\"A %s and its position, to continue after it.\"\ntype %s {\n  cursor: String!\n  node: %s!\n}\n", n.typ, n.edgeType, n.typ)
+	fmt.Fprintf(b, "\n\"%s and its position, to continue after it.\"\ntype %s {\n  cursor: String!\n  node: %s!\n}\n", capitalized(withArticle(n.typ)), n.edgeType, n.typ)
 	fmt.Fprintf(b, "\n\"One entry of orderBy: a field and its direction.\"\ninput %s { field: %s!, direction: OrderDirection = ASC }\n", n.order, n.field)
 }
 

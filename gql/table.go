@@ -499,10 +499,13 @@ func (t *table) uid(a argValue) (string, error) {
 		if v != "" {
 			return v, nil
 		}
+		return "", userError(codeBadUserInput, "uid must not be empty")
 	case int32:
 		return strconv.Itoa(int(v)), nil
+	case nil:
+		return "", userError(codeBadUserInput, "uid is required: say which "+t.names.typ+" to change")
 	}
-	return "", userError(codeBadUserInput, "uid is required: say which "+t.names.typ+" to change")
+	return "", userError(codeBadUserInput, "uid: want an ID (a string), got "+describe(a.v))
 }
 
 // query reads the list arguments.
@@ -512,7 +515,7 @@ func (t *table) query(a args) (store.Query, error) {
 	if a.UID.set && a.UID.v != nil {
 		uid, err := t.uid(a.UID)
 		if err != nil {
-			return q, userError(codeBadUserInput, "uid must not be empty")
+			return q, err
 		}
 		byUID = store.Compare(store.KeyUID, store.Eq, uid)
 	}
@@ -670,7 +673,7 @@ func (t *table) where(v any, path string, depth int) (store.Filter, error) {
 func (t *table) input(a argValue, create bool) (set map[string]any, unset []string, data map[string]any, err error) {
 	m, ok := a.v.(map[string]any)
 	if !ok {
-		return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data: want a %s object, got %s", t.names.input, describe(a.v)))
+		return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data: want %s object, got %s", withArticle(t.names.input), describe(a.v)))
 	}
 	for k := range m {
 		if _, ok := t.def.Field(k); !ok {
@@ -686,7 +689,7 @@ func (t *table) input(a argValue, create bool) (set map[string]any, unset []stri
 		}
 		switch {
 		case !present && create && f.Required:
-			return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data.%s is required to create a %s", f.Name, t.names.typ))
+			return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data.%s is required to create %s", f.Name, withArticle(t.names.typ)))
 		case !present:
 			continue
 		case v == nil && f.Required:
@@ -776,15 +779,38 @@ func scalarValue(s store.Scalar, v any) (any, error) {
 		}
 		return v, nil
 	}
-	return nil, fmt.Errorf("want %s %s, got %s", article(s), s, describe(v))
+	return nil, fmt.Errorf("want %s, got %s", withArticle(string(s)), describe(v))
 }
 
-func article(s store.Scalar) string {
-	if s == store.Int || s == store.ID {
-		return "an"
+// withArticle puts "a" or "an" before a word as English says it: an item, an order, an
+// update, an Int, an ID, but a user, a unit, a String, a JSON value.
+func withArticle(word string) string {
+	if word == "" {
+		return word
 	}
-	return "a"
+	lower := strings.ToLower(word)
+	var an bool
+	switch {
+	case len(word) > 1 && word == strings.ToUpper(word):
+		// An acronym is read letter by letter: an ID, an SQL table, a UID.
+		an = strings.ContainsRune("aefhilmnorsx", rune(lower[0]))
+	case strings.HasPrefix(lower, "hour"), strings.HasPrefix(lower, "honest"), strings.HasPrefix(lower, "heir"):
+		an = true
+	case strings.HasPrefix(lower, "eu"), strings.HasPrefix(lower, "one"):
+		an = false
+	case lower[0] == 'u' && len(lower) > 2 && !isVowel(lower[1]) && isVowel(lower[2]):
+		// "u" sounds like "you" before one consonant and a vowel: user, unit, utility.
+		an = false
+	default:
+		an = isVowel(lower[0])
+	}
+	if an {
+		return "an " + word
+	}
+	return "a " + word
 }
+
+func isVowel(c byte) bool { return strings.IndexByte("aeiou", c) >= 0 }
 
 // asList applies GraphQL's list coercion: a single value stands for a list of one.
 func asList(v any) []any {
