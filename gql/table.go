@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -606,6 +607,16 @@ func (t *table) where(v any, path string, depth int) (store.Filter, error) {
 	var all []store.Filter
 	for _, k := range sortedKeys(m) {
 		switch k {
+		case "not":
+			if m[k] == nil {
+				continue
+			}
+			sf, err := t.where(m[k], path+".not", depth+1)
+			if err != nil {
+				return store.None, err
+			}
+			all = append(all, store.Not(sf))
+			continue
 		case "and", "or":
 			if m[k] == nil {
 				continue
@@ -637,34 +648,48 @@ func (t *table) where(v any, path string, depth int) (store.Filter, error) {
 			return store.None, userError(codeBadUserInput, fmt.Sprintf("%s.%s: want an object of comparisons, got %s", path, k, describe(m[k])))
 		}
 		for _, op := range sortedKeys(ops) {
-			val, p := ops[op], path+"."+k+"."+op
-			o := store.Op(op)
-			switch {
-			case val == nil && (o == store.Eq || o == store.Ne):
-				all = append(all, store.Compare(k, o, nil))
-			case val == nil:
-			case o == store.In:
-				list := []any{}
-				for i, e := range asList(val) {
-					cv, err := scalarValue(ft.Scalar, e)
-					if err != nil {
-						return store.None, userError(codeBadUserInput, fmt.Sprintf("%s[%d]: %v", p, i, err))
-					}
-					list = append(list, cv)
-				}
-				all = append(all, store.Compare(k, o, list))
-			case o == store.Contains && ft.Scalar != store.String:
-				return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: contains applies to String fields", p))
-			default:
-				cv, err := scalarValue(ft.Scalar, val)
-				if err != nil {
-					return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: %v", p, err))
-				}
-				all = append(all, store.Compare(k, o, cv))
+			f, err := t.compare(k, ft, store.Op(op), ops[op], path+"."+k+"."+op)
+			if err != nil {
+				return store.None, err
 			}
+			all = append(all, f)
 		}
 	}
 	return store.And(all...), nil
+}
+
+// compare reads one comparison of a where argument, at path, on the key k of type ft.
+func (t *table) compare(k string, ft store.FieldType, o store.Op, val any, path string) (store.Filter, error) {
+	if !slices.Contains(filterOps(ft), o) {
+		return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: %s has no comparison %q", path, filterName(ft), o))
+	}
+	switch {
+	case val == nil && (o == store.Eq || o == store.Ne):
+		return store.Compare(k, o, nil), nil
+	case val == nil:
+		return store.All, nil
+	case o == store.IsNull:
+		b, ok := val.(bool)
+		if !ok {
+			return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: want a Boolean, got %s", path, describe(val)))
+		}
+		return store.Compare(k, o, b), nil
+	case o == store.In || o == store.Nin:
+		list := []any{}
+		for i, e := range asList(val) {
+			cv, err := scalarValue(ft.Scalar, e)
+			if err != nil {
+				return store.None, userError(codeBadUserInput, fmt.Sprintf("%s[%d]: %v", path, i, err))
+			}
+			list = append(list, cv)
+		}
+		return store.Compare(k, o, list), nil
+	}
+	cv, err := scalarValue(ft.Scalar, val)
+	if err != nil {
+		return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: %v", path, err))
+	}
+	return store.Compare(k, o, cv), nil
 }
 
 // input reads the data argument of create (every required field present) or update (any
