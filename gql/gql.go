@@ -271,10 +271,10 @@ func (a *API) public(ctx context.Context, err error) error {
 		return e
 	}
 	if ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
-		return userError(codeInternal, fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout))
+		return userError(CodeInternal, fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout))
 	}
 	a.cfg.Logger.ErrorContext(ctx, "graphql resolver failed", "err", err)
-	return userError(codeInternal, "internal error")
+	return userError(CodeInternal, "internal error")
 }
 
 // panicLogger logs resolver panics.
@@ -288,5 +288,5 @@ func (p panicLogger) LogPanic(ctx context.Context, value any) {
 type panicHandler struct{}
 
 func (panicHandler) MakePanicError(context.Context, any) *gqlerrors.QueryError {
-	return &gqlerrors.QueryError{Message: "internal error", Extensions: map[string]any{"code": codeInternal}}
+	return &gqlerrors.QueryError{Message: "internal error", Extensions: map[string]any{"code": CodeInternal}}
 }

@@ -21,18 +21,6 @@ import (
 	"github.com/platform-dev/platform/telemetry"
 )
 
-// The error codes answered in errors[].extensions.code.
-const (
-	codeBadRequest   = "BAD_REQUEST"
-	codeValidation   = "GRAPHQL_VALIDATION_FAILED"
-	codeBadUserInput = "BAD_USER_INPUT"
-	codeForbidden    = "FORBIDDEN"
-	codeNotFound     = "NOT_FOUND"
-	codeConflict     = "CONFLICT"
-	codeTooLarge     = "RESULT_TOO_LARGE"
-	codeInternal     = "INTERNAL"
-)
-
 // Error is an error a resolver answers to the caller, with its code.
 type Error struct {
 	Code    string
@@ -88,9 +76,13 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every error answer carries the request's id, so a caller's report finds its log lines.
 	reqID := telemetry.RequestID(r.Context())
 	media, ok := negotiate(r.Header.Get("Accept"))
-	fail := func(status int, code, msg string) { writeError(w, media, status, code, msg, reqID) }
+	var reqExt map[string]any
+	if reqID != "" {
+		reqExt = map[string]any{"requestId": reqID}
+	}
+	fail := func(status int, code, msg string) { writeError(w, media, status, code, msg, reqExt) }
 	if !ok {
-		fail(http.StatusNotAcceptable, codeBadRequest, fmt.Sprintf("Accept %q: this endpoint answers %s or %s", r.Header.Get("Accept"), mediaGraphQLResponse, mediaJSON))
+		fail(http.StatusNotAcceptable, CodeBadRequest, fmt.Sprintf("Accept %q: this endpoint answers %s or %s", r.Header.Get("Accept"), mediaGraphQLResponse, mediaJSON))
 		return
 	}
 	var req request
@@ -98,31 +90,31 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		var msg string
 		if req, msg = urlRequest(r); msg != "" {
-			fail(http.StatusBadRequest, codeBadRequest, msg)
+			fail(http.StatusBadRequest, CodeBadRequest, msg)
 			return
 		}
 	case http.MethodPost:
 		status, msg := a.bodyRequest(w, r, &req)
 		if msg != "" {
-			fail(status, codeBadRequest, msg)
+			fail(status, CodeBadRequest, msg)
 			return
 		}
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		fail(http.StatusMethodNotAllowed, codeBadRequest, "use POST with a JSON body {\"query\": ..., \"variables\": {...}}, or GET with ?query=... for a query")
+		fail(http.StatusMethodNotAllowed, CodeBadRequest, "use POST with a JSON body {\"query\": ..., \"variables\": {...}}, or GET with ?query=... for a query")
 		return
 	}
 	if req.Query == nil || *req.Query == "" {
-		fail(http.StatusBadRequest, codeBadRequest, "the request has no query")
+		fail(http.StatusBadRequest, CodeBadRequest, "the request has no query")
 		return
 	}
 	if ext := bytes.TrimSpace(req.Extensions); len(ext) > 0 && ext[0] != '{' && !bytes.Equal(ext, []byte("null")) {
-		fail(http.StatusBadRequest, codeBadRequest, "extensions must be a JSON object")
+		fail(http.StatusBadRequest, CodeBadRequest, "extensions must be a JSON object")
 		return
 	}
 	vars, msg := variables(req.Variables)
 	if msg != "" {
-		fail(http.StatusBadRequest, codeBadRequest, msg)
+		fail(http.StatusBadRequest, CodeBadRequest, msg)
 		return
 	}
 	var opName string
@@ -141,7 +133,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && op.kind == ast.Mutation:
 		// Caches and prefetchers repeat GETs: a write must come by POST.
 		w.Header().Set("Allow", http.MethodPost)
-		fail(http.StatusMethodNotAllowed, codeBadRequest, "a mutation must be sent with POST; GET runs queries only")
+		fail(http.StatusMethodNotAllowed, CodeBadRequest, "a mutation must be sent with POST; GET runs queries only")
 		return
 	case !a.cfg.Introspection && op.introspects:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
@@ -158,7 +150,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out, err := resp.encode()
 	if err != nil {
 		a.cfg.Logger.ErrorContext(r.Context(), "encode graphql response", "err", err)
-		fail(http.StatusInternalServerError, codeInternal, "internal error")
+		fail(http.StatusInternalServerError, CodeInternal, "internal error")
 		return
 	}
 	status := http.StatusOK
@@ -195,7 +187,7 @@ func (a *API) exec(ctx context.Context, query, opName string, vars map[string]an
 		for _, e := range res.Errors {
 			if _, ok := e.Extensions["code"]; !ok {
 				e.Message = fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout)
-				e.Extensions = map[string]any{"code": codeInternal}
+				e.Extensions = map[string]any{"code": CodeInternal}
 			}
 		}
 	}
@@ -400,23 +392,12 @@ func setCode(e *gqlerrors.QueryError) {
 	if _, ok := e.Extensions["code"]; ok {
 		return
 	}
-	code := codeValidation
+	code := CodeValidation
 	if e.Path != nil {
-		code = codeInternal
+		code = CodeInternal
 	}
 	if e.Extensions == nil {
 		e.Extensions = map[string]any{}
 	}
 	e.Extensions["code"] = code
-}
-
-func writeError(w http.ResponseWriter, media string, status int, code, msg, reqID string) {
-	ext := map[string]any{"code": code}
-	if reqID != "" {
-		ext["requestId"] = reqID
-	}
-	out, _ := json.Marshal(response{Errors: []*gqlerrors.QueryError{{Message: msg, Extensions: ext}}})
-	w.Header().Set("Content-Type", media+"; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(out)
 }
