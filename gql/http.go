@@ -75,6 +75,10 @@ const (
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every error answer carries the request's id, so a caller's report finds its log lines.
 	reqID := telemetry.RequestID(r.Context())
+	if wantsExplorer(r) {
+		serveExplorer(w)
+		return
+	}
 	media, ok := negotiate(r.Header.Get("Accept"))
 	var reqExt map[string]any
 	if reqID != "" {

@@ -490,7 +490,9 @@ func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *
 	var claims map[string]any
 	// The API answers a method other than GET and POST with 405 before reading anything; that
 	// answer should not depend on the token, but it still gets a guard, never none.
-	if r.Method == http.MethodPost || r.Method == http.MethodGet {
+	// A GET without a query runs nothing (it gets the explorer's page or a 400), so a browser
+	// opens the explorer before it has a token.
+	if r.Method == http.MethodPost || (r.Method == http.MethodGet && r.URL.Query().Has("query")) {
 		var err error
 		claims, err = v.Authenticate(r)
 		if err == nil && claims == nil && rules.NeedsToken() {

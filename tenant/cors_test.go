@@ -134,3 +134,34 @@ func TestCORSDocument(t *testing.T) {
 		}
 	}
 }
+
+// TestExplorerWithoutToken: a browser opens a project's explorer before it has a token; a
+// query sent by GET still needs one.
+func TestExplorerWithoutToken(t *testing.T) {
+	s := newService(t)
+	if _, err := s.reg.EnsureDemo(context.Background(), s.issuer, s.jwks); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path, accept string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.url+path, nil)
+		req.Host = "demo.platform.test"
+		req.Header.Set("Accept", accept)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode, res.Header.Get("Content-Type")
+	}
+	if status, ct := get("/api/v1/graphql", "text/html"); status != 200 || !strings.HasPrefix(ct, "text/html") {
+		t.Errorf("explorer: %d %s", status, ct)
+	}
+	if status, ct := get("/api/v1/graphql/explorer/graphiql-3.8.3.min.js", "*/*"); status != 200 || !strings.HasPrefix(ct, "text/javascript") {
+		t.Errorf("explorer script: %d %s", status, ct)
+	}
+	if status, _ := get("/api/v1/graphql?query=%7BproductsCount%7D", "application/json"); status != http.StatusUnauthorized {
+		t.Errorf("GET query without a token: %d, want 401", status)
+	}
+}
