@@ -2,8 +2,6 @@ package gql_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	osexec "os/exec"
 	"strings"
 	"testing"
@@ -27,16 +25,7 @@ func TestExplorerInChromium(t *testing.T) {
 	if browser == "" {
 		t.Skip("no Chromium installed; .ci/run installs Debian's chromium")
 	}
-	tables := []gql.Table{products()}
-	api, err := gql.New(gql.Config{Tables: tables, Records: records(t, tables...), Introspection: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/api/v1/graphql", api)
-	mux.Handle(gql.ExplorerPath, gql.ExplorerAssets())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	srv := serveExplorer(t, gql.Config{Tables: []gql.Table{products()}, Introspection: true})
 	create(t, srv, map[string]any{"name": "Tea", "price": 3.5})
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("disable-gpu", true))
@@ -47,7 +36,7 @@ func TestExplorerInChromium(t *testing.T) {
 	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	var result string
-	err = chromedp.Run(ctx,
+	err := chromedp.Run(ctx,
 		chromedp.Navigate(srv.URL+"/api/v1/graphql"),
 		chromedp.WaitVisible(".graphiql-execute-button", chromedp.ByQuery),
 		// GraphiQL's editors are CodeMirror 5 instances; the query editor is the first.

@@ -12,10 +12,11 @@ import (
 	"github.com/platform-dev/platform/gql"
 )
 
-// TestExplorer: a browser opening the endpoint gets GraphiQL, whose every file the service
-// itself serves (no CDN); API clients still get JSON.
-func TestExplorer(t *testing.T) {
-	api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: records(t, products())})
+// serveExplorer serves the API and the explorer's files as a project host does.
+func serveExplorer(t *testing.T, cfg gql.Config) *httptest.Server {
+	t.Helper()
+	cfg.Records = records(t, cfg.Tables...)
+	api, err := gql.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,6 +25,13 @@ func TestExplorer(t *testing.T) {
 	mux.Handle(gql.ExplorerPath, gql.ExplorerAssets())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestExplorer: a browser opening the endpoint gets GraphiQL, whose every file the service
+// itself serves (no CDN); API clients still get JSON.
+func TestExplorer(t *testing.T) {
+	srv := serveExplorer(t, gql.Config{Tables: []gql.Table{products()}})
 	browser := "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
 	status, ct, page := call(t, "GET", srv.URL+"/api/v1/graphql", browser, "")
