@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/platform-dev/platform/mcpserver"
+	"github.com/platform-dev/platform/mcpserver/mcptest"
 )
 
 // BenchmarkToolCall measures one tools/call round trip over HTTP: parse, rate limit and
@@ -17,7 +18,7 @@ func BenchmarkToolCall(b *testing.B) {
 		b.Run(rb.name, func(b *testing.B) {
 			cfg := mcpserver.Config{RequestsPerWindow: 1 << 30, Window: time.Hour, MaxConcurrent: 1 << 20}
 			ts := newServer(b, rb.addr, uniquePrefix(), cfg, allTools(newSlowTool()), nil)
-			body := request("b", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "bench", "mode": "shout"}})
+			body := mcptest.Request("b", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "bench", "mode": "shout"}})
 			b.ReportAllocs()
 			for b.Loop() {
 				req, _ := http.NewRequest(http.MethodPost, ts.url, strings.NewReader(body))

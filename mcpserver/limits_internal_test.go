@@ -14,8 +14,9 @@ import (
 	"github.com/platform-dev/platform/tools"
 )
 
-// BenchmarkLimiter measures the per-request limit checks: the GCRA rate check and taking
-// and returning a concurrency slot, against miniredis and, when installed, redis-server.
+// BenchmarkLimiter measures the per-request limit checks of a tools/call: the sliding-window
+// rate check and taking and returning a concurrency slot, against miniredis and, when
+// installed, redis-server.
 func BenchmarkLimiter(b *testing.B) {
 	addrs := map[string]string{"miniredis": miniredis.RunT(b).Addr()}
 	if path, err := exec.LookPath("redis-server"); err == nil {
@@ -34,14 +35,11 @@ func BenchmarkLimiter(b *testing.B) {
 			w := httptest.NewRecorder()
 			b.ReportAllocs()
 			for b.Loop() {
-				if rerr := s.admitRate(ctx, w, "192.0.2.1", true); rerr != nil {
-					b.Fatal(rerr.Details)
-				}
-				slot, rerr := s.acquireSlot(ctx, w, "192.0.2.1", time.Minute, true)
+				adm, rerr := s.admit(ctx, w, "192.0.2.1", "", slotTake, time.Minute)
 				if rerr != nil {
 					b.Fatal(rerr.Details)
 				}
-				s.releaseSlot("192.0.2.1", slot)
+				s.releaseSlot("192.0.2.1", adm.slot)
 			}
 		})
 	}

@@ -10,14 +10,15 @@ import (
 	"time"
 
 	"github.com/platform-dev/platform/mcpserver"
+	"github.com/platform-dev/platform/mcpserver/mcptest"
 	"github.com/platform-dev/platform/tools"
 )
 
-func decodeContent(t *testing.T, r wireResponse) map[string]any {
+func decodeContent(t *testing.T, r mcptest.Response) map[string]any {
 	t.Helper()
-	contents, _ := r.result()["contents"].([]any)
+	contents, _ := r.Result()["contents"].([]any)
 	if len(contents) != 1 {
-		t.Fatalf("resources/read: %s", r.raw)
+		t.Fatalf("resources/read: %s", r.Raw)
 	}
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(contents[0].(map[string]any)["text"].(string)), &doc); err != nil {
@@ -49,9 +50,9 @@ func TestHealth(t *testing.T) {
 		"redis": func(context.Context) error { return errors.New("connection refused") },
 	}}
 	ts := newServer(t, startMini(t), uniquePrefix(), cfg, allTools(newSlowTool()), nil)
-	initialize(t, ts.url, "2025-11-25")
-	post(t, ts.url, request(1, "nope", nil))
-	doc := decodeContent(t, post(t, ts.url, request(2, "resources/read", map[string]any{"uri": mcpserver.URISystemHealth})))
+	mcptest.Initialize(t, ts.url, "2025-11-25")
+	mcptest.Post(t, ts.url, mcptest.Request(1, "nope", nil))
+	doc := decodeContent(t, mcptest.Post(t, ts.url, mcptest.Request(2, "resources/read", map[string]any{"uri": mcpserver.URISystemHealth})))
 
 	if doc["version"] != "v9.9.9" || doc["status"] != "degraded" || doc["uptimeSeconds"] == nil || doc["goroutines"].(float64) < 1 {
 		t.Errorf("health %v", doc)
@@ -92,14 +93,14 @@ func toStrings(v any) []string {
 // TestListChanged: Update with a different set tells open sessions that the lists changed.
 func TestListChanged(t *testing.T) {
 	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, tools.Set{Tools: []tools.Tool{echoTool{}}}, nil)
-	sid := initialize(t, ts.url, "2025-11-25")
-	stream := openStream(t, ts.url, sid, "")
+	sid := mcptest.Initialize(t, ts.url, "2025-11-25")
+	stream := mcptest.OpenStream(t, ts.url, sid, "")
 	if err := ts.srv.Update(tools.Set{Tools: []tools.Tool{echoTool{}, failTool{}}}); err != nil {
 		t.Fatal(err)
 	}
-	stream.next(t, "notifications/tools/list_changed")
-	if r := post(t, ts.url, request(1, "tools/list", nil), "Mcp-Session-Id", sid); len(r.result()["tools"].([]any)) != 2 {
-		t.Errorf("tools/list after Update: %s", r.raw)
+	stream.Next(t, "notifications/tools/list_changed")
+	if r := mcptest.Post(t, ts.url, mcptest.Request(1, "tools/list", nil), "Mcp-Session-Id", sid); len(r.Result()["tools"].([]any)) != 2 {
+		t.Errorf("tools/list after Update: %s", r.Raw)
 	}
 	if err := ts.srv.Update(tools.Set{Tools: []tools.Tool{echoTool{}, echoTool{}}}); err == nil {
 		t.Error("Update accepted a tool registered twice")
@@ -111,7 +112,7 @@ func TestListChanged(t *testing.T) {
 func TestListen(t *testing.T) {
 	hub := &tools.Hub{}
 	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, tools.Set{Tools: []tools.Tool{echoTool{}}}, hub)
-	body := request("L1", "subscriptions/listen", map[string]any{
+	body := mcptest.Request("L1", "subscriptions/listen", map[string]any{
 		"_meta": map[string]any{
 			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
@@ -132,13 +133,13 @@ func TestListen(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("listen: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	stream := readSSE(resp)
-	_, ack := stream.next(t, "notifications/subscriptions/acknowledged")
+	stream := mcptest.ReadSSE(resp.Body)
+	_, ack := stream.Next(t, "notifications/subscriptions/acknowledged")
 	if ack["params"].(map[string]any)["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"] != "L1" {
 		t.Errorf("ack %v", ack)
 	}
 	hub.Updated(mcpserver.URICloud)
-	_, upd := stream.next(t, "notifications/resources/updated")
+	_, upd := stream.Next(t, "notifications/resources/updated")
 	params := upd["params"].(map[string]any)
 	if params["uri"] != mcpserver.URICloud || params["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"] != "L1" {
 		t.Errorf("update %v", upd)
@@ -146,7 +147,7 @@ func TestListen(t *testing.T) {
 	if err := ts.srv.Update(tools.Set{Tools: []tools.Tool{echoTool{}, failTool{}}}); err != nil {
 		t.Fatal(err)
 	}
-	stream.next(t, "notifications/tools/list_changed")
+	stream.Next(t, "notifications/tools/list_changed")
 }
 
 // TestCancel: notifications/cancelled stops a running call, on whichever replica it runs.
@@ -156,22 +157,22 @@ func TestCancel(t *testing.T) {
 	slow := newSlowTool()
 	a := newServer(t, addr, prefix, mcpserver.Config{}, allTools(slow), nil)
 	b := newServer(t, addr, prefix, mcpserver.Config{}, allTools(slow), nil)
-	sid := initialize(t, a.url, "2025-11-25")
-	done := make(chan wireResponse, 1)
+	sid := mcptest.Initialize(t, a.url, "2025-11-25")
+	done := make(chan mcptest.Response, 1)
 	go func() {
-		done <- post(t, a.url, request("long", "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}), "Mcp-Session-Id", sid)
+		done <- mcptest.Post(t, a.url, mcptest.Request("long", "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}), "Mcp-Session-Id", sid)
 	}()
 	<-slow.started
-	r := post(t, b.url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"user"}}`, "Mcp-Session-Id", sid)
-	if r.status != 202 {
-		t.Fatalf("cancel: %d", r.status)
+	r := mcptest.Post(t, b.url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"user"}}`, "Mcp-Session-Id", sid)
+	if r.Status != 202 {
+		t.Fatalf("cancel: %d", r.Status)
 	}
 	select {
 	case <-slow.cancelled:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the call was not cancelled")
 	}
-	if r := <-done; r.errCode() != mcpserver.CodeServerError || !strings.Contains(r.details(), "cancelled") {
-		t.Errorf("cancelled call answered %s", r.raw)
+	if r := <-done; r.ErrCode() != mcpserver.CodeServerError || !strings.Contains(r.Details(), "cancelled") {
+		t.Errorf("cancelled call answered %s", r.Raw)
 	}
 }

@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"github.com/platform-dev/platform/mcpserver"
+	"github.com/platform-dev/platform/mcpserver/mcptest"
 	"github.com/platform-dev/platform/tools"
 )
 
 func TestErrorCodes(t *testing.T) {
 	forEachRedis(t, func(t *testing.T, rb redisBackend) {
 		slow := newSlowTool()
-		ts := newServer(t, rb.addr, uniquePrefix(), mcpserver.Config{RequestsPerWindow: 1000, RequestTimeout: 300 * time.Millisecond}, allTools(slow), nil)
+		ts := newServer(t, rb.addr, uniquePrefix(), mcpserver.Config{RequestsPerWindow: 1000, RequestTimeout: time.Second}, allTools(slow), nil)
 		call := func(name string, args any) string {
-			return request("c1", "tools/call", map[string]any{"name": name, "arguments": args})
+			return mcptest.Request("c1", "tools/call", map[string]any{"name": name, "arguments": args})
 		}
 		tests := []struct {
 			name       string
@@ -33,9 +34,9 @@ func TestErrorCodes(t *testing.T) {
 			{"wrong jsonrpc", `{"jsonrpc":"1.0","id":7,"method":"ping"}`, 400, mcpserver.CodeInvalidRequest, 7.0, `"jsonrpc"`},
 			{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, 400, mcpserver.CodeInvalidRequest, nil, `"id"`},
 			{"method not a string", `{"jsonrpc":"2.0","id":"x","method":5}`, 400, mcpserver.CodeInvalidRequest, "x", `"method"`},
-			{"unknown method", request("u", "tools/destroy", nil), 200, mcpserver.CodeMethodNotFound, "u", "tools/destroy"},
-			{"prompts", request("p", "prompts/list", nil), 200, mcpserver.CodeMethodNotFound, "p", "not implemented"},
-			{"sampling", request("s", "sampling/createMessage", nil), 200, mcpserver.CodeMethodNotFound, "s", "not implemented"},
+			{"unknown method", mcptest.Request("u", "tools/destroy", nil), 200, mcpserver.CodeMethodNotFound, "u", "tools/destroy"},
+			{"prompts", mcptest.Request("p", "prompts/list", nil), 200, mcpserver.CodeMethodNotFound, "p", "not implemented"},
+			{"sampling", mcptest.Request("s", "sampling/createMessage", nil), 200, mcpserver.CodeMethodNotFound, "s", "not implemented"},
 			{"params not an object", `{"jsonrpc":"2.0","id":"q","method":"tools/list","params":[1]}`, 200, mcpserver.CodeInvalidParams, "q", `"params"`},
 			{"unknown tool", call("nope", nil), 200, mcpserver.CodeInvalidParams, "c1", `unknown tool "nope"`},
 			{"missing required", call("echo", map[string]any{}), 200, mcpserver.CodeInvalidParams, "c1", `argument "message" is required`},
@@ -44,38 +45,38 @@ func TestErrorCodes(t *testing.T) {
 			{"unknown argument", call("echo", map[string]any{"message": "a", "colour": "red"}), 200, mcpserver.CodeInvalidParams, "c1", `argument "colour"`},
 			{"number as string", call("echo", map[string]any{"message": "a", "repeat": "3"}), 200, mcpserver.CodeInvalidParams, "c1", `argument "repeat"`},
 			{"arguments not an object", call("echo", []int{1}), 200, mcpserver.CodeInvalidParams, "c1", `"arguments"`},
-			{"name of wrong type", request(3, "tools/call", map[string]any{"name": 3}), 200, mcpserver.CodeInvalidParams, 3.0, `"name"`},
+			{"name of wrong type", mcptest.Request(3, "tools/call", map[string]any{"name": 3}), 200, mcpserver.CodeInvalidParams, 3.0, `"name"`},
 			{"tool argument error", call("fail", map[string]any{"how": "argument"}), 200, mcpserver.CodeInvalidParams, "c1", `argument "path": leaves the workspace root`},
-			{"unknown resource", request(4, "resources/read", map[string]any{"uri": "service://nope"}), 200, mcpserver.CodeInvalidParams, 4.0, `argument "uri"`},
-			{"bad log level", request(5, "logging/setLevel", map[string]any{"level": "loud"}), 200, mcpserver.CodeInvalidParams, 5.0, `argument "level"`},
+			{"unknown resource", mcptest.Request(4, "resources/read", map[string]any{"uri": "service://nope"}), 200, mcpserver.CodeInvalidParams, 4.0, `argument "uri"`},
+			{"bad log level", mcptest.Request(5, "logging/setLevel", map[string]any{"level": "loud"}), 200, mcpserver.CodeInvalidParams, 5.0, `argument "level"`},
 			{"tool panic", call("fail", map[string]any{"how": "panic"}), 200, mcpserver.CodeInternalError, "c1", "reference"},
-			{"timeout", call("slow", map[string]any{}), 200, mcpserver.CodeTimeout, "c1", "did not finish within 300ms"},
+			{"timeout", call("slow", map[string]any{}), 200, mcpserver.CodeTimeout, "c1", "did not finish within 1s"},
 			{"oversized", call("big", map[string]any{}), 200, mcpserver.CodeServerError, "c1", "narrow the call with big's arguments (depth, path)"},
-			{"subscribe without session", request(6, "resources/subscribe", map[string]any{"uri": mcpserver.URICodeAnalysis}), 400, mcpserver.CodeInvalidRequest, 6.0, "needs a session"},
+			{"subscribe without session", mcptest.Request(6, "resources/subscribe", map[string]any{"uri": mcpserver.URICodeAnalysis}), 400, mcpserver.CodeInvalidRequest, 6.0, "needs a session"},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				r := post(t, ts.url, tc.body)
-				if r.status != tc.wantStatus || r.errCode() != tc.wantCode {
-					t.Fatalf("got HTTP %d code %d, want %d %d: %s", r.status, r.errCode(), tc.wantStatus, tc.wantCode, r.raw)
+				r := mcptest.Post(t, ts.url, tc.body)
+				if r.Status != tc.wantStatus || r.ErrCode() != tc.wantCode {
+					t.Fatalf("got HTTP %d code %d, want %d %d: %s", r.Status, r.ErrCode(), tc.wantStatus, tc.wantCode, r.Raw)
 				}
-				if r.body["jsonrpc"] != "2.0" || r.body["id"] != tc.wantID {
-					t.Errorf("jsonrpc/id = %v/%v, want 2.0/%v", r.body["jsonrpc"], r.body["id"], tc.wantID)
+				if r.Body["jsonrpc"] != "2.0" || r.Body["id"] != tc.wantID {
+					t.Errorf("jsonrpc/id = %v/%v, want 2.0/%v", r.Body["jsonrpc"], r.Body["id"], tc.wantID)
 				}
-				if !strings.Contains(r.details(), tc.details) {
-					t.Errorf("details %q do not contain %q", r.details(), tc.details)
+				if !strings.Contains(r.Details(), tc.details) {
+					t.Errorf("details %q do not contain %q", r.Details(), tc.details)
 				}
-				if strings.Contains(string(r.raw), "secret internal state") {
-					t.Errorf("the panic value leaked to the client: %s", r.raw)
+				if strings.Contains(string(r.Raw), "secret internal state") {
+					t.Errorf("the panic value leaked to the client: %s", r.Raw)
 				}
 			})
 		}
 
 		t.Run("tool failure is isError", func(t *testing.T) {
-			r := post(t, ts.url, call("fail", map[string]any{"how": "error"}))
-			res := r.result()
-			if r.errCode() != 0 || res["isError"] != true {
-				t.Fatalf("want isError result, got %s", r.raw)
+			r := mcptest.Post(t, ts.url, call("fail", map[string]any{"how": "error"}))
+			res := r.Result()
+			if r.ErrCode() != 0 || res["isError"] != true {
+				t.Fatalf("want isError result, got %s", r.Raw)
 			}
 			text := res["content"].([]any)[0].(map[string]any)["text"]
 			if text != "backend unreachable" {
@@ -90,9 +91,9 @@ func TestErrorCodes(t *testing.T) {
 			}
 		})
 		t.Run("oversized is one whole JSON document", func(t *testing.T) {
-			r := post(t, ts.url, call("big", nil))
-			if !json.Valid(r.raw) || len(r.raw) > 10<<20 {
-				t.Fatalf("oversized answer is %d bytes, valid JSON %v", len(r.raw), json.Valid(r.raw))
+			r := mcptest.Post(t, ts.url, call("big", nil))
+			if !json.Valid(r.Raw) || len(r.Raw) > 10<<20 {
+				t.Fatalf("oversized answer is %d bytes, valid JSON %v", len(r.Raw), json.Valid(r.Raw))
 			}
 		})
 	})
@@ -100,15 +101,15 @@ func TestErrorCodes(t *testing.T) {
 
 func TestToolCallResult(t *testing.T) {
 	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, allTools(newSlowTool()), nil)
-	r := post(t, ts.url, request("a", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "ab", "mode": "shout", "repeat": 2}}))
-	res := r.result()
-	if r.status != 200 || res == nil {
-		t.Fatalf("tools/call: %d %s", r.status, r.raw)
+	r := mcptest.Post(t, ts.url, mcptest.Request("a", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "ab", "mode": "shout", "repeat": 2}}))
+	res := r.Result()
+	if r.Status != 200 || res == nil {
+		t.Fatalf("tools/call: %d %s", r.Status, r.Raw)
 	}
 	want := map[string]any{"message": "ABAB", "repeat": 2.0}
 	sc, _ := res["structuredContent"].(map[string]any)
 	if sc["message"] != want["message"] || sc["repeat"] != want["repeat"] || res["isError"] != false {
-		t.Errorf("result = %s", r.raw)
+		t.Errorf("result = %s", r.Raw)
 	}
 	content := res["content"].([]any)[0].(map[string]any)
 	var fromText map[string]any
@@ -116,7 +117,7 @@ func TestToolCallResult(t *testing.T) {
 		t.Errorf("content = %v", content)
 	}
 	for _, h := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
-		if r.header.Get(h) == "" {
+		if r.Header.Get(h) == "" {
 			t.Errorf("missing %s header", h)
 		}
 	}
@@ -128,10 +129,10 @@ func TestLists(t *testing.T) {
 	set.Resources = []tools.Resource{doc}
 	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, set, nil)
 
-	r := post(t, ts.url, request(1, "tools/list", nil))
-	list := r.result()["tools"].([]any)
+	r := mcptest.Post(t, ts.url, mcptest.Request(1, "tools/list", nil))
+	list := r.Result()["tools"].([]any)
 	if len(list) != 4 {
-		t.Fatalf("tools/list: %s", r.raw)
+		t.Fatalf("tools/list: %s", r.Raw)
 	}
 	echo := list[0].(map[string]any)
 	if echo["name"] != "echo" || echo["title"] != "Echo" || echo["inputSchema"].(map[string]any)["required"].([]any)[0] != "message" ||
@@ -139,9 +140,9 @@ func TestLists(t *testing.T) {
 		t.Errorf("echo descriptor: %v", echo)
 	}
 
-	r = post(t, ts.url, request(2, "resources/list", nil))
+	r = mcptest.Post(t, ts.url, mcptest.Request(2, "resources/list", nil))
 	var got []string
-	for _, res := range r.result()["resources"].([]any) {
+	for _, res := range r.Result()["resources"].([]any) {
 		m := res.(map[string]any)
 		got = append(got, m["uri"].(string)+"|"+m["name"].(string)+"|"+m["mimeType"].(string))
 	}
@@ -155,8 +156,8 @@ func TestLists(t *testing.T) {
 	}
 
 	read := func(uri string) map[string]any {
-		r := post(t, ts.url, request(3, "resources/read", map[string]any{"uri": uri}))
-		c := r.result()["contents"].([]any)[0].(map[string]any)
+		r := mcptest.Post(t, ts.url, mcptest.Request(3, "resources/read", map[string]any{"uri": uri}))
+		c := r.Result()["contents"].([]any)[0].(map[string]any)
 		if c["uri"] != uri || c["mimeType"] != "application/json" {
 			t.Errorf("contents of %s: %v", uri, c)
 		}
@@ -183,12 +184,12 @@ func TestInitializeAndVersions(t *testing.T) {
 		{"2026-07-28", "2025-11-25"}, // 2026-07-28 has no initialize; it is reached by server/discover
 		{"1999-01-01", "2025-11-25"},
 	} {
-		r := post(t, ts.url, request(1, "initialize", map[string]any{"protocolVersion": tc.asked, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}))
-		res := r.result()
+		r := mcptest.Post(t, ts.url, mcptest.Request(1, "initialize", map[string]any{"protocolVersion": tc.asked, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}))
+		res := r.Result()
 		if res["protocolVersion"] != tc.want {
 			t.Errorf("initialize %s: protocolVersion %v, want %s", tc.asked, res["protocolVersion"], tc.want)
 		}
-		if r.header.Get("Mcp-Session-Id") == "" {
+		if r.Header.Get("Mcp-Session-Id") == "" {
 			t.Errorf("initialize %s: no session id", tc.asked)
 		}
 		info := res["serverInfo"].(map[string]any)
@@ -201,12 +202,12 @@ func TestInitializeAndVersions(t *testing.T) {
 		}
 	}
 
-	r := post(t, ts.url, request(1, "initialize", map[string]any{"capabilities": map[string]any{}}))
-	if r.errCode() != mcpserver.CodeInvalidParams || !strings.Contains(r.details(), "protocolVersion") {
-		t.Errorf("initialize without version: %s", r.raw)
+	r := mcptest.Post(t, ts.url, mcptest.Request(1, "initialize", map[string]any{"capabilities": map[string]any{}}))
+	if r.ErrCode() != mcpserver.CodeInvalidParams || !strings.Contains(r.Details(), "protocolVersion") {
+		t.Errorf("initialize without version: %s", r.Raw)
 	}
 
-	ping := request(9, "ping", nil)
+	ping := mcptest.Request(9, "ping", nil)
 	for _, tc := range []struct {
 		header     string
 		wantStatus int
@@ -219,9 +220,9 @@ func TestInitializeAndVersions(t *testing.T) {
 		{"2026-07-28", 200, 0},
 		{"2024-01-01", 400, mcpserver.CodeInvalidRequest},
 	} {
-		r := post(t, ts.url, ping, "MCP-Protocol-Version", tc.header)
-		if r.status != tc.wantStatus || r.errCode() != tc.wantCode {
-			t.Errorf("ping with MCP-Protocol-Version %q: %d %s", tc.header, r.status, r.raw)
+		r := mcptest.Post(t, ts.url, ping, "MCP-Protocol-Version", tc.header)
+		if r.Status != tc.wantStatus || r.ErrCode() != tc.wantCode {
+			t.Errorf("ping with MCP-Protocol-Version %q: %d %s", tc.header, r.Status, r.Raw)
 		}
 	}
 
@@ -231,33 +232,33 @@ func TestInitializeAndVersions(t *testing.T) {
 			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 		}}
 	}
-	r = post(t, ts.url, request("d", "server/discover", meta("2026-07-28")), "MCP-Protocol-Version", "2026-07-28")
-	res := r.result()
-	if r.status != 200 || res["supportedVersions"].([]any)[0] != "2026-07-28" ||
+	r = mcptest.Post(t, ts.url, mcptest.Request("d", "server/discover", meta("2026-07-28")), "MCP-Protocol-Version", "2026-07-28")
+	res := r.Result()
+	if r.Status != 200 || res["supportedVersions"].([]any)[0] != "2026-07-28" ||
 		res["_meta"].(map[string]any)["io.modelcontextprotocol/serverInfo"].(map[string]any)["name"] != "service-mcp-server" {
-		t.Errorf("server/discover: %s", r.raw)
+		t.Errorf("server/discover: %s", r.Raw)
 	}
 	if res["resultType"] != "complete" {
-		t.Errorf("2026-07-28 result without resultType: %s", r.raw)
+		t.Errorf("2026-07-28 result without resultType: %s", r.Raw)
 	}
-	r = post(t, ts.url, request("c", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "m"}, "_meta": meta("2026-07-28")["_meta"]}), "MCP-Protocol-Version", "2026-07-28")
-	if res := r.result(); res["resultType"] != "complete" || res["structuredContent"] == nil {
-		t.Errorf("2026-07-28 tools/call: %s", r.raw)
+	r = mcptest.Post(t, ts.url, mcptest.Request("c", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "m"}, "_meta": meta("2026-07-28")["_meta"]}), "MCP-Protocol-Version", "2026-07-28")
+	if res := r.Result(); res["resultType"] != "complete" || res["structuredContent"] == nil {
+		t.Errorf("2026-07-28 tools/call: %s", r.Raw)
 	}
-	if r := post(t, ts.url, request("p", "ping", nil), "MCP-Protocol-Version", "2025-11-25"); r.result()["resultType"] != nil {
-		t.Errorf("2025-11-25 result with resultType: %s", r.raw)
+	if r := mcptest.Post(t, ts.url, mcptest.Request("p", "ping", nil), "MCP-Protocol-Version", "2025-11-25"); r.Result()["resultType"] != nil {
+		t.Errorf("2025-11-25 result with resultType: %s", r.Raw)
 	}
-	r = post(t, ts.url, request("d", "server/discover", meta("2027-01-01")), "MCP-Protocol-Version", "2027-01-01")
-	if r.errCode() != mcpserver.CodeUnsupportedProtocolVersion || r.body["error"].(map[string]any)["data"].(map[string]any)["supported"] == nil {
-		t.Errorf("server/discover with a future version: %s", r.raw)
+	r = mcptest.Post(t, ts.url, mcptest.Request("d", "server/discover", meta("2027-01-01")), "MCP-Protocol-Version", "2027-01-01")
+	if r.ErrCode() != mcpserver.CodeUnsupportedProtocolVersion || r.Body["error"].(map[string]any)["data"].(map[string]any)["supported"] == nil {
+		t.Errorf("server/discover with a future version: %s", r.Raw)
 	}
-	r = post(t, ts.url, request("d", "tools/list", meta("2026-07-28")), "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call")
-	if r.status != 400 || r.errCode() != mcpserver.CodeInvalidRequest || !strings.Contains(r.details(), "Mcp-Method") {
-		t.Errorf("Mcp-Method disagreeing with the body: %d %s", r.status, r.raw)
+	r = mcptest.Post(t, ts.url, mcptest.Request("d", "tools/list", meta("2026-07-28")), "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call")
+	if r.Status != 400 || r.ErrCode() != mcpserver.CodeInvalidRequest || !strings.Contains(r.Details(), "Mcp-Method") {
+		t.Errorf("Mcp-Method disagreeing with the body: %d %s", r.Status, r.Raw)
 	}
-	r = post(t, ts.url, request("d", "tools/list", meta("2026-07-28")), "MCP-Protocol-Version", "2025-11-25")
-	if r.status != 400 || r.errCode() != mcpserver.CodeInvalidRequest {
-		t.Errorf("header disagreeing with _meta: %d %s", r.status, r.raw)
+	r = mcptest.Post(t, ts.url, mcptest.Request("d", "tools/list", meta("2026-07-28")), "MCP-Protocol-Version", "2025-11-25")
+	if r.Status != 400 || r.ErrCode() != mcpserver.CodeInvalidRequest {
+		t.Errorf("header disagreeing with _meta: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -274,12 +275,12 @@ func TestOrigin(t *testing.T) {
 		{strings.Replace(ts.url, "/mcp", "", 1), 200}, // a page of this loopback server itself
 		{"http://127.0.0.1:1", 403},
 	} {
-		r := post(t, ts.url, request(1, "ping", nil), "Origin", tc.origin)
-		if r.status != tc.want {
-			t.Errorf("Origin %q: HTTP %d, want %d", tc.origin, r.status, tc.want)
+		r := mcptest.Post(t, ts.url, mcptest.Request(1, "ping", nil), "Origin", tc.origin)
+		if r.Status != tc.want {
+			t.Errorf("Origin %q: HTTP %d, want %d", tc.origin, r.Status, tc.want)
 		}
-		if tc.want == 403 && r.errCode() != mcpserver.CodeInvalidRequest {
-			t.Errorf("Origin %q: %s", tc.origin, r.raw)
+		if tc.want == 403 && r.ErrCode() != mcpserver.CodeInvalidRequest {
+			t.Errorf("Origin %q: %s", tc.origin, r.Raw)
 		}
 	}
 }
@@ -287,69 +288,69 @@ func TestOrigin(t *testing.T) {
 func TestSessionLifecycle(t *testing.T) {
 	forEachRedis(t, func(t *testing.T, rb redisBackend) {
 		ts := newServer(t, rb.addr, uniquePrefix(), mcpserver.Config{}, allTools(newSlowTool()), nil)
-		sid := initialize(t, ts.url, "2025-11-25")
-		if r := post(t, ts.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid); r.status != 202 || len(r.raw) != 0 {
-			t.Errorf("notification: %d %s", r.status, r.raw)
+		sid := mcptest.Initialize(t, ts.url, "2025-11-25")
+		if r := mcptest.Post(t, ts.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid); r.Status != 202 || len(r.Raw) != 0 {
+			t.Errorf("notification: %d %s", r.Status, r.Raw)
 		}
-		if r := post(t, ts.url, `{"jsonrpc":"2.0","id":99,"result":{}}`, "Mcp-Session-Id", sid); r.status != 202 {
-			t.Errorf("client response: %d %s", r.status, r.raw)
+		if r := mcptest.Post(t, ts.url, `{"jsonrpc":"2.0","id":99,"result":{}}`, "Mcp-Session-Id", sid); r.Status != 202 {
+			t.Errorf("client response: %d %s", r.Status, r.Raw)
 		}
-		if r := post(t, ts.url, request(2, "tools/list", nil), "Mcp-Session-Id", sid); r.status != 200 || r.errCode() != 0 {
-			t.Fatalf("tools/list in session: %d %s", r.status, r.raw)
+		if r := mcptest.Post(t, ts.url, mcptest.Request(2, "tools/list", nil), "Mcp-Session-Id", sid); r.Status != 200 || r.ErrCode() != 0 {
+			t.Fatalf("tools/list in session: %d %s", r.Status, r.Raw)
 		}
-		del := func() wireResponse {
+		del := func() mcptest.Response {
 			req, _ := http.NewRequest(http.MethodDelete, ts.url, nil)
 			req.Header.Set("Mcp-Session-Id", sid)
-			return do(t, req)
+			return mcptest.Do(t, req)
 		}
-		if r := del(); r.status != 204 {
-			t.Fatalf("DELETE: %d %s", r.status, r.raw)
+		if r := del(); r.Status != 204 {
+			t.Fatalf("DELETE: %d %s", r.Status, r.Raw)
 		}
-		if r := post(t, ts.url, request(3, "tools/list", nil), "Mcp-Session-Id", sid); r.status != 404 || r.errCode() != mcpserver.CodeInvalidRequest || r.body["id"] != 3.0 {
-			t.Errorf("request after DELETE: %d %s", r.status, r.raw)
+		if r := mcptest.Post(t, ts.url, mcptest.Request(3, "tools/list", nil), "Mcp-Session-Id", sid); r.Status != 404 || r.ErrCode() != mcpserver.CodeInvalidRequest || r.Body["id"] != 3.0 {
+			t.Errorf("request after DELETE: %d %s", r.Status, r.Raw)
 		}
-		if r := del(); r.status != 404 {
-			t.Errorf("second DELETE: %d", r.status)
+		if r := del(); r.Status != 404 {
+			t.Errorf("second DELETE: %d", r.Status)
 		}
 		req, _ := http.NewRequest(http.MethodPut, ts.url, nil)
-		if r := do(t, req); r.status != 405 || r.header.Get("Allow") == "" {
-			t.Errorf("PUT: %d", r.status)
+		if r := mcptest.Do(t, req); r.Status != 405 || r.Header.Get("Allow") == "" {
+			t.Errorf("PUT: %d", r.Status)
 		}
 		req, _ = http.NewRequest(http.MethodGet, ts.url, nil)
 		req.Header.Set("Accept", "text/event-stream")
-		if r := do(t, req); r.status != 400 {
-			t.Errorf("GET without session: %d", r.status)
+		if r := mcptest.Do(t, req); r.Status != 400 {
+			t.Errorf("GET without session: %d", r.Status)
 		}
-		if r := post(t, ts.url, request(1, "ping", nil), "Content-Type", "text/plain"); r.status != 415 {
-			t.Errorf("text/plain body: %d", r.status)
+		if r := mcptest.Post(t, ts.url, mcptest.Request(1, "ping", nil), "Content-Type", "text/plain"); r.Status != 415 {
+			t.Errorf("text/plain body: %d", r.Status)
 		}
 	})
 }
 
 func TestRequestBodyLimit(t *testing.T) {
 	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{MaxRequestBytes: 1000}, allTools(newSlowTool()), nil)
-	r := post(t, ts.url, request(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": strings.Repeat("a", 2000)}}))
-	if r.status != http.StatusRequestEntityTooLarge || r.errCode() != mcpserver.CodeInvalidRequest {
-		t.Errorf("oversized request: %d %s", r.status, r.raw)
+	r := mcptest.Post(t, ts.url, mcptest.Request(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": strings.Repeat("a", 2000)}}))
+	if r.Status != http.StatusRequestEntityTooLarge || r.ErrCode() != mcpserver.CodeInvalidRequest {
+		t.Errorf("oversized request: %d %s", r.Status, r.Raw)
 	}
 }
 
 func TestSessionExpiry(t *testing.T) {
 	forEachRedis(t, func(t *testing.T, rb redisBackend) {
 		ts := newServer(t, rb.addr, uniquePrefix(), mcpserver.Config{SessionTTL: time.Second}, allTools(newSlowTool()), nil)
-		sid := initialize(t, ts.url, "2025-11-25")
+		sid := mcptest.Initialize(t, ts.url, "2025-11-25")
 		rb.elapse(600 * time.Millisecond)
-		if r := post(t, ts.url, request(1, "ping", nil), "Mcp-Session-Id", sid); r.status != 200 {
-			t.Fatalf("ping within the TTL: %d %s", r.status, r.raw)
+		if r := mcptest.Post(t, ts.url, mcptest.Request(1, "ping", nil), "Mcp-Session-Id", sid); r.Status != 200 {
+			t.Fatalf("ping within the TTL: %d %s", r.Status, r.Raw)
 		}
 		// The ping renewed the session; it expires a TTL after the last use.
 		rb.elapse(600 * time.Millisecond)
-		if r := post(t, ts.url, request(2, "ping", nil), "Mcp-Session-Id", sid); r.status != 200 {
-			t.Fatalf("ping after renewal: %d %s", r.status, r.raw)
+		if r := mcptest.Post(t, ts.url, mcptest.Request(2, "ping", nil), "Mcp-Session-Id", sid); r.Status != 200 {
+			t.Fatalf("ping after renewal: %d %s", r.Status, r.Raw)
 		}
 		rb.elapse(1500 * time.Millisecond)
-		if r := post(t, ts.url, request(3, "ping", nil), "Mcp-Session-Id", sid); r.status != 404 || r.errCode() != mcpserver.CodeInvalidRequest {
-			t.Errorf("ping after expiry: %d %s", r.status, r.raw)
+		if r := mcptest.Post(t, ts.url, mcptest.Request(3, "ping", nil), "Mcp-Session-Id", sid); r.Status != 404 || r.ErrCode() != mcpserver.CodeInvalidRequest {
+			t.Errorf("ping after expiry: %d %s", r.Status, r.Raw)
 		}
 	})
 }
