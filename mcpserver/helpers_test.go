@@ -188,12 +188,18 @@ type testServer struct {
 // servers of one test share state and tests do not.
 func newServer(t testing.TB, addr, prefix string, cfg mcpserver.Config, set tools.Set, hub *tools.Hub) testServer {
 	t.Helper()
+	return newServerLogged(t, addr, prefix, cfg, set, hub, io.Discard)
+}
+
+// newServerLogged is newServer with the server's log written to log.
+func newServerLogged(t testing.TB, addr, prefix string, cfg mcpserver.Config, set tools.Set, hub *tools.Hub, log io.Writer) testServer {
+	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, DialerRetries: 1})
 	cfg.KeyPrefix = prefix
 	if cfg.Version == "" {
 		cfg.Version = "test"
 	}
-	srv, err := mcpserver.New(cfg, rdb, set, hub, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := mcpserver.New(cfg, rdb, set, hub, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

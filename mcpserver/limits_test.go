@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,23 +77,77 @@ func TestUntrustedForwardedFor(t *testing.T) {
 	}
 }
 
-// TestRateWindow uses a short window: once Retry-After has passed the client is served again.
+// TestRateWindow checks the window's edges: it slides (a request leaves it exactly one
+// window after it was accepted, not at a fixed boundary, and there is no refill on top of a
+// burst), Retry-After names when the oldest request leaves, and refused requests do not
+// count.
 func TestRateWindow(t *testing.T) {
-	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{RequestsPerWindow: 2, Window: 2 * time.Second}, allTools(newSlowTool()), nil)
-	for i := range 2 {
-		if r := mcptest.Post(t, ts.url, mcptest.Request(i, "ping", nil)); r.ErrCode() != 0 {
-			t.Fatalf("request %d: %s", i, r.Raw)
+	forEachRedis(t, func(t *testing.T, rb redisBackend) {
+		const window = 1500 * time.Millisecond
+		ts := newServer(t, rb.addr, uniquePrefix(), mcpserver.Config{RequestsPerWindow: 2, Window: window}, allTools(newSlowTool()), nil)
+		start := time.Now()
+		at := func(d time.Duration) { time.Sleep(time.Until(start.Add(d))) }
+		ping := func(i int) mcptest.Response { return mcptest.Post(t, ts.url, mcptest.Request(i, "ping", nil)) }
+		want := func(i int, ok bool, r mcptest.Response) {
+			t.Helper()
+			if (r.ErrCode() == 0) != ok || (!ok && r.ErrCode() != mcpserver.CodeRateLimited) {
+				t.Fatalf("request %d at %s: want accepted=%v, got %s", i, time.Since(start).Round(time.Millisecond), ok, r.Raw)
+			}
 		}
-	}
-	r := mcptest.Post(t, ts.url, mcptest.Request(3, "ping", nil))
-	if r.ErrCode() != mcpserver.CodeRateLimited {
-		t.Fatalf("third request: %s", r.Raw)
-	}
-	retry, _ := strconv.Atoi(r.Header.Get("Retry-After"))
-	time.Sleep(time.Duration(retry) * time.Second)
-	if r := mcptest.Post(t, ts.url, mcptest.Request(4, "ping", nil)); r.ErrCode() != 0 {
-		t.Errorf("after Retry-After: %s", r.Raw)
-	}
+		want(1, true, ping(1)) // t=0: A
+		at(800 * time.Millisecond)
+		want(2, true, ping(2)) // t=0.8: B
+		at(900 * time.Millisecond)
+		r := ping(3) // t=0.9: A and B are in the window
+		want(3, false, r)
+		if r.Header.Get("Retry-After") != "1" || r.Header.Get("RateLimit-Remaining") != "0" {
+			t.Errorf("Retry-After %q RateLimit-Remaining %q, want 1 and 0 (A leaves at 1.5 s)", r.Header.Get("Retry-After"), r.Header.Get("RateLimit-Remaining"))
+		}
+		for i := range 5 { // refused requests do not count
+			want(4+i, false, ping(4+i))
+		}
+		at(window + 100*time.Millisecond)
+		want(9, true, ping(9)) // t=1.6: A left, B is still in
+		want(10, false, ping(10))
+		at(800*time.Millisecond + window + 100*time.Millisecond)
+		want(11, true, ping(11)) // t=2.4: B left
+	})
+}
+
+// TestRateRace fires many requests at once through two replicas: no more than the limit is
+// ever accepted, and exactly the limit once the race is over.
+func TestRateRace(t *testing.T) {
+	forEachRedis(t, func(t *testing.T, rb redisBackend) {
+		prefix := uniquePrefix()
+		cfg := mcpserver.Config{RequestsPerWindow: 20, Window: time.Hour, MaxConcurrent: 100}
+		a := newServer(t, rb.addr, prefix, cfg, allTools(newSlowTool()), nil)
+		b := newServer(t, rb.addr, prefix, cfg, allTools(newSlowTool()), nil)
+		var accepted atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 60 {
+			url := a.url
+			if i%2 == 1 {
+				url = b.url
+			}
+			wg.Go(func() {
+				if r := mcptest.Post(t, url, mcptest.Request(i, "ping", nil)); r.ErrCode() == 0 {
+					accepted.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if n := accepted.Load(); n > 20 {
+			t.Fatalf("%d requests accepted at once, limit 20", n)
+		}
+		for i := 0; accepted.Load() < 20 && i < 40; i++ {
+			if r := mcptest.Post(t, a.url, mcptest.Request(i, "ping", nil)); r.ErrCode() == 0 {
+				accepted.Add(1)
+			}
+		}
+		if r := mcptest.Post(t, b.url, mcptest.Request("last", "ping", nil)); accepted.Load() != 20 || r.ErrCode() != mcpserver.CodeRateLimited {
+			t.Errorf("accepted %d, then %s", accepted.Load(), r.Raw)
+		}
+	})
 }
 
 func TestConcurrencyLimit(t *testing.T) {

@@ -1,9 +1,13 @@
 package mcpserver_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -327,12 +331,76 @@ func TestSessionLifecycle(t *testing.T) {
 	})
 }
 
+// TestRequestBodyLimit sends bodies above the limit in every framing: each gets 413 with a
+// JSON-RPC error that the client reads (no reset connection), and the connection serves the
+// next request.
 func TestRequestBodyLimit(t *testing.T) {
-	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{MaxRequestBytes: 1000}, allTools(newSlowTool()), nil)
-	r := mcptest.Post(t, ts.url, mcptest.Request(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": strings.Repeat("a", 2000)}}))
-	if r.Status != http.StatusRequestEntityTooLarge || r.ErrCode() != mcpserver.CodeInvalidRequest {
-		t.Errorf("oversized request: %d %s", r.Status, r.Raw)
+	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{MaxRequestBytes: 1 << 20}, allTools(newSlowTool()), nil)
+	big := mcptest.Request(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": strings.Repeat("a", 20<<20)}})
+	for _, framing := range []string{"content-length", "chunked"} {
+		t.Run(framing, func(t *testing.T) {
+			var body io.Reader = strings.NewReader(big)
+			if framing == "chunked" {
+				body = io.MultiReader(body) // hides the length: the client sends chunks
+			}
+			req, _ := http.NewRequest(http.MethodPost, ts.url, body)
+			req.Header.Set("Content-Type", "application/json")
+			r := mcptest.Do(t, req)
+			if r.Status != http.StatusRequestEntityTooLarge || r.ErrCode() != mcpserver.CodeInvalidRequest || !strings.Contains(r.Details(), "exceeds 1048576 bytes") {
+				t.Errorf("20 MB body: %d %s", r.Status, r.Raw)
+			}
+			if r := mcptest.Post(t, ts.url, mcptest.Request(2, "ping", nil)); r.ErrCode() != 0 {
+				t.Errorf("next request: %s", r.Raw)
+			}
+		})
 	}
+}
+
+// TestDisconnectIsInfo: a client that leaves during a call is logged at INFO, never as an
+// error, and its slot is returned.
+func TestDisconnectIsInfo(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	slow := newSlowTool()
+	ts := newServerLogged(t, startMini(t), uniquePrefix(), mcpserver.Config{MaxConcurrent: 1}, allTools(slow), nil, &lockedWriter{w: &logs, mu: &mu})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := mcptest.NewPost(ts.url, mcptest.Request(1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}))
+	go func() {
+		<-slow.started
+		cancel()
+	}()
+	if _, err := http.DefaultClient.Do(req.WithContext(ctx)); err == nil {
+		t.Fatal("the request was answered")
+	}
+	<-slow.cancelled
+	// The slot comes back: the one slot of this client is free again.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r := mcptest.Post(t, ts.url, mcptest.Request(2, "ping", nil))
+		if r.ErrCode() == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slot not returned: %s", r.Raw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if text := logs.String(); !strings.Contains(text, "level=INFO msg=\"client disconnected before the answer\"") || strings.Contains(text, "level=ERROR") {
+		t.Errorf("log:\n%s", text)
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func TestSessionExpiry(t *testing.T) {
