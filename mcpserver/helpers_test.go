@@ -89,6 +89,23 @@ func (t *slowTool) Call(ctx context.Context, _ json.RawMessage) (any, error) {
 	}
 }
 
+// stepTool reports progress at each of its steps.
+type stepTool struct{}
+
+func (stepTool) Spec() tools.Spec {
+	return tools.Spec{Name: "steps", Description: "Reports progress.", InputSchema: json.RawMessage(`{"type":"object","properties":{"steps":{"type":"integer","minimum":1,"maximum":10}}}`)}
+}
+
+func (stepTool) Call(ctx context.Context, args json.RawMessage) (any, error) {
+	var a struct{ Steps int }
+	_ = json.Unmarshal(args, &a)
+	for i := range a.Steps {
+		tools.ReportProgress(ctx, float64(i+1), float64(a.Steps), fmt.Sprintf("step %d of %d", i+1, a.Steps))
+		tools.ReportProgress(ctx, float64(i+1), float64(a.Steps), "a repeated value is dropped")
+	}
+	return map[string]any{"steps": a.Steps}, nil
+}
+
 // bigTool returns a result above the 10 MB default response limit.
 type bigTool struct{}
 

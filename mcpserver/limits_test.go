@@ -119,7 +119,9 @@ func TestRateWindow(t *testing.T) {
 func TestRateRace(t *testing.T) {
 	forEachRedis(t, func(t *testing.T, rb redisBackend) {
 		prefix := uniquePrefix()
-		cfg := mcpserver.Config{RequestsPerWindow: 20, Window: time.Hour, MaxConcurrent: 100}
+		// A generous StoreTimeout: a request that times out after Redis logged it stays
+		// counted (the limiter errs on the side of refusing), which would blur the count.
+		cfg := mcpserver.Config{RequestsPerWindow: 20, Window: time.Hour, MaxConcurrent: 100, StoreTimeout: 10 * time.Second}
 		a := newServer(t, rb.addr, prefix, cfg, allTools(newSlowTool()), nil)
 		b := newServer(t, rb.addr, prefix, cfg, allTools(newSlowTool()), nil)
 		var accepted atomic.Int64

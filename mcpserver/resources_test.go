@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -155,8 +156,9 @@ func TestCancel(t *testing.T) {
 	prefix := uniquePrefix()
 	addr := startMini(t)
 	slow := newSlowTool()
-	a := newServer(t, addr, prefix, mcpserver.Config{}, allTools(slow), nil)
-	b := newServer(t, addr, prefix, mcpserver.Config{}, allTools(slow), nil)
+	cfg := mcpserver.Config{MaxConcurrent: 2} // the session's requests: the call and one more
+	a := newServer(t, addr, prefix, cfg, allTools(slow), nil)
+	b := newServer(t, addr, prefix, cfg, allTools(slow), nil)
 	sid := mcptest.Initialize(t, a.url, "2025-11-25")
 	done := make(chan mcptest.Response, 1)
 	go func() {
@@ -174,5 +176,56 @@ func TestCancel(t *testing.T) {
 	}
 	if r := <-done; r.ErrCode() != mcpserver.CodeServerError || !strings.Contains(r.Details(), "cancelled") {
 		t.Errorf("cancelled call answered %s", r.Raw)
+	}
+	// The cancelled call's slot is free: two calls may run at once again.
+	close(slow.release)
+	for i := range 2 {
+		if r := mcptest.Post(t, b.url, mcptest.Request(i, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}), "Mcp-Session-Id", sid); r.ErrCode() != 0 {
+			t.Errorf("call %d after the cancellation: %s", i, r.Raw)
+		}
+	}
+}
+
+// TestProgress: a tools/call with a progressToken is answered as an event stream of
+// increasing notifications/progress followed by the result; without one the answer is JSON.
+func TestProgress(t *testing.T) {
+	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, tools.Set{Tools: []tools.Tool{stepTool{}}}, nil)
+	call := func(meta map[string]any, headers ...string) mcptest.Response {
+		params := map[string]any{"name": "steps", "arguments": map[string]any{"steps": 3}}
+		if meta != nil {
+			params["_meta"] = meta
+		}
+		return mcptest.Post(t, ts.url, mcptest.Request(7, "tools/call", params), headers...)
+	}
+	r := call(map[string]any{"progressToken": "p1"})
+	if ct := r.Header.Get("Content-Type"); ct != "text/event-stream" || len(r.Events) != 4 {
+		t.Fatalf("with a progressToken: %s, %d events:\n%s", ct, len(r.Events), r.Raw)
+	}
+	for i, ev := range r.Events[:3] {
+		var n struct {
+			Method string
+			Params struct {
+				ProgressToken string
+				Progress      float64
+				Total         float64
+				Message       string
+			}
+		}
+		if err := json.Unmarshal([]byte(ev.Data), &n); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("step %d of 3", i+1)
+		if n.Method != "notifications/progress" || n.Params.ProgressToken != "p1" || n.Params.Progress != float64(i+1) || n.Params.Total != 3 || n.Params.Message != want {
+			t.Errorf("event %d: %s", i, ev.Data)
+		}
+	}
+	if r.ErrCode() != 0 || r.Body["id"] != 7.0 || r.Result()["structuredContent"].(map[string]any)["steps"] != 3.0 {
+		t.Errorf("result event: %v", r.Body)
+	}
+	if r := call(nil); r.Header.Get("Content-Type") != "application/json" || r.ErrCode() != 0 {
+		t.Errorf("without a progressToken: %s %s", r.Header.Get("Content-Type"), r.Raw)
+	}
+	if r := call(map[string]any{"progressToken": 5}, "Accept", "application/json"); r.Header.Get("Content-Type") != "application/json" || r.ErrCode() != 0 {
+		t.Errorf("a client that accepts only JSON: %s %s", r.Header.Get("Content-Type"), r.Raw)
 	}
 }
