@@ -40,6 +40,8 @@ type toolEntry struct {
 	schema *jsonschema.Schema
 	// args are the schema's property names, used to tell a client how to narrow a call.
 	args []string
+	// prompt are the arguments of the tool's prompt.
+	prompt []promptArg
 }
 
 // catalog is an immutable view of one tools.Set.
@@ -70,7 +72,7 @@ func newCatalog(set tools.Set) (*catalog, error) {
 		if len(spec.OutputSchema) > 0 && !json.Valid(spec.OutputSchema) {
 			return nil, fmt.Errorf("tool %q: output schema is not valid JSON", spec.Name)
 		}
-		e := &toolEntry{tool: t, spec: spec, schema: sch, args: args}
+		e := &toolEntry{tool: t, spec: spec, schema: sch, args: args, prompt: promptArgs(spec.InputSchema)}
 		c.tools = append(c.tools, e)
 		c.byName[spec.Name] = e
 	}

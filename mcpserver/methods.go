@@ -14,12 +14,13 @@ import (
 	"github.com/platform-dev/platform/tools"
 )
 
-// capabilities are the seed's table, exactly.
+// capabilities are the seed's table, plus completions of the prompts' arguments.
 var capabilities = map[string]any{
-	"resources": map[string]any{"subscribe": true, "listChanged": true},
-	"tools":     map[string]any{"listChanged": true},
-	"prompts":   map[string]any{"listChanged": false},
-	"logging":   map[string]any{"level": defaultLogLevel},
+	"resources":   map[string]any{"subscribe": true, "listChanged": true},
+	"tools":       map[string]any{"listChanged": true},
+	"prompts":     map[string]any{"listChanged": false},
+	"logging":     map[string]any{"level": defaultLogLevel},
+	"completions": map[string]any{},
 }
 
 var serverInfo = map[string]any{"name": ServerName, "version": ServerVersion, "description": serverDescription}
@@ -32,7 +33,7 @@ const defaultLogLevel = "info"
 var methods = []string{
 	"initialize", "ping", "server/discover", "subscriptions/listen", "logging/setLevel",
 	"resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe",
-	"tools/list", "tools/call",
+	"tools/list", "tools/call", "prompts/list", "prompts/get", "completion/complete",
 }
 
 // dispatch runs one request. A panic becomes -32004, logged with a reference.
@@ -68,10 +69,16 @@ func (s *Server) dispatch(ctx context.Context, c *call) (result any, rerr *rpcEr
 		return map[string]any{"tools": listTools(s.cat.Load())}, nil
 	case "tools/call":
 		return s.callTool(ctx, c)
+	case "prompts/list":
+		return map[string]any{"prompts": listPrompts(s.cat.Load())}, nil
+	case "prompts/get":
+		return s.getPrompt(c)
+	case "completion/complete":
+		return s.complete(c)
 	default:
 		details := fmt.Sprintf("method %q is not available; this server implements %s", m, strings.Join(methods, ", "))
-		if strings.HasPrefix(m, "prompts/") || strings.HasPrefix(m, "sampling/") {
-			details = fmt.Sprintf("method %q is not available: prompts and sampling are not implemented by this server", m)
+		if strings.HasPrefix(m, "sampling/") {
+			details = fmt.Sprintf("method %q is not available: sampling is not implemented by this server", m)
 		}
 		return nil, newError(CodeMethodNotFound, "Method not found", details)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -39,7 +40,8 @@ func TestErrorCodes(t *testing.T) {
 			{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, 400, mcpserver.CodeInvalidRequest, nil, `"id"`},
 			{"method not a string", `{"jsonrpc":"2.0","id":"x","method":5}`, 400, mcpserver.CodeInvalidRequest, "x", `"method"`},
 			{"unknown method", mcptest.Request("u", "tools/destroy", nil), 200, mcpserver.CodeMethodNotFound, "u", "tools/destroy"},
-			{"prompts", mcptest.Request("p", "prompts/list", nil), 200, mcpserver.CodeMethodNotFound, "p", "not implemented"},
+			{"sampling", mcptest.Request("p", "sampling/createMessage", nil), 200, mcpserver.CodeMethodNotFound, "p", "not implemented"},
+			{"unknown prompt", mcptest.Request("p", "prompts/get", map[string]any{"name": "nope"}), 200, mcpserver.CodeInvalidParams, "p", `unknown prompt "nope"`},
 			{"sampling", mcptest.Request("s", "sampling/createMessage", nil), 200, mcpserver.CodeMethodNotFound, "s", "not implemented"},
 			{"params not an object", `{"jsonrpc":"2.0","id":"q","method":"tools/list","params":[1]}`, 200, mcpserver.CodeInvalidParams, "q", `"params"`},
 			{"unknown tool", call("nope", nil), 200, mcpserver.CodeInvalidParams, "c1", `unknown tool "nope"`},
@@ -201,7 +203,7 @@ func TestInitializeAndVersions(t *testing.T) {
 			t.Errorf("serverInfo = %v", info)
 		}
 		caps, _ := json.Marshal(res["capabilities"])
-		if string(caps) != `{"logging":{"level":"info"},"prompts":{"listChanged":false},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}` {
+		if string(caps) != `{"completions":{},"logging":{"level":"info"},"prompts":{"listChanged":false},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}` {
 			t.Errorf("capabilities = %s", caps)
 		}
 	}
@@ -421,4 +423,51 @@ func TestSessionExpiry(t *testing.T) {
 			t.Errorf("ping after expiry: %d %s", r.Status, r.Raw)
 		}
 	})
+}
+
+// TestPromptsAndCompletions: every tool is a prompt whose arguments are the tool's, and the
+// enumerated ones complete by prefix.
+func TestPromptsAndCompletions(t *testing.T) {
+	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, allTools(newSlowTool()), nil)
+	r := mcptest.Post(t, ts.url, mcptest.Request(1, "prompts/list", nil))
+	prompts, _ := r.Result()["prompts"].([]any)
+	if len(prompts) != 4 {
+		t.Fatalf("prompts/list: %s", r.Raw)
+	}
+	echo, _ := json.Marshal(prompts[0])
+	if !strings.Contains(string(echo), `"arguments":[{"name":"message","required":true},{"name":"mode","required":false},{"name":"repeat","required":false}]`) {
+		t.Errorf("echo prompt: %s", echo)
+	}
+	r = mcptest.Post(t, ts.url, mcptest.Request(2, "prompts/get", map[string]any{"name": "echo", "arguments": map[string]any{"message": "hi", "mode": "shout"}}))
+	if text := fmt.Sprint(r.Result()["messages"]); !strings.Contains(text, `Call the echo tool with the arguments {"message":"hi","mode":"shout"}`) {
+		t.Errorf("prompts/get: %s", r.Raw)
+	}
+	for _, c := range []struct {
+		name    string
+		ref     map[string]any
+		arg     string
+		value   string
+		want    string
+		wantErr int
+	}{
+		{"prefix", map[string]any{"type": "ref/prompt", "name": "echo"}, "mode", "sh", "[shout]", 0},
+		{"any case", map[string]any{"type": "ref/prompt", "name": "fail"}, "how", "P", "[panic]", 0},
+		{"empty value lists all", map[string]any{"type": "ref/prompt", "name": "fail"}, "how", "", "[error argument panic]", 0},
+		{"free text argument", map[string]any{"type": "ref/prompt", "name": "echo"}, "message", "x", "[]", 0},
+		{"resource", map[string]any{"type": "ref/resource", "uri": mcpserver.URISystemHealth}, "x", "", "[]", 0},
+		{"unknown argument", map[string]any{"type": "ref/prompt", "name": "echo"}, "nope", "", "", mcpserver.CodeInvalidParams},
+		{"unknown prompt", map[string]any{"type": "ref/prompt", "name": "nope"}, "mode", "", "", mcpserver.CodeInvalidParams},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := mcptest.Post(t, ts.url, mcptest.Request(3, "completion/complete", map[string]any{"ref": c.ref, "argument": map[string]any{"name": c.arg, "value": c.value}}))
+			if r.ErrCode() != c.wantErr {
+				t.Fatalf("%s", r.Raw)
+			}
+			if c.wantErr == 0 {
+				if got := fmt.Sprint(r.Result()["completion"].(map[string]any)["values"]); got != c.want {
+					t.Errorf("values %s, want %s", got, c.want)
+				}
+			}
+		})
+	}
 }
