@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -42,6 +44,8 @@ type toolEntry struct {
 	args []string
 	// prompt are the arguments of the tool's prompt.
 	prompt []promptArg
+	// integers are the top-level properties of type integer, which accept any number.
+	integers []string
 }
 
 // catalog is an immutable view of one tools.Set.
@@ -72,7 +76,7 @@ func newCatalog(set tools.Set) (*catalog, error) {
 		if len(spec.OutputSchema) > 0 && !json.Valid(spec.OutputSchema) {
 			return nil, fmt.Errorf("tool %q: output schema is not valid JSON", spec.Name)
 		}
-		e := &toolEntry{tool: t, spec: spec, schema: sch, args: args, prompt: promptArgs(spec.InputSchema)}
+		e := &toolEntry{tool: t, spec: spec, schema: sch, args: args, prompt: promptArgs(spec.InputSchema), integers: integerArgs(spec.InputSchema)}
 		c.tools = append(c.tools, e)
 		c.byName[spec.Name] = e
 	}
@@ -125,6 +129,53 @@ func compileSchema(tool string, raw json.RawMessage) (*jsonschema.Schema, []stri
 	}
 	slices.Sort(args)
 	return sch, args, nil
+}
+
+// integerArgs names the top-level properties of a schema whose type is integer.
+func integerArgs(schema json.RawMessage) []string {
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	var out []string
+	for name, p := range s.Properties {
+		if p.Type == "integer" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// roundIntegers rounds, half away from zero, the fractional numbers given for integer
+// arguments: the seed types depth as a number, so 2.5 is a depth (3), not an error. The
+// schema then checks the range of the rounded value.
+func (e *toolEntry) roundIntegers(args json.RawMessage) json.RawMessage {
+	if len(e.integers) == 0 {
+		return args
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return args
+	}
+	changed := false
+	for _, name := range e.integers {
+		var f float64
+		if raw, ok := m[name]; !ok || json.Unmarshal(raw, &f) != nil || f == math.Trunc(f) || math.Abs(f) > 1<<53 {
+			continue
+		}
+		m[name] = json.RawMessage(strconv.FormatFloat(math.Round(f), 'f', -1, 64))
+		changed = true
+	}
+	if !changed {
+		return args
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return args
+	}
+	return b
 }
 
 // validate checks args against the tool's input schema and, on failure, returns details that

@@ -282,6 +282,7 @@ func (s *Server) callTool(ctx context.Context, c *call) (any, *rpcError) {
 	if args[0] != '{' {
 		return nil, invalidParams(`argument "arguments" must be an object`)
 	}
+	args = e.roundIntegers(args)
 	if details := e.validate(args); details != "" {
 		return nil, invalidParams(details)
 	}
@@ -309,12 +310,12 @@ func (s *Server) callTool(ctx context.Context, c *call) (any, *rpcError) {
 			return nil, s.internal(ctx, "tools/call "+p.Name, fmt.Errorf("panic: %v\n%s", tp.value, tp.stack))
 		}
 		if ae, ok := tools.IsArgumentError(out.err); ok {
-			return nil, invalidParams(ae.Error())
+			return nil, invalidParams(s.redact.text(ae.Error()))
 		}
 		if ctx.Err() != nil && (errors.Is(out.err, context.DeadlineExceeded) || errors.Is(out.err, context.Canceled)) {
 			return nil, s.ctxError(ctx, "tools/call "+p.Name, e)
 		}
-		return toolResult{text: out.err.Error(), isError: true}, nil
+		return toolResult{text: s.redact.text(out.err.Error()), isError: true}, nil
 	}
 	b, err := json.Marshal(out.value)
 	if err != nil {
@@ -357,7 +358,7 @@ func isToolError(result any) bool {
 // callError maps an error from a resource or tool to the wire.
 func (s *Server) callError(ctx context.Context, what string, err error) *rpcError {
 	if ae, ok := tools.IsArgumentError(err); ok {
-		return invalidParams(ae.Error())
+		return invalidParams(s.redact.text(ae.Error()))
 	}
 	if ctx.Err() != nil {
 		return s.ctxError(ctx, what, nil)

@@ -72,6 +72,7 @@ type Server struct {
 	proxies []netip.Prefix
 	rdb     redis.UniversalClient
 	ownRDB  bool // rdb was made by New and is closed by Close
+	redact  redactor
 	st      *store
 	log     *slog.Logger
 	cat     atomic.Pointer[catalog]
@@ -122,6 +123,7 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 		proxies: proxies,
 		rdb:     rdb,
 		ownRDB:  own,
+		redact:  newRedactor(cfg.HiddenPaths),
 		st: &store{rdb: rdb, k: keyspace{cfg.KeyPrefix}, ttl: cfg.SessionTTL, backlog: cfg.EventBacklog,
 			maxSlotTTL: max(cfg.RequestTimeout+pollInterval, 3*pollInterval), replica: newID()[:8] + ":"},
 		log:       logger.With("component", "mcpserver"),

@@ -471,3 +471,68 @@ func TestPromptsAndCompletions(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegerArguments: a number given for an integer argument is rounded, then
+// range-checked with a message that names the argument and the bound.
+func TestIntegerArguments(t *testing.T) {
+	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, tools.Set{Tools: []tools.Tool{stepTool{}}}, nil)
+	for _, c := range []struct {
+		steps   any
+		want    float64
+		details string
+	}{
+		{2.5, 3, ""},
+		{2.4, 2, ""},
+		{10.4, 10, ""},
+		{3, 3, ""},
+		{10.6, 0, `argument "steps": maximum: got 11, want 10`},
+		{0.2, 0, `argument "steps": minimum: got 0, want 1`},
+		{"3", 0, `argument "steps": got string, want integer`},
+	} {
+		r := mcptest.Post(t, ts.url, mcptest.Request(1, "tools/call", map[string]any{"name": "steps", "arguments": map[string]any{"steps": c.steps}}))
+		if c.details != "" {
+			if r.ErrCode() != mcpserver.CodeInvalidParams || r.Details() != c.details {
+				t.Errorf("steps %v: %s", c.steps, r.Raw)
+			}
+			continue
+		}
+		if got := r.Result()["structuredContent"].(map[string]any)["steps"]; got != c.want {
+			t.Errorf("steps %v: ran with %v, want %v", c.steps, got, c.want)
+		}
+	}
+}
+
+// leakTool fails with the texts that must not leave the server: a path below the workspace
+// and a network address.
+type leakTool struct{ root string }
+
+func (leakTool) Spec() tools.Spec {
+	return tools.Spec{Name: "leak", Description: "Fails verbosely.", InputSchema: json.RawMessage(`{"type":"object","properties":{"how":{"type":"string"}}}`)}
+}
+
+func (l leakTool) Call(_ context.Context, args json.RawMessage) (any, error) {
+	var a struct{ How string }
+	_ = json.Unmarshal(args, &a)
+	if a.How == "argument" {
+		return nil, tools.InvalidArgument("path", "%s/src/../../etc leaves the workspace root %s", l.root, l.root)
+	}
+	return nil, fmt.Errorf("open %s/secret/x.go: permission denied; POST http://10.1.2.3:8080/v1: dial tcp 10.1.2.3:8080: connect: connection refused; [fd00::1]:6379 timed out", l.root)
+}
+
+func TestErrorTextsHideServerDetails(t *testing.T) {
+	root := t.TempDir()
+	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{HiddenPaths: []string{root}}, tools.Set{Tools: []tools.Tool{leakTool{root: root}}}, nil)
+	for _, c := range []struct{ how, want string }{
+		{"error", "open secret/x.go: permission denied; POST http://(address hidden)/v1: dial tcp (address hidden): connect: connection refused; (address hidden) timed out"},
+		{"argument", `argument "path": src/../../etc leaves the workspace root .`},
+	} {
+		r := mcptest.Post(t, ts.url, mcptest.Request(1, "tools/call", map[string]any{"name": "leak", "arguments": map[string]any{"how": c.how}}))
+		text := r.Details()
+		if content, ok := r.Result()["content"].([]any); ok {
+			text = content[0].(map[string]any)["text"].(string)
+		}
+		if text != c.want || strings.Contains(string(r.Raw), root) {
+			t.Errorf("%s: %q, want %q", c.how, text, c.want)
+		}
+	}
+}
