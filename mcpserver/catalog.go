@@ -54,6 +54,9 @@ type catalog struct {
 	byName    map[string]*toolEntry
 	resources map[string]tools.Resource
 	infos     []tools.ResourceInfo
+	// toolsJSON and resourcesJSON are the tools/list and resources/list answers, encoded
+	// once: the lists change only with the catalog.
+	toolsJSON, resourcesJSON json.RawMessage
 }
 
 func newCatalog(set tools.Set) (*catalog, error) {
@@ -101,6 +104,13 @@ func newCatalog(set tools.Set) (*catalog, error) {
 			info.MIMEType = resourceMIMEType
 		}
 		c.infos = append(c.infos, info)
+	}
+	var err error
+	if c.toolsJSON, err = json.Marshal(map[string]any{"tools": listTools(c)}); err != nil {
+		return nil, fmt.Errorf("encode tools/list: %w", err)
+	}
+	if c.resourcesJSON, err = json.Marshal(map[string]any{"resources": listResources(c)}); err != nil {
+		return nil, fmt.Errorf("encode resources/list: %w", err)
 	}
 	return c, nil
 }
@@ -252,9 +262,7 @@ func (e *toolEntry) listTool() map[string]any {
 
 // sameTools reports whether a and b list the same tools with the same descriptors.
 func sameTools(a, b *catalog) bool {
-	ja, _ := json.Marshal(listTools(a))
-	jb, _ := json.Marshal(listTools(b))
-	return bytes.Equal(ja, jb)
+	return bytes.Equal(a.toolsJSON, b.toolsJSON)
 }
 
 func sameResources(a, b *catalog) bool {

@@ -58,7 +58,7 @@ func (s *Server) dispatch(ctx context.Context, c *call) (result any, rerr *rpcEr
 	case "logging/setLevel":
 		return s.setLevel(ctx, c)
 	case "resources/list":
-		return map[string]any{"resources": listResources(s.cat.Load())}, nil
+		return s.cat.Load().resourcesJSON, nil
 	case "resources/templates/list":
 		return map[string]any{"resourceTemplates": []any{}}, nil
 	case "resources/read":
@@ -66,7 +66,7 @@ func (s *Server) dispatch(ctx context.Context, c *call) (result any, rerr *rpcEr
 	case "resources/subscribe", "resources/unsubscribe":
 		return s.subscription(ctx, c)
 	case "tools/list":
-		return map[string]any{"tools": listTools(s.cat.Load())}, nil
+		return s.cat.Load().toolsJSON, nil
 	case "tools/call":
 		return s.callTool(ctx, c)
 	case "prompts/list":

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -67,6 +68,27 @@ type store struct {
 	maxSlotTTL time.Duration
 	replica    string // prefix of this replica's request names
 	seq        atomic.Uint64
+
+	mu      sync.Mutex
+	touched map[string]time.Time // session id -> when this replica last extended its life
+}
+
+// maxTouched bounds the sessions whose last touch a replica remembers.
+const maxTouched = 100000
+
+// needsTouch reports whether a request of session id should extend the session's life:
+// once per TTL/60 per replica is plenty, and saves five commands on every other request.
+func (st *store) needsTouch(id string, now time.Time) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if t, ok := st.touched[id]; ok && now.Sub(t) < st.ttl/60 {
+		return false
+	}
+	if st.touched == nil || len(st.touched) >= maxTouched {
+		st.touched = map[string]time.Time{}
+	}
+	st.touched[id] = now
+	return true
 }
 
 func newID() string { return rand.Text() }
@@ -290,7 +312,9 @@ func (st *store) admit(ctx context.Context, q gateRequest) (gate, error) {
 		held = p.ZCard(ctx, conc)
 		if q.session != "" {
 			hash = p.HGetAll(ctx, st.k.session(q.session))
-			st.touch(ctx, p, q.session)
+			if st.needsTouch(q.session, now) {
+				st.touch(ctx, p, q.session)
+			}
 		}
 		return nil
 	})
