@@ -41,9 +41,6 @@ func (k keyspace) rate(client string) string        { return k.p + "rl:{" + clie
 func (k keyspace) wake() string                     { return k.p + "wake" }
 func (k keyspace) cancel() string                   { return k.p + "cancel" }
 
-// errNoSession means the session id is unknown, expired or deleted.
-var errNoSession = errors.New("session not found")
-
 // session is the Redis-held state of one client session.
 type session struct {
 	id      string
@@ -109,23 +106,6 @@ func (st *store) createSession(ctx context.Context, kind, version string, fields
 		return "", fmt.Errorf("create session: %w", err)
 	}
 	return id, nil
-}
-
-// loadSession reads a session and extends its life by the TTL.
-func (st *store) loadSession(ctx context.Context, id string) (*session, error) {
-	var get *redis.MapStringStringCmd
-	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.HGetAll(ctx, st.k.session(id))
-		st.touch(ctx, p, id)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load session: %w", err)
-	}
-	if s := sessionFrom(id, get.Val()); s != nil {
-		return s, nil
-	}
-	return nil, errNoSession
 }
 
 // sessionFrom reads a session's hash; nil when the hash is empty (no such session).
