@@ -23,7 +23,8 @@ func BenchmarkToolCall(b *testing.B) {
 	for _, start := range backends(b) {
 		rb := start(b)
 		b.Run(rb.name, func(b *testing.B) {
-			cfg := mcpserver.Config{RequestsPerWindow: 1 << 30, Window: time.Hour, MaxConcurrent: 1 << 20}
+			// A 1 ms window keeps the rate log as short as a real client's (60 at most).
+			cfg := mcpserver.Config{RequestsPerWindow: 1 << 30, Window: time.Millisecond, MaxConcurrent: 1 << 20}
 			ts := newServer(b, rb.addr, uniquePrefix(), cfg, allTools(newSlowTool()), nil)
 			body := mcptest.Request("b", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "bench", "mode": "shout"}})
 			b.ReportAllocs()
@@ -69,30 +70,39 @@ func BenchmarkVersusSDK(b *testing.B) {
 			return newServer(b, rb.addr, uniquePrefix(), cfg, set, nil).url
 		}})
 	}
-	methods := []struct{ method, uri string }{{"tools/list", ""}, {"ping", ""}, {"resources/read", mcpserver.URICodeAnalysis}}
+	type target struct {
+		name, url string
+		headers   []string
+	}
+	var targets []target
 	for _, srv := range servers {
 		url := srv.url(b)
 		sid := mcptest.Initialize(b, url, "2025-11-25")
 		headers := []string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25"}
 		mcptest.Post(b, url, mcptest.Notification("notifications/initialized", nil), headers...)
-		for _, m := range methods {
+		targets = append(targets, target{srv.name, url, headers})
+	}
+	// Method by method, each server in turn, so that the servers compared run close in time
+	// on a machine whose load varies.
+	for _, m := range []struct{ method, uri string }{{"tools/list", ""}, {"ping", ""}, {"resources/read", mcpserver.URICodeAnalysis}} {
+		for _, tg := range targets {
 			var params any
 			uri := m.uri
-			if srv.name == "sdk" && uri != "" {
+			if tg.name == "sdk" && uri != "" {
 				uri = "embedded:info"
 			}
 			if uri != "" {
 				params = map[string]any{"uri": uri}
 			}
-			b.Run(m.method+"/"+srv.name, func(b *testing.B) {
-				if r := mcptest.Post(b, url, mcptest.Request(0, m.method, params), headers...); r.Status != 200 || r.ErrCode() != 0 {
+			b.Run(m.method+"/"+tg.name, func(b *testing.B) {
+				if r := mcptest.Post(b, tg.url, mcptest.Request(0, m.method, params), tg.headers...); r.Status != 200 || r.ErrCode() != 0 {
 					b.Fatalf("%s: %d %s", m.method, r.Status, r.Raw)
 				}
 				var ids atomic.Int64 // a session's requests in flight need distinct ids
 				b.ReportAllocs()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
-						req, _ := mcptest.NewPost(url, mcptest.Request(ids.Add(1), m.method, params), headers...)
+						req, _ := mcptest.NewPost(tg.url, mcptest.Request(ids.Add(1), m.method, params), tg.headers...)
 						resp, err := http.DefaultClient.Do(req)
 						if err != nil {
 							b.Error(err)

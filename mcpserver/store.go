@@ -284,12 +284,13 @@ func (st *store) admit(ctx context.Context, q gateRequest) (gate, error) {
 		count = p.ZCard(ctx, rate)
 		oldest = p.ZRangeWithScores(ctx, rate, 0, 0)
 		p.PExpire(ctx, rate, q.window)
-		p.ZRemRangeByScore(ctx, conc, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
 		if q.take {
+			// Expired slots (of a replica that died) are dropped when one is taken.
+			p.ZRemRangeByScore(ctx, conc, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
 			p.ZAdd(ctx, conc, redis.Z{Score: float64(now.Add(q.slotTTL).UnixMilli()), Member: member})
 			p.PExpire(ctx, conc, st.maxSlotTTL)
 		}
-		held = p.ZCard(ctx, conc)
+		held = p.ZCount(ctx, conc, "("+strconv.FormatInt(now.UnixMilli(), 10), "+inf")
 		if q.session != "" {
 			hash = p.HGetAll(ctx, st.k.session(q.session))
 			if st.needsTouch(q.session, now) {
