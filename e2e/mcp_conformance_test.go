@@ -38,8 +38,9 @@ func TestMCPConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The suite is one client sending a few hundred requests within a minute: above the
-	// public per-client limits, which other tests cover.
-	srv := platformtest.Start(t, bin, "", "MCP_REQUESTS_PER_WINDOW=100000", "MCP_MAX_CONCURRENT=1000", "PLATFORM_METRICS_ADDR=")
+	// public per-client limits, which other tests cover. It calls its fixture tools.
+	srv := platformtest.Start(t, bin, "", "MCP_REQUESTS_PER_WINDOW=100000", "MCP_MAX_CONCURRENT=1000", "PLATFORM_METRICS_ADDR=",
+		"MCP_CONFORMANCE_FIXTURES=true")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cli, "server", "--url", "http://"+srv.Addr+"/mcp",

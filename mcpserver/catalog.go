@@ -59,8 +59,12 @@ type catalog struct {
 	toolsJSON, resourcesJSON json.RawMessage
 }
 
-func newCatalog(set tools.Set) (*catalog, error) {
+// newCatalog compiles set, plus the conformance fixtures when fixtures is set.
+func newCatalog(set tools.Set, fixtures bool) (*catalog, error) {
 	c := &catalog{byName: map[string]*toolEntry{}, resources: map[string]tools.Resource{}}
+	if fixtures {
+		set.Tools = append(slices.Clone(set.Tools), fixtureTools()...)
+	}
 	for _, t := range set.Tools {
 		spec := t.Spec()
 		if spec.Name == "" {

@@ -39,6 +39,10 @@ type Config struct {
 	// HiddenPaths are folders (the workspace roots) whose absolute paths never appear in an
 	// answer: a path below one is shown relative to it.
 	HiddenPaths []string
+	// ConformanceFixtures adds the tools the official MCP conformance suite calls
+	// (test_simple_text, test_image_content, ...). Never on a public deployment: they exist
+	// to prove the protocol handling.
+	ConformanceFixtures bool
 	// AllowedOrigins lists the browser origins ("https://app.example.com") that may call the
 	// server; "*" allows any. A request with any other Origin header gets 403. Requests
 	// without an Origin header (non-browser clients) are always allowed.

@@ -317,6 +317,9 @@ func (s *Server) callTool(ctx context.Context, c *call) (any, *rpcError) {
 		}
 		return toolResult{text: s.redact.text(out.err.Error()), isError: true}, nil
 	}
+	if blocks, ok := out.value.(contentBlocks); ok {
+		return toolResult{blocks: blocks}, nil
+	}
 	b, err := json.Marshal(out.value)
 	if err != nil {
 		return nil, s.internal(ctx, "encode result of "+p.Name, err)
@@ -337,13 +340,15 @@ type toolResult struct {
 	text       string
 	structured json.RawMessage
 	isError    bool
+	blocks     contentBlocks // content given as is, instead of text
 }
 
 func (r toolResult) MarshalJSON() ([]byte, error) {
-	out := map[string]any{
-		"content": []any{map[string]any{"type": "text", "text": r.text}},
-		"isError": r.isError,
+	var content any = []any{map[string]any{"type": "text", "text": r.text}}
+	if r.blocks != nil {
+		content = r.blocks
 	}
+	out := map[string]any{"content": content, "isError": r.isError}
 	if len(r.structured) > 0 && r.structured[0] == '{' {
 		out["structuredContent"] = r.structured
 	}

@@ -43,9 +43,9 @@ type call struct {
 	ran bool
 	// answered is set when a step wrote the answer itself (202, a listen stream).
 	answered bool
-	// progress, when the client asked for progress, may have turned the answer into an
-	// event stream.
-	progress *progressReply
+	// stream, for a tools/call from a client that accepts event streams, turns the answer
+	// into one when the tool sends a notification (progress, a log message).
+	stream *callStream
 }
 
 func (c *call) id() json.RawMessage {
@@ -184,9 +184,12 @@ func (s *Server) run(c *call) (any, *rpcError) {
 			ctx, span = s.cfg.Tracer.Start(ctx, "mcp tools/call "+c.tool, trace.WithAttributes(attribute.String("mcp.tool", c.tool)))
 			defer span.End()
 		}
-		if token := progressToken(c.msg); token != nil && acceptsEventStream(c.r.Header.Get("Accept")) {
-			c.progress = &progressReply{w: c.w, token: token}
-			ctx = tools.WithProgress(ctx, c.progress.report)
+		if acceptsEventStream(c.r.Header.Get("Accept")) {
+			c.stream = &callStream{w: c.w}
+			ctx = context.WithValue(ctx, streamKey{}, c.stream)
+			if token := progressToken(c.msg); token != nil {
+				ctx = tools.WithProgress(ctx, c.stream.progress(token))
+			}
 		}
 	}
 	result, rerr := s.dispatch(ctx, c)
@@ -215,7 +218,7 @@ func (s *Server) finish(c *call, result any, rerr *rpcError) {
 	if c.answered {
 		return
 	}
-	streaming := c.progress != nil && c.progress.close()
+	streaming := c.stream != nil && c.stream.close()
 	if rerr != nil && rerr.Status == statusClientClosed {
 		if streaming {
 			s.gone()
@@ -294,46 +297,68 @@ func acceptsEventStream(accept string) bool {
 	return false
 }
 
-// progressReply sends notifications/progress ahead of a tools/call's response: the answer
-// becomes an event stream at the first progress the tool reports, and stays plain JSON when
-// it reports none. Tools may report from any goroutine, even after the call ended.
-type progressReply struct {
+// callStream sends notifications ahead of a tools/call's response: the answer becomes an
+// event stream at the first one, and stays plain JSON when there is none. Tools may send from
+// any goroutine, even after the call ended (then nothing is sent).
+type callStream struct {
 	mu      sync.Mutex
 	w       http.ResponseWriter
-	token   json.RawMessage
 	started bool
 	closed  bool
-	last    float64
 }
 
-// report is the tools.Progress of the call.
-func (p *progressReply) report(progress, total float64, message string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	// The protocol wants progress to increase with every notification.
-	if p.closed || (p.started && progress <= p.last) {
-		return
-	}
-	params := map[string]any{"progressToken": p.token, "progress": progress}
-	if total > 0 {
-		params["total"] = total
-	}
-	if message != "" {
-		params["message"] = message
-	}
-	if !p.started {
-		startSSE(p.w)
-		p.started = true
-	}
-	p.last = progress
-	fmt.Fprintf(p.w, "event: message\ndata: %s\n\n", notificationJSON("notifications/progress", params))
-	flush(p.w)
+type streamKey struct{}
+
+// notify sends one notification on the call's answer; it reports false when the call has
+// ended.
+func (cs *callStream) notify(payload []byte) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.send(payload)
 }
 
-// close ends progress reporting; it reports whether the answer became an event stream.
-func (p *progressReply) close() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	return p.started
+func (cs *callStream) send(payload []byte) bool {
+	if cs.closed {
+		return false
+	}
+	if !cs.started {
+		startSSE(cs.w)
+		cs.started = true
+	}
+	fmt.Fprintf(cs.w, "event: message\ndata: %s\n\n", payload)
+	flush(cs.w)
+	return true
+}
+
+// progress returns the tools.Progress of a call whose client sent token. The protocol wants
+// progress to increase with every notification, so a value not above the last is dropped.
+func (cs *callStream) progress(token json.RawMessage) tools.Progress {
+	var last float64
+	sent := false
+	return func(progress, total float64, message string) {
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+		if sent && progress <= last {
+			return
+		}
+		params := map[string]any{"progressToken": token, "progress": progress}
+		if total > 0 {
+			params["total"] = total
+		}
+		if message != "" {
+			params["message"] = message
+		}
+		if cs.send(notificationJSON("notifications/progress", params)) {
+			last, sent = progress, true
+		}
+	}
+}
+
+// close ends the stream for notifications; it reports whether the answer became an event
+// stream.
+func (cs *callStream) close() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.closed = true
+	return cs.started
 }

@@ -105,7 +105,7 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 	if err != nil {
 		return nil, err
 	}
-	cat, err := newCatalog(set)
+	cat, err := newCatalog(set, cfg.ConformanceFixtures)
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
@@ -205,7 +205,7 @@ func (s *Server) Ready(ctx context.Context) error {
 // Update replaces the served tools and resources, telling connected clients when either
 // list changed.
 func (s *Server) Update(set tools.Set) error {
-	cat, err := newCatalog(set)
+	cat, err := newCatalog(set, s.cfg.ConformanceFixtures)
 	if err != nil {
 		return fmt.Errorf("mcpserver: %w", err)
 	}

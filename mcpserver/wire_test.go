@@ -536,3 +536,52 @@ func TestErrorTextsHideServerDetails(t *testing.T) {
 		}
 	}
 }
+
+// TestConformanceFixtures: the suite's test_* tools exist only when asked for, and answer
+// each content type, a tool error, and log messages and progress during the call.
+func TestConformanceFixtures(t *testing.T) {
+	addr := startMini(t)
+	plain := newServer(t, addr, uniquePrefix(), mcpserver.Config{}, allTools(newSlowTool()), nil)
+	if r := mcptest.Post(t, plain.url, mcptest.Request(1, "tools/list", nil)); strings.Contains(string(r.Raw), "test_") {
+		t.Errorf("fixtures without ConformanceFixtures: %s", r.Raw)
+	}
+	ts := newServer(t, addr, uniquePrefix(), mcpserver.Config{ConformanceFixtures: true}, allTools(newSlowTool()), nil)
+	call := func(name string, meta map[string]any) mcptest.Response {
+		params := map[string]any{"name": name, "arguments": map[string]any{}}
+		if meta != nil {
+			params["_meta"] = meta
+		}
+		return mcptest.Post(t, ts.url, mcptest.Request(1, "tools/call", params))
+	}
+	for name, want := range map[string]string{
+		"test_simple_text":            "[text]",
+		"test_image_content":          "[image]",
+		"test_audio_content":          "[audio]",
+		"test_embedded_resource":      "[resource]",
+		"test_multiple_content_types": "[text image resource]",
+	} {
+		r := call(name, nil)
+		var types []string
+		for _, c := range r.Result()["content"].([]any) {
+			types = append(types, c.(map[string]any)["type"].(string))
+		}
+		if got := fmt.Sprint(types); got != want || r.Result()["isError"] != false {
+			t.Errorf("%s: content types %s, want %s: %s", name, got, want, r.Raw)
+		}
+	}
+	if r := call("test_error_handling", nil); r.Result()["isError"] != true {
+		t.Errorf("test_error_handling: %s", r.Raw)
+	}
+	for name, method := range map[string]string{"test_tool_with_logging": "notifications/message", "test_tool_with_progress": "notifications/progress"} {
+		r := call(name, map[string]any{"progressToken": 1})
+		n := 0
+		for _, ev := range r.Events {
+			if strings.Contains(ev.Data, `"method":"`+method+`"`) {
+				n++
+			}
+		}
+		if n != 3 || r.ErrCode() != 0 || r.Result() == nil {
+			t.Errorf("%s: %d %s, want 3 and a result:\n%s", name, n, method, r.Raw)
+		}
+	}
+}

@@ -46,6 +46,7 @@ type serveConfig struct {
 	MCPTimeout                        time.Duration
 	MCPMaxResponse                    int
 	MCPStoreTimeout                   time.Duration
+	MCPConformanceFixtures            bool
 	MCPTrustedProxies, MCPOrigins     string
 	Workspace                         string
 	ExpertURL, ExpertModel            string
@@ -86,6 +87,7 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.MCPTimeout, "mcp-timeout", "MCP_REQUEST_TIMEOUT", 30*time.Second, "time one MCP request may take"),
 		intSetting(&c.MCPMaxResponse, "mcp-max-response", "MCP_MAX_RESPONSE_BYTES", 10<<20, "largest MCP response, in bytes"),
 		durationSetting(&c.MCPStoreTimeout, "mcp-store-timeout", "MCP_STORE_TIMEOUT", 500*time.Millisecond, "longest wait for Redis on an MCP request; past it the request is refused with 503 (fail closed)"),
+		boolSetting(&c.MCPConformanceFixtures, "conformance-fixtures", "MCP_CONFORMANCE_FIXTURES", false, "add the test_* tools the official MCP conformance suite calls; never on a public deployment"),
 		stringSetting(&c.MCPTrustedProxies, "trusted-proxies", "PLATFORM_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For names the client"),
 		stringSetting(&c.MCPOrigins, "mcp-allowed-origins", "MCP_ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (* for any)"),
 		stringSetting(&c.Workspace, "workspace", "MCP_WORKSPACE", ".", "comma-separated folders the MCP tools may read"),
@@ -215,10 +217,10 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		RequestsPerWindow: cfg.MCPRequests, Window: cfg.MCPWindow, MaxConcurrent: cfg.MCPConcurrent,
 		RequestTimeout: cfg.MCPTimeout, MaxResponseBytes: cfg.MCPMaxResponse, StoreTimeout: cfg.MCPStoreTimeout,
 		TrustedProxies: splitList(cfg.MCPTrustedProxies), AllowedOrigins: splitList(cfg.MCPOrigins),
-		HiddenPaths: splitList(cfg.Workspace),
-		Checks:      map[string]func(context.Context) error{"mongo": stores.PingMongo, "redis": stores.PingRedis},
-		Version:     version,
-		Registerer:  metrics.reg, Tracer: tracer,
+		HiddenPaths: splitList(cfg.Workspace), ConformanceFixtures: cfg.MCPConformanceFixtures,
+		Checks:     map[string]func(context.Context) error{"mongo": stores.PingMongo, "redis": stores.PingRedis},
+		Version:    version,
+		Registerer: metrics.reg, Tracer: tracer,
 	}, stores.Redis, set, hub, logger)
 	if err != nil {
 		return err

@@ -1,0 +1,74 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/platform-dev/platform/tools"
+)
+
+// The tools the official MCP conformance suite calls (its reference server's test_* tools),
+// served only with Config.ConformanceFixtures: they prove the protocol handling (content
+// types, logging and progress during a call, tool errors) and have no place on a public
+// deployment. Sampling and elicitation need requests from server to client, which this
+// server does not make, so their fixtures are absent.
+
+// contentBlocks is a tool result that is already MCP content; it is sent as is.
+type contentBlocks []map[string]any
+
+const (
+	// A 1x1 red PNG and a silent WAV header: the smallest valid image and audio.
+	fixturePNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+	fixtureWAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
+)
+
+var (
+	fixtureText     = map[string]any{"type": "text", "text": "This is a simple text response for testing."}
+	fixtureImage    = map[string]any{"type": "image", "data": fixturePNG, "mimeType": "image/png"}
+	fixtureResource = map[string]any{"type": "resource", "resource": map[string]any{
+		"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content.",
+	}}
+)
+
+// fixtureTool is one conformance fixture.
+type fixtureTool struct {
+	name, description string
+	call              func(ctx context.Context) (any, error)
+}
+
+func (f fixtureTool) Spec() tools.Spec {
+	return tools.Spec{Name: f.name, Description: f.description, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}
+}
+
+func (f fixtureTool) Call(ctx context.Context, _ json.RawMessage) (any, error) { return f.call(ctx) }
+
+func fixtureTools() []tools.Tool {
+	blocks := func(b ...map[string]any) func(context.Context) (any, error) {
+		return func(context.Context) (any, error) { return contentBlocks(b), nil }
+	}
+	return []tools.Tool{
+		fixtureTool{"test_simple_text", "Returns simple text content.", blocks(fixtureText)},
+		fixtureTool{"test_image_content", "Returns image content.", blocks(fixtureImage)},
+		fixtureTool{"test_audio_content", "Returns audio content.", blocks(map[string]any{"type": "audio", "data": fixtureWAV, "mimeType": "audio/wav"})},
+		fixtureTool{"test_embedded_resource", "Returns an embedded resource.", blocks(fixtureResource)},
+		fixtureTool{"test_multiple_content_types", "Returns text, image and resource content.", blocks(fixtureText, fixtureImage, fixtureResource)},
+		fixtureTool{"test_error_handling", "Always fails.", func(context.Context) (any, error) {
+			return nil, errors.New("this tool intentionally returns an error for testing")
+		}},
+		fixtureTool{"test_tool_with_logging", "Sends log messages while it runs.", func(ctx context.Context) (any, error) {
+			if cs, ok := ctx.Value(streamKey{}).(*callStream); ok {
+				for _, text := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+					cs.notify(notificationJSON("notifications/message", map[string]any{"level": "info", "logger": "conformance", "data": text}))
+				}
+			}
+			return contentBlocks{{"type": "text", "text": "Tool with logging executed successfully"}}, nil
+		}},
+		fixtureTool{"test_tool_with_progress", "Reports progress while it runs.", func(ctx context.Context) (any, error) {
+			for _, p := range []float64{0, 50, 100} {
+				tools.ReportProgress(ctx, p, 100, "")
+			}
+			return contentBlocks{{"type": "text", "text": "Tool with progress executed successfully"}}, nil
+		}},
+	}
+}
