@@ -54,6 +54,7 @@ type catalog struct {
 	byName    map[string]*toolEntry
 	resources map[string]tools.Resource
 	infos     []tools.ResourceInfo
+	prompts   []*promptEntry
 	// toolsJSON and resourcesJSON are the tools/list and resources/list answers, encoded
 	// once: the lists change only with the catalog.
 	toolsJSON, resourcesJSON json.RawMessage
@@ -86,6 +87,10 @@ func newCatalog(set tools.Set, fixtures bool) (*catalog, error) {
 		e := &toolEntry{tool: t, spec: spec, schema: sch, args: args, prompt: promptArgs(spec.InputSchema), integers: integerArgs(spec.InputSchema)}
 		c.tools = append(c.tools, e)
 		c.byName[spec.Name] = e
+		c.prompts = append(c.prompts, toolPrompt(e))
+	}
+	if fixtures {
+		c.prompts = append(c.prompts, fixturePrompts()...)
 	}
 	c.infos = slices.Clone(seedResources)
 	for _, r := range set.Resources {

@@ -72,3 +72,29 @@ func fixtureTools() []tools.Tool {
 		}},
 	}
 }
+
+// fixturePrompts are the prompts the conformance suite gets.
+func fixturePrompts() []*promptEntry {
+	user := func(content map[string]any) []any { return []any{map[string]any{"role": "user", "content": content}} }
+	text := func(t string) map[string]any { return map[string]any{"type": "text", "text": t} }
+	return []*promptEntry{
+		{name: "test_simple_prompt", title: "test_simple_prompt", description: "A prompt without arguments.",
+			args: []promptArg{}, messages: func(map[string]string) []any { return user(text("This is a simple prompt for testing.")) }},
+		{name: "test_prompt_with_arguments", title: "test_prompt_with_arguments", description: "A prompt with two arguments.",
+			args: []promptArg{{Name: "arg1", Description: "First test argument", Required: true}, {Name: "arg2", Description: "Second test argument", Required: true}},
+			messages: func(a map[string]string) []any {
+				return user(text("Prompt with arguments: arg1='" + a["arg1"] + "', arg2='" + a["arg2"] + "'"))
+			}},
+		{name: "test_prompt_with_embedded_resource", title: "test_prompt_with_embedded_resource", description: "A prompt that embeds a resource.",
+			args: []promptArg{{Name: "resourceUri", Description: "URI of the resource to embed", Required: true}},
+			messages: func(a map[string]string) []any {
+				return append(user(map[string]any{"type": "resource", "resource": map[string]any{
+					"uri": a["resourceUri"], "mimeType": "text/plain", "text": "Embedded resource content for testing.",
+				}}), user(text("Please process the embedded resource above."))...)
+			}},
+		{name: "test_prompt_with_image", title: "test_prompt_with_image", description: "A prompt with an image.",
+			args: []promptArg{}, messages: func(map[string]string) []any {
+				return append(user(fixtureImage), user(text("Please analyze the image above."))...)
+			}},
+	}
+}

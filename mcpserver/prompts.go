@@ -42,15 +42,39 @@ func promptArgs(schema json.RawMessage) []promptArg {
 	return out
 }
 
+// promptEntry is one prompt: its descriptor and how it renders.
+type promptEntry struct {
+	name, title, description string
+	args                     []promptArg
+	// messages renders the prompt for arguments already checked against args.
+	messages func(args map[string]string) []any
+}
+
+func (p *promptEntry) descriptor() map[string]any {
+	return map[string]any{"name": p.name, "title": p.title, "description": p.description, "arguments": p.args}
+}
+
+// toolPrompt is the prompt of a tool: a user message asking to run it.
+func toolPrompt(e *toolEntry) *promptEntry {
+	return &promptEntry{
+		name: e.spec.Name, title: cmp.Or(e.spec.Title, e.spec.Name),
+		description: "Asks the assistant to run the " + e.spec.Name + " tool. " + e.spec.Description,
+		args:        e.prompt,
+		messages: func(args map[string]string) []any {
+			b, _ := json.Marshal(args)
+			if len(args) == 0 {
+				b = []byte("{}")
+			}
+			text := fmt.Sprintf("Call the %s tool with the arguments %s and summarise what it finds.", e.spec.Name, b)
+			return []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": text}}}
+		},
+	}
+}
+
 func listPrompts(c *catalog) []map[string]any {
-	out := make([]map[string]any, 0, len(c.tools))
-	for _, e := range c.tools {
-		out = append(out, map[string]any{
-			"name":        e.spec.Name,
-			"title":       cmp.Or(e.spec.Title, e.spec.Name),
-			"description": "Asks the assistant to run the " + e.spec.Name + " tool. " + e.spec.Description,
-			"arguments":   e.prompt,
-		})
+	out := make([]map[string]any, 0, len(c.prompts))
+	for _, p := range c.prompts {
+		out = append(out, p.descriptor())
 	}
 	return out
 }
@@ -63,40 +87,31 @@ func (s *Server) getPrompt(c *call) (any, *rpcError) {
 	if rerr := decodeParams(c.msg.Params, &p); rerr != nil {
 		return nil, rerr
 	}
-	e, rerr := s.promptTool(p.Name)
+	e, rerr := s.prompt(p.Name)
 	if rerr != nil {
 		return nil, rerr
 	}
-	for _, a := range e.prompt {
+	for _, a := range e.args {
 		v, ok := p.Arguments[a.Name]
 		if a.Required && !ok {
-			return nil, invalidParams(fmt.Sprintf("argument %q is required by prompt %s", a.Name, e.spec.Name))
+			return nil, invalidParams(fmt.Sprintf("argument %q is required by prompt %s", a.Name, e.name))
 		}
 		if ok && a.enum != nil && !slices.Contains(a.enum, v) {
 			return nil, invalidParams(fmt.Sprintf("argument %q must be one of %s", a.Name, strings.Join(a.enum, ", ")))
 		}
 	}
-	args, _ := json.Marshal(p.Arguments)
-	if len(p.Arguments) == 0 {
-		args = []byte("{}")
-	}
-	text := fmt.Sprintf("Call the %s tool with the arguments %s and summarise what it finds.", e.spec.Name, args)
-	return map[string]any{
-		"description": e.spec.Description,
-		"messages":    []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": text}}},
-	}, nil
+	return map[string]any{"description": e.description, "messages": e.messages(p.Arguments)}, nil
 }
 
-func (s *Server) promptTool(name string) (*toolEntry, *rpcError) {
-	cat := s.cat.Load()
+func (s *Server) prompt(name string) (*promptEntry, *rpcError) {
 	if name == "" {
 		return nil, invalidParams(`argument "name" is required`)
 	}
-	e, ok := cat.byName[name]
-	if !ok {
+	i := slices.IndexFunc(s.cat.Load().prompts, func(p *promptEntry) bool { return p.name == name })
+	if i < 0 {
 		return nil, invalidParams(fmt.Sprintf("argument \"name\": unknown prompt %q; prompts/list names them", name))
 	}
-	return e, nil
+	return s.cat.Load().prompts[i], nil
 }
 
 // maxCompletions is the most values completion/complete returns, as the protocol allows.
@@ -122,15 +137,15 @@ func (s *Server) complete(c *call) (any, *rpcError) {
 	var values []string
 	switch p.Ref.Type {
 	case "ref/prompt":
-		e, rerr := s.promptTool(p.Ref.Name)
+		e, rerr := s.prompt(p.Ref.Name)
 		if rerr != nil {
 			return nil, rerr
 		}
-		i := slices.IndexFunc(e.prompt, func(a promptArg) bool { return a.Name == p.Argument.Name })
+		i := slices.IndexFunc(e.args, func(a promptArg) bool { return a.Name == p.Argument.Name })
 		if i < 0 {
-			return nil, invalidParams(fmt.Sprintf("argument \"argument.name\": prompt %s has no argument %q", e.spec.Name, p.Argument.Name))
+			return nil, invalidParams(fmt.Sprintf("argument \"argument.name\": prompt %s has no argument %q", e.name, p.Argument.Name))
 		}
-		for _, v := range e.prompt[i].enum {
+		for _, v := range e.args[i].enum {
 			if strings.HasPrefix(strings.ToLower(v), strings.ToLower(p.Argument.Value)) {
 				values = append(values, v)
 			}

@@ -584,4 +584,19 @@ func TestConformanceFixtures(t *testing.T) {
 			t.Errorf("%s: %d %s, want 3 and a result:\n%s", name, n, method, r.Raw)
 		}
 	}
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"test_simple_prompt", nil, `"text":"This is a simple prompt for testing."`},
+		{"test_prompt_with_arguments", map[string]any{"arg1": "v1", "arg2": "v2"}, `arg1='v1', arg2='v2'`},
+		{"test_prompt_with_embedded_resource", map[string]any{"resourceUri": "test://x"}, `"resource":{"mimeType":"text/plain","text":"Embedded resource content for testing.","uri":"test://x"}`},
+		{"test_prompt_with_image", nil, `"type":"image"`},
+	} {
+		r := mcptest.Post(t, ts.url, mcptest.Request(2, "prompts/get", map[string]any{"name": c.name, "arguments": c.args}))
+		if !strings.Contains(string(r.Raw), c.want) {
+			t.Errorf("prompts/get %s: %s", c.name, r.Raw)
+		}
+	}
 }
