@@ -55,6 +55,7 @@ type catalog struct {
 	resources map[string]tools.Resource
 	infos     []tools.ResourceInfo
 	prompts   []*promptEntry
+	templates []*resourceTemplate
 	// toolsJSON and resourcesJSON are the tools/list and resources/list answers, encoded
 	// once: the lists change only with the catalog.
 	toolsJSON, resourcesJSON json.RawMessage
@@ -65,6 +66,8 @@ func newCatalog(set tools.Set, fixtures bool) (*catalog, error) {
 	c := &catalog{byName: map[string]*toolEntry{}, resources: map[string]tools.Resource{}}
 	if fixtures {
 		set.Tools = append(slices.Clone(set.Tools), fixtureTools()...)
+		set.Resources = append(slices.Clone(set.Resources), fixtureResources()...)
+		c.templates = fixtureTemplates()
 	}
 	for _, t := range set.Tools {
 		spec := t.Spec()
@@ -297,5 +300,45 @@ func listResources(c *catalog) []map[string]any {
 }
 
 func (c *catalog) knownResource(uri string) bool {
-	return slices.ContainsFunc(c.infos, func(r tools.ResourceInfo) bool { return r.URI == uri })
+	return slices.ContainsFunc(c.infos, func(r tools.ResourceInfo) bool { return r.URI == uri }) || c.template(uri) != nil
+}
+
+// resourceContent is a resource document that is not JSON: text of another type, or bytes
+// (Blob, base64). A Resource whose Read returns one is sent as is.
+type resourceContent struct {
+	MIMEType, Text, Blob string
+}
+
+func (rc resourceContent) wire(uri string) map[string]any {
+	out := map[string]any{"uri": uri, "mimeType": rc.MIMEType}
+	if rc.Blob != "" {
+		out["blob"] = rc.Blob
+	} else {
+		out["text"] = rc.Text
+	}
+	return out
+}
+
+// resourceTemplate is a family of resources named by a URI template (RFC 6570).
+type resourceTemplate struct {
+	uriTemplate, name, description, mimeType string
+	match                                    func(uri string) bool
+	read                                     func(uri string) resourceContent
+}
+
+func (c *catalog) template(uri string) *resourceTemplate {
+	for _, t := range c.templates {
+		if t.match(uri) {
+			return t
+		}
+	}
+	return nil
+}
+
+func listTemplates(c *catalog) []map[string]any {
+	out := make([]map[string]any, 0, len(c.templates))
+	for _, t := range c.templates {
+		out = append(out, map[string]any{"uriTemplate": t.uriTemplate, "name": t.name, "description": t.description, "mimeType": t.mimeType})
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/platform-dev/platform/tools"
 )
@@ -26,7 +27,7 @@ const (
 var (
 	fixtureText     = map[string]any{"type": "text", "text": "This is a simple text response for testing."}
 	fixtureImage    = map[string]any{"type": "image", "data": fixturePNG, "mimeType": "image/png"}
-	fixtureResource = map[string]any{"type": "resource", "resource": map[string]any{
+	fixtureEmbedded = map[string]any{"type": "resource", "resource": map[string]any{
 		"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content.",
 	}}
 )
@@ -51,8 +52,8 @@ func fixtureTools() []tools.Tool {
 		fixtureTool{"test_simple_text", "Returns simple text content.", blocks(fixtureText)},
 		fixtureTool{"test_image_content", "Returns image content.", blocks(fixtureImage)},
 		fixtureTool{"test_audio_content", "Returns audio content.", blocks(map[string]any{"type": "audio", "data": fixtureWAV, "mimeType": "audio/wav"})},
-		fixtureTool{"test_embedded_resource", "Returns an embedded resource.", blocks(fixtureResource)},
-		fixtureTool{"test_multiple_content_types", "Returns text, image and resource content.", blocks(fixtureText, fixtureImage, fixtureResource)},
+		fixtureTool{"test_embedded_resource", "Returns an embedded resource.", blocks(fixtureEmbedded)},
+		fixtureTool{"test_multiple_content_types", "Returns text, image and resource content.", blocks(fixtureText, fixtureImage, fixtureEmbedded)},
 		fixtureTool{"test_error_handling", "Always fails.", func(context.Context) (any, error) {
 			return nil, errors.New("this tool intentionally returns an error for testing")
 		}},
@@ -97,4 +98,43 @@ func fixturePrompts() []*promptEntry {
 				return append(user(fixtureImage), user(text("Please analyze the image above."))...)
 			}},
 	}
+}
+
+// fixtureResource is a conformance resource with fixed content.
+type fixtureResource struct {
+	info    tools.ResourceInfo
+	content resourceContent
+}
+
+func (f fixtureResource) Info() tools.ResourceInfo { return f.info }
+
+func (f fixtureResource) Read(context.Context) (any, error) { return f.content, nil }
+
+func fixtureResources() []tools.Resource {
+	text := func(uri, name, body string) tools.Resource {
+		return fixtureResource{tools.ResourceInfo{URI: uri, Name: name, Description: name, MIMEType: "text/plain"}, resourceContent{MIMEType: "text/plain", Text: body}}
+	}
+	return []tools.Resource{
+		text("test://static-text", "Static text resource", "This is the content of the static text resource."),
+		fixtureResource{tools.ResourceInfo{URI: "test://static-binary", Name: "Static binary resource", Description: "A PNG image", MIMEType: "image/png"},
+			resourceContent{MIMEType: "image/png", Blob: fixturePNG}},
+		text("test://watched-resource", "Watched resource", "A resource to subscribe to."),
+	}
+}
+
+func fixtureTemplates() []*resourceTemplate {
+	const prefix, suffix = "test://template/", "/data"
+	return []*resourceTemplate{{
+		uriTemplate: prefix + "{id}" + suffix, name: "Template resource", description: "Data of the item {id}.", mimeType: "application/json",
+		match: func(uri string) bool {
+			id, ok := strings.CutPrefix(uri, prefix)
+			id, ok2 := strings.CutSuffix(id, suffix)
+			return ok && ok2 && id != "" && !strings.Contains(id, "/")
+		},
+		read: func(uri string) resourceContent {
+			id := strings.TrimSuffix(strings.TrimPrefix(uri, prefix), suffix)
+			b, _ := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
+			return resourceContent{MIMEType: "application/json", Text: string(b)}
+		},
+	}}
 }

@@ -60,7 +60,7 @@ func (s *Server) dispatch(ctx context.Context, c *call) (result any, rerr *rpcEr
 	case "resources/list":
 		return s.cat.Load().resourcesJSON, nil
 	case "resources/templates/list":
-		return map[string]any{"resourceTemplates": []any{}}, nil
+		return map[string]any{"resourceTemplates": listTemplates(s.cat.Load())}, nil
 	case "resources/read":
 		return s.readResource(ctx, c)
 	case "resources/subscribe", "resources/unsubscribe":
@@ -189,11 +189,16 @@ func (s *Server) readResource(ctx context.Context, c *call) (any, *rpcError) {
 		doc = s.health(ctx)
 	case ok:
 		doc, err = r.Read(ctx)
+	case cat.template(p.URI) != nil:
+		doc = cat.template(p.URI).read(p.URI)
 	default:
 		doc = noAnalysis(p.URI)
 	}
 	if err != nil {
 		return nil, s.callError(ctx, "resources/read "+p.URI, err)
+	}
+	if rc, ok := doc.(resourceContent); ok {
+		return map[string]any{"contents": []any{rc.wire(p.URI)}}, nil
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {

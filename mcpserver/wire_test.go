@@ -599,4 +599,25 @@ func TestConformanceFixtures(t *testing.T) {
 			t.Errorf("prompts/get %s: %s", c.name, r.Raw)
 		}
 	}
+	for uri, want := range map[string]string{
+		"test://static-text":       `{"mimeType":"text/plain","text":"This is the content of the static text resource.","uri":"test://static-text"}`,
+		"test://static-binary":     `{"blob":"iVBORw0KGgo`,
+		"test://template/123/data": `"text":"{\"data\":\"Data for ID: 123\",\"id\":\"123\",\"templateTest\":true}"`,
+		"test://template/1/2/data": `unknown resource`,
+		"test://template/data":     `unknown resource`,
+		"test://watched-resource":  `"text":"A resource to subscribe to."`,
+	} {
+		if r := mcptest.Post(t, ts.url, mcptest.Request(3, "resources/read", map[string]any{"uri": uri})); !strings.Contains(string(r.Raw), want) {
+			t.Errorf("resources/read %s: %s", uri, r.Raw)
+		}
+	}
+	if r := mcptest.Post(t, ts.url, mcptest.Request(4, "resources/templates/list", nil)); !strings.Contains(string(r.Raw), `"uriTemplate":"test://template/{id}/data"`) {
+		t.Errorf("resources/templates/list: %s", r.Raw)
+	}
+	sid := mcptest.Initialize(t, ts.url, "2025-11-25")
+	for _, m := range []string{"resources/subscribe", "resources/unsubscribe"} {
+		if r := mcptest.Post(t, ts.url, mcptest.Request(5, m, map[string]any{"uri": "test://watched-resource"}), "Mcp-Session-Id", sid); r.ErrCode() != 0 {
+			t.Errorf("%s: %s", m, r.Raw)
+		}
+	}
 }
