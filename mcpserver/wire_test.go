@@ -621,3 +621,37 @@ func TestConformanceFixtures(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamAccept: the GET stream opens for any Accept that admits an event stream, and
+// only a header that excludes one gets 406.
+func TestStreamAccept(t *testing.T) {
+	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, allTools(newSlowTool()), nil)
+	sid := mcptest.Initialize(t, ts.url, "2025-11-25")
+	for _, c := range []struct {
+		accept string
+		want   int
+	}{
+		{"text/event-stream", 200},
+		{"*/*", 200},
+		{"text/*;q=0.9", 200},
+		{"", 200},
+		{"application/json", http.StatusNotAcceptable},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.url, nil)
+		req.Header.Set("Mcp-Session-Id", sid)
+		if c.accept != "" {
+			req.Header.Set("Accept", c.accept)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		if resp.StatusCode != c.want {
+			t.Errorf("Accept %q: %d, want %d", c.accept, resp.StatusCode, c.want)
+		}
+		cancel()
+		resp.Body.Close()
+	}
+}
