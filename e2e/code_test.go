@@ -182,7 +182,7 @@ func TestAnalyzeCodebaseOverMCP(t *testing.T) {
 		}},
 		{name: "depth 21", tool: "analyze_codebase", args: map[string]any{"depth": 21}, wantCode: codeInvalidParams},
 		{name: "depth -1", tool: "analyze_codebase", args: map[string]any{"depth": -1}, wantCode: codeInvalidParams},
-		{name: "depth fraction", tool: "analyze_codebase", args: map[string]any{"depth": 2.5}, wantCode: codeInvalidParams},
+		{name: "depth fraction rounding past the maximum", tool: "analyze_codebase", args: map[string]any{"depth": 20.6}, wantCode: codeInvalidParams},
 		{name: "depth as string", tool: "analyze_codebase", args: map[string]any{"depth": "3"}, wantCode: codeInvalidParams},
 		{name: "limit 0", tool: "analyze_codebase", args: map[string]any{"limit": 0}, wantCode: codeInvalidParams},
 		{name: "limit 1001", tool: "analyze_codebase", args: map[string]any{"limit": 1001}, wantCode: codeInvalidParams},

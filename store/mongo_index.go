@@ -14,9 +14,9 @@ import (
 )
 
 // Indexes the mongo backend manages are named for what they index, so that ensure finds
-// them again: "platform_" and the fields joined by "_", then "_unique" for a unique index.
+// them again: "idx_" and the fields joined by "_", then "_unique" for a unique index.
 // Indexes of other names (made by an operator) are left alone.
-const mongoIndexPrefix = "platform_"
+const mongoIndexPrefix = "idx_"
 
 func mongoIndexName(ix Index) string {
 	name := mongoIndexPrefix + strings.Join(ix.Fields, "_")
@@ -45,7 +45,7 @@ func wantedIndexes(t *Table) map[string]Index {
 // come in order of their keys, then uid in the direction of the last key (NormalOrder), so
 // with _id in the index MongoDB reads an order, and a keyset page's $or branches, straight
 // from the index (forwards or backwards) instead of sorting what the filter selects; an
-// owner's records in uid order, the default, come from platform__owner alone.
+// owner's records in uid order, the default, come from idx__owner alone.
 func mongoIndexKeys(ix Index) bson.D {
 	keys := make(bson.D, 0, len(ix.Fields)+1)
 	for _, f := range ix.Fields {

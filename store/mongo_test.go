@@ -257,8 +257,8 @@ func TestMongoEnsureIndexes(t *testing.T) {
 		return names
 	}
 	r := records(t, s, mongoTable(store.Index{Fields: []string{"price", store.KeyCreatedAt}}, store.Index{Fields: []string{"sku"}, Unique: true}))
-	want := []string{"_id_(_id)", "platform__owner(_owner,_id)", "platform_createdAt(createdAt,_id)",
-		"platform_price_createdAt(price,createdAt,_id)", "platform_sku_unique(sku)!"}
+	want := []string{"_id_(_id)", "idx__owner(_owner,_id)", "idx_createdAt(createdAt,_id)",
+		"idx_price_createdAt(price,createdAt,_id)", "idx_sku_unique(sku)!"}
 	if got := indexes(); !slices.Equal(got, want) {
 		t.Fatalf("indexes %v, want %v", got, want)
 	}
@@ -270,16 +270,16 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	}
 	for _, m := range []mongo.IndexModel{
 		{Keys: bson.D{{Key: "name", Value: 1}}},
-		{Keys: bson.D{{Key: "createdAt", Value: -1}}, Options: options.Index().SetName("platform_createdAt_x")},
+		{Keys: bson.D{{Key: "createdAt", Value: -1}}, Options: options.Index().SetName("idx_createdAt_x")},
 	} {
 		if _, err := coll.Indexes().CreateOne(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := coll.Indexes().DropOne(ctx, "platform__owner"); err != nil {
+	if err := coll.Indexes().DropOne(ctx, "idx__owner"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "_owner", Value: 1}}, Options: options.Index().SetName("platform__owner")}); err != nil {
+	if _, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "_owner", Value: 1}}, Options: options.Index().SetName("idx__owner")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Insert(ctx, "products", "o", []map[string]any{{"name": "x", "qty": int64(3)}, {"name": "y", "qty": int64(3)}}, nil); err != nil {
@@ -287,9 +287,9 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	}
 
 	records(t, s, mongoTable(store.Index{Fields: []string{"createdAt"}}))
-	want = []string{"_id_(_id)", "name_1(name)", "platform__owner(_owner,_id)", "platform_createdAt(createdAt,_id)"}
+	want = []string{"_id_(_id)", "idx__owner(_owner,_id)", "idx_createdAt(createdAt,_id)", "name_1(name)"}
 	if got := indexes(); !slices.Equal(got, want) {
-		t.Fatalf("after removing two declared indexes and remaking platform__owner: %v, want %v", got, want)
+		t.Fatalf("after removing two declared indexes and remaking idx__owner: %v, want %v", got, want)
 	}
 
 	r, err = s.ProjectRecords(ctx, "demo", "", []store.Table{mongoTable(store.Index{Fields: []string{"qty"}, Unique: true}, store.Index{Fields: []string{"price"}})})
