@@ -307,9 +307,9 @@ func (s recordScanner) Scan(src any) error {
 func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
 	c := sqlCompiler{t: t, cols: cols}
 	bound, exact := c.keyset(q)
-	cond := q.Where()
-	if exact {
-		cond = q.Filter
+	cond := q.Filter
+	if !exact {
+		cond = q.Where()
 	}
 	where, err := c.where(cond)
 	if err != nil || where == "0" {
