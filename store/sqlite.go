@@ -60,9 +60,11 @@ type sqliteFile struct {
 	writer *sql.DB
 	reader *sql.DB
 
-	mu    sync.Mutex
-	stmts map[stmtKey]*sql.Stmt
-	cols  map[string]columns // by table, see columns
+	mu        sync.Mutex
+	stmts     map[stmtKey]*sql.Stmt
+	cols      map[string]columns // by table, for reads: see columns
+	writeCols map[string]columns // by table, for writes at schema: see writeColumns
+	schema    int64
 
 	// Kept by sqliteDatabases under its lock.
 	refs     int
@@ -83,7 +85,7 @@ func openSQLiteFile(path string) (*sqliteFile, error) {
 		q.Set("_txlock", "immediate")
 		return (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}).String()
 	}
-	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}}
+	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}, writeCols: map[string]columns{}}
 	var err error
 	if f.writer, err = sql.Open("sqlite", dsn()); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
