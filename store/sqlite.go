@@ -109,12 +109,14 @@ func openSQLiteFile(path string) (*sqliteFile, error) {
 }
 
 // stmt returns the statement for query, prepared once per file (database/sql then prepares
-// it once on each connection that runs it).
+// it once on each connection that runs it). f.mu is not held while preparing: preparing a
+// write waits for the writer connection, whose transaction may need f.mu.
 func (f *sqliteFile) stmt(ctx context.Context, write bool, query string) (*sql.Stmt, error) {
 	k := stmtKey{write, query}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if s, ok := f.stmts[k]; ok {
+	s, ok := f.stmts[k]
+	f.mu.Unlock()
+	if ok {
 		return s, nil
 	}
 	db := f.reader
@@ -124,6 +126,12 @@ func (f *sqliteFile) stmt(ctx context.Context, write bool, query string) (*sql.S
 	s, err := db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if other, ok := f.stmts[k]; ok {
+		_ = s.Close()
+		return other, nil
 	}
 	if len(f.stmts) >= sqliteStatements {
 		// Any statement will do: the ones in use are prepared again next time.
