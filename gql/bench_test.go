@@ -230,7 +230,7 @@ func BenchmarkWorstCaseLists(b *testing.B) {
 						}
 						out, _ := io.ReadAll(res.Body)
 						res.Body.Close()
-						if !strings.Contains(string(out[:min(len(out), 200)]), c.want) {
+						if !strings.Contains(string(out), c.want) {
 							b.Errorf("answer %.200s, want %s", out, c.want)
 						}
 					})

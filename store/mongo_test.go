@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -220,9 +221,10 @@ func normalize(vals []any) []any {
 	return out
 }
 
-// TestMongoEnsureIndexes: Ensure creates the platform's and the declared indexes once, drops
-// those no longer declared, leaves an operator's own alone, and refuses a unique index that
-// the records break with the duplicate value, keeping the indexes it had.
+// TestMongoEnsureIndexes: Ensure creates the platform's and the declared indexes once (uid
+// after the fields of all but unique ones), drops those no longer declared, remakes one of
+// the platform's names with other keys, leaves an operator's own alone, and refuses a unique
+// index that the records break with the duplicate value, keeping the indexes it had.
 func TestMongoEnsureIndexes(t *testing.T) {
 	ctx := context.Background()
 	s, uri := openMongoStores(t)
@@ -232,6 +234,7 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	}
 	defer client.Disconnect(ctx)
 	coll := client.Database(store.ProjectDatabaseName("demo")).Collection("products")
+	// indexes lists the collection's indexes as name(keys), unique ones with a "!".
 	indexes := func() []string {
 		specs, err := coll.Indexes().ListSpecifications(ctx)
 		if err != nil {
@@ -239,13 +242,23 @@ func TestMongoEnsureIndexes(t *testing.T) {
 		}
 		var names []string
 		for _, sp := range specs {
-			names = append(names, sp.Name)
+			elems, _ := sp.KeysDocument.Elements()
+			var keys []string
+			for _, e := range elems {
+				keys = append(keys, e.Key())
+			}
+			name := sp.Name + "(" + strings.Join(keys, ",") + ")"
+			if sp.Unique != nil && *sp.Unique {
+				name += "!"
+			}
+			names = append(names, name)
 		}
 		slices.Sort(names)
 		return names
 	}
 	r := records(t, s, mongoTable(store.Index{Fields: []string{"price", store.KeyCreatedAt}}, store.Index{Fields: []string{"sku"}, Unique: true}))
-	want := []string{"_id_", "platform__owner", "platform_createdAt", "platform_price_createdAt", "platform_sku_unique"}
+	want := []string{"_id_(_id)", "platform__owner(_owner,_id)", "platform_createdAt(createdAt,_id)",
+		"platform_price_createdAt(price,createdAt,_id)", "platform_sku_unique(sku)!"}
 	if got := indexes(); !slices.Equal(got, want) {
 		t.Fatalf("indexes %v, want %v", got, want)
 	}
@@ -255,7 +268,18 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	if got := indexes(); !slices.Equal(got, want) {
 		t.Fatalf("after a second Ensure: indexes %v, want %v", got, want)
 	}
-	if _, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}}); err != nil {
+	for _, m := range []mongo.IndexModel{
+		{Keys: bson.D{{Key: "name", Value: 1}}},
+		{Keys: bson.D{{Key: "createdAt", Value: -1}}, Options: options.Index().SetName("platform_createdAt_x")},
+	} {
+		if _, err := coll.Indexes().CreateOne(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := coll.Indexes().DropOne(ctx, "platform__owner"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "_owner", Value: 1}}, Options: options.Index().SetName("platform__owner")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Insert(ctx, "products", "o", []map[string]any{{"name": "x", "qty": int64(3)}, {"name": "y", "qty": int64(3)}}, nil); err != nil {
@@ -263,9 +287,9 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	}
 
 	records(t, s, mongoTable(store.Index{Fields: []string{"createdAt"}}))
-	want = []string{"_id_", "name_1", "platform__owner", "platform_createdAt"}
+	want = []string{"_id_(_id)", "name_1(name)", "platform__owner(_owner,_id)", "platform_createdAt(createdAt,_id)"}
 	if got := indexes(); !slices.Equal(got, want) {
-		t.Fatalf("after removing two declared indexes: %v, want %v", got, want)
+		t.Fatalf("after removing two declared indexes and remaking platform__owner: %v, want %v", got, want)
 	}
 
 	r, err = s.ProjectRecords(ctx, "demo", "", []store.Table{mongoTable(store.Index{Fields: []string{"qty"}, Unique: true}, store.Index{Fields: []string{"price"}})})
