@@ -1,11 +1,11 @@
-// Package store owns every connection the service makes to MongoDB and Redis.
+// Package store owns the service's data: the query model (Filter, Query, keyset cursors)
+// and every database access behind it, and the Redis connection.
 //
-// There is one code path: the MongoDB Go driver v2 and go-redis v9 talk over the network to
-// whatever servers they are given. When no MongoDB URI is configured, Open starts an embedded
-// FerretDB (SQLite files under the data folder) on a loopback port; when no Redis URL is
-// configured, it starts an in-process miniredis. The clients then connect to those exactly as
-// they would to production servers, so tests on the embedded stores exercise the real wire
-// protocols.
+// Records live in one of two backends, chosen by configuration: without a MongoDB URI, SQLite
+// files under the data folder (the embedded default: one file for the project registry, one
+// per project, with real indexes); with one, MongoDB. Both answer the same queries the same
+// way (conformance_test.go holds them to it). Without a Redis URL, Open starts an in-process
+// miniredis and connects the same go-redis client to it.
 package store
 
 import (
@@ -13,47 +13,39 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
-// ControlDatabase is the database that holds the project registry.
+// ControlDatabase is the MongoDB database that holds the project registry.
 const ControlDatabase = "platform"
 
 // Config says which stores to use.
 type Config struct {
-	// DataDir holds the embedded FerretDB files (and anything else the service keeps on disk).
+	// DataDir holds the embedded SQLite files (and anything else the service keeps on disk).
 	DataDir string
-	// MongoURI selects an external MongoDB; empty starts the embedded FerretDB.
+	// MongoURI selects MongoDB; empty keeps records in SQLite files under DataDir.
 	MongoURI string
 	// RedisURL selects an external Redis; empty starts an in-process miniredis.
 	RedisURL string
-	// EmbeddedMongoAddr and EmbeddedRedisAddr are the loopback addresses the embedded servers
-	// listen on ("127.0.0.1:0" when empty). A fixed address lets a second replica, or a shell
-	// tool such as mongosh or redis-cli, share the embedded stores.
-	EmbeddedMongoAddr string
+	// EmbeddedRedisAddr is the loopback address the embedded Redis listens on
+	// ("127.0.0.1:0" when empty). A fixed address lets a shell tool such as redis-cli share it.
 	EmbeddedRedisAddr string
-	// Logger receives the service's logs; the embedded FerretDB logs through it at warn level
-	// and above.
+	// Logger receives the stores' logs.
 	Logger *slog.Logger
 }
 
-// Stores is the set of open store clients.
+// Stores is the set of open stores.
 type Stores struct {
-	// Mongo is connected to the control cluster (and to every project without a mongoURI).
-	Mongo *mongo.Client
 	// Redis is shared by rate limits, sessions and cross-replica notifications.
 	Redis *redis.Client
-	// MongoURI and RedisURL are the addresses the clients use (embedded or external); they
-	// carry no credentials when embedded.
-	MongoURI string
+	// RedisURL is the address the client uses (embedded or external); it carries no
+	// credentials when embedded.
 	RedisURL string
-	// Embedded reports which stores run inside this process.
-	EmbeddedMongo, EmbeddedRedis bool
+	// EmbeddedRedis reports whether Redis runs inside this process.
+	EmbeddedRedis bool
 
 	// Backend is "sqlite" (the embedded default) or "mongo".
 	Backend string
@@ -61,14 +53,13 @@ type Stores struct {
 
 	logger *slog.Logger
 
-	stopFerret func(context.Context) error
-	mini       *miniredis.Miniredis
-	miniStop   chan struct{}
-	miniDone   chan struct{}
+	mini     *miniredis.Miniredis
+	miniStop chan struct{}
+	miniDone chan struct{}
 }
 
-// Open connects to the configured stores, starting embedded ones where none is configured.
-// On error everything already started is stopped again.
+// Open opens the configured stores, starting an embedded Redis where none is configured. On
+// error everything already opened is closed again.
 func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 	logger := cfg.Logger
 	if logger == nil {
@@ -81,19 +72,21 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 		}
 	}()
 
-	s.MongoURI = cfg.MongoURI
-	if s.MongoURI == "" {
-		s.MongoURI, s.stopFerret, err = StartFerretDB(ctx, filepath.Join(cfg.DataDir, "ferretdb"), logger)
+	if cfg.MongoURI == "" {
+		s.Backend = "sqlite"
+		db, err := openSQLite(ctx, cfg.DataDir, logger)
 		if err != nil {
 			return nil, err
 		}
-		s.EmbeddedMongo = true
+		s.db = db
+	} else {
+		s.Backend = "mongo"
+		db, err := openMongo(ctx, cfg.MongoURI)
+		if err != nil {
+			return nil, err
+		}
+		s.db = db
 	}
-	m, err := openMongo(ctx, s.MongoURI)
-	if err != nil {
-		return nil, err
-	}
-	s.db, s.Mongo, s.Backend = m, m.client, "mongo"
 
 	s.RedisURL = cfg.RedisURL
 	if s.RedisURL == "" {
@@ -141,12 +134,12 @@ func (s *Stores) expireEmbeddedKeys() {
 	}
 }
 
-// Control returns the control database.
-func (s *Stores) Control() *mongo.Database { return s.Mongo.Database(ControlDatabase) }
-
-// PingMongo checks that MongoDB answers.
-func (s *Stores) PingMongo(ctx context.Context) error {
-	return s.db.ping(ctx)
+// PingDatabase checks that the database keeping records answers.
+func (s *Stores) PingDatabase(ctx context.Context) error {
+	if err := s.db.ping(ctx); err != nil {
+		return fmt.Errorf("ping %s: %w", s.Backend, err)
+	}
+	return nil
 }
 
 // PingRedis checks that Redis answers.
@@ -154,8 +147,8 @@ func (s *Stores) PingRedis(ctx context.Context) error {
 	return s.Redis.Ping(ctx).Err()
 }
 
-// Close disconnects every client and stops the embedded servers. Embedded FerretDB commits
-// each write before acknowledging it, so nothing acknowledged is lost by stopping it.
+// Close closes the database and Redis and stops the embedded Redis. Every acknowledged write
+// is already committed, so nothing is lost by closing.
 func (s *Stores) Close(ctx context.Context) error {
 	var errs []error
 	if s.db != nil {
@@ -168,9 +161,6 @@ func (s *Stores) Close(ctx context.Context) error {
 		close(s.miniStop)
 		<-s.miniDone
 		s.mini.Close()
-	}
-	if s.stopFerret != nil {
-		errs = append(errs, s.stopFerret(ctx))
 	}
 	return errors.Join(errs...)
 }

@@ -7,13 +7,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/platform-dev/platform/store"
 )
 
-// TestEmbeddedStores opens the embedded FerretDB and Redis, writes through the real drivers,
-// reopens the same data folder and reads the write back.
+// TestEmbeddedStores opens the embedded SQLite files and Redis, writes, reopens the same data
+// folder and reads the write back.
 func TestEmbeddedStores(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -21,8 +20,8 @@ func TestEmbeddedStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.EmbeddedMongo || !s.EmbeddedRedis {
-		t.Fatalf("embedded = %v/%v, want both", s.EmbeddedMongo, s.EmbeddedRedis)
+	if s.Backend != "sqlite" || !s.EmbeddedRedis {
+		t.Fatalf("backend %q, embedded redis %v; want sqlite and true", s.Backend, s.EmbeddedRedis)
 	}
 	if _, _, err := s.Projects().Put(ctx, "kept", `{"id":"kept"}`); err != nil {
 		t.Fatal(err)
@@ -43,8 +42,7 @@ func TestEmbeddedStores(t *testing.T) {
 	if _, err := s.Projects().Get(ctx, "missing"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("missing project: %v, want ErrNotFound", err)
 	}
-	var doc bson.M
-	if err := s.Control().RunCommand(ctx, bson.D{{Key: "ping", Value: 1}}).Decode(&doc); err != nil {
+	if err := s.PingDatabase(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

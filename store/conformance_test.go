@@ -1,0 +1,611 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/platform-dev/platform/store"
+)
+
+// The conformance suite: the same cases, through the exported API, on both backends, so that
+// their semantics cannot drift apart. The mongo backend runs against an embedded FerretDB.
+
+// forEachBackend runs test on a fresh Stores of each backend.
+func forEachBackend(t *testing.T, test func(t *testing.T, s *store.Stores)) {
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		s, err := store.Open(t.Context(), store.Config{DataDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close(context.Background()) })
+		test(t, s)
+	})
+	t.Run("mongo", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		uri, stop, err := store.StartFerretDB(t.Context(), dir, logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = stop(context.Background()) })
+		s, err := store.Open(t.Context(), store.Config{DataDir: dir, MongoURI: uri, Logger: logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close(context.Background()) })
+		test(t, s)
+	})
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// items is the table most cases query: every scalar type, a list, and optional fields.
+var items = store.Table{
+	Name: "items",
+	Fields: []store.Field{
+		{Name: "at", Type: store.FieldType{Scalar: store.DateTime}},
+		{Name: "label", Type: store.FieldType{Scalar: store.String}},
+		{Name: "meta", Type: store.FieldType{Scalar: store.JSON}},
+		{Name: "n", Type: store.FieldType{Scalar: store.Int}},
+		{Name: "name", Type: store.FieldType{Scalar: store.String}, Required: true},
+		{Name: "note", Type: store.FieldType{Scalar: store.String}},
+		{Name: "ok", Type: store.FieldType{Scalar: store.Boolean}},
+		{Name: "price", Type: store.FieldType{Scalar: store.Float}},
+		{Name: "ref", Type: store.FieldType{Scalar: store.ID}},
+		{Name: "tags", Type: store.FieldType{Scalar: store.String, List: true}},
+	},
+	Indexes: []store.Index{{Fields: []string{"price"}}, {Fields: []string{"note", "n"}}},
+}
+
+func day(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
+
+// itemRecords are inserted one by one in this order (so their uids sort so): a and e tie on
+// note, missing and "" differ, c's price is a Float with an integral value.
+var itemRecords = []map[string]any{
+	{"name": "a", "note": "x", "n": int64(1), "price": 1.5, "ok": true, "tags": []any{"red", "blue"}, "at": day(1), "label": "Ünïcode Straße", "ref": "r1", "meta": map[string]any{"k": "v"}},
+	{"name": "b", "note": "", "n": int64(2), "price": 2.0, "ok": false, "tags": []any{"blue"}, "at": day(2), "label": "plain"},
+	{"name": "c", "n": int64(3), "price": 3.0, "tags": []any{}, "label": "ÄBC", "ref": "r3"},
+	{"name": "d", "note": "y", "label": "straße"},
+	{"name": "e", "note": "x", "n": int64(5), "price": 2.5, "ok": true, "tags": []any{"green"}, "at": day(3), "label": "tail"},
+}
+
+// seedItems returns the project's records with itemRecords inserted, a to e by alice but d by
+// bob.
+func seedItems(t *testing.T, s *store.Stores, tables ...store.Table) *store.Records {
+	t.Helper()
+	ctx := t.Context()
+	recs, err := s.ProjectRecords(ctx, "conf", "", append([]store.Table{items}, tables...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range itemRecords {
+		owner := "alice"
+		if r["name"] == "d" {
+			owner = "bob"
+		}
+		if err := recs.Insert(ctx, "items", owner, []map[string]any{r}, nil); err != nil {
+			t.Fatal(err)
+		}
+		// UUIDv7s of one millisecond are ordered by a counter in the same process; a
+		// millisecond apart, createdAt orders them too.
+		time.Sleep(2 * time.Millisecond)
+	}
+	return recs
+}
+
+type item struct {
+	UID       string         `json:"uid"`
+	Owner     string         `json:"_owner"`
+	CreatedAt string         `json:"createdAt"`
+	UpdatedAt string         `json:"updatedAt"`
+	Name      string         `json:"name"`
+	Note      *string        `json:"note"`
+	N         *float64       `json:"n"`
+	Price     *float64       `json:"price"`
+	Tags      []string       `json:"tags"`
+	Meta      map[string]any `json:"meta"`
+}
+
+func names(t *testing.T, recs *store.Records, q store.Query) string {
+	t.Helper()
+	var got []item
+	if err := recs.Find(t.Context(), "items", q, &got); err != nil {
+		t.Fatalf("find %v: %v", q.Filter, err)
+	}
+	var b strings.Builder
+	for _, it := range got {
+		b.WriteString(it.Name)
+	}
+	return b.String()
+}
+
+func TestConformanceFilters(t *testing.T) {
+	c := store.Compare
+	str := func(s ...any) []any { return s }
+	cases := []struct {
+		f    store.Filter
+		want string // names, in uid order
+	}{
+		{store.All, "abcde"},
+		{store.None, ""},
+		// A String never set reads as "".
+		{c("note", store.Eq, "x"), "ae"},
+		{c("note", store.Eq, ""), "bc"},
+		{c("note", store.Ne, "x"), "bcd"},
+		{c("note", store.Ne, ""), "ade"},
+		{c("note", store.Gt, ""), "ade"},
+		{c("note", store.Gte, ""), "abcde"},
+		{c("note", store.Gte, "x"), "ade"},
+		{c("note", store.Lt, "y"), "abce"},
+		{c("note", store.Lt, ""), ""},
+		{c("note", store.Lte, "x"), "abce"},
+		{c("note", store.Lte, ""), "bc"},
+		{c("note", store.In, str("", "y")), "bcd"},
+		{c("note", store.Nin, str("")), "ade"},
+		{c("note", store.Nin, str("x", "y")), "bc"},
+		{c("note", store.IsNull, true), "c"},
+		{c("note", store.IsNull, false), "abde"},
+		{c("note", store.Eq, nil), "c"},
+		{c("note", store.Ne, nil), "abde"},
+		{c("note", store.Contains, ""), "abcde"},
+		{c("note", store.StartsWith, ""), "abcde"},
+		// Other types: a missing value compares with nothing but Ne, Nin and IsNull.
+		{c("n", store.Eq, nil), "d"},
+		{c("n", store.Ne, nil), "abce"},
+		{c("n", store.Eq, int64(3)), "c"},
+		{c("n", store.Ne, int64(3)), "abde"},
+		{c("n", store.Lt, int64(3)), "ab"},
+		{c("n", store.Lte, int64(3)), "abc"},
+		{c("n", store.Gt, int64(2)), "ce"},
+		{c("n", store.Gte, int64(2)), "bce"},
+		{c("n", store.In, str(int64(1), int64(5))), "ae"},
+		{c("n", store.In, str()), ""},
+		{c("n", store.In, str(nil, int64(1))), "ad"},
+		{c("n", store.Nin, str(int64(1), int64(5))), "bcd"},
+		{c("n", store.Nin, str()), "abcde"},
+		{c("n", store.Nin, str(nil)), "abce"},
+		// Int and Float compare by value.
+		{c("n", store.Eq, 3.0), "c"},
+		{c("n", store.Gt, 2.5), "ce"},
+		{c("price", store.Eq, int64(3)), "c"},
+		{c("price", store.Gt, int64(2)), "ce"},
+		{c("price", store.Gte, int64(2)), "bce"},
+		{c("price", store.In, str(int64(2), 1.5)), "ab"},
+		{c("ok", store.Eq, true), "ae"},
+		{c("ok", store.Eq, false), "b"},
+		{c("ok", store.Ne, true), "bcd"},
+		{c("at", store.Gt, day(1).Add(12*time.Hour)), "be"},
+		{c("at", store.Lte, day(2)), "ab"},
+		{c("at", store.Eq, day(3)), "e"},
+		{c("at", store.IsNull, true), "cd"},
+		{c("ref", store.Eq, "r1"), "a"},
+		{c("ref", store.Eq, ""), ""},
+		{c("ref", store.Ne, "r1"), "bcde"},
+		// Strings: by code point, case-sensitively but for IContains, which folds Unicode.
+		{c("label", store.Contains, "tra"), "ad"},
+		{c("label", store.Contains, "Tra"), ""},
+		{c("label", store.Contains, "e."), ""},
+		{c("label", store.IContains, "STRASSE"), ""},
+		{c("label", store.IContains, "STRAßE"), "ad"},
+		{c("label", store.IContains, "äbc"), "c"},
+		{c("label", store.IContains, "ÜNÏ"), "a"},
+		{c("label", store.IContains, "%"), ""},
+		{c("label", store.StartsWith, "Ü"), "a"},
+		{c("label", store.StartsWith, "str"), "d"},
+		{c("label", store.StartsWith, "_"), ""},
+		{c("label", store.Gt, "z"), "ac"},
+		{c("label", store.Lt, "q"), "b"},
+		// Lists: a comparison holds for an element.
+		{c("tags", store.Has, "blue"), "ab"},
+		{c("tags", store.Eq, "blue"), "ab"},
+		{c("tags", store.Ne, "blue"), "cde"},
+		{c("tags", store.In, str("red", "green")), "ae"},
+		{c("tags", store.Nin, str("red", "green")), "bcd"},
+		{c("tags", store.Gt, "p"), "a"},
+		{c("tags", store.IsNull, true), "d"},
+		{c("tags", store.Contains, "ree"), "e"},
+		// Keys the service keeps.
+		{c(store.KeyOwner, store.Eq, "bob"), "d"},
+		{c(store.KeyOwner, store.Ne, "bob"), "abce"},
+		{c(store.KeyOwner, store.IsNull, true), ""},
+		{c(store.KeyCreatedAt, store.Gt, day(1)), "abcde"},
+		{c(store.KeyUID, store.In, str()), ""},
+		// Joins.
+		{store.Not(c("note", store.Eq, "x")), "bcd"},
+		{store.Not(c("n", store.Gt, int64(2))), "abd"},
+		{store.Not(c("label", store.Contains, "a")), "c"},
+		{store.Not(store.Not(c("n", store.Gt, int64(2)))), "ce"},
+		{store.Or(c("n", store.Eq, int64(1)), c("note", store.Eq, "y")), "ad"},
+		{store.And(c("price", store.Gte, int64(2)), c("price", store.Lt, int64(3))), "be"},
+		{store.And(c("note", store.Eq, "x"), store.Not(c("tags", store.Has, "red"))), "e"},
+		{store.Or(store.None, c("n", store.Eq, int64(1))), "a"},
+		{store.Not(store.Or(c("n", store.Lt, int64(2)), c("n", store.Gt, int64(4)))), "bcd"},
+	}
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		recs := seedItems(t, s)
+		for _, tc := range cases {
+			if got := names(t, recs, store.Query{Filter: tc.f}); got != tc.want {
+				t.Errorf("%v: got %q, want %q", tc.f, got, tc.want)
+			}
+			n, err := recs.Count(t.Context(), "items", tc.f)
+			if err != nil || n != int64(len(tc.want)) {
+				t.Errorf("count %v = %d, %v; want %d", tc.f, n, err, len(tc.want))
+			}
+		}
+	})
+}
+
+func TestConformanceOrder(t *testing.T) {
+	cases := []struct {
+		order []store.Order
+		want  string
+	}{
+		{nil, "abcde"},
+		// A missing String sorts just before "", ties by uid.
+		{[]store.Order{{Key: "note"}}, "cbaed"},
+		{[]store.Order{{Key: "note", Desc: true}}, "daebc"},
+		// Missing values sort first, so last in a descending order.
+		{[]store.Order{{Key: "n"}}, "dabce"},
+		{[]store.Order{{Key: "n", Desc: true}}, "ecbad"},
+		{[]store.Order{{Key: "price", Desc: true}}, "cebad"},
+		{[]store.Order{{Key: "ok"}, {Key: "price", Desc: true}}, "cdbea"},
+		{[]store.Order{{Key: "at", Desc: true}}, "ebacd"},
+		// By code point: ASCII before Ä before Ü.
+		{[]store.Order{{Key: "label"}}, "bdeca"},
+		{[]store.Order{{Key: store.KeyOwner, Desc: true}, {Key: store.KeyUID, Desc: true}}, "decba"},
+		{[]store.Order{{Key: store.KeyCreatedAt, Desc: true}}, "edcba"},
+	}
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		recs := seedItems(t, s)
+		for _, tc := range cases {
+			if got := names(t, recs, store.Query{Order: tc.order}); got != tc.want {
+				t.Errorf("order %v: got %q, want %q", tc.order, got, tc.want)
+			}
+		}
+		// Offset pages.
+		q := store.Query{Order: []store.Order{{Key: "n", Desc: true}}, Offset: 1, Limit: 2}
+		if got := names(t, recs, q); got != "cb" {
+			t.Errorf("offset 1 limit 2: got %q, want cb", got)
+		}
+		q.Offset = 4
+		if got := names(t, recs, q); got != "d" {
+			t.Errorf("offset 4 limit 2: got %q, want d", got)
+		}
+	})
+}
+
+// TestConformanceKeyset pages through orders with ties and missing values, each key asc and
+// desc: the pages, one after the other, are the whole answer.
+func TestConformanceKeyset(t *testing.T) {
+	orders := [][]store.Order{
+		nil,
+		{{Key: "note"}, {Key: "ok", Desc: true}, {Key: "price"}},
+		{{Key: "note", Desc: true}, {Key: "ok"}, {Key: "price", Desc: true}},
+		{{Key: "ok"}, {Key: "n", Desc: true}},
+		{{Key: "price", Desc: true}},
+		{{Key: "at"}, {Key: "note", Desc: true}},
+		{{Key: store.KeyCreatedAt, Desc: true}},
+		{{Key: store.KeyOwner}, {Key: "label", Desc: true}},
+	}
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		recs := seedItems(t, s)
+		ctx := t.Context()
+		table := items
+		for _, order := range orders {
+			for _, filter := range []store.Filter{store.All, store.Compare("name", store.Ne, "c")} {
+				want := names(t, recs, store.Query{Filter: filter, Order: order})
+				for size := int64(1); size <= 3; size++ {
+					var got strings.Builder
+					var after *store.Cursor
+					for page := 0; page < 10; page++ {
+						var last store.Record
+						n := 0
+						err := recs.Each(ctx, "items", store.Query{Filter: filter, Order: order, After: after, Limit: size}, func(r store.Record) (bool, error) {
+							var it item
+							if err := json.Unmarshal(r, &it); err != nil {
+								return false, err
+							}
+							got.WriteString(it.Name)
+							last, n = r, n+1
+							return true, nil
+						})
+						if err != nil {
+							t.Fatalf("order %v page %d: %v", order, page, err)
+						}
+						if n == 0 {
+							break
+						}
+						cur, err := table.CursorOf(last, order)
+						if err != nil {
+							t.Fatal(err)
+						}
+						// Through the opaque form, as a client would.
+						if after, err = table.ParseCursor(table.Encode(cur, order), order); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if got.String() != want {
+						t.Errorf("order %v, %v, pages of %d: got %q, want %q", order, filter, size, got.String(), want)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestConformanceWrites(t *testing.T) {
+	skus := store.Table{
+		Name: "skus",
+		Fields: []store.Field{
+			{Name: "sku", Type: store.FieldType{Scalar: store.String}},
+			{Name: "size", Type: store.FieldType{Scalar: store.Int}},
+		},
+		Indexes: []store.Index{{Fields: []string{"sku"}, Unique: true}},
+	}
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		ctx := t.Context()
+		recs := seedItems(t, s, skus)
+		insert := func(fields ...map[string]any) error {
+			return recs.Insert(ctx, "skus", "alice", fields, nil)
+		}
+		if err := insert(map[string]any{"sku": "a1", "size": int64(1)}, map[string]any{"sku": "b2"}); err != nil {
+			t.Fatal(err)
+		}
+		// A unique index refuses a duplicate with the fields and value; a batch with one is
+		// written not at all.
+		err := insert(map[string]any{"sku": "c3"}, map[string]any{"sku": "a1"})
+		var ce *store.ConflictError
+		if !errors.As(err, &ce) || !slices.Equal(ce.Fields, []string{"sku"}) || ce.Table != "skus" {
+			t.Fatalf("duplicate sku: %v, want a ConflictError on [sku]", err)
+		}
+		if n, err := recs.Count(ctx, "skus", store.All); n != 2 || err != nil {
+			t.Fatalf("after a refused batch: %d records, %v; want 2", n, err)
+		}
+		var b item
+		var all []struct {
+			UID string `json:"uid"`
+			Sku string `json:"sku"`
+		}
+		if err := recs.Find(ctx, "skus", store.Query{}, &all); err != nil || len(all) != 2 {
+			t.Fatal(all, err)
+		}
+		err = recs.Update(ctx, "skus", all[1].UID, store.All, map[string]any{"sku": "a1"}, nil, &b)
+		if !errors.As(err, &ce) || !slices.Equal(ce.Fields, []string{"sku"}) {
+			t.Fatalf("update to a duplicate sku: %v, want a ConflictError on [sku]", err)
+		}
+
+		// Update sets and removes fields, bumps updatedAt, and answers the record.
+		var before item
+		if err := recs.Get(ctx, "items", firstUID(t, recs, "a"), store.All, &before); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+		var after item
+		err = recs.Update(ctx, "items", before.UID, store.All, map[string]any{"note": "z", "n": int64(7)}, []string{"price", "tags"}, &after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *after.Note != "z" || *after.N != 7 || after.Price != nil || after.Tags != nil || after.Name != "a" ||
+			after.CreatedAt != before.CreatedAt || after.UpdatedAt <= before.UpdatedAt || after.Owner != "alice" || after.Meta["k"] != "v" {
+			t.Fatalf("after update: %+v (before %+v)", after, before)
+		}
+		if got := names(t, recs, store.Query{Filter: store.Compare("price", store.IsNull, true)}); got != "ad" {
+			t.Fatalf("after removing a's price, missing prices: %q, want ad", got)
+		}
+		// An update or delete whose filter does not match the record finds nothing.
+		bob := store.Compare(store.KeyOwner, store.Eq, "bob")
+		if err := recs.Update(ctx, "items", before.UID, bob, map[string]any{"note": "w"}, nil, nil); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("update through a filter that excludes it: %v, want ErrNotFound", err)
+		}
+		if err := recs.Delete(ctx, "items", before.UID, bob); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("delete through a filter that excludes it: %v, want ErrNotFound", err)
+		}
+		if err := recs.Delete(ctx, "items", before.UID, store.All); err != nil {
+			t.Fatal(err)
+		}
+		if err := recs.Delete(ctx, "items", before.UID, store.All); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("second delete: %v, want ErrNotFound", err)
+		}
+		if ok, err := recs.Exists(ctx, "items", before.UID); ok || err != nil {
+			t.Fatalf("deleted record exists: %v, %v", ok, err)
+		}
+		if err := recs.Get(ctx, "items", before.UID, store.All, &after); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("get deleted: %v", err)
+		}
+	})
+}
+
+func firstUID(t *testing.T, recs *store.Records, name string) string {
+	t.Helper()
+	var got []item
+	if err := recs.Find(t.Context(), "items", store.Query{Filter: store.Compare("name", store.Eq, name)}, &got); err != nil || len(got) != 1 {
+		t.Fatalf("find %s: %v, %v", name, got, err)
+	}
+	return got[0].UID
+}
+
+func TestConformanceIndexes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		ctx := t.Context()
+		recs := seedItems(t, s)
+		// A unique index that the records break is refused with a duplicate value, and the
+		// table keeps accepting the records it accepted.
+		unique := items
+		unique.Indexes = append(slices.Clone(items.Indexes), store.Index{Fields: []string{"note"}, Unique: true})
+		r2, err := s.ProjectRecords(ctx, "conf", "", []store.Table{unique})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = r2.Ensure(ctx)
+		var ie *store.IndexError
+		if !errors.As(err, &ie) || !slices.Equal(ie.Value, []any{"x"}) || !ie.Index.Unique {
+			t.Fatalf("unique index on duplicate notes: %v, want an IndexError with value x", err)
+		}
+		if err := recs.Insert(ctx, "items", "alice", []map[string]any{{"name": "f", "note": "x"}}, nil); err != nil {
+			t.Fatalf("insert after a refused index: %v", err)
+		}
+		// Once the duplicates are gone it builds, and enforces; ensuring again changes
+		// nothing, and an index no longer declared goes.
+		if err := recs.Delete(ctx, "items", firstUID(t, recs, "a"), store.All); err != nil {
+			t.Fatal(err)
+		}
+		if err := recs.Delete(ctx, "items", firstUID(t, recs, "e"), store.All); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := r2.Ensure(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var ce *store.ConflictError
+		if err := r2.Insert(ctx, "items", "alice", []map[string]any{{"name": "g", "note": "x"}}, nil); !errors.As(err, &ce) || !slices.Equal(ce.Fields, []string{"note"}) {
+			t.Fatalf("insert of a duplicate note: %v, want a ConflictError on [note]", err)
+		}
+		if err := recs.Ensure(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := recs.Insert(ctx, "items", "alice", []map[string]any{{"name": "g", "note": "x"}}, nil); err != nil {
+			t.Fatalf("insert after the unique index went: %v", err)
+		}
+		if got := names(t, recs, store.Query{Filter: store.Compare("note", store.Eq, "x"), Order: []store.Order{{Key: "name"}}}); got != "fg" {
+			t.Fatalf("notes x: %q, want fg", got)
+		}
+	})
+}
+
+func TestConformanceMaxBytes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		ctx := t.Context()
+		recs := seedItems(t, s)
+		var all []store.Record
+		if err := recs.Each(ctx, "items", store.Query{}, func(r store.Record) (bool, error) {
+			all = append(all, r)
+			return true, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		size := int64(len(all[0]) + len(all[1]) + len(all[2]))
+		var got []item
+		err := recs.Find(ctx, "items", store.Query{MaxBytes: size}, &got)
+		var tl *store.TooLargeError
+		if !errors.As(err, &tl) || tl.Records != 3 || tl.MaxBytes != size {
+			t.Fatalf("find beyond %d bytes: %v, want a TooLargeError after 3 records", size, err)
+		}
+		got = nil
+		if err := recs.Find(ctx, "items", store.Query{MaxBytes: size, Limit: 3}, &got); err != nil || len(got) != 3 {
+			t.Fatalf("find of 3 within %d bytes: %d, %v", size, len(got), err)
+		}
+	})
+}
+
+func TestConformanceImportAndDrop(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		ctx := t.Context()
+		recs := seedItems(t, s)
+		var exported []store.Record
+		if err := recs.Each(ctx, "items", store.Query{}, func(r store.Record) (bool, error) {
+			exported = append(exported, r)
+			return true, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		other, err := s.ProjectRecords(ctx, "other", "", []store.Table{items})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := other.Ensure(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.Import(ctx, "items", exported); err != nil {
+			t.Fatal(err)
+		}
+		var want, got []map[string]any
+		if err := recs.Find(ctx, "items", store.Query{}, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.Find(ctx, "items", store.Query{}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("imported records differ:\n got %v\nwant %v", got, want)
+		}
+		// Importing a uid again is a conflict, and writes nothing of the batch.
+		err = other.Import(ctx, "items", exported[:1])
+		var ce *store.ConflictError
+		if !errors.As(err, &ce) || !slices.Equal(ce.Fields, []string{store.KeyUID}) {
+			t.Fatalf("import of an existing uid: %v, want a ConflictError on [uid]", err)
+		}
+
+		tables, err := other.StoredTables(ctx)
+		if err != nil || !slices.Equal(tables, []string{"items"}) {
+			t.Fatalf("stored tables: %v, %v", tables, err)
+		}
+		if err := other.Drop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if tables, err := other.StoredTables(ctx); err != nil || len(tables) != 0 {
+			t.Fatalf("stored tables after drop: %v, %v", tables, err)
+		}
+		// The other project is untouched.
+		if n, err := recs.Count(ctx, "items", store.All); n != 5 || err != nil {
+			t.Fatalf("other project after drop: %d records, %v", n, err)
+		}
+	})
+}
+
+func TestConformanceProjects(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		ctx := t.Context()
+		p := s.Projects()
+		prev, cur, err := p.Put(ctx, "b", `{"id":"b"}`)
+		if err != nil || prev != nil || cur.Version != 1 {
+			t.Fatalf("first put: %+v %+v %v", prev, cur, err)
+		}
+		time.Sleep(2 * time.Millisecond)
+		// An unchanged document changes nothing.
+		prev, cur2, err := p.Put(ctx, "b", `{"id":"b"}`)
+		if err != nil || prev == nil || cur2.Version != 1 || !cur2.UpdatedAt.Equal(cur.UpdatedAt) {
+			t.Fatalf("unchanged put: %+v %+v %v", prev, cur2, err)
+		}
+		prev, cur2, err = p.Put(ctx, "b", `{"id":"b","tables":{}}`)
+		if err != nil || prev.Version != 1 || cur2.Version != 2 || !cur2.UpdatedAt.After(cur.UpdatedAt) {
+			t.Fatalf("changed put: %+v %+v %v", prev, cur2, err)
+		}
+		if _, _, err := p.Put(ctx, "a", `{"id":"a"}`); err != nil {
+			t.Fatal(err)
+		}
+		list, err := p.List(ctx)
+		if err != nil || len(list) != 2 || list[0].ID != "a" || list[1].Document != `{"id":"b","tables":{}}` {
+			t.Fatalf("list: %+v, %v", list, err)
+		}
+		if err := p.Delete(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Delete(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("second delete: %v", err)
+		}
+		if _, err := p.Get(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("get deleted: %v", err)
+		}
+		if err := s.PingDatabase(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,405 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// The embedded backend keeps everything in SQLite files under the data folder, spoken to
+// directly through modernc.org/sqlite (pure Go, so the binary stays static): platform.db
+// holds the project registry and projects/<id>.db each project's tables. Each file has one
+// writer connection (SQLite serializes writers anyway; one connection makes every write
+// transaction wait in Go instead of spinning on SQLITE_BUSY) and a small pool of readers,
+// which WAL lets run beside the writer.
+
+const (
+	// sqliteReaders is the reader pool of one file: enough to keep two cores busy while a
+	// slow reader streams a large answer to a slow client.
+	sqliteReaders = 4
+	// sqliteMaxOpenFiles bounds the project files open at once (each holds up to five
+	// connections and their page caches); the least recently used idle file is closed when
+	// another must open.
+	sqliteMaxOpenFiles = 64
+	// sqliteIdle closes a project file nobody used for that long.
+	sqliteIdle = 5 * time.Minute
+	// sqliteStatements bounds the prepared statements a file keeps: the shapes of the
+	// queries an API sends are few, but a where built by callers can take many shapes.
+	sqliteStatements = 256
+)
+
+// sqlitePragmas apply to every connection: WAL so readers never wait for the writer,
+// synchronous=NORMAL (a commit is durable once the WAL is synced at checkpoints; a power
+// loss can lose the last commits but never corrupts), a busy timeout for other processes
+// sharing the file, and reads through mmap instead of copies into the page cache.
+var sqlitePragmas = []string{
+	"busy_timeout(10000)",
+	"journal_mode(WAL)",
+	"synchronous(NORMAL)",
+	"mmap_size(268435456)",
+	"cache_size(-8000)",
+	"temp_store(MEMORY)",
+	"foreign_keys(0)",
+}
+
+// sqliteFile is one open database file: its writer, its readers and their prepared
+// statements.
+type sqliteFile struct {
+	path   string
+	writer *sql.DB
+	reader *sql.DB
+
+	mu    sync.Mutex
+	stmts map[stmtKey]*sql.Stmt
+
+	// Kept by sqliteDatabases under its lock.
+	refs     int
+	lastUsed time.Time
+}
+
+type stmtKey struct {
+	write bool
+	query string
+}
+
+func openSQLiteFile(path string) (*sqliteFile, error) {
+	dsn := func(extra ...string) string {
+		q := url.Values{}
+		for _, p := range append(sqlitePragmas, extra...) {
+			q.Add("_pragma", p)
+		}
+		q.Set("_txlock", "immediate")
+		return (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}).String()
+	}
+	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}}
+	var err error
+	if f.writer, err = sql.Open("sqlite", dsn()); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	f.writer.SetMaxOpenConns(1)
+	f.writer.SetMaxIdleConns(1)
+	f.writer.SetConnMaxIdleTime(0)
+	// The writer's first connection creates the file and switches it to WAL before any
+	// reader opens it.
+	if err := f.writer.Ping(); err != nil {
+		_ = f.writer.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if f.reader, err = sql.Open("sqlite", dsn("query_only(1)")); err != nil {
+		_ = f.writer.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	f.reader.SetMaxOpenConns(sqliteReaders)
+	f.reader.SetMaxIdleConns(sqliteReaders)
+	return f, nil
+}
+
+// stmt returns the statement for query, prepared once per file (database/sql then prepares
+// it once on each connection that runs it).
+func (f *sqliteFile) stmt(ctx context.Context, write bool, query string) (*sql.Stmt, error) {
+	k := stmtKey{write, query}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s, ok := f.stmts[k]; ok {
+		return s, nil
+	}
+	db := f.reader
+	if write {
+		db = f.writer
+	}
+	s, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.stmts) >= sqliteStatements {
+		// Any statement will do: the ones in use are prepared again next time.
+		for old, s := range f.stmts {
+			_ = s.Close()
+			delete(f.stmts, old)
+			break
+		}
+	}
+	f.stmts[k] = s
+	return s, nil
+}
+
+func (f *sqliteFile) close() error {
+	f.mu.Lock()
+	for k, s := range f.stmts {
+		_ = s.Close()
+		delete(f.stmts, k)
+	}
+	f.mu.Unlock()
+	return errors.Join(f.reader.Close(), f.writer.Close())
+}
+
+// sqliteDatabases is the embedded backend: the registry and the project files under dir.
+type sqliteDatabases struct {
+	dir     string
+	logger  *slog.Logger
+	control *sqliteFile
+
+	mu        sync.Mutex
+	files     map[string]*sqliteFile // open project files, by project id
+	lastSweep time.Time
+	closed    bool
+}
+
+// openSQLite opens (creating when new) the data folder dir.
+func openSQLite(ctx context.Context, dir string, logger *slog.Logger) (*sqliteDatabases, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "projects"), 0o700); err != nil {
+		return nil, fmt.Errorf("create data folder: %w", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data folder: %w", err)
+	}
+	control, err := openSQLiteFile(filepath.Join(abs, "platform.db"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := control.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS projects (
+		id TEXT NOT NULL PRIMARY KEY,
+		version INTEGER NOT NULL,
+		updatedAt TEXT NOT NULL,
+		document TEXT NOT NULL)`); err != nil {
+		_ = control.close()
+		return nil, fmt.Errorf("create the project registry in %s: %w", control.path, err)
+	}
+	return &sqliteDatabases{dir: abs, logger: logger, control: control, files: map[string]*sqliteFile{}}, nil
+}
+
+func (d *sqliteDatabases) projects() projectsBackend { return sqliteProjects{d.control} }
+
+func (d *sqliteDatabases) project(_ context.Context, projectID, mongoURI string) (backend, error) {
+	if mongoURI != "" {
+		return nil, fmt.Errorf("project %q names a MongoDB cluster, but the service keeps its data in SQLite files (set MONGODB_URI to use MongoDB)", projectID)
+	}
+	if !validFileName(projectID) {
+		return nil, fmt.Errorf("project id %q cannot name a file", projectID)
+	}
+	return &sqliteProject{dbs: d, id: projectID}, nil
+}
+
+// validFileName reports whether id names a file in the projects folder and nothing else.
+func validFileName(id string) bool {
+	if id == "" || id == "." || id == ".." || len(id) > 200 {
+		return false
+	}
+	for _, r := range id {
+		if r == '/' || r == '\\' || r == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *sqliteDatabases) projectPath(id string) string {
+	return filepath.Join(d.dir, "projects", id+".db")
+}
+
+// acquire returns the open file of project id, opening it when needed; release gives it
+// back, so that idle files can be closed.
+func (d *sqliteDatabases) acquire(id string) (f *sqliteFile, release func(), err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, nil, errors.New("store: closed")
+	}
+	now := time.Now()
+	if now.Sub(d.lastSweep) > time.Minute {
+		d.lastSweep = now
+		d.closeIdle(func(f *sqliteFile) bool { return now.Sub(f.lastUsed) > sqliteIdle })
+	}
+	f, ok := d.files[id]
+	if !ok {
+		if len(d.files) >= sqliteMaxOpenFiles {
+			d.closeLeastRecent()
+		}
+		if f, err = openSQLiteFile(d.projectPath(id)); err != nil {
+			return nil, nil, err
+		}
+		d.files[id] = f
+	}
+	f.refs++
+	f.lastUsed = now
+	return f, func() {
+		d.mu.Lock()
+		f.refs--
+		f.lastUsed = time.Now()
+		d.mu.Unlock()
+	}, nil
+}
+
+// closeIdle closes the files nobody uses that idle selects; d.mu is held.
+func (d *sqliteDatabases) closeIdle(idle func(*sqliteFile) bool) {
+	for id, f := range d.files {
+		if f.refs == 0 && idle(f) {
+			d.closeFile(id, f)
+		}
+	}
+}
+
+func (d *sqliteDatabases) closeLeastRecent() {
+	var oldest *sqliteFile
+	for _, f := range d.files {
+		if f.refs == 0 && (oldest == nil || f.lastUsed.Before(oldest.lastUsed)) {
+			oldest = f
+		}
+	}
+	if oldest != nil {
+		d.closeIdle(func(f *sqliteFile) bool { return f == oldest })
+	}
+}
+
+func (d *sqliteDatabases) closeFile(id string, f *sqliteFile) {
+	delete(d.files, id)
+	if err := f.close(); err != nil {
+		d.logger.Warn("close project database", "project", id, "err", err)
+	}
+}
+
+// remove closes project id's file and deletes it with its WAL.
+func (d *sqliteDatabases) remove(id string) error {
+	d.mu.Lock()
+	if f, ok := d.files[id]; ok {
+		// Statements still running keep their connections until they finish; the
+		// file is unlinked under them.
+		d.closeFile(id, f)
+	}
+	d.mu.Unlock()
+	var errs []error
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(d.projectPath(id) + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (d *sqliteDatabases) ping(ctx context.Context) error {
+	return d.control.reader.PingContext(ctx)
+}
+
+func (d *sqliteDatabases) close(context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	var errs []error
+	for id, f := range d.files {
+		delete(d.files, id)
+		errs = append(errs, f.close())
+	}
+	errs = append(errs, d.control.close())
+	return errors.Join(errs...)
+}
+
+// sqliteProjects is the registry table of platform.db.
+type sqliteProjects struct{ f *sqliteFile }
+
+func (p sqliteProjects) put(ctx context.Context, id, document string, at time.Time) (prev, cur *StoredProject, err error) {
+	tx, err := p.f.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store project %q: %w", id, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	prev, err = scanProject(tx.QueryRowContext(ctx, `SELECT id, version, updatedAt, document FROM projects WHERE id = ?`, id))
+	switch {
+	case errors.Is(err, ErrNotFound):
+		prev = nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("store project %q: %w", id, err)
+	case prev.Document == document:
+		return prev, prev, nil
+	}
+	cur = &StoredProject{ID: id, Version: 1, UpdatedAt: at, Document: document}
+	if prev != nil {
+		cur.Version = prev.Version + 1
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO projects (id, version, updatedAt, document) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET version = excluded.version, updatedAt = excluded.updatedAt, document = excluded.document`,
+		id, cur.Version, at.UTC().Format(TimeLayout), document); err != nil {
+		return nil, nil, fmt.Errorf("store project %q: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, nil, fmt.Errorf("store project %q: %w", id, err)
+	}
+	return prev, cur, nil
+}
+
+func (p sqliteProjects) get(ctx context.Context, id string) (*StoredProject, error) {
+	sp, err := scanProject(p.f.reader.QueryRowContext(ctx, `SELECT id, version, updatedAt, document FROM projects WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("project %q: %w", id, err)
+	}
+	return sp, nil
+}
+
+func (p sqliteProjects) list(ctx context.Context) ([]StoredProject, error) {
+	rows, err := p.f.reader.QueryContext(ctx, `SELECT id, version, updatedAt, document FROM projects ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	defer rows.Close()
+	var out []StoredProject
+	for rows.Next() {
+		sp, err := scanProject(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list projects: %w", err)
+		}
+		out = append(out, *sp)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	return out, nil
+}
+
+func (p sqliteProjects) remove(ctx context.Context, id string) error {
+	res, err := p.f.writer.ExecContext(ctx, `DELETE FROM projects WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("delete project %q: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("project %q: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+func scanProject(row interface{ Scan(...any) error }) (*StoredProject, error) {
+	var sp StoredProject
+	var at string
+	if err := row.Scan(&sp.ID, &sp.Version, &at, &sp.Document); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		return nil, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return nil, fmt.Errorf("project %q: updatedAt %q: %w", sp.ID, at, err)
+	}
+	sp.UpdatedAt = t.UTC()
+	return &sp, nil
+}
+
+// sqliteError is the SQLite result code of err (0 when err does not come from SQLite).
+func sqliteError(err error) int {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		return e.Code()
+	}
+	return 0
+}
