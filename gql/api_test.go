@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
 )
@@ -37,7 +35,7 @@ func create(t testing.TB, srv *httptest.Server, data map[string]any) product {
 }
 
 func TestHTTPErrors(t *testing.T) {
-	srv := serve(t, gql.Config{Tables: []store.Table{products()}, MaxBodyBytes: 2048})
+	srv := serve(t, gql.Config{Tables: []gql.Table{products()}, MaxBodyBytes: 2048})
 	cases := []struct {
 		name, method, contentType, body string
 		status                          int
@@ -79,7 +77,7 @@ func TestHTTPErrors(t *testing.T) {
 }
 
 func TestVariablesAndOperationName(t *testing.T) {
-	srv := serve(t, gql.Config{Tables: []store.Table{products()}})
+	srv := serve(t, gql.Config{Tables: []gql.Table{products()}})
 	create(t, srv, map[string]any{"name": "a", "price": 1})
 	for _, vars := range []string{``, `,"variables":null`, `,"variables":{}`} {
 		status, got := post(t, srv, `{"query":"{ productsCount }"`+vars+`}`)
@@ -105,7 +103,7 @@ func TestVariablesAndOperationName(t *testing.T) {
 // TestErrorCodes checks the code of each error a request can meet during validation and
 // execution; all are answered with status 200.
 func TestErrorCodes(t *testing.T) {
-	srv := serve(t, gql.Config{Tables: []store.Table{products()}, MaxLimit: 50, MaxDepth: 2, MaxQueryBytes: 400, MaxSelections: 20})
+	srv := serve(t, gql.Config{Tables: []gql.Table{products()}, MaxLimit: 50, MaxDepth: 2, MaxQueryBytes: 400, MaxSelections: 20})
 	p := create(t, srv, map[string]any{"name": "a", "price": 1})
 	missing := "0190a7e0-0000-7000-8000-000000000000"
 	cases := []struct {
@@ -130,7 +128,7 @@ func TestErrorCodes(t *testing.T) {
 		{"delete without uid", `mutation { deleteproduct }`, nil, "BAD_USER_INPUT", "uid is required"},
 		{"limit over max", `{ products(limit: 51) { uid } }`, nil, "BAD_USER_INPUT", "limit"},
 		{"negative offset", `{ products(offset: -1) { uid } }`, nil, "BAD_USER_INPUT", "offset"},
-		{"where too deep", `{ productsCount(where: ` + strings.Repeat(`{and: `, 40) + `{}` + strings.Repeat(`}`, 40) + `) }`, nil, "BAD_USER_INPUT", "nest more than 32"},
+		{"where too deep", `{ productsCount(where: ` + strings.Repeat(`{and: `, 40) + `{}` + strings.Repeat(`}`, 40) + `) }`, nil, "BAD_USER_INPUT", "nest more than 16"},
 		{"bad time", `{ products(where: {createdAt: {gt: "yesterday"}}) { uid } }`, nil, "BAD_USER_INPUT", "RFC 3339"},
 		{"update missing", `mutation($uid: ID) { updateproduct(uid: $uid, data: {price: 3}) { uid } }`, map[string]any{"uid": missing}, "NOT_FOUND", missing},
 		{"delete missing", `mutation($uid: ID) { deleteproduct(uid: $uid) }`, map[string]any{"uid": missing}, "NOT_FOUND", missing},
@@ -146,7 +144,7 @@ func TestErrorCodes(t *testing.T) {
 }
 
 func TestIntrospectionOn(t *testing.T) {
-	srv := serve(t, gql.Config{Tables: []store.Table{products()}, Introspection: true, MaxDepth: 4})
+	srv := serve(t, gql.Config{Tables: []gql.Table{products()}, Introspection: true, MaxDepth: 4})
 	if r := exec(t, srv, `{ __schema { types { fields { type { name } } } } }`, nil); r.code(t) != "GRAPHQL_VALIDATION_FAILED" || !strings.Contains(r.Errors[0].Message, "depth") {
 		t.Fatalf("too deep: %s", r.raw)
 	}
@@ -160,7 +158,7 @@ func TestIntrospectionOn(t *testing.T) {
 func TestPartialUpdate(t *testing.T) {
 	tbl := products()
 	tbl.Fields = append(tbl.Fields, store.Field{Name: "extra", Type: store.FieldType{Scalar: store.Float}})
-	srv := serve(t, gql.Config{Tables: []store.Table{tbl}})
+	srv := serve(t, gql.Config{Tables: []gql.Table{tbl}})
 	const upd = `mutation($uid: ID, $data: productInput!) { updateProduct(uid: $uid, data: $data) { uid name price author createdAt updatedAt extra } }`
 	var p product
 	exec(t, srv, `mutation($data: productInput!) { createProduct(data: $data) { uid name price author createdAt updatedAt extra } }`,
@@ -189,12 +187,12 @@ func TestPartialUpdate(t *testing.T) {
 // TestConcurrentUpdates updates different fields of one record at the same time: every
 // update must take effect.
 func TestConcurrentUpdates(t *testing.T) {
-	tbl := store.Table{Name: "counters", TypeName: "counter"}
+	tbl := table("counters", "counter")
 	const n = 8
 	for i := range n {
 		tbl.Fields = append(tbl.Fields, store.Field{Name: fmt.Sprintf("f%d", i), Type: store.FieldType{Scalar: store.Int}})
 	}
-	srv := serve(t, gql.Config{Tables: []store.Table{tbl}})
+	srv := serve(t, gql.Config{Tables: []gql.Table{tbl}})
 	for round := range 5 {
 		var c struct{ UID string }
 		exec(t, srv, `mutation { createCounter(data: {}) { uid } }`, nil).ok(t).decode(t, "createCounter", &c)
@@ -217,13 +215,13 @@ func TestConcurrentUpdates(t *testing.T) {
 // TestSchemaSwap swaps the API for one with an added table while requests run, as the
 // project cache does when a definition changes: no request may fail.
 func TestSchemaSwap(t *testing.T) {
-	recs := records(t)
-	orders := store.Table{Name: "orders", TypeName: "order", Fields: []store.Field{{Name: "qty", Type: store.FieldType{Scalar: store.Int}, Required: true}}}
-	v1, err := gql.New(gql.Config{Tables: []store.Table{products()}, Records: recs})
+	orders := table("orders", "order", store.Field{Name: "qty", Type: store.FieldType{Scalar: store.Int}, Required: true})
+	recs := records(t, orders, products())
+	v1, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2, err := gql.New(gql.Config{Tables: []store.Table{orders, products()}, Records: recs})
+	v2, err := gql.New(gql.Config{Tables: []gql.Table{orders, products()}, Records: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +276,7 @@ func TestSchemaSwap(t *testing.T) {
 }
 
 func TestListArguments(t *testing.T) {
-	srv := serve(t, gql.Config{Tables: []store.Table{products()}, DefaultLimit: 4, MaxLimit: 10})
+	srv := serve(t, gql.Config{Tables: []gql.Table{products()}, DefaultLimit: 4, MaxLimit: 10})
 	// 12 products: names p00..p11, prices 0..5 twice, authors ann/bob/unset.
 	var all []product
 	for i := range 12 {
@@ -367,16 +365,16 @@ type testGuard struct {
 	checked bool // ask Allow for each record too
 }
 
-func (g testGuard) Filter(table string, op gql.Operation) (bson.D, bool, error) {
+func (g testGuard) Filter(table string, op gql.Operation) (store.Filter, bool, error) {
 	switch {
 	case g.sub == "nobody":
-		return nil, false, fmt.Errorf("%s %s: %w", op, table, gql.ErrForbidden)
+		return store.None, false, fmt.Errorf("%s %s: %w", op, table, gql.ErrForbidden)
 	case g.sub == "broken":
-		return nil, false, errors.New("rule store unavailable")
+		return store.None, false, errors.New("rule store unavailable")
 	case op == gql.Read && g.sub == "admin":
-		return nil, g.checked, nil
+		return store.All, g.checked, nil
 	}
-	return bson.D{{Key: "_owner", Value: g.sub}}, g.checked, nil
+	return store.Compare(store.KeyOwner, store.Eq, g.sub), g.checked, nil
 }
 
 func (g testGuard) Allow(table string, op gql.Operation, record, data map[string]any) error {
@@ -398,7 +396,7 @@ func (g testGuard) Owner() string { return g.sub }
 func TestGuard(t *testing.T) {
 	for _, checked := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checked=%v", checked), func(t *testing.T) {
-			api, err := gql.New(gql.Config{Tables: []store.Table{products()}, Records: records(t)})
+			api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: records(t, products())})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -483,7 +481,7 @@ func TestGuard(t *testing.T) {
 }
 
 func TestResponseKeys(t *testing.T) {
-	srv := serve(t, gql.Config{Tables: []store.Table{products()}})
+	srv := serve(t, gql.Config{Tables: []gql.Table{products()}})
 	p := create(t, srv, map[string]any{"name": "a", "price": 1})
 	vars := map[string]any{"uid": p.UID}
 	cases := []struct{ query, want string }{
@@ -512,21 +510,21 @@ func TestNewRejectsCollisions(t *testing.T) {
 	one := []store.Field{f("a")}
 	cases := []struct {
 		name   string
-		tables []store.Table
+		tables []gql.Table
 		want   string
 	}{
-		{"same type name", []store.Table{{Name: "products", TypeName: "product", Fields: one}, {Name: "productz", TypeName: "product", Fields: one}}, `"product"`},
-		{"list and count", []store.Table{{Name: "items", TypeName: "item", Fields: one}, {Name: "itemsCount", TypeName: "tally", Fields: one}}, `"itemsCount"`},
-		{"built-in type", []store.Table{{Name: "filters", TypeName: "StringFilter", Fields: one}}, `"StringFilter"`},
-		{"input type of another", []store.Table{{Name: "as", TypeName: "a", Fields: one}, {Name: "bs", TypeName: "aInput", Fields: one}}, `"aInput"`},
-		{"no fields", []store.Table{{Name: "items", TypeName: "item"}}, `"items" has no fields`},
-		{"reserved field", []store.Table{{Name: "items", TypeName: "item", Fields: []store.Field{f("uid")}}}, `"uid"`},
-		{"where keyword", []store.Table{{Name: "items", TypeName: "item", Fields: []store.Field{f("or")}}}, `"or"`},
-		{"enum keyword", []store.Table{{Name: "items", TypeName: "item", Fields: []store.Field{f("null")}}}, `"null"`},
-		{"bad name", []store.Table{{Name: "items", TypeName: "item", Fields: []store.Field{f("a-b")}}}, `"a-b"`},
+		{"same type name", []gql.Table{table("products", "product", one...), table("productz", "product", one...)}, `"product"`},
+		{"list and count", []gql.Table{table("items", "item", one...), table("itemsCount", "tally", one...)}, `"itemsCount"`},
+		{"built-in type", []gql.Table{table("filters", "StringFilter", one...)}, `"StringFilter"`},
+		{"input type of another", []gql.Table{table("as", "a", one...), table("bs", "aInput", one...)}, `"aInput"`},
+		{"no fields", []gql.Table{table("items", "item")}, `"items" has no fields`},
+		{"reserved field", []gql.Table{table("items", "item", []store.Field{f("uid")}...)}, `"uid"`},
+		{"where keyword", []gql.Table{table("items", "item", []store.Field{f("or")}...)}, `"or"`},
+		{"enum keyword", []gql.Table{table("items", "item", []store.Field{f("null")}...)}, `"null"`},
+		{"bad name", []gql.Table{table("items", "item", []store.Field{f("a-b")}...)}, `"a-b"`},
 	}
 	for _, c := range cases {
-		_, err := gql.New(gql.Config{Tables: c.tables, Records: records(t)})
+		_, err := gql.New(gql.Config{Tables: c.tables, Records: records(t, c.tables...)})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want one naming %s", c.name, err, c.want)
 		}
@@ -542,7 +540,7 @@ func TestNoTables(t *testing.T) {
 
 func TestFieldTypes(t *testing.T) {
 	ft := func(s store.Scalar, list bool) store.FieldType { return store.FieldType{Scalar: s, List: list} }
-	tbl := store.Table{Name: "things", TypeName: "thing", Fields: []store.Field{
+	tbl := table("things", "thing", []store.Field{
 		{Name: "b", Type: ft(store.Boolean, false)},
 		{Name: "d", Type: ft(store.DateTime, false)},
 		{Name: "i", Type: ft(store.Int, false), Required: true},
@@ -551,8 +549,8 @@ func TestFieldTypes(t *testing.T) {
 		{Name: "s", Type: ft(store.String, false), Default: "dflt"},
 		{Name: "tags", Type: ft(store.String, true)},
 		{Name: "when", Type: ft(store.DateTime, true)},
-	}}
-	srv := serve(t, gql.Config{Tables: []store.Table{tbl}})
+	}...)
+	srv := serve(t, gql.Config{Tables: []gql.Table{tbl}})
 	const fields = `b d i id j s tags when`
 	r := exec(t, srv, `mutation($data: thingInput!) { creatething(data: $data) { `+fields+` } }`, map[string]any{"data": map[string]any{
 		"b": true, "d": "2026-11-22T11:04:05.123456+01:00", "i": 42, "id": "x1",
@@ -585,13 +583,13 @@ func TestFieldTypes(t *testing.T) {
 // slowGuard takes longer to decide than the request may take.
 type slowGuard struct{ testGuard }
 
-func (g slowGuard) Filter(table string, op gql.Operation) (bson.D, bool, error) {
+func (g slowGuard) Filter(table string, op gql.Operation) (store.Filter, bool, error) {
 	time.Sleep(50 * time.Millisecond)
-	return nil, false, nil
+	return store.All, false, nil
 }
 
 func TestTimeout(t *testing.T) {
-	api, err := gql.New(gql.Config{Tables: []store.Table{products()}, Records: records(t), Timeout: 10 * time.Millisecond})
+	api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: records(t, products()), Timeout: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,12 @@ import (
 	"testing"
 
 	"github.com/platform-dev/platform/gql"
-	"github.com/platform-dev/platform/store"
 )
 
 // TestDocsSchema keeps docs/graphql.md honest: it must show the schema the example project
 // generates.
 func TestDocsSchema(t *testing.T) {
-	api, err := gql.New(gql.Config{Tables: []store.Table{products()}, Records: records(t)})
+	api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: records(t, products())})
 	if err != nil {
 		t.Fatal(err)
 	}

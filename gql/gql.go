@@ -33,11 +33,14 @@ const (
 	DefaultMaxDepth      = 10
 	DefaultMaxSelections = 2000
 	DefaultTimeout       = 10 * time.Second
+	// DefaultMaxResultBytes bounds the records one list reads: 10 MB, the largest response
+	// the MCP side allows too.
+	DefaultMaxResultBytes = 10 << 20
 )
 
 // Config is what one project's API is built from. Zero limits take the defaults above.
 type Config struct {
-	Tables  []store.Table
+	Tables  []Table
 	Records *store.Records
 	// Introspection allows __schema and __type queries.
 	Introspection bool
@@ -51,9 +54,13 @@ type Config struct {
 	MaxQueryBytes int
 	MaxDepth      int
 	MaxSelections int
-	// Timeout bounds the execution of one request.
+	// Timeout bounds the execution of one request; the database work stops with it.
 	Timeout time.Duration
-	Logger  *slog.Logger
+	// MaxResultBytes bounds the stored size of the records one list or page reads; a list
+	// that would read more answers RESULT_TOO_LARGE. Where bounds the where argument.
+	MaxResultBytes int64
+	Where          store.Bounds
+	Logger         *slog.Logger
 	// Tracer, when set, gets a span for each execution; nil costs nothing.
 	Tracer trace.Tracer
 	// ObserveResolver, when set, is told how long each root field took to resolve, by kind
@@ -91,9 +98,11 @@ func New(cfg Config) (*API, error) {
 	if cfg.Records == nil {
 		return nil, errors.New("gql: Config.Records is required")
 	}
+	lim := limits{defaultLimit: cfg.DefaultLimit, maxLimit: cfg.MaxLimit, maxResultBytes: cfg.MaxResultBytes, bounds: cfg.Where}
 	tables := make([]*table, len(cfg.Tables))
 	for i, def := range cfg.Tables {
-		tables[i] = newTable(def, cfg.Records, limits{defaultLimit: cfg.DefaultLimit, maxLimit: cfg.MaxLimit})
+		tables[i] = newTable(def, cfg.Records, lim)
+		tables[i].public = a.public
 	}
 	opts := []graphql.SchemaOpt{
 		graphql.UseFieldResolvers(),
@@ -144,6 +153,12 @@ func setDefaults(cfg *Config) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if cfg.Where == (store.Bounds{}) {
+		cfg.Where = store.DefaultBounds
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -168,6 +183,7 @@ func (a *API) root(tables []*table) any {
 		list := a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.recs, errorType}, false), noted(a, "list", t.list))
 		add(n.list, list)
 		add(n.count, reflect.ValueOf(guarded(a, noted(a, "count", t.count))))
+		add(n.connection, a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.conn, errorType}, false), noted(a, "list", t.connection)))
 		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.rec, errorType}, false)
 		create, update := a.resolver(one, noted(a, "create", t.create)), a.resolver(one, noted(a, "update", t.update))
 		remove := reflect.ValueOf(guarded(a, noted(a, "delete", t.remove)))
@@ -240,7 +256,7 @@ func (a *API) public(ctx context.Context, err error) error {
 	if errors.As(err, &e) {
 		return e
 	}
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+	if ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
 		return userError(codeInternal, fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout))
 	}
 	a.cfg.Logger.ErrorContext(ctx, "graphql resolver failed", "err", err)

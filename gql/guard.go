@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
+	"github.com/platform-dev/platform/store"
 )
 
 // Operation is what a caller does to a table.
@@ -43,18 +43,18 @@ var ErrForbidden = errors.New("forbidden")
 // A Filter error wrapping ErrForbidden refuses the operation on every record: reads answer
 // nothing, mutations FORBIDDEN.
 //
-// record holds the stored record: "_id" (the uid, a string), "_owner" (the creator's sub, a
-// string, "" when created without a Guard), "createdAt" and "updatedAt" (time.Time) and each
-// field that is set. data holds the fields the caller sent, a field sent as null holding nil.
+// record holds the stored record: "uid" (a string), "_owner" (the creator's sub, a string,
+// "" when created without a Guard), "createdAt" and "updatedAt" (time.Time) and each field
+// that is set. data holds the fields the caller sent, a field sent as null holding nil.
 // Values in both have these Go types: String and ID string, Int int64, Float float64,
 // Boolean bool, DateTime time.Time, JSON what encoding/json decodes (map[string]any, []any,
 // string, float64, bool, nil), and lists []any of those.
 type Guard interface {
-	// Filter returns the MongoDB filter a record must match for op (nil: no condition), and
+	// Filter returns the filter a record must match for op (store.All: no condition), and
 	// whether Allow must still be asked for each record because the filter does not express
-	// the whole rule. Filters use the stored keys: "_id", "_owner", "createdAt", "updatedAt"
+	// the whole rule. Filters use the record keys: "uid", "_owner", "createdAt", "updatedAt"
 	// and the field names.
-	Filter(table string, op Operation) (filter bson.D, check bool, err error)
+	Filter(table string, op Operation) (filter store.Filter, check bool, err error)
 	// Allow says whether op may happen to one record: nil, or an error wrapping ErrForbidden.
 	Allow(table string, op Operation, record, data map[string]any) error
 	// Owner is the caller's subject, stored in "_owner" by create; "" for an anonymous caller.

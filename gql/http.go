@@ -24,6 +24,8 @@ const (
 	codeBadUserInput = "BAD_USER_INPUT"
 	codeForbidden    = "FORBIDDEN"
 	codeNotFound     = "NOT_FOUND"
+	codeConflict     = "CONFLICT"
+	codeTooLarge     = "RESULT_TOO_LARGE"
 	codeInternal     = "INTERNAL"
 )
 
@@ -31,6 +33,8 @@ const (
 type Error struct {
 	Code    string
 	Message string
+	// Extra goes into extensions beside the code (CONFLICT's fields, for one).
+	Extra map[string]any
 }
 
 func userError(code, msg string) *Error { return &Error{Code: code, Message: msg} }
@@ -38,7 +42,13 @@ func userError(code, msg string) *Error { return &Error{Code: code, Message: msg
 func (e *Error) Error() string { return e.Message }
 
 // Extensions puts the code into the GraphQL error; graph-gophers calls it.
-func (e *Error) Extensions() map[string]any { return map[string]any{"code": e.Code} }
+func (e *Error) Extensions() map[string]any {
+	ext := map[string]any{"code": e.Code}
+	for k, v := range e.Extra {
+		ext[k] = v
+	}
+	return ext
+}
 
 // request is the body of POST /api/v1/graphql.
 type request struct {

@@ -45,26 +45,43 @@ func run(m *testing.M) int {
 
 var dbSeq atomic.Int64
 
-// records returns a fresh project database.
-func records(t testing.TB) *store.Records {
+// records returns the records of the tables in a fresh project database, the tables and
+// their indexes created.
+func records(t testing.TB, tables ...gql.Table) *store.Records {
 	t.Helper()
-	return store.NewRecords(stores.Mongo.Database(fmt.Sprintf("p_test%d", dbSeq.Add(1))))
+	defs := make([]store.Table, len(tables))
+	for i, tb := range tables {
+		defs[i] = tb.Table
+	}
+	recs, err := stores.ProjectRecords(context.Background(), fmt.Sprintf("test%d", dbSeq.Add(1)), "", defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// table is a table of the API.
+func table(name, typeName string, fields ...store.Field) gql.Table {
+	return gql.Table{Table: store.Table{Name: name, Fields: fields}, TypeName: typeName}
 }
 
 // products is the seed's table.
-func products() store.Table {
-	return store.Table{Name: "products", TypeName: "product", Fields: []store.Field{
-		{Name: "author", Type: store.FieldType{Scalar: store.String}},
-		{Name: "name", Type: store.FieldType{Scalar: store.String}, Required: true},
-		{Name: "price", Type: store.FieldType{Scalar: store.Float}, Required: true},
-	}}
+func products() gql.Table {
+	return table("products", "product",
+		store.Field{Name: "author", Type: store.FieldType{Scalar: store.String}},
+		store.Field{Name: "name", Type: store.FieldType{Scalar: store.String}, Required: true},
+		store.Field{Name: "price", Type: store.FieldType{Scalar: store.Float}, Required: true},
+	)
 }
 
 // serve builds an API for tables over recs and serves it.
 func serve(t testing.TB, cfg gql.Config) *httptest.Server {
 	t.Helper()
 	if cfg.Records == nil {
-		cfg.Records = records(t)
+		cfg.Records = records(t, cfg.Tables...)
 	}
 	api, err := gql.New(cfg)
 	if err != nil {

@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // timeLayout is how the API shows times: RFC 3339, UTC, milliseconds.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-// stamp is a stored BSON date shown as an RFC 3339 string. It serves createdAt and updatedAt
+// stamp is a stored time shown as an RFC 3339 string. It serves createdAt and updatedAt
 // (GraphQL String) and fields of type DateTime.
 type stamp time.Time
 
@@ -34,13 +32,17 @@ func (s stamp) MarshalJSON() ([]byte, error) {
 	return append(b, '"'), nil
 }
 
-// UnmarshalBSONValue reads a BSON date.
-func (s *stamp) UnmarshalBSONValue(t byte, data []byte) error {
-	var v time.Time
-	if err := bson.UnmarshalValue(bson.Type(t), data, &v); err != nil {
+// UnmarshalJSON reads a stored time (store.TimeLayout).
+func (s *stamp) UnmarshalJSON(b []byte) error {
+	var str string
+	if err := json.Unmarshal(b, &str); err != nil {
 		return fmt.Errorf("read date: %w", err)
 	}
-	*s = stamp(v)
+	t, err := time.Parse(time.RFC3339Nano, str)
+	if err != nil {
+		return fmt.Errorf("read date: %w", err)
+	}
+	*s = stamp(t)
 	return nil
 }
 
@@ -72,53 +74,8 @@ func (j *jsonValue) UnmarshalGraphQL(input any) error {
 // MarshalJSON writes the value.
 func (j jsonValue) MarshalJSON() ([]byte, error) { return json.Marshal(j.v) }
 
-// UnmarshalBSONValue reads any BSON value as plain Go values.
-func (j *jsonValue) UnmarshalBSONValue(t byte, data []byte) error {
-	var v any
-	if err := bson.UnmarshalValue(bson.Type(t), data, &v); err != nil {
-		return fmt.Errorf("read JSON value: %w", err)
-	}
-	j.v = plain(v)
-	return nil
-}
-
-// plain turns decoded BSON into the Go values encoding/json and the Guard use: documents
-// become map[string]any, arrays []any, dates time.Time and integers int64.
-func plain(v any) any {
-	switch v := v.(type) {
-	case bson.D:
-		m := make(map[string]any, len(v))
-		for _, e := range v {
-			m[e.Key] = plain(e.Value)
-		}
-		return m
-	case bson.M:
-		m := make(map[string]any, len(v))
-		for k, e := range v {
-			m[k] = plain(e)
-		}
-		return m
-	case bson.A:
-		l := make([]any, len(v))
-		for i, e := range v {
-			l[i] = plain(e)
-		}
-		return l
-	case []any:
-		l := make([]any, len(v))
-		for i, e := range v {
-			l[i] = plain(e)
-		}
-		return l
-	case bson.DateTime:
-		return v.Time().UTC()
-	case int32:
-		return int64(v)
-	case bson.Null, bson.Undefined:
-		return nil
-	}
-	return v
-}
+// UnmarshalJSON keeps the stored value as encoding/json decodes it.
+func (j *jsonValue) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &j.v) }
 
 // argValue receives any GraphQL argument as graph-gophers decoded it (from a literal or the
 // variables), so that one Go type serves every generated argument and the table's
@@ -148,6 +105,8 @@ type args struct {
 	Limit   argValue
 	Offset  argValue
 	Data    argValue
+	First   argValue
+	After   argValue
 }
 
 func describe(v any) string {

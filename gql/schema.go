@@ -47,13 +47,19 @@ input FloatFilter { eq: Float ne: Float gt: Float gte: Float lt: Float lte: Floa
 input BooleanFilter { eq: Boolean ne: Boolean }
 
 input DateTimeFilter { eq: DateTime ne: DateTime gt: DateTime gte: DateTime lt: DateTime lte: DateTime in: [DateTime] }
+
+"Where a page of a connection ends: pass endCursor as after to get the next page."
+type PageInfo {
+  hasNextPage: Boolean!
+  endCursor: String
+}
 `
 
 // sharedNames are the type names sharedSDL and GraphQL itself define; no table may generate
 // one of them.
 var sharedNames = []string{
 	"DateTime", "JSON", "OrderDirection", "StringFilter", "IDFilter", "IntFilter", "FloatFilter",
-	"BooleanFilter", "DateTimeFilter", "String", "Int", "Float", "Boolean", "ID", "Query", "Mutation",
+	"BooleanFilter", "DateTimeFilter", "PageInfo", "String", "Int", "Float", "Boolean", "ID", "Query", "Mutation",
 }
 
 var nameRE = regexp.MustCompile(`^[_A-Za-z][_0-9A-Za-z]*$`)
@@ -61,17 +67,19 @@ var nameRE = regexp.MustCompile(`^[_A-Za-z][_0-9A-Za-z]*$`)
 // tableNames are the generated names of one table's types and root fields.
 type tableNames struct {
 	typ, input, where, order, field    string // types
-	list, count                        string // query fields
+	connType, edgeType                 string // types of the keyset pages
+	list, count, connection            string // query fields
 	create, update, del                string // mutation fields, seed spelling
 	createCamel, updateCamel, delCamel string // the same in camelCase
 }
 
-func namesOf(t store.Table) tableNames {
+func namesOf(t Table) tableNames {
 	tn := t.TypeName
 	camel := strings.ToUpper(tn[:1]) + tn[1:]
 	return tableNames{
 		typ: tn, input: tn + "Input", where: tn + "Where", order: tn + "OrderBy", field: tn + "Field",
-		list: t.Name, count: t.Name + "Count",
+		connType: tn + "Connection", edgeType: tn + "Edge",
+		list: t.Name, count: t.Name + "Count", connection: t.Name + "Connection",
 		create: "create" + tn, update: "update" + tn, del: "delete" + tn,
 		createCamel: "create" + camel, updateCamel: "update" + camel, delCamel: "delete" + camel,
 	}
@@ -80,7 +88,7 @@ func namesOf(t store.Table) tableNames {
 // checkNames reports the first definition that would not make a valid schema: a name GraphQL
 // does not accept, a field that shadows a key the service keeps, or two tables generating the
 // same type or root field.
-func checkNames(tables []store.Table) error {
+func checkNames(tables []Table) error {
 	owner := map[string]string{} // generated name -> what generated it
 	for _, n := range sharedNames {
 		owner["type "+n] = "the built-in types"
@@ -105,12 +113,12 @@ func checkNames(tables []store.Table) error {
 			return fmt.Errorf("%s has no fields", by)
 		}
 		n := namesOf(t)
-		for _, tn := range []string{n.typ, n.input, n.where, n.order, n.field} {
+		for _, tn := range []string{n.typ, n.input, n.where, n.order, n.field, n.connType, n.edgeType} {
 			if err := claim("type", tn, by); err != nil {
 				return err
 			}
 		}
-		for _, f := range []string{n.list, n.count} {
+		for _, f := range []string{n.list, n.count, n.connection} {
 			if err := claim("query", f, by); err != nil {
 				return err
 			}
@@ -137,7 +145,7 @@ func checkNames(tables []store.Table) error {
 }
 
 // sdl writes the schema of the given tables.
-func sdl(tables []store.Table) string {
+func sdl(tables []Table) string {
 	var b strings.Builder
 	b.WriteString(sharedSDL)
 	for _, t := range tables {
@@ -150,6 +158,9 @@ func sdl(tables []store.Table) string {
 			"The "+t.Name+": the one with uid when uid is given, else those matching where, in orderBy order (default: creation order), a page of limit after offset.",
 			n.list, n.where, n.order, n.typ)
 		fmt.Fprintf(&b, "  %q\n  %s(where: %s): Int!\n", "How many "+t.Name+" match where.", n.count, n.where)
+		fmt.Fprintf(&b, "  %q\n  %s(where: %s, orderBy: [%s!], first: Int, after: String): %s!\n",
+			"The "+t.Name+" matching where, in orderBy order, as keyset pages of first records after the cursor after: every page costs what the first does.",
+			n.connection, n.where, n.order, n.connType)
 	}
 	b.WriteString("}\n\ntype Mutation {\n")
 	for _, t := range tables {
@@ -175,7 +186,7 @@ func dedupe(a, b string) []string {
 	return []string{a, b}
 }
 
-func writeTableTypes(b *strings.Builder, t store.Table) {
+func writeTableTypes(b *strings.Builder, t Table) {
 	n := namesOf(t)
 	fmt.Fprintf(b, "\n%q\ntype %s {\n  uid: ID!\n", "A record of the table "+t.Name+".", n.typ)
 	for _, f := range t.Fields {
@@ -206,6 +217,8 @@ func writeTableTypes(b *strings.Builder, t store.Table) {
 		}
 	}
 	b.WriteString(" createdAt updatedAt }\n")
+	fmt.Fprintf(b, "\n\"A page of %s.\"\ntype %s {\n  edges: [%s!]!\n  pageInfo: PageInfo!\n  \"How many %s match where, over every page.\"\n  totalCount: Int!\n}\n", t.Name, n.connType, n.edgeType, t.Name)
+	fmt.Fprintf(b, "\n\"A %s and its position, to continue after it.\"\ntype %s {\n  cursor: String!\n  node: %s!\n}\n", n.typ, n.edgeType, n.typ)
 	fmt.Fprintf(b, "\n\"One entry of orderBy: a field and its direction.\"\ninput %s { field: %s!, direction: OrderDirection = ASC }\n", n.order, n.field)
 }
 

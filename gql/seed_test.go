@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/platform-dev/platform/gql"
-	"github.com/platform-dev/platform/store"
 )
 
 // The seed's five documents, with the fields the seed's record table lists selected.
@@ -33,7 +32,7 @@ func body(query, variables string) string {
 // TestSeed sends each document of the seed byte for byte and checks each response byte for
 // byte, with the uid and times the service assigned.
 func TestSeed(t *testing.T) {
-	srv := serve(t, gql.Config{Tables: []store.Table{products()}, Introspection: true})
+	srv := serve(t, gql.Config{Tables: []gql.Table{products()}, Introspection: true})
 
 	status, got := post(t, srv, body(seedCreate, `{"data": {"name": "Widget", "price": 19.99}}`))
 	if status != http.StatusOK {

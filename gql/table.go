@@ -2,6 +2,7 @@ package gql
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -11,41 +12,72 @@ import (
 	"strings"
 
 	graphql "github.com/graph-gophers/graphql-go"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/platform-dev/platform/store"
 )
 
+// Table is a table as the API shows it: its store definition and the name of its record
+// type (the singular of the table's name unless the project names it).
+type Table struct {
+	store.Table
+	TypeName string
+}
+
 // table serves one table's root fields. Its record type is a struct built at run time with
-// one field per column, tagged for both the BSON decoder and graph-gophers, so a stored
-// record is decoded once, straight into what the resolvers return.
+// one field per column, tagged for both encoding/json (the form the store answers records
+// in) and graph-gophers, so a stored record is decoded once, straight into what the
+// resolvers return.
 type table struct {
-	def     store.Table
+	def     Table
 	names   tableNames
 	rec     reflect.Type // the record struct
 	recs    reflect.Type // []rec
+	edge    reflect.Type // {cursor, node}
+	conn    reflect.Type // {edges, pageInfo, totalCount}
 	records *store.Records
 	limits  limits
+	// public turns a resolver error into what the caller sees (API.public); resolvers
+	// that graph-gophers calls directly, not through API.root, use it.
+	public func(context.Context, error) error
 }
 
-type limits struct{ defaultLimit, maxLimit int }
+type limits struct {
+	defaultLimit, maxLimit int
+	maxResultBytes         int64
+	bounds                 store.Bounds
+}
 
-func newTable(def store.Table, records *store.Records, lim limits) *table {
+func newTable(def Table, records *store.Records, lim limits) *table {
 	t := &table{def: def, names: namesOf(def), records: records, limits: lim}
-	fields := []reflect.StructField{{Name: "UID", Type: reflect.TypeFor[graphql.ID](), Tag: `bson:"_id" graphql:"uid"`}}
+	fields := []reflect.StructField{{Name: "UID", Type: reflect.TypeFor[graphql.ID](), Tag: `json:"uid" graphql:"uid"`}}
 	for i, f := range def.Fields {
 		fields = append(fields, reflect.StructField{
 			Name: "F" + strconv.Itoa(i),
 			Type: goType(f),
-			Tag:  reflect.StructTag(fmt.Sprintf(`bson:%q graphql:%q`, f.Name, f.Name)),
+			Tag:  reflect.StructTag(fmt.Sprintf(`json:%q graphql:%q`, f.Name, f.Name)),
 		})
 	}
 	fields = append(fields,
-		reflect.StructField{Name: "CreatedAt", Type: reflect.TypeFor[stamp](), Tag: `bson:"createdAt" graphql:"createdAt"`},
-		reflect.StructField{Name: "UpdatedAt", Type: reflect.TypeFor[stamp](), Tag: `bson:"updatedAt" graphql:"updatedAt"`})
+		reflect.StructField{Name: "CreatedAt", Type: reflect.TypeFor[stamp](), Tag: `json:"createdAt" graphql:"createdAt"`},
+		reflect.StructField{Name: "UpdatedAt", Type: reflect.TypeFor[stamp](), Tag: `json:"updatedAt" graphql:"updatedAt"`})
 	t.rec = reflect.StructOf(fields)
 	t.recs = reflect.SliceOf(t.rec)
+	t.edge = reflect.StructOf([]reflect.StructField{
+		{Name: "Cursor", Type: reflect.TypeFor[string](), Tag: `graphql:"cursor"`},
+		{Name: "Node", Type: t.rec, Tag: `graphql:"node"`},
+	})
+	t.conn = reflect.StructOf([]reflect.StructField{
+		{Name: "Edges", Type: reflect.SliceOf(t.edge), Tag: `graphql:"edges"`},
+		{Name: "PageInfo", Type: reflect.TypeFor[pageInfo](), Tag: `graphql:"pageInfo"`},
+		{Name: "TotalCount", Type: reflect.TypeFor[func(context.Context) (int32, error)](), Tag: `graphql:"totalCount"`},
+	})
 	return t
+}
+
+// pageInfo is a connection's PageInfo.
+type pageInfo struct {
+	HasNextPage bool    `graphql:"hasNextPage"`
+	EndCursor   *string `graphql:"endCursor"`
 }
 
 // goType is the Go type a field's values are decoded into; it matches outputType.
@@ -76,17 +108,13 @@ func goType(f store.Field) reflect.Type {
 	return rt
 }
 
-// key is the stored key of a field the API names name, and its scalar; ok is false for a name
-// the table does not have.
-func (t *table) key(name string) (key string, ft store.FieldType, ok bool) {
-	switch name {
-	case fieldUID:
-		return store.KeyUID, store.FieldType{Scalar: store.ID}, true
-	case fieldCreatedAt, fieldUpdatedAt:
-		return name, store.FieldType{Scalar: store.DateTime}, true
+// key checks that the table has the key the API names name (a field, uid, createdAt or
+// updatedAt) and returns its type.
+func (t *table) key(name string) (ft store.FieldType, ok bool) {
+	if name == store.KeyOwner {
+		return ft, false
 	}
-	f, ok := t.def.Field(name)
-	return f.Name, f.Type, ok
+	return t.def.KeyType(name)
 }
 
 // list answers products(uid, where, orderBy, limit, offset).
@@ -95,48 +123,17 @@ func (t *table) list(ctx context.Context, a args) (reflect.Value, error) {
 	if err != nil {
 		return reflect.Value{}, err
 	}
-	none := reflect.MakeSlice(t.recs, 0, 0)
+	list := reflect.MakeSlice(t.recs, 0, int(min(q.Limit, 64)))
 	if q.Limit == 0 {
-		return none, nil
+		return list, nil
 	}
-	access, check, err := t.readAccess(ctx)
-	if errors.Is(err, ErrForbidden) {
-		return none, nil
-	}
-	if err != nil {
-		return reflect.Value{}, err
-	}
-	q.Access = access
-	if !check {
-		out := reflect.New(t.recs)
-		if err := t.records.Find(ctx, t.def.Name, q, out.Interface()); err != nil {
-			return reflect.Value{}, err
+	err = t.read(ctx, q, func(rec store.Record) (bool, error) {
+		v, err := t.decode(rec)
+		if err != nil {
+			return false, err
 		}
-		if out.Elem().IsNil() {
-			return none, nil
-		}
-		return out.Elem(), nil
-	}
-	// The rule needs each record: page in Go over the records the filter lets through.
-	offset, limit := q.Offset, q.Limit
-	q.Offset, q.Limit = 0, 0
-	list := reflect.MakeSlice(t.recs, 0, int(min(limit, 64)))
-	g := guardFrom(ctx)
-	err = t.records.Each(ctx, t.def.Name, q, func(raw bson.Raw) (bool, error) {
-		ok, err := t.allowed(g, Read, raw, nil)
-		if err != nil || !ok {
-			return err == nil, err
-		}
-		if offset > 0 {
-			offset--
-			return true, nil
-		}
-		rec := reflect.New(t.rec)
-		if err := bson.Unmarshal(raw, rec.Interface()); err != nil {
-			return false, fmt.Errorf("decode %s record: %w", t.def.Name, err)
-		}
-		list = reflect.Append(list, rec.Elem())
-		return int64(list.Len()) < limit, nil
+		list = reflect.Append(list, v)
+		return int64(list.Len()) < q.Limit, nil
 	})
 	if err != nil {
 		return reflect.Value{}, err
@@ -144,10 +141,129 @@ func (t *table) list(ctx context.Context, a args) (reflect.Value, error) {
 	return list, nil
 }
 
+// connection answers productsConnection(where, orderBy, first, after): a keyset page.
+func (t *table) connection(ctx context.Context, a args) (reflect.Value, error) {
+	q, err := t.query(args{Where: a.Where, OrderBy: a.OrderBy})
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	first := int64(t.limits.defaultLimit)
+	if a.First.set && a.First.v != nil {
+		if first, err = intArg(a.First, "first", 0, int64(t.limits.maxLimit)); err != nil {
+			return reflect.Value{}, err
+		}
+	}
+	if a.After.set && a.After.v != nil {
+		s, ok := a.After.v.(string)
+		if !ok {
+			return reflect.Value{}, userError(codeBadUserInput, "after: want the endCursor or an edge's cursor of an earlier page, got "+describe(a.After.v))
+		}
+		c, err := t.def.ParseCursor(s, q.Order)
+		if err != nil {
+			return reflect.Value{}, userError(codeBadUserInput, "after: "+err.Error())
+		}
+		q.After = c
+	}
+	edges := reflect.MakeSlice(reflect.SliceOf(t.edge), 0, int(min(first, 64)))
+	var info pageInfo
+	if first > 0 {
+		// One record more than the page tells whether there is a next page.
+		q.Limit = first + 1
+		err = t.read(ctx, q, func(rec store.Record) (bool, error) {
+			if int64(edges.Len()) == first {
+				info.HasNextPage = true
+				return false, nil
+			}
+			node, err := t.decode(rec)
+			if err != nil {
+				return false, err
+			}
+			c, err := t.def.CursorOf(rec, q.Order)
+			if err != nil {
+				return false, err
+			}
+			edge := reflect.New(t.edge).Elem()
+			edge.Field(0).SetString(t.def.Encode(c, q.Order))
+			edge.Field(1).Set(node)
+			edges = reflect.Append(edges, edge)
+			return true, nil
+		})
+		if err != nil {
+			return reflect.Value{}, err
+		}
+	}
+	if n := edges.Len(); n > 0 {
+		end := edges.Index(n - 1).Field(0).String()
+		info.EndCursor = &end
+	}
+	conn := reflect.New(t.conn).Elem()
+	conn.Field(0).Set(edges)
+	conn.Field(1).Set(reflect.ValueOf(info))
+	where := a.Where
+	conn.Field(2).Set(reflect.ValueOf(func(ctx context.Context) (int32, error) {
+		n, err := t.count(ctx, args{Where: where})
+		if err != nil {
+			return 0, t.public(ctx, err)
+		}
+		return n, nil
+	}))
+	return conn, nil
+}
+
+// read calls fn with the records q selects that the caller may read, in order, until fn
+// answers false. The read rule's filter is part of the query; when the rule needs each
+// record, the store is asked for every record the filter lets through and the rule decides
+// one by one, paging in Go.
+func (t *table) read(ctx context.Context, q store.Query, fn func(store.Record) (bool, error)) error {
+	access, check, err := t.readAccess(ctx)
+	if errors.Is(err, ErrForbidden) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	q.Filter = store.And(q.Filter, access)
+	q.MaxBytes = t.limits.maxResultBytes
+	each := fn
+	if check {
+		g := guardFrom(ctx)
+		offset := q.Offset
+		q.Offset, q.Limit = 0, 0
+		each = func(rec store.Record) (bool, error) {
+			ok, err := t.allowed(g, Read, rec, nil)
+			if err != nil || !ok {
+				return err == nil, err
+			}
+			if offset > 0 {
+				offset--
+				return true, nil
+			}
+			return fn(rec)
+		}
+	}
+	err = t.records.Each(ctx, t.def.Name, q, each)
+	var tooLarge *store.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return userError(codeTooLarge, fmt.Sprintf(
+			"the %s selected are larger than the %d-byte result limit (%d fitted): ask for fewer with limit or first, or page through them with %s(first, after)",
+			t.def.Name, tooLarge.MaxBytes, tooLarge.Records, t.names.connection))
+	}
+	return err
+}
+
+// decode turns a stored record into the record type.
+func (t *table) decode(rec store.Record) (reflect.Value, error) {
+	v := reflect.New(t.rec)
+	if err := json.Unmarshal(rec, v.Interface()); err != nil {
+		return reflect.Value{}, fmt.Errorf("decode %s record: %w", t.def.Name, err)
+	}
+	return v.Elem(), nil
+}
+
 // count answers productsCount(where).
 func (t *table) count(ctx context.Context, a args) (int32, error) {
-	var q store.Query
-	if err := t.setWhere(&q, a.Where); err != nil {
+	f, err := t.filter(a.Where)
+	if err != nil {
 		return 0, err
 	}
 	access, check, err := t.readAccess(ctx)
@@ -157,16 +273,16 @@ func (t *table) count(ctx context.Context, a args) (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	q.Access = access
+	f = store.And(f, access)
 	var n int64
 	if !check {
-		if n, err = t.records.Count(ctx, t.def.Name, q); err != nil {
+		if n, err = t.records.Count(ctx, t.def.Name, f); err != nil {
 			return 0, err
 		}
 	} else {
 		g := guardFrom(ctx)
-		err = t.records.Each(ctx, t.def.Name, q, func(raw bson.Raw) (bool, error) {
-			ok, err := t.allowed(g, Read, raw, nil)
+		err = t.records.Each(ctx, t.def.Name, store.Query{Filter: f}, func(rec store.Record) (bool, error) {
+			ok, err := t.allowed(g, Read, rec, nil)
 			if ok {
 				n++
 			}
@@ -182,26 +298,25 @@ func (t *table) count(ctx context.Context, a args) (int32, error) {
 	return int32(n), nil
 }
 
-// readAccess is the Guard's read filter, nil without a Guard.
-func (t *table) readAccess(ctx context.Context) (bson.D, bool, error) {
+// readAccess is the Guard's read filter, All without a Guard.
+func (t *table) readAccess(ctx context.Context) (store.Filter, bool, error) {
 	g := guardFrom(ctx)
 	if g == nil {
-		return nil, false, nil
+		return store.All, false, nil
 	}
 	f, check, err := g.Filter(t.def.Name, Read)
 	if err != nil && !errors.Is(err, ErrForbidden) {
-		return nil, false, fmt.Errorf("read rule of %s: %w", t.def.Name, err)
+		return store.None, false, fmt.Errorf("read rule of %s: %w", t.def.Name, err)
 	}
 	return f, check, err
 }
 
 // allowed asks the Guard about one stored record; false for a record a rule refuses.
-func (t *table) allowed(g Guard, op Operation, raw bson.Raw, data map[string]any) (bool, error) {
-	var m bson.M
-	if err := bson.Unmarshal(raw, &m); err != nil {
-		return false, fmt.Errorf("decode %s record: %w", t.def.Name, err)
+func (t *table) allowed(g Guard, op Operation, rec store.Record, data map[string]any) (bool, error) {
+	record, err := t.def.Values(rec)
+	if err != nil {
+		return false, err
 	}
-	record, _ := plain(m).(map[string]any)
 	switch err := g.Allow(t.def.Name, op, record, data); {
 	case err == nil:
 		return true, nil
@@ -229,8 +344,8 @@ func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
 		owner = g.Owner()
 	}
 	out := reflect.New(t.rec)
-	if err := t.records.Insert(ctx, t.def.Name, owner, set, out.Interface()); err != nil {
-		return reflect.Value{}, err
+	if err := t.records.Insert(ctx, t.def.Name, owner, []map[string]any{set}, out.Interface()); err != nil {
+		return reflect.Value{}, t.conflict(err)
 	}
 	return out.Elem(), nil
 }
@@ -255,9 +370,29 @@ func (t *table) update(ctx context.Context, a args) (reflect.Value, error) {
 		return reflect.Value{}, t.missing(ctx, Update, uid, access)
 	}
 	if err != nil {
-		return reflect.Value{}, err
+		return reflect.Value{}, t.conflict(err)
 	}
 	return out.Elem(), nil
+}
+
+// conflict answers a write that breaks a unique index as CONFLICT, naming the fields.
+func (t *table) conflict(err error) error {
+	var c *store.ConflictError
+	if !errors.As(err, &c) {
+		return err
+	}
+	msg := fmt.Sprintf("another %s has the same %s, which must be unique", t.names.typ, strings.Join(c.Fields, " and "))
+	if len(c.Value) > 0 {
+		vals := make([]string, len(c.Value))
+		for i, v := range c.Value {
+			js, _ := json.Marshal(v)
+			vals[i] = string(js)
+		}
+		msg = fmt.Sprintf("another %s has %s %s, which must be unique", t.names.typ, strings.Join(c.Fields, " and "), strings.Join(vals, " and "))
+	}
+	e := userError(codeConflict, msg)
+	e.Extra = map[string]any{"fields": c.Fields}
+	return e
 }
 
 // deleted is what delete answers, as the seed shows.
@@ -286,43 +421,43 @@ func (t *table) remove(ctx context.Context, a args) (*string, error) {
 
 // writeAccess asks the Guard about an update or delete of the record uid and returns the
 // filter the write must also match.
-func (t *table) writeAccess(ctx context.Context, op Operation, uid string, data map[string]any) (bson.D, error) {
+func (t *table) writeAccess(ctx context.Context, op Operation, uid string, data map[string]any) (store.Filter, error) {
 	g := guardFrom(ctx)
 	if g == nil {
-		return nil, nil
+		return store.All, nil
 	}
 	access, check, err := g.Filter(t.def.Name, op)
 	if errors.Is(err, ErrForbidden) {
-		return nil, t.refused(ctx, op, uid)
+		return store.None, t.refused(ctx, op, uid)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s rule of %s: %w", op, t.def.Name, err)
+		return store.None, fmt.Errorf("%s rule of %s: %w", op, t.def.Name, err)
 	}
 	if !check {
 		return access, nil
 	}
-	var raw bson.Raw
-	err = t.records.FindOne(ctx, t.def.Name, store.Query{UID: uid, Access: access}, &raw)
+	var raw json.RawMessage
+	err = t.records.Get(ctx, t.def.Name, uid, access, &raw)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, t.missing(ctx, op, uid, access)
+		return store.None, t.missing(ctx, op, uid, access)
 	}
 	if err != nil {
-		return nil, err
+		return store.None, err
 	}
-	ok, err := t.allowed(g, op, raw, data)
+	ok, err := t.allowed(g, op, store.Record(raw), data)
 	if err != nil {
-		return nil, err
+		return store.None, err
 	}
 	if !ok {
-		return nil, t.forbidden(op, uid)
+		return store.None, t.forbidden(op, uid)
 	}
 	return access, nil
 }
 
 // missing is the error for a write that matched no record: without an access filter the
 // record is not there; with one, it may be there but out of the caller's reach.
-func (t *table) missing(ctx context.Context, op Operation, uid string, access bson.D) error {
-	if len(access) > 0 {
+func (t *table) missing(ctx context.Context, op Operation, uid string, access store.Filter) error {
+	if !access.IsAll() {
 		return t.refused(ctx, op, uid)
 	}
 	return t.notFound(uid)
@@ -364,29 +499,31 @@ func (t *table) uid(a argValue) (string, error) {
 // query reads the list arguments.
 func (t *table) query(a args) (store.Query, error) {
 	q := store.Query{Limit: int64(t.limits.defaultLimit)}
+	var byUID store.Filter
 	if a.UID.set && a.UID.v != nil {
 		uid, err := t.uid(a.UID)
 		if err != nil {
 			return q, userError(codeBadUserInput, "uid must not be empty")
 		}
-		q.UID = uid
+		byUID = store.Compare(store.KeyUID, store.Eq, uid)
 	}
-	if err := t.setWhere(&q, a.Where); err != nil {
+	f, err := t.filter(a.Where)
+	if err != nil {
 		return q, err
 	}
+	q.Filter = store.And(byUID, f)
 	if a.OrderBy.set && a.OrderBy.v != nil {
 		for i, o := range asList(a.OrderBy.v) {
 			m, _ := o.(map[string]any)
 			name, _ := m["field"].(string)
-			key, ft, ok := t.key(name)
+			ft, ok := t.key(name)
 			if !ok || ft.List || ft.Scalar == store.JSON {
 				return q, userError(codeBadUserInput, fmt.Sprintf("orderBy[%d].field: %s cannot be sorted on", i, describeName(name)))
 			}
 			dir, _ := m["direction"].(string)
-			q.Order = append(q.Order, store.Order{Key: key, Desc: dir == "DESC"})
+			q.Order = append(q.Order, store.Order{Key: name, Desc: dir == "DESC"})
 		}
 	}
-	var err error
 	if q.Offset, err = intArg(a.Offset, "offset", 0, math.MaxInt32); err != nil {
 		return q, err
 	}
@@ -429,98 +566,99 @@ func intArg(a argValue, name string, lo, hi int64) (int64, error) {
 	return n, nil
 }
 
-func (t *table) setWhere(q *store.Query, a argValue) error {
+// filter reads a where argument into a store filter, within the limits.
+func (t *table) filter(a argValue) (store.Filter, error) {
 	if !a.set || a.v == nil {
-		return nil
+		return store.All, nil
 	}
-	w, err := t.where(a.v, "where", 0)
+	f, err := t.where(a.v, "where", 0)
 	if err != nil {
-		return err
+		return store.None, err
 	}
-	q.Where = w
-	return nil
+	if err := f.Check(t.limits.bounds); err != nil {
+		return store.None, userError(codeBadUserInput, "where: "+err.Error())
+	}
+	return f, nil
 }
 
-// maxWhereDepth bounds the nesting of and/or; MongoDB refuses documents nested more than 100
-// levels, and no sensible condition comes close.
-const maxWhereDepth = 32
-
-// where reads a where argument, nested depth levels of and/or deep, into a condition tree.
-func (t *table) where(v any, path string, depth int) (*store.Where, error) {
-	if depth > maxWhereDepth {
-		return nil, userError(codeBadUserInput, fmt.Sprintf("%s: and/or nest more than %d levels deep", path, maxWhereDepth))
+// where reads a where argument, nested depth levels of and/or deep, into a filter. The
+// nesting is checked as it is read, so a deep argument is refused before it is walked.
+func (t *table) where(v any, path string, depth int) (store.Filter, error) {
+	if depth > t.limits.bounds.MaxDepth {
+		return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: and/or nest more than %d levels deep", path, t.limits.bounds.MaxDepth))
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, userError(codeBadUserInput, fmt.Sprintf("%s: want an object, got %s", path, describe(v)))
+		return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: want an object, got %s", path, describe(v)))
 	}
-	w := &store.Where{}
+	var all []store.Filter
 	for _, k := range sortedKeys(m) {
 		switch k {
 		case "and", "or":
 			if m[k] == nil {
 				continue
 			}
+			var parts []store.Filter
 			for i, sub := range asList(m[k]) {
-				sw, err := t.where(sub, fmt.Sprintf("%s.%s[%d]", path, k, i), depth+1)
+				sf, err := t.where(sub, fmt.Sprintf("%s.%s[%d]", path, k, i), depth+1)
 				if err != nil {
-					return nil, err
+					return store.None, err
 				}
-				if k == "and" {
-					w.And = append(w.And, *sw)
-				} else {
-					w.Or = append(w.Or, *sw)
-				}
+				parts = append(parts, sf)
+			}
+			if k == "and" {
+				all = append(all, store.And(parts...))
+			} else {
+				all = append(all, store.Or(parts...))
 			}
 			continue
 		}
-		key, ft, ok := t.key(k)
+		ft, ok := t.key(k)
 		if !ok || ft.Scalar == store.JSON {
-			return nil, userError(codeBadUserInput, fmt.Sprintf("%s: %s has no condition %q", path, t.names.where, k))
+			return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: %s has no condition %q", path, t.names.where, k))
 		}
 		ops, ok := m[k].(map[string]any)
 		if !ok {
 			if m[k] == nil {
 				continue
 			}
-			return nil, userError(codeBadUserInput, fmt.Sprintf("%s.%s: want an object of comparisons, got %s", path, k, describe(m[k])))
+			return store.None, userError(codeBadUserInput, fmt.Sprintf("%s.%s: want an object of comparisons, got %s", path, k, describe(m[k])))
 		}
 		for _, op := range sortedKeys(ops) {
 			val, p := ops[op], path+"."+k+"."+op
-			c := store.Cond{Key: key, Op: store.Op(op)}
+			o := store.Op(op)
 			switch {
-			case val == nil && (c.Op == store.Eq || c.Op == store.Ne):
+			case val == nil && (o == store.Eq || o == store.Ne):
+				all = append(all, store.Compare(k, o, nil))
 			case val == nil:
-				continue
-			case c.Op == store.In:
-				var list []any
+			case o == store.In:
+				list := []any{}
 				for i, e := range asList(val) {
 					cv, err := scalarValue(ft.Scalar, e)
 					if err != nil {
-						return nil, userError(codeBadUserInput, fmt.Sprintf("%s[%d]: %v", p, i, err))
+						return store.None, userError(codeBadUserInput, fmt.Sprintf("%s[%d]: %v", p, i, err))
 					}
 					list = append(list, cv)
 				}
-				c.Value = list
-			case c.Op == store.Contains && ft.Scalar != store.String:
-				return nil, userError(codeBadUserInput, fmt.Sprintf("%s: contains applies to String fields", p))
+				all = append(all, store.Compare(k, o, list))
+			case o == store.Contains && ft.Scalar != store.String:
+				return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: contains applies to String fields", p))
 			default:
 				cv, err := scalarValue(ft.Scalar, val)
 				if err != nil {
-					return nil, userError(codeBadUserInput, fmt.Sprintf("%s: %v", p, err))
+					return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: %v", p, err))
 				}
-				c.Value = cv
+				all = append(all, store.Compare(k, o, cv))
 			}
-			w.Conds = append(w.Conds, c)
 		}
 	}
-	return w, nil
+	return store.And(all...), nil
 }
 
 // input reads the data argument of create (every required field present) or update (any
 // field; null removes an optional one). It returns the fields to set, those to remove, and
 // the same values as the Guard sees them.
-func (t *table) input(a argValue, create bool) (set bson.D, unset []string, data map[string]any, err error) {
+func (t *table) input(a argValue, create bool) (set map[string]any, unset []string, data map[string]any, err error) {
 	m, ok := a.v.(map[string]any)
 	if !ok {
 		return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data: want a %s object, got %s", t.names.input, describe(a.v)))
@@ -531,6 +669,7 @@ func (t *table) input(a argValue, create bool) (set bson.D, unset []string, data
 		}
 	}
 	data = make(map[string]any, len(m))
+	set = make(map[string]any, len(m))
 	for _, f := range t.def.Fields {
 		v, present := m[f.Name]
 		if create && (!present || v == nil) && f.Default != nil {
@@ -554,8 +693,8 @@ func (t *table) input(a argValue, create bool) (set bson.D, unset []string, data
 		if err != nil {
 			return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data.%s: %v", f.Name, err))
 		}
-		set = append(set, bson.E{Key: f.Name, Value: cv})
-		data[f.Name] = plain(cv)
+		set[f.Name] = cv
+		data[f.Name] = cv
 	}
 	return set, unset, data, nil
 }
@@ -602,10 +741,10 @@ func scalarValue(s store.Scalar, v any) (any, error) {
 	case store.Int:
 		switch v := v.(type) {
 		case int32:
-			return v, nil
+			return int64(v), nil
 		case float64:
 			if v == math.Trunc(v) && v >= math.MinInt32 && v <= math.MaxInt32 {
-				return int32(v), nil
+				return int64(v), nil
 			}
 			return nil, fmt.Errorf("want a 32-bit integer, got %v", v)
 		}

@@ -6,13 +6,12 @@ import (
 	"testing"
 
 	"github.com/platform-dev/platform/gql"
-	"github.com/platform-dev/platform/store"
 )
 
 // TestPagingFromVariables: limit and offset given as variables page exactly as literals do,
 // and a variable that is not a whole number is refused with BAD_USER_INPUT.
 func TestPagingFromVariables(t *testing.T) {
-	srv := serve(t, gql.Config{Tables: []store.Table{products()}, MaxLimit: 10})
+	srv := serve(t, gql.Config{Tables: []gql.Table{products()}, MaxLimit: 10})
 	for i := range 5 {
 		create(t, srv, map[string]any{"name": fmt.Sprintf("p%d", i), "price": 1.0})
 	}

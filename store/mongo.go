@@ -16,6 +16,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 )
 
+// ControlDatabase is the MongoDB database that holds the project registry.
+const ControlDatabase = "platform"
+
 // mongoDatabases keeps the service's data in MongoDB (or anything that speaks its protocol,
 // such as FerretDB): the control database ControlDatabase, and a database per project,
 // ProjectDatabaseName, on the main cluster or on the project's own.
@@ -237,7 +240,7 @@ func (b *mongoBackend) insert(ctx context.Context, t *Table, docs []Doc) error {
 			return fmt.Errorf("insert into %s: %w (and removing the %d records written before: %w)", t.Name, err, written, derr)
 		}
 	}
-	if mongo.IsDuplicateKeyError(err) {
+	if isDuplicate(err) {
 		// None of docs is stored now: a record with the values of one is another's.
 		rows := make([]map[string]any, len(docs))
 		for i, d := range docs {
@@ -283,7 +286,7 @@ func (b *mongoBackend) update(ctx context.Context, t *Table, uid string, f Filte
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments):
 		return nil, fmt.Errorf("%s %q: %w", t.Name, uid, ErrNotFound)
-	case mongo.IsDuplicateKeyError(err):
+	case isDuplicate(err):
 		// The record is as it was: the values it would have had are its own and set.
 		cur, gerr := b.one(ctx, t, uid)
 		if gerr != nil {
@@ -353,6 +356,12 @@ func (b *mongoBackend) tables(ctx context.Context) ([]string, error) {
 	names = slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(n, "system.") })
 	slices.Sort(names)
 	return names, nil
+}
+
+// isDuplicate reports whether err is a unique index's refusal. FerretDB answers a
+// findAndModify that breaks one with an internal error carrying SQLite's message.
+func isDuplicate(err error) bool {
+	return mongo.IsDuplicateKeyError(err) || err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
 // mongoFail wraps err from the database. A request that ran out of time wraps its context's

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -73,17 +75,25 @@ func (b *mongoBackend) ensure(ctx context.Context, t *Table) error {
 	for _, s := range specs {
 		have[s.Name] = true
 	}
-	for name, ix := range want {
+	var created []string
+	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if have[name] {
 			continue
 		}
+		ix := want[name]
 		_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{
 			Keys:    mongoIndexKeys(ix),
 			Options: options.Index().SetName(name).SetUnique(ix.Unique),
 		})
 		if err != nil {
-			return b.indexError(ctx, t, ix, err)
+			err = b.indexError(ctx, t, ix, err)
+			// The table keeps the indexes it had.
+			for _, name := range created {
+				_ = coll.Indexes().DropOne(context.WithoutCancel(ctx), name)
+			}
+			return err
 		}
+		created = append(created, name)
 	}
 	for _, s := range specs {
 		if _, ok := want[s.Name]; ok || !strings.HasPrefix(s.Name, mongoIndexPrefix) {

@@ -17,7 +17,7 @@ type StorePings struct {
 	up      *prometheus.GaugeVec
 }
 
-// NewStorePings returns a sampler of checks, by store name ("mongo", "redis").
+// NewStorePings returns a sampler of checks, by store name ("database", "redis").
 func NewStorePings(reg prometheus.Registerer, checks map[string]func(context.Context) error) (*StorePings, error) {
 	p := &StorePings{
 		checks: checks,

@@ -14,7 +14,6 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
 	"github.com/google/cel-go/parser"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
@@ -130,9 +129,7 @@ var ruleEnvs = sync.OnceValues(func() (map[gql.Operation]*cel.Env, error) {
 // rule is one compiled access rule.
 type rule struct {
 	prg cel.Program
-	// usesUID: the rule reads record.uid, which the stored record calls _id.
-	usesUID bool
-	// filter is the part of the rule a MongoDB filter expresses (nil for create), and
+	// filter is the part of the rule a store filter expresses (nil for create), and
 	// complete whether it is the whole rule.
 	filter   []pushdown
 	complete bool
@@ -205,7 +202,6 @@ func compileSource(op gql.Operation, src string, fields map[string]store.FieldTy
 	}
 	r := &rule{prg: prg}
 	native := checked.NativeRep()
-	r.usesUID = selectsField(native.Expr(), "record", "uid")
 	if op != gql.Create {
 		tr := translator{env: env, ast: native, fields: fields}
 		r.filter, r.complete = tr.conjunction(native.Expr())
@@ -315,16 +311,16 @@ func (g *guard) rule(table string, op gql.Operation) (*rule, error) {
 
 func (g *guard) Owner() string { return g.sub }
 
-func (g *guard) Filter(table string, op gql.Operation) (bson.D, bool, error) {
+func (g *guard) Filter(table string, op gql.Operation) (store.Filter, bool, error) {
 	r, err := g.rule(table, op)
 	if err != nil {
-		return nil, false, err
+		return store.None, false, err
 	}
-	c := and(r.filter, g.caller)
-	if c.none {
-		return nil, false, g.refusal(table, op)
+	f := and(r.filter, g.caller)
+	if f.IsNone() {
+		return store.None, false, g.refusal(table, op)
 	}
-	return c.doc, !r.complete, nil
+	return f, !r.complete, nil
 }
 
 func (g *guard) Allow(table string, op gql.Operation, record, data map[string]any) error {
@@ -334,9 +330,6 @@ func (g *guard) Allow(table string, op gql.Operation, record, data map[string]an
 	}
 	act := &activation{auth: g.auth, record: types.NullValue, data: types.NullValue}
 	if record != nil {
-		if r.usesUID {
-			record = withUID(record)
-		}
 		act.record = types.DefaultTypeAdapter.NativeToValue(record)
 	}
 	if data != nil {
@@ -353,16 +346,6 @@ func (g *guard) refusal(table string, op gql.Operation) error {
 		return fmt.Errorf("%w: the %s rule of table %q refuses callers without a token; send Authorization: Bearer <token>", gql.ErrForbidden, op, table)
 	}
 	return fmt.Errorf("%w: the %s rule of table %q does not allow this caller", gql.ErrForbidden, op, table)
-}
-
-// withUID returns the record with its _id also under the name rules use, uid.
-func withUID(record map[string]any) map[string]any {
-	out := make(map[string]any, len(record)+1)
-	for k, v := range record {
-		out[k] = v
-	}
-	out["uid"] = record[store.KeyUID]
-	return out
 }
 
 // evalBool runs a rule: anything but true, including an error such as a missing claim or
@@ -397,21 +380,6 @@ func refersTo(e ast.Expr, v string) bool {
 	ast.PostOrderVisit(e, ast.NewExprVisitor(func(x ast.Expr) {
 		if x.Kind() == ast.IdentKind && x.AsIdent() == v {
 			found = true
-		}
-	}))
-	return found
-}
-
-// selectsField reports whether e reads v.field (or v["field"]).
-func selectsField(e ast.Expr, v, field string) bool {
-	found := false
-	ast.PostOrderVisit(e, ast.NewExprVisitor(func(x ast.Expr) {
-		if f, ok := fieldOf(x, v); ok && f == field {
-			found = true
-		}
-		if x.Kind() == ast.SelectKind && x.AsSelect().IsTestOnly() && x.AsSelect().FieldName() == field {
-			op := x.AsSelect().Operand()
-			found = found || op.Kind() == ast.IdentKind && op.AsIdent() == v
 		}
 	}))
 	return found
@@ -476,18 +444,10 @@ func claimPath(e ast.Expr) ([]string, bool) {
 	}
 }
 
-// storedKey is the key a record field has in MongoDB.
-func storedKey(field string) string {
-	if field == "uid" {
-		return store.KeyUID
-	}
-	return field
-}
-
-// pushdown is a condition on records that becomes part of a MongoDB filter once the
-// caller's claims are known.
+// pushdown is a condition on records that becomes part of a store filter once the caller's
+// claims are known.
 type pushdown interface {
-	resolve(c caller) cond
+	resolve(c caller) store.Filter
 }
 
 // caller is who sends a request: the verified claims (nil without a token) and the same as
@@ -497,20 +457,9 @@ type caller struct {
 	auth   ref.Val
 }
 
-// cond is a resolved pushdown: every record, no record, or the records doc matches.
-type cond struct {
-	all, none bool
-	doc       bson.D
-}
-
-var (
-	condAll  = cond{all: true}
-	condNone = cond{none: true}
-)
-
-// translator turns the parts of a rule that a MongoDB filter expresses exactly into
-// pushdowns. Where MongoDB and CEL disagree it leaves the part to the per-record check: a
-// MongoDB equality matches an array holding the value, a JSON field may hold anything, so
+// translator turns the parts of a rule that a store filter expresses exactly into
+// pushdowns. Where the store and CEL disagree it leaves the part to the per-record check: a
+// store equality matches a list holding the value, a JSON field may hold anything, so
 // comparisons are pushed only on scalar fields, and "x in record.f" only on list fields.
 type translator struct {
 	env    *cel.Env
@@ -553,6 +502,12 @@ func (tr translator) scalar(f string) bool {
 	return !declared || !t.List && t.Scalar != store.JSON
 }
 
+// cond compares the field f with v.
+func (tr translator) cond(f string, op store.Op, v operand) fieldCond {
+	_, declared := tr.fields[f]
+	return fieldCond{key: f, op: op, val: v, undeclared: !declared && !serviceKey(f)}
+}
+
 func (tr translator) list(f string) bool {
 	t, declared := tr.fields[f]
 	return declared && t.List && t.Scalar != store.JSON
@@ -580,12 +535,12 @@ func (tr translator) expr(e ast.Expr) (pushdown, bool) {
 	}
 	if f, ok := fieldOf(e, "record"); ok && tr.scalar(f) {
 		// A bare boolean field.
-		return fieldCond{key: storedKey(f), op: "$eq", val: operand{lit: true}}, true
+		return tr.cond(f, store.Eq, operand{lit: true}), true
 	}
 	if e.Kind() == ast.SelectKind && e.AsSelect().IsTestOnly() {
 		s := e.AsSelect()
 		if s.Operand().Kind() == ast.IdentKind && s.Operand().AsIdent() == "record" {
-			return fieldCond{key: storedKey(s.FieldName()), op: "$exists", val: operand{lit: true}}, true
+			return tr.cond(s.FieldName(), store.IsNull, operand{lit: false}), true
 		}
 		return nil, false
 	}
@@ -608,35 +563,35 @@ func (tr translator) expr(e ast.Expr) (pushdown, bool) {
 	case operators.Equals, operators.NotEquals, operators.Less, operators.LessEquals, operators.Greater, operators.GreaterEquals:
 		if f, ok := fieldOf(args[0], "record"); ok && tr.scalar(f) {
 			if v, ok := operandOf(args[1]); ok {
-				return fieldCond{key: storedKey(f), op: comparisons[fn], val: v}, true
+				return tr.cond(f, comparisons[fn], v), true
 			}
 		}
 		if f, ok := fieldOf(args[1], "record"); ok && tr.scalar(f) {
 			if v, ok := operandOf(args[0]); ok {
-				return fieldCond{key: storedKey(f), op: comparisons[mirrored[fn]], val: v}, true
+				return tr.cond(f, comparisons[mirrored[fn]], v), true
 			}
 		}
 	case operators.In:
 		// record.f in [list] or record.f in auth.list: f is one of them.
 		if f, ok := fieldOf(args[0], "record"); ok && tr.scalar(f) {
 			if v, ok := operandOf(args[1]); ok {
-				return fieldCond{key: storedKey(f), op: "$in", val: v}, true
+				return tr.cond(f, store.In, v), true
 			}
 		}
-		// x in record.list: the list holds x, which a MongoDB equality on an array means.
+		// x in record.list: the list holds x.
 		if f, ok := fieldOf(args[1], "record"); ok && tr.list(f) {
 			if v, ok := operandOf(args[0]); ok {
-				return fieldCond{key: storedKey(f), op: "$eq", val: v}, true
+				return tr.cond(f, store.Has, v), true
 			}
 		}
 	}
 	return nil, false
 }
 
-var comparisons = map[string]string{
-	operators.Equals: "$eq", operators.NotEquals: "$ne",
-	operators.Less: "$lt", operators.LessEquals: "$lte",
-	operators.Greater: "$gt", operators.GreaterEquals: "$gte",
+var comparisons = map[string]store.Op{
+	operators.Equals: store.Eq, operators.NotEquals: store.Ne,
+	operators.Less: store.Lt, operators.LessEquals: store.Lte,
+	operators.Greater: store.Gt, operators.GreaterEquals: store.Gte,
 }
 
 // mirrored turns "x < record.f" into "record.f > x".
@@ -684,8 +639,10 @@ func literal(e ast.Expr) (any, bool) {
 		switch v := e.AsLiteral().(type) {
 		case types.Null:
 			return nil, true
-		case types.String, types.Int, types.Double, types.Bool, types.Uint:
+		case types.String, types.Int, types.Double, types.Bool:
 			return v.Value(), true
+		case types.Uint:
+			return float64(v), true
 		}
 	case ast.ListKind:
 		elems := e.AsList().Elements()
@@ -705,60 +662,89 @@ func literal(e ast.Expr) (any, bool) {
 // callerCond is a condition on the caller only.
 type callerCond struct{ prg cel.Program }
 
-func (cc callerCond) resolve(c caller) cond {
+func (cc callerCond) resolve(c caller) store.Filter {
 	if evalBool(cc.prg, &activation{auth: c.auth, record: types.NullValue, data: types.NullValue}) {
-		return condAll
+		return store.All
 	}
-	return condNone
+	return store.None
 }
 
 // fieldCond compares a stored field with an operand.
 type fieldCond struct {
 	key string
-	op  string
+	op  store.Op
 	val operand
+	// undeclared: the table has no such field, so every record lacks it, and CEL refuses
+	// every record for a rule that reads it.
+	undeclared bool
 }
 
-func (f fieldCond) resolve(c caller) cond {
+// serviceKey reports whether key is one the service sets on every record, so never missing.
+func serviceKey(key string) bool {
+	switch key {
+	case store.KeyUID, store.KeyOwner, store.KeyCreatedAt, store.KeyUpdatedAt:
+		return true
+	}
+	return false
+}
+
+func (f fieldCond) resolve(c caller) store.Filter {
 	v, ok := f.val.value(c.claims)
-	if !ok {
+	if !ok || f.undeclared {
 		// The rule would fail on a missing claim, and a failing rule refuses.
-		return condNone
+		return store.None
 	}
-	if f.op == "$exists" {
-		return cond{doc: bson.D{{Key: f.key, Value: bson.D{{Key: "$exists", Value: true}}}}}
+	if f.op == store.IsNull {
+		return store.Compare(f.key, store.IsNull, v)
 	}
-	// MongoDB matches a missing field where CEL fails on it (and so refuses) for $ne and for
-	// null; other values never match a missing field.
-	exists := f.op == "$ne" || v == nil
 	switch x := v.(type) {
 	case map[string]any:
-		// Object equality differs (MongoDB compares key order); refuse rather than guess.
-		return condNone
+		// Object equality is not something a filter decides; refuse rather than guess.
+		return store.None
 	case []any:
-		if f.op != "$in" {
-			return condNone
+		if f.op != store.In {
+			return store.None
 		}
 		for _, it := range x {
 			if !scalarValue(it) {
-				return condNone
+				return store.None
 			}
-			exists = exists || it == nil
 		}
 	default:
-		if f.op == "$in" {
-			return condNone
+		if f.op == store.In {
+			return store.None
 		}
-		if v == nil && f.op != "$eq" && f.op != "$ne" {
+		if v == nil && f.op != store.Eq && f.op != store.Ne {
 			// CEL has no ordering with null: the rule fails, so refuses.
-			return condNone
+			return store.None
 		}
 	}
-	test := bson.D{{Key: f.op, Value: v}}
-	if exists {
-		test = append(test, bson.E{Key: "$exists", Value: true})
+	cmp := store.Compare(f.key, f.op, number(v))
+	if serviceKey(f.key) {
+		return cmp
 	}
-	return cond{doc: bson.D{{Key: f.key, Value: test}}}
+	// CEL fails on a field the record does not have, and a failing rule refuses; the store
+	// matches a missing value for Ne and null, and takes a missing String for "".
+	return store.And(cmp, store.Compare(f.key, store.IsNull, false))
+}
+
+// number gives claim and literal numbers the types store filters take: int64 or float64.
+func number(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case uint64:
+		return float64(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = number(e)
+		}
+		return out
+	}
+	return v
 }
 
 func scalarValue(v any) bool {
@@ -775,48 +761,24 @@ type logicCond struct {
 	parts []pushdown
 }
 
-func (l logicCond) resolve(c caller) cond {
+func (l logicCond) resolve(c caller) store.Filter {
 	if l.or {
-		var docs []any
-		for _, p := range l.parts {
-			pc := p.resolve(c)
-			switch {
-			case pc.all:
-				return condAll
-			case !pc.none:
-				docs = append(docs, pc.doc)
-			}
+		parts := make([]store.Filter, len(l.parts))
+		for i, p := range l.parts {
+			parts[i] = p.resolve(c)
 		}
-		switch len(docs) {
-		case 0:
-			return condNone
-		case 1:
-			return cond{doc: docs[0].(bson.D)}
-		}
-		return cond{doc: bson.D{{Key: "$or", Value: docs}}}
+		return store.Or(parts...)
 	}
 	return and(l.parts, c)
 }
 
 // and resolves the conjunction of parts; none of them is every record.
-func and(parts []pushdown, c caller) cond {
-	var docs []any
-	for _, p := range parts {
-		pc := p.resolve(c)
-		switch {
-		case pc.none:
-			return condNone
-		case !pc.all:
-			docs = append(docs, pc.doc)
-		}
+func and(parts []pushdown, c caller) store.Filter {
+	out := make([]store.Filter, len(parts))
+	for i, p := range parts {
+		out[i] = p.resolve(c)
 	}
-	switch len(docs) {
-	case 0:
-		return condAll
-	case 1:
-		return cond{doc: docs[0].(bson.D)}
-	}
-	return cond{doc: bson.D{{Key: "$and", Value: docs}}}
+	return store.And(out...)
 }
 
 // quote writes s as a double-quoted string in messages.

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
 )
 
@@ -63,7 +64,14 @@ type TableDoc struct {
 	TypeName    string              `json:"typeName,omitempty"`
 	Description string              `json:"description,omitempty"`
 	Fields      map[string]FieldDoc `json:"fields"`
+	Indexes     []IndexDoc          `json:"indexes,omitempty"`
 	Access      Access              `json:"access,omitzero"`
+}
+
+// IndexDoc is an index as the project document writes it.
+type IndexDoc struct {
+	Fields []string `json:"fields"`
+	Unique bool     `json:"unique,omitempty"`
 }
 
 // FieldDoc is a field as the project document writes it.
@@ -254,6 +262,7 @@ func (p *Project) validate() error {
 				}
 			}
 		}
+		checkIndexes(tpath, t, de)
 		for _, rp := range t.Access.check() {
 			de.add(tpath+".access."+rp.Path, "%s", rp.Message)
 		}
@@ -265,6 +274,41 @@ func (p *Project) validate() error {
 		return de
 	}
 	return nil
+}
+
+// checkIndexes reports indexes on fields a table does not have or cannot index, and indexes
+// declared twice.
+func checkIndexes(tpath string, t TableDoc, de *DocumentError) {
+	if len(t.Indexes) > store.MaxIndexes {
+		de.add(tpath+".indexes", "%d indexes: at most %d per table", len(t.Indexes), store.MaxIndexes)
+	}
+	seen := map[string]int{}
+	for i, ix := range t.Indexes {
+		ipath := fmt.Sprintf("%s.indexes.%d", tpath, i)
+		inIndex := map[string]bool{}
+		for j, f := range ix.Fields {
+			fpath := fmt.Sprintf("%s.fields.%d", ipath, j)
+			switch fd, ok := t.Fields[f]; {
+			case f == store.KeyUID || f == store.KeyCreatedAt || f == store.KeyUpdatedAt:
+			case !ok:
+				de.add(fpath, "the table has no field %q", f)
+				continue
+			default:
+				if ft, err := store.ParseFieldType(fd.Type); err == nil && (ft.List || ft.Scalar == store.JSON) {
+					de.add(fpath, "%q is of type %s: only single values (not lists, not JSON) can be indexed", f, ft)
+				}
+			}
+			if inIndex[f] {
+				de.add(fpath, "%q is named twice in this index", f)
+			}
+			inIndex[f] = true
+		}
+		key := fmt.Sprint(ix.Fields)
+		if prev, ok := seen[key]; ok {
+			de.add(ipath, "the same fields as indexes.%d: declare an index once (unique or not)", prev)
+		}
+		seen[key] = i
+	}
 }
 
 // checkValue reports whether v, decoded from JSON, is a value of type t.
@@ -342,13 +386,13 @@ func Singular(name string) string {
 	return name
 }
 
-// StoreTables returns the project's tables as the store and the GraphQL layer see them,
-// sorted by name, with their fields sorted by name.
-func (p *Project) StoreTables() []store.Table {
-	out := make([]store.Table, 0, len(p.Tables))
+// APITables returns the project's tables as the GraphQL layer (and, inside them, the store)
+// sees them, sorted by name, with their fields sorted by name.
+func (p *Project) APITables() []gql.Table {
+	out := make([]gql.Table, 0, len(p.Tables))
 	for _, name := range sortedKeys(p.Tables) {
 		td := p.Tables[name]
-		t := store.Table{Name: name, TypeName: td.TypeName}
+		t := gql.Table{Table: store.Table{Name: name}, TypeName: td.TypeName}
 		if t.TypeName == "" {
 			t.TypeName = Singular(name)
 		}
@@ -357,7 +401,20 @@ func (p *Project) StoreTables() []store.Table {
 			ft, _ := store.ParseFieldType(fd.Type) // validated by ParseDocument
 			t.Fields = append(t.Fields, store.Field{Name: fname, Type: ft, Required: fd.Required, Description: fd.Description, Default: fd.Default})
 		}
+		for _, ix := range td.Indexes {
+			t.Indexes = append(t.Indexes, store.Index{Fields: ix.Fields, Unique: ix.Unique})
+		}
 		out = append(out, t)
+	}
+	return out
+}
+
+// StoreTables returns the project's tables as the store sees them, sorted by name.
+func (p *Project) StoreTables() []store.Table {
+	api := p.APITables()
+	out := make([]store.Table, len(api))
+	for i, t := range api {
+		out[i] = t.Table
 	}
 	return out
 }

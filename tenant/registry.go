@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +33,8 @@ type GraphQLLimits struct {
 	MaxQueryBytes int
 	MaxDepth      int
 	Timeout       time.Duration
+	// MaxResultBytes bounds the records one list reads (RESULT_TOO_LARGE past it).
+	MaxResultBytes int64
 }
 
 // Options tune the registry and its cache.
@@ -145,11 +149,16 @@ func (r *Registry) Runtime(ctx context.Context, id string) (*Runtime, error) {
 	return r.cache.get(ctx, id)
 }
 
-// build makes a project ready to serve: its records, and its GraphQL API.
+// build makes a project ready to serve: its tables and indexes as the document declares
+// them, its records, and its GraphQL API. Creating what exists already changes nothing, so
+// every replica that builds a project makes sure of its tables.
 func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
-	records, err := r.stores.ProjectRecords(ctx, p.ID, p.MongoURI)
+	records, err := r.stores.ProjectRecords(ctx, p.ID, p.MongoURI, p.StoreTables())
 	if err != nil {
 		return nil, err
+	}
+	if err := records.Ensure(ctx); err != nil {
+		return nil, indexProblem(p, err)
 	}
 	lim := r.opts.GraphQL
 	introspection := p.GraphQL.Introspection == nil || *p.GraphQL.Introspection
@@ -160,7 +169,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		lim.MaxLimit = p.GraphQL.MaxLimit
 	}
 	api, err := gql.New(gql.Config{
-		Tables:          p.StoreTables(),
+		Tables:          p.APITables(),
 		Records:         records,
 		Introspection:   introspection,
 		DefaultLimit:    lim.DefaultLimit,
@@ -169,6 +178,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		MaxQueryBytes:   lim.MaxQueryBytes,
 		MaxDepth:        lim.MaxDepth,
 		Timeout:         lim.Timeout,
+		MaxResultBytes:  lim.MaxResultBytes,
 		Logger:          r.opts.Logger.With("project", p.ID),
 		Tracer:          r.opts.Tracer,
 		ObserveResolver: r.observeResolver,
@@ -217,7 +227,7 @@ func (r *Registry) Put(ctx context.Context, p *Project) (prev, cur *Project, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode project %q: %w", p.ID, err)
 	}
-	old, version, err := r.projects.Put(ctx, p.ID, string(js))
+	old, stored, err := r.projects.Put(ctx, p.ID, string(js))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -226,16 +236,38 @@ func (r *Registry) Put(ctx context.Context, p *Project) (prev, cur *Project, err
 			return nil, nil, err
 		}
 	}
-	r.announce(ctx, p.ID)
-	cur, err = r.Get(ctx, p.ID)
-	if err != nil {
+	if old == nil || old.Version != stored.Version {
+		r.announce(ctx, p.ID)
+	}
+	if cur, err = decodeStored(stored); err != nil {
 		return nil, nil, err
 	}
-	if cur.Version < version {
-		// A concurrent Put won; report what is stored now.
-		r.opts.Logger.Info("project replaced concurrently", "project", p.ID, "version", cur.Version)
-	}
 	return prev, cur, nil
+}
+
+// indexProblem reports an index the store cannot build on the records a table holds at the
+// index's path in the document; other errors pass through.
+func indexProblem(p *Project, err error) error {
+	var ie *store.IndexError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	path := "tables." + ie.Table + ".indexes"
+	for i, ix := range p.Tables[ie.Table].Indexes {
+		if slices.Equal(ix.Fields, ie.Index.Fields) {
+			path = fmt.Sprintf("%s.%d", path, i)
+		}
+	}
+	msg := ie.Error()
+	if ie.Value != nil {
+		vals := make([]string, len(ie.Value))
+		for i, v := range ie.Value {
+			js, _ := json.Marshal(v)
+			vals[i] = string(js)
+		}
+		msg = fmt.Sprintf("cannot be unique: more than one record of %s has %s = %s; change those records or drop unique", ie.Table, strings.Join(ie.Index.Fields, ", "), strings.Join(vals, ", "))
+	}
+	return &DocumentError{Problems: []Problem{{Path: path, Message: msg}}}
 }
 
 // Delete removes a project; with purge it also drops the project's records.
@@ -252,7 +284,11 @@ func (r *Registry) Delete(ctx context.Context, id string, purge bool) error {
 	}
 	r.announce(ctx, id)
 	if purge {
-		return r.stores.DropProjectDatabase(ctx, id, p.MongoURI)
+		records, err := r.stores.ProjectRecords(ctx, id, p.MongoURI, nil)
+		if err != nil {
+			return err
+		}
+		return records.Drop(ctx)
 	}
 	return nil
 }

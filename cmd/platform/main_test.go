@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -180,7 +181,14 @@ func TestRejectedDocuments(t *testing.T) {
 	}{
 		{"not JSON or YAML", "shop", `{"id": "shop", "tables": [}`, ""},
 		{"unknown top-level key", "shop", `{"id":"shop","tables":{},"colour":"red"}`, ""},
-		{"unknown table key", "shop", `{"id":"shop","tables":{"t":{"fields":{` + field + `},"indexes":[]}}}`, "tables.t"},
+		{"unknown table key", "shop", `{"id":"shop","tables":{"t":{"fields":{` + field + `},"colour":"red"}}}`, "tables.t"},
+		{"index on an unknown field", "shop", `{"id":"shop","tables":{"t":{"fields":{` + field + `},"indexes":[{"fields":["nope"]}]}}}`, "tables.t.indexes.0.fields.0"},
+		{"index on a list field", "shop", `{"id":"shop","tables":{"t":{"fields":{"tags":{"type":"[String]"}},"indexes":[{"fields":["tags"]}]}}}`, "tables.t.indexes.0.fields.0"},
+		{"index on a JSON field", "shop", `{"id":"shop","tables":{"t":{"fields":{"j":{"type":"JSON"}},"indexes":[{"fields":["j"]}]}}}`, "tables.t.indexes.0.fields.0"},
+		{"field twice in an index", "shop", `{"id":"shop","tables":{"t":{"fields":{` + field + `},"indexes":[{"fields":["name","name"]}]}}}`, "tables.t.indexes.0.fields.1"},
+		{"index declared twice", "shop", `{"id":"shop","tables":{"t":{"fields":{` + field + `},"indexes":[{"fields":["name"]},{"fields":["name"],"unique":true}]}}}`, "tables.t.indexes.1"},
+		{"index without fields", "shop", `{"id":"shop","tables":{"t":{"fields":{` + field + `},"indexes":[{"fields":[]}]}}}`, "tables.t.indexes.0.fields"},
+		{"too many indexes", "shop", `{"id":"shop","tables":{"t":{"fields":{` + field + `},"indexes":[` + strings.Repeat(`{"fields":["name"]},`, 16) + `{"fields":["name"]}]}}}`, "tables.t.indexes"},
 		{"unknown field key", "shop", `{"id":"shop","tables":{"t":{"fields":{"name":{"type":"String","unique":true}}}}}`, "tables.t.fields.name"},
 		{"missing tables", "shop", `{"id":"shop"}`, ""},
 		{"missing field type", "shop", `{"id":"shop","tables":{"t":{"fields":{"name":{}}}}}`, "tables.t.fields.name"},
@@ -282,6 +290,59 @@ func TestApplyCommand(t *testing.T) {
 	}
 }
 
+// TestUniqueIndexOnDuplicates: a unique index that the records break is refused with 400
+// naming a duplicate value, and the project keeps its previous version; once the duplicate
+// is gone the same document applies, and the index refuses new duplicates.
+func TestUniqueIndexOnDuplicates(t *testing.T) {
+	s := startServer(t, t.TempDir(), "PLATFORM_DEV_ISSUER=off")
+	doc := func(unique bool) []byte {
+		ix := ""
+		if unique {
+			ix = `,"indexes":[{"fields":["sku"],"unique":true},{"fields":["price","createdAt"]}]`
+		}
+		return []byte(`{"id":"shop","tables":{"products":{"fields":{"sku":{"type":"String"},"price":{"type":"Float"}},
+			"access":{"read":"public","create":"public","delete":"public"}` + ix + `}}}`)
+	}
+	if st, body := s.do("PUT", "localhost", "/admin/v1/projects/shop", s.token, doc(false)); st != http.StatusCreated {
+		t.Fatalf("create project: %d %s", st, body)
+	}
+	gql := func(query string) string {
+		t.Helper()
+		st, body := s.do("POST", "shop.localhost", "/api/v1/graphql", "", []byte(`{"query":`+strconv.Quote(query)+`}`))
+		if st != http.StatusOK {
+			t.Fatalf("%s: %d %s", query, st, body)
+		}
+		return string(body)
+	}
+	var uids []string
+	for range 2 {
+		var r struct {
+			Data struct{ CreateProduct struct{ UID string } } `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(gql(`mutation { createProduct(data: {sku: "A-1", price: 2}) { uid } }`)), &r); err != nil || r.Data.CreateProduct.UID == "" {
+			t.Fatalf("create: %v", err)
+		}
+		uids = append(uids, r.Data.CreateProduct.UID)
+	}
+	st, body := s.do("PUT", "localhost", "/admin/v1/projects/shop", s.token, doc(true))
+	if st != http.StatusBadRequest || !strings.Contains(string(body), "tables.products.indexes.0") || !strings.Contains(string(body), `"A-1"`) {
+		t.Fatalf("unique index on duplicates: %d %s", st, body)
+	}
+	if _, body := s.do("GET", "localhost", "/admin/v1/projects/shop", s.token, nil); !strings.Contains(string(body), `"version":1`) || strings.Contains(string(body), "indexes") {
+		t.Fatalf("the previous version should stay: %s", body)
+	}
+	gql(`mutation { deleteProduct(uid: "` + uids[1] + `") }`)
+	if st, body := s.do("PUT", "localhost", "/admin/v1/projects/shop", s.token, doc(true)); st != http.StatusOK {
+		t.Fatalf("unique index without duplicates: %d %s", st, body)
+	}
+	if out := gql(`mutation { createProduct(data: {sku: "A-1", price: 3}) { uid } }`); !strings.Contains(out, `"CONFLICT"`) {
+		t.Fatalf("a duplicate after the index: %s", out)
+	}
+	if out := gql(`{ productsCount(where: {price: {gte: 2}}) }`); !strings.Contains(out, `"productsCount":1`) {
+		t.Fatalf("the refused write was stored: %s", out)
+	}
+}
+
 func writeFile(t *testing.T, name, content string) {
 	t.Helper()
 	if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
@@ -300,16 +361,16 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// TestChangeReachesOtherReplica runs two replicas on one store: the first with embedded
-// stores on fixed loopback ports, the second pointed at them. A change applied through one
+// TestChangeReachesOtherReplica runs two replicas of one machine on one store: both on the
+// same data folder (SQLite files are shared between processes), the first with its embedded
+// Redis on a fixed loopback port, the second pointed at it. A change applied through one
 // must be served by the other within one second.
 func TestChangeReachesOtherReplica(t *testing.T) {
-	mongoAddr, redisAddr := freeAddr(t), freeAddr(t)
-	a := startServer(t, t.TempDir(), "PLATFORM_EMBEDDED_MONGODB_ADDR="+mongoAddr, "PLATFORM_EMBEDDED_REDIS_ADDR="+redisAddr,
-		"PLATFORM_ADMIN_TOKEN=shared-admin-token")
-	b := startServer(t, t.TempDir(), "MONGODB_URI=mongodb://"+mongoAddr+"/", "REDIS_URL=redis://"+redisAddr,
-		"PLATFORM_ADMIN_TOKEN=shared-admin-token")
-	if !strings.Contains(b.logText(), "mongodb: external") || !strings.Contains(b.logText(), "redis: external") {
+	redisAddr := freeAddr(t)
+	data := t.TempDir()
+	a := startServer(t, data, "PLATFORM_EMBEDDED_REDIS_ADDR="+redisAddr, "PLATFORM_ADMIN_TOKEN=shared-admin-token")
+	b := startServer(t, data, "REDIS_URL=redis://"+redisAddr, "PLATFORM_ADMIN_TOKEN=shared-admin-token")
+	if !strings.Contains(b.logText(), "database: embedded SQLite") || !strings.Contains(b.logText(), "redis: external") {
 		t.Fatalf("replica b did not use the shared stores:\n%s", b.logText())
 	}
 	token := "shared-admin-token"

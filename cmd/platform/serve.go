@@ -32,7 +32,7 @@ import (
 type serveConfig struct {
 	Addr, Domain, DataDir             string
 	MongoURI, RedisURL, AdminToken    string
-	EmbeddedMongoAddr, EmbeddedRedis  string
+	EmbeddedRedis                     string
 	LogLevel, LogFormat               string
 	ShutdownTimeout                   time.Duration
 	CacheSize                         int
@@ -40,6 +40,7 @@ type serveConfig struct {
 	GQLDefaultLimit, GQLMaxLimit      int
 	GQLMaxBody, GQLMaxQuery, GQLDepth int
 	GQLTimeout                        time.Duration
+	GQLMaxResult                      int
 	MCPRequests                       int
 	MCPWindow                         time.Duration
 	MCPConcurrent                     int
@@ -62,10 +63,9 @@ func (c *serveConfig) settings() []setting {
 		stringSetting(&c.Addr, "addr", "PLATFORM_ADDR", ":8080", "address to listen on"),
 		stringSetting(&c.Domain, "domain", "PLATFORM_DOMAIN", "localhost", "apex domain: the admin API and /mcp live on it, project <id> on <id>.<domain>"),
 		stringSetting(&c.DataDir, "data", "PLATFORM_DATA", "./data", "folder for the embedded stores' files and the generated admin token"),
-		stringSetting(&c.MongoURI, "mongodb-uri", "MONGODB_URI", "", "MongoDB to use; empty starts an embedded FerretDB"),
+		stringSetting(&c.MongoURI, "mongodb-uri", "MONGODB_URI", "", "MongoDB to keep records in; empty keeps them in SQLite files under the data folder"),
 		stringSetting(&c.RedisURL, "redis-url", "REDIS_URL", "", "Redis to use; empty starts an in-process Redis"),
 		stringSetting(&c.AdminToken, "admin-token", "PLATFORM_ADMIN_TOKEN", "", "bearer token of the admin API; empty: generated once and kept in <data>/admin-token"),
-		stringSetting(&c.EmbeddedMongoAddr, "embedded-mongodb-addr", "PLATFORM_EMBEDDED_MONGODB_ADDR", "127.0.0.1:0", "loopback address of the embedded FerretDB (a fixed one lets other replicas and tools share it)"),
 		stringSetting(&c.EmbeddedRedis, "embedded-redis-addr", "PLATFORM_EMBEDDED_REDIS_ADDR", "127.0.0.1:0", "loopback address of the embedded Redis"),
 		stringSetting(&c.LogLevel, "log-level", "PLATFORM_LOG_LEVEL", "info", "debug, info, warn or error"),
 		stringSetting(&c.LogFormat, "log-format", "PLATFORM_LOG_FORMAT", "text", "text or json"),
@@ -78,7 +78,8 @@ func (c *serveConfig) settings() []setting {
 		intSetting(&c.GQLMaxBody, "graphql-max-body", "PLATFORM_GRAPHQL_MAX_BODY", 1<<20, "largest GraphQL request body, in bytes"),
 		intSetting(&c.GQLMaxQuery, "graphql-max-query", "PLATFORM_GRAPHQL_MAX_QUERY", 64<<10, "longest GraphQL document, in bytes"),
 		intSetting(&c.GQLDepth, "graphql-max-depth", "PLATFORM_GRAPHQL_MAX_DEPTH", 12, "deepest selection a GraphQL document may nest"),
-		durationSetting(&c.GQLTimeout, "graphql-timeout", "PLATFORM_GRAPHQL_TIMEOUT", 10*time.Second, "time one GraphQL request may take"),
+		durationSetting(&c.GQLTimeout, "graphql-timeout", "PLATFORM_GRAPHQL_TIMEOUT", 10*time.Second, "time one GraphQL request may take; the database work stops with it"),
+		intSetting(&c.GQLMaxResult, "graphql-max-result", "PLATFORM_GRAPHQL_MAX_RESULT", 10<<20, "largest stored size of the records one list may read, in bytes (RESULT_TOO_LARGE past it)"),
 		intSetting(&c.MCPRequests, "mcp-requests", "MCP_REQUESTS_PER_WINDOW", 60, "MCP requests one client may send per window"),
 		durationSetting(&c.MCPWindow, "mcp-window", "MCP_RATE_WINDOW", time.Minute, "the MCP rate limit's window"),
 		intSetting(&c.MCPConcurrent, "mcp-concurrent", "MCP_MAX_CONCURRENT", 10, "MCP requests and streams one client may have open at once"),
@@ -166,8 +167,8 @@ func serve(ctx context.Context, cfg serveConfig) error {
 
 	stores, err := store.Open(ctx, store.Config{
 		DataDir: dataDir, MongoURI: cfg.MongoURI, RedisURL: cfg.RedisURL,
-		EmbeddedMongoAddr: cfg.EmbeddedMongoAddr, EmbeddedRedisAddr: cfg.EmbeddedRedis,
-		Logger: logger,
+		EmbeddedRedisAddr: cfg.EmbeddedRedis,
+		Logger:            logger,
 	})
 	if err != nil {
 		return fmt.Errorf("open stores: %w", err)
@@ -180,10 +181,10 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		}
 		logger.Info("stopped")
 	}()
-	if stores.EmbeddedMongo {
-		logger.Info("mongodb: embedded FerretDB (SQLite)", "data", filepath.Join(dataDir, "ferretdb"), "uri", stores.MongoURI)
+	if stores.Backend == "sqlite" {
+		logger.Info("database: embedded SQLite", "data", dataDir)
 	} else {
-		logger.Info("mongodb: external", "hosts", redactURI(stores.MongoURI))
+		logger.Info("database: MongoDB", "hosts", redactURI(cfg.MongoURI))
 	}
 	if stores.EmbeddedRedis {
 		logger.Info("redis: embedded, in memory (rate limits and MCP sessions start empty after a restart)", "url", stores.RedisURL)
@@ -213,7 +214,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		GraphQL: tenant.GraphQLLimits{
 			DefaultLimit: cfg.GQLDefaultLimit, MaxLimit: cfg.GQLMaxLimit,
 			MaxBodyBytes: int64(cfg.GQLMaxBody), MaxQueryBytes: cfg.GQLMaxQuery,
-			MaxDepth: cfg.GQLDepth, Timeout: cfg.GQLTimeout,
+			MaxDepth: cfg.GQLDepth, Timeout: cfg.GQLTimeout, MaxResultBytes: int64(cfg.GQLMaxResult),
 		},
 	})
 	if err != nil {
@@ -231,7 +232,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		RequestsPerWindow: cfg.MCPRequests, Window: cfg.MCPWindow, MaxConcurrent: cfg.MCPConcurrent,
 		RequestTimeout: cfg.MCPTimeout, MaxResponseBytes: cfg.MCPMaxResponse,
 		TrustedProxies: splitList(cfg.MCPTrustedProxies), AllowedOrigins: splitList(cfg.MCPOrigins),
-		Checks:     map[string]func(context.Context) error{"mongo": stores.PingMongo, "redis": stores.PingRedis},
+		Checks:     map[string]func(context.Context) error{"database": stores.PingDatabase, "redis": stores.PingRedis},
 		Version:    version,
 		Registerer: metrics.reg, Tracer: tracer,
 	}, stores.Redis, set, hub, logger)
@@ -375,9 +376,9 @@ func mountHealth(e *echo.Echo, stores *store.Stores) {
 	e.GET("/readyz", func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
-		body, status := map[string]string{"status": "ready", "mongo": "ok", "redis": "ok"}, http.StatusOK
-		if err := stores.PingMongo(ctx); err != nil {
-			body["mongo"], body["status"], status = err.Error(), "not ready", http.StatusServiceUnavailable
+		body, status := map[string]string{"status": "ready", "database": "ok", "redis": "ok"}, http.StatusOK
+		if err := stores.PingDatabase(ctx); err != nil {
+			body["database"], body["status"], status = err.Error(), "not ready", http.StatusServiceUnavailable
 		}
 		if err := stores.PingRedis(ctx); err != nil {
 			body["redis"], body["status"], status = err.Error(), "not ready", http.StatusServiceUnavailable

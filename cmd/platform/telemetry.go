@@ -74,7 +74,7 @@ func startTelemetry(ctx context.Context, cfg serveConfig, ln net.Listener, store
 	}
 
 	pings, err := telemetry.NewStorePings(m.reg, map[string]func(context.Context) error{
-		"mongo": stores.PingMongo, "redis": stores.PingRedis,
+		"database": stores.PingDatabase, "redis": stores.PingRedis,
 	})
 	if err != nil {
 		return nil, nil, err
