@@ -19,9 +19,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ControlDatabase is the MongoDB database that holds the project registry.
-const ControlDatabase = "platform"
-
 // Config says which stores to use.
 type Config struct {
 	// DataDir holds the embedded SQLite files (and anything else the service keeps on disk).
