@@ -464,7 +464,7 @@ func TestBusyPortFailsAtOnce(t *testing.T) {
 	if !strings.Contains(string(out), want) || !strings.Contains(string(out), "PLATFORM_ADDR") {
 		t.Errorf("output lacks %q and the setting to change:\n%s", want, out)
 	}
-	for _, unwanted := range []string{"mcp tools ready", "metrics", "mongodb:"} {
+	for _, unwanted := range []string{"mcp tools ready", "metrics", "database:"} {
 		if strings.Contains(string(out), unwanted) {
 			t.Errorf("serve got as far as %q before failing:\n%s", unwanted, out)
 		}

@@ -164,6 +164,11 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		return fmt.Errorf("create data folder: %w", err)
 	}
 	dataDir, _ := filepath.Abs(cfg.DataDir)
+	if cfg.MongoURI == "" {
+		if err := convertFerretDB(ctx, dataDir, logger); err != nil {
+			return fmt.Errorf("convert the data folder of the previous embedded store (nothing was changed; %s is untouched): %w", filepath.Join(dataDir, ferretDBFolder), err)
+		}
+	}
 
 	stores, err := store.Open(ctx, store.Config{
 		DataDir: dataDir, MongoURI: cfg.MongoURI, RedisURL: cfg.RedisURL,
