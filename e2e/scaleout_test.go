@@ -24,9 +24,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/FerretDB/FerretDB/ferretdb"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/platform-dev/platform/cmd/platform/platformtest"
+	"github.com/platform-dev/platform/store"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -285,31 +285,19 @@ func scaleRedis(t *testing.T) string {
 }
 
 // scaleFerretDB runs FerretDB (SQLite handler) in the test process, outside both replicas,
-// as the shared MongoDB-protocol store.
+// as the shared MongoDB-protocol store: the replicas use the mongo backend.
 func scaleFerretDB(t *testing.T) string {
 	t.Helper()
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
-		Handler:   "sqlite",
-		SQLiteURL: "file:" + t.TempDir() + "/",
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	uri, stop, err := store.StartFerretDB(context.Background(), t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatalf("start FerretDB: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := f.Run(ctx); err != nil {
-			t.Errorf("FerretDB stopped: %v", err)
-		}
-	}()
 	t.Cleanup(func() {
-		cancel()
-		<-done
+		if err := stop(context.Background()); err != nil {
+			t.Errorf("stop FerretDB: %v", err)
+		}
 	})
-	return f.MongoDBURI()
+	return uri
 }
 
 // scaleIdP is an identity provider: an ES256 key whose JWKS an httptest server publishes.

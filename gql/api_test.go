@@ -320,7 +320,7 @@ func TestListArguments(t *testing.T) {
 		{"fields and or together", `(where: {author: {eq: "ann"}, or: [{price: {eq: 0.5}}, {price: {eq: 3.5}}]})`, "p00,p03,p06,p09", 4},
 		{"uid", fmt.Sprintf(`(where: {uid: {in: [%q, %q]}})`, all[2].UID, all[9].UID), "p02,p09", 2},
 		{"createdAt", fmt.Sprintf(`(where: {createdAt: {gte: %q}}, limit: 10)`, all[10].CreatedAt), "", -2},
-		{"order desc", `(orderBy: {field: price, direction: DESC})`, "p05,p11,p04,p10", -1},
+		{"order desc", `(orderBy: {field: price, direction: DESC})`, "p11,p05,p10,p04", -1},
 		{"order two fields", `(orderBy: [{field: price, direction: DESC}, {field: name, direction: DESC}], limit: 5)`, "p11,p05,p10,p04,p09", -1},
 		{"order default asc", `(orderBy: [{field: author}, {field: name, direction: DESC}], limit: 5)`, "p11,p08,p05,p02,p09", -1},
 		{"page of a sorted filter", `(where: {price: {gte: 1}}, orderBy: [{field: price}], limit: 3, offset: 2)`, "p02,p08,p03", 10},

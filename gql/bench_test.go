@@ -7,7 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,4 +184,77 @@ func BenchmarkUpdate(b *testing.B) {
 		p.post(b, bodies[i%len(bodies)])
 		i++
 	}
+}
+
+// BenchmarkWorstCaseLists sends 8 concurrent lists at a table of 100 records of 1 MB each,
+// the request that once took gigabytes: one that would read past the 10 MB result limit
+// (RESULT_TOO_LARGE) and one page that fits under it (9 records). It reports the peak RSS
+// of the process while they run (VmHWM, reset before the loop), in MB.
+func BenchmarkWorstCaseLists(b *testing.B) {
+	p := newBenchProject(b, 0)
+	big := strings.Repeat("x", 1<<20)
+	now := time.Now().UTC().Format(store.TimeLayout)
+	for range 10 {
+		var batch []store.Record
+		for range 10 {
+			uid, err := store.NewUID()
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch = append(batch, store.Record(fmt.Sprintf(`{"uid":%q,"_owner":"","createdAt":%q,"updatedAt":%q,"name":%q,"price":1}`, uid, now, now, big)))
+		}
+		if err := p.recs.Import(context.Background(), "products", batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, query, want string
+	}{
+		{"too large", `{ products(limit: 100) { name } }`, `"RESULT_TOO_LARGE"`},
+		{"9 MB page", `{ products(limit: 9) { name } }`, `"products":[`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := request(b, c.query, nil)
+			runtime.GC()
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				b.Skipf("cannot reset the peak RSS: %v", err)
+			}
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for range 8 {
+					wg.Go(func() {
+						res, err := p.srv.Client().Post(p.srv.URL, "application/json", strings.NewReader(string(body)))
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						out, _ := io.ReadAll(res.Body)
+						res.Body.Close()
+						if !strings.Contains(string(out), c.want) {
+							b.Errorf("answer %.200s, want %s", out, c.want)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(peakRSSMB(b), "peak-RSS-MB")
+		})
+	}
+}
+
+// peakRSSMB reads the process's peak resident set (VmHWM) in MB.
+func peakRSSMB(b *testing.B) float64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(rest), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	b.Skip("no VmHWM in /proc/self/status")
+	return 0
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -215,5 +217,33 @@ func TestUniqueIndexConflict(t *testing.T) {
 	r = exec(t, srv, `{ productsCount products(where: {sku: {eq: "S-2"}}) { name } }`, nil).ok(t)
 	if got := string(r.Data["productsCount"]) + string(r.Data["products"]); got != `2[{"name":"b"}]` {
 		t.Fatalf("after the conflicts: %s", r.raw)
+	}
+}
+
+// TestResultLimitCountsWhatTheRuleKeeps: when a read rule is checked record by record, the
+// records it refuses do not count towards the result limit, only those answered do.
+func TestResultLimitCountsWhatTheRuleKeeps(t *testing.T) {
+	api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: records(t, products()), MaxResultBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveAs := func(g testGuard) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			api.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), g)))
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	alice, admin := serveAs(testGuard{sub: "alice"}), serveAs(testGuard{sub: "admin", checked: true})
+	// Twenty large records the rule refuses, then two small ones it lets through.
+	for i := range 20 {
+		create(t, alice, map[string]any{"name": "secret-" + strings.Repeat("x", 1000) + fmt.Sprint(i), "price": 1.0})
+	}
+	create(t, alice, map[string]any{"name": "open-1", "price": 1.0})
+	create(t, alice, map[string]any{"name": "open-2", "price": 1.0})
+	var list []product
+	exec(t, admin, `{ products { name } }`, nil).ok(t).decode(t, "products", &list)
+	if len(list) != 2 || list[0].Name != "open-1" {
+		t.Fatalf("kept records: %+v", list)
 	}
 }

@@ -213,7 +213,9 @@ func (t *table) connection(ctx context.Context, a args) (reflect.Value, error) {
 // read calls fn with the records q selects that the caller may read, in order, until fn
 // answers false. The read rule's filter is part of the query; when the rule needs each
 // record, the store is asked for every record the filter lets through and the rule decides
-// one by one, paging in Go.
+// one by one, paging in Go. Either way the records handed to fn are bounded by the result
+// limit: the store stops reading past it, or, when the rule refuses some, their sizes are
+// added up here (the refused ones cost time, bounded by the request's, not memory).
 func (t *table) read(ctx context.Context, q store.Query, fn func(store.Record) (bool, error)) error {
 	access, check, err := t.readAccess(ctx)
 	if errors.Is(err, ErrForbidden) {
@@ -223,12 +225,15 @@ func (t *table) read(ctx context.Context, q store.Query, fn func(store.Record) (
 		return err
 	}
 	q.Filter = store.And(q.Filter, access)
-	q.MaxBytes = t.limits.maxResultBytes
 	each := fn
-	if check {
+	if !check {
+		q.MaxBytes = t.limits.maxResultBytes
+	} else {
 		g := guardFrom(ctx)
 		offset := q.Offset
 		q.Offset, q.Limit = 0, 0
+		var size int64
+		kept := 0
 		each = func(rec store.Record) (bool, error) {
 			ok, err := t.allowed(g, Read, rec, nil)
 			if err != nil || !ok {
@@ -238,6 +243,10 @@ func (t *table) read(ctx context.Context, q store.Query, fn func(store.Record) (
 				offset--
 				return true, nil
 			}
+			if size += int64(len(rec)); size > t.limits.maxResultBytes {
+				return false, &store.TooLargeError{Table: t.def.Name, MaxBytes: t.limits.maxResultBytes, Records: kept}
+			}
+			kept++
 			return fn(rec)
 		}
 	}

@@ -155,8 +155,10 @@ func storeTitle(name string) string {
 	switch name {
 	case "redis":
 		return "Redis"
+	case "mongo":
+		return "MongoDB"
 	case "database":
-		return "Database"
+		return "The database"
 	}
 	return name
 }

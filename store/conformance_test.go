@@ -258,15 +258,16 @@ func TestConformanceOrder(t *testing.T) {
 		want  string
 	}{
 		{nil, "abcde"},
-		// A missing String sorts just before "", ties by uid.
+		// A missing String sorts just before "", ties by uid in the direction of the last key.
 		{[]store.Order{{Key: "note"}}, "cbaed"},
-		{[]store.Order{{Key: "note", Desc: true}}, "daebc"},
+		{[]store.Order{{Key: "note", Desc: true}}, "deabc"},
 		// Missing values sort first, so last in a descending order.
 		{[]store.Order{{Key: "n"}}, "dabce"},
 		{[]store.Order{{Key: "n", Desc: true}}, "ecbad"},
 		{[]store.Order{{Key: "price", Desc: true}}, "cebad"},
 		{[]store.Order{{Key: "ok"}, {Key: "price", Desc: true}}, "cdbea"},
-		{[]store.Order{{Key: "at", Desc: true}}, "ebacd"},
+		{[]store.Order{{Key: "ok", Desc: true}}, "eabdc"},
+		{[]store.Order{{Key: "at", Desc: true}}, "ebadc"},
 		// By code point: ASCII before Ä before Ü.
 		{[]store.Order{{Key: "label"}}, "bdeca"},
 		{[]store.Order{{Key: store.KeyOwner, Desc: true}, {Key: store.KeyUID, Desc: true}}, "decba"},

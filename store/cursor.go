@@ -22,8 +22,11 @@ type Cursor struct {
 // ErrBadCursor is wrapped by the errors of ParseCursor.
 var ErrBadCursor = errors.New("bad cursor")
 
-// NormalOrder is the order records come in: order up to its first uid key, then by uid
-// ascending when order does not sort by uid. Both backends sort so.
+// NormalOrder is the order records come in: order up to its first uid key, then by uid in
+// the direction of the last key when order does not sort by uid (ascending when order is
+// empty). Both backends sort so. Ties go the way of the last key so that an index on the
+// keys, which holds uid after them, reads in this order forwards or backwards: with ties
+// always ascending, a descending order would sort every run of equal values.
 func NormalOrder(order []Order) []Order {
 	out := make([]Order, 0, len(order)+1)
 	for _, o := range order {
@@ -32,7 +35,11 @@ func NormalOrder(order []Order) []Order {
 			return out
 		}
 	}
-	return append(out, Order{Key: KeyUID})
+	last := Order{Key: KeyUID}
+	if len(order) > 0 {
+		last.Desc = order[len(order)-1].Desc
+	}
+	return append(out, last)
 }
 
 // CursorOf returns the position of rec in order.

@@ -224,20 +224,32 @@ func (b *mongoBackend) insert(ctx context.Context, t *Table, docs []Doc) error {
 	if err == nil {
 		return nil
 	}
-	written := len(docs) // unknown: remove what may have been written
+	// The records before the one that failed were written. When the error does not say
+	// which one (a timeout, a lost connection), any may have been: then only documents that
+	// are exactly what this insert wrote (uid, owner, times) are removed, so that an import
+	// never removes a record that was there before it.
+	var undo bson.D
 	var bwe mongo.BulkWriteException
 	if errors.As(err, &bwe) && len(bwe.WriteErrors) > 0 && bwe.WriteConcernError == nil {
-		written = bwe.WriteErrors[0].Index
-	}
-	if written > 0 {
-		uids := make(bson.A, written)
-		for i := range written {
+		uids := make(bson.A, bwe.WriteErrors[0].Index)
+		for i := range uids {
 			uids[i] = docs[i].UID
 		}
+		if len(uids) > 0 {
+			undo = bson.D{{Key: mongoID, Value: bson.D{{Key: "$in", Value: uids}}}}
+		}
+	} else {
+		mine := make(bson.A, len(docs))
+		for i, d := range docs {
+			mine[i] = mongoDoc(Doc{UID: d.UID, Owner: d.Owner, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt})
+		}
+		undo = bson.D{{Key: "$or", Value: mine}}
+	}
+	if undo != nil {
 		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		if _, derr := coll.DeleteMany(cleanup, bson.D{{Key: mongoID, Value: bson.D{{Key: "$in", Value: uids}}}}); derr != nil {
-			return fmt.Errorf("insert into %s: %w (and removing the %d records written before: %w)", t.Name, err, written, derr)
+		if _, derr := coll.DeleteMany(cleanup, undo); derr != nil {
+			return fmt.Errorf("insert into %s: %w (and removing the records written before the failure: %w)", t.Name, err, derr)
 		}
 	}
 	if isDuplicate(err) {
@@ -265,8 +277,15 @@ func (b *mongoBackend) update(ctx context.Context, t *Table, uid string, f Filte
 	if err != nil {
 		return nil, err
 	}
+	// A field set to nil is removed: a missing value and null are one, and a unique index
+	// leaves out only records without the field.
 	sets := make(bson.D, 0, len(set)+1)
+	unset = slices.Clip(unset)
 	for _, k := range sortedFieldKeys(set) {
+		if set[k] == nil {
+			unset = append(unset, k)
+			continue
+		}
 		sets = append(sets, bson.E{Key: k, Value: set[k]})
 	}
 	sets = append(sets, bson.E{Key: KeyUpdatedAt, Value: at})

@@ -32,7 +32,7 @@ func (p mongoProject) stored() *StoredProject {
 // put writes the new version only over the version it read (optimistic concurrency), so two
 // replicas applying documents at once each get a version of their own.
 func (p mongoProjects) put(ctx context.Context, id, document string, at time.Time) (prev, cur *StoredProject, err error) {
-	for {
+	for range 100 {
 		old, err := p.get(ctx, id)
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -66,6 +66,7 @@ func (p mongoProjects) put(ctx context.Context, id, document string, at time.Tim
 		}
 		// Changed or removed meanwhile: read it again.
 	}
+	return nil, nil, fmt.Errorf("store project %q: changed by others at every attempt", id)
 }
 
 func (p mongoProjects) get(ctx context.Context, id string) (*StoredProject, error) {

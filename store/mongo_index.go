@@ -31,27 +31,28 @@ func mongoIndexName(ix Index) string {
 // rules filter on.
 var platformIndexes = []Index{{Fields: []string{KeyCreatedAt}}, {Fields: []string{KeyOwner}}}
 
-// wantedIndexes are the indexes t declares and the platform's own, by name. A platform index
-// on keys a declared one has already is left out: MongoDB keeps one index per key pattern.
+// wantedIndexes are the indexes t declares and the platform's own, by name (a declared index
+// on createdAt or _owner is the platform's).
 func wantedIndexes(t *Table) map[string]Index {
 	want := make(map[string]Index, len(t.Indexes)+len(platformIndexes))
-	patterns := map[string]bool{}
-	for _, ix := range t.Indexes {
+	for _, ix := range append(slices.Clone(t.Indexes), platformIndexes...) {
 		want[mongoIndexName(ix)] = ix
-		patterns[strings.Join(ix.Fields, "\x00")] = true
-	}
-	for _, ix := range platformIndexes {
-		if !patterns[strings.Join(ix.Fields, "\x00")] {
-			want[mongoIndexName(ix)] = ix
-		}
 	}
 	return want
 }
 
+// mongoIndexKeys are the keys of ix: its fields, then, unless it is unique, _id. Records
+// come in order of their keys, then uid in the direction of the last key (NormalOrder), so
+// with _id in the index MongoDB reads an order, and a keyset page's $or branches, straight
+// from the index (forwards or backwards) instead of sorting what the filter selects; an
+// owner's records in uid order, the default, come from platform__owner alone.
 func mongoIndexKeys(ix Index) bson.D {
-	keys := make(bson.D, len(ix.Fields))
-	for i, f := range ix.Fields {
-		keys[i] = bson.E{Key: mongoKey(f), Value: 1}
+	keys := make(bson.D, 0, len(ix.Fields)+1)
+	for _, f := range ix.Fields {
+		keys = append(keys, bson.E{Key: mongoKey(f), Value: int32(1)})
+	}
+	if !ix.Unique && !slices.Contains(ix.Fields, KeyUID) {
+		keys = append(keys, bson.E{Key: mongoID, Value: int32(1)})
 	}
 	return keys
 }
@@ -73,7 +74,16 @@ func (b *mongoBackend) ensure(ctx context.Context, t *Table) error {
 	want := wantedIndexes(t)
 	have := make(map[string]bool, len(specs))
 	for _, s := range specs {
-		have[s.Name] = true
+		ix, ok := want[s.Name]
+		if ok && !sameIndex(s, ix) {
+			// Made under the platform's name with other keys (by hand, or by a version
+			// that indexed otherwise): made again as this version wants it.
+			if err := coll.Indexes().DropOne(ctx, s.Name); err != nil {
+				return mongoFail(ctx, fmt.Sprintf("drop index %s of %s", s.Name, t.Name), err)
+			}
+			continue
+		}
+		have[s.Name] = ok
 	}
 	var created []string
 	for _, name := range slices.Sorted(maps.Keys(want)) {
@@ -81,10 +91,7 @@ func (b *mongoBackend) ensure(ctx context.Context, t *Table) error {
 			continue
 		}
 		ix := want[name]
-		_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{
-			Keys:    mongoIndexKeys(ix),
-			Options: options.Index().SetName(name).SetUnique(ix.Unique),
-		})
+		err := b.createIndex(ctx, coll, name, ix)
 		if err != nil {
 			err = b.indexError(ctx, t, ix, err)
 			// The table keeps the indexes it had.
@@ -106,6 +113,53 @@ func (b *mongoBackend) ensure(ctx context.Context, t *Table) error {
 	return nil
 }
 
+// sameIndex reports whether the index s has the keys and uniqueness ix wants.
+func sameIndex(s mongo.IndexSpecification, ix Index) bool {
+	if (s.Unique != nil && *s.Unique) != ix.Unique {
+		return false
+	}
+	have, err := s.KeysDocument.Elements()
+	want := mongoIndexKeys(ix)
+	if err != nil || len(have) != len(want) {
+		return false
+	}
+	for i, e := range have {
+		// A direction comes back as an int32, an int64 or a double.
+		dir, ok := e.Value().AsFloat64OK()
+		if e.Key() != want[i].Key || !ok || dir != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// createIndex creates ix. A unique index holds only the records that have every one of
+// its fields, as in SQL, where NULLs are distinct: records without the field do not collide
+// (MongoDB would index them as null, and take two for duplicates). FerretDB, whose unique
+// indexes already leave missing values out, does not implement partial indexes; there the
+// plain unique index does.
+func (b *mongoBackend) createIndex(ctx context.Context, coll *mongo.Collection, name string, ix Index) error {
+	opts := options.Index().SetName(name)
+	if ix.Unique {
+		opts.SetUnique(true).SetPartialFilterExpression(mongoPresent(ix.Fields))
+	}
+	_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: mongoIndexKeys(ix), Options: opts})
+	var ce mongo.CommandError
+	if ix.Unique && errors.As(err, &ce) && ce.Code == 238 { // NotImplemented
+		_, err = coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: mongoIndexKeys(ix), Options: options.Index().SetName(name).SetUnique(true)})
+	}
+	return err
+}
+
+// mongoPresent matches the records that have every one of fields.
+func mongoPresent(fields []string) bson.D {
+	d := make(bson.D, len(fields))
+	for i, f := range fields {
+		d[i] = bson.E{Key: mongoKey(f), Value: bson.D{{Key: "$exists", Value: true}}}
+	}
+	return d
+}
+
 // indexError explains why index ix could not be built: for a unique one, by a value that
 // more than one record has.
 func (b *mongoBackend) indexError(ctx context.Context, t *Table, ix Index, err error) error {
@@ -118,6 +172,7 @@ func (b *mongoBackend) indexError(ctx context.Context, t *Table, ix Index, err e
 		group[i] = bson.E{Key: fmt.Sprintf("k%d", i), Value: "$" + mongoKey(f)}
 	}
 	cur, aerr := b.db.Collection(t.Name).Aggregate(ctx, bson.A{
+		bson.D{{Key: "$match", Value: mongoPresent(ix.Fields)}},
 		bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: group}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
 		bson.D{{Key: "$match", Value: bson.D{{Key: "n", Value: bson.D{{Key: "$gt", Value: 1}}}}}},
 		bson.D{{Key: "$limit", Value: 1}},
@@ -163,6 +218,9 @@ func (b *mongoBackend) conflict(ctx context.Context, t *Table, err error, rows [
 			for i, f := range ix.Fields {
 				vals[i] = row[f]
 				filter = append(filter, bson.E{Key: mongoKey(f), Value: vals[i]})
+			}
+			if slices.Contains(vals, nil) {
+				continue // a unique index leaves the record out
 			}
 			if self != "" {
 				filter = append(filter, bson.E{Key: mongoID, Value: bson.D{{Key: "$ne", Value: self}}})

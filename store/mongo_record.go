@@ -25,17 +25,23 @@ var errBadBSON = errors.New("malformed BSON document")
 // appendRecord appends the Record form of a stored document: "_id" becomes "uid", dates
 // TimeLayout strings, numbers JSON numbers.
 func appendRecord(b []byte, doc []byte) ([]byte, error) {
-	return appendBSONDocument(b, doc, true)
+	return appendBSONDocument(b, doc, false, true)
 }
 
-func appendBSONDocument(b, doc []byte, top bool) ([]byte, error) {
-	_, rem, ok := bsoncore.ReadLength(doc)
-	if !ok {
+// appendBSONDocument appends a document as a JSON object, or an array (whose keys are its
+// indexes) as a JSON array. At the top, "_id" is the record's "uid".
+func appendBSONDocument(b, doc []byte, array, top bool) ([]byte, error) {
+	n, _, ok := bsoncore.ReadLength(doc)
+	if !ok || n < 5 || int(n) > len(doc) || doc[n-1] != 0 {
 		return b, errBadBSON
 	}
-	b = append(b, '{')
-	first := true
-	for len(rem) > 1 {
+	rem := doc[4 : n-1] // the elements, without the closing NUL
+	open, end := byte('{'), byte('}')
+	if array {
+		open, end = '[', ']'
+	}
+	b = append(b, open)
+	for first := true; len(rem) > 0; first = false {
 		var el bsoncore.Element
 		if el, rem, ok = bsoncore.ReadElement(rem); !ok {
 			return b, errBadBSON
@@ -51,18 +57,19 @@ func appendBSONDocument(b, doc []byte, top bool) ([]byte, error) {
 		if !first {
 			b = append(b, ',')
 		}
-		first = false
-		if top && string(key) == mongoID {
-			b = append(b, `"uid"`...)
-		} else {
+		switch {
+		case array:
+		case top && string(key) == mongoID:
+			b = append(b, `"uid":`...)
+		default:
 			b = appendJSONString(b, key)
+			b = append(b, ':')
 		}
-		b = append(b, ':')
 		if b, err = appendBSONValue(b, val); err != nil {
 			return b, err
 		}
 	}
-	return append(b, '}'), nil
+	return append(b, end), nil
 }
 
 func appendBSONValue(b []byte, v bsoncore.Value) ([]byte, error) {
@@ -103,9 +110,9 @@ func appendBSONValue(b []byte, v bsoncore.Value) ([]byte, error) {
 	case bsoncore.TypeNull, bsoncore.TypeUndefined:
 		return append(b, "null"...), nil
 	case bsoncore.TypeEmbeddedDocument:
-		return appendBSONDocument(b, v.Data, false)
+		return appendBSONDocument(b, v.Data, false, false)
 	case bsoncore.TypeArray:
-		return appendBSONArray(b, v.Data)
+		return appendBSONDocument(b, v.Data, true, false)
 	case bsoncore.TypeObjectID:
 		var id [12]byte
 		if id, ok = v.ObjectIDOK(); ok {
@@ -122,31 +129,6 @@ func appendBSONValue(b []byte, v bsoncore.Value) ([]byte, error) {
 		return b, errBadBSON
 	}
 	return b, nil
-}
-
-func appendBSONArray(b, arr []byte) ([]byte, error) {
-	_, rem, ok := bsoncore.ReadLength(arr)
-	if !ok {
-		return b, errBadBSON
-	}
-	b = append(b, '[')
-	for i := 0; len(rem) > 1; i++ {
-		var el bsoncore.Element
-		if el, rem, ok = bsoncore.ReadElement(rem); !ok {
-			return b, errBadBSON
-		}
-		val, err := el.ValueErr()
-		if err != nil {
-			return b, errBadBSON
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if b, err = appendBSONValue(b, val); err != nil {
-			return b, err
-		}
-	}
-	return append(b, ']'), nil
 }
 
 // stringBytes is the text of a BSON string value (int32 length, bytes, NUL) without
@@ -246,7 +228,9 @@ func mongoDoc(d Doc) bson.D {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		doc = append(doc, bson.E{Key: k, Value: d.Fields[k]})
+		if v := d.Fields[k]; v != nil { // a field set to nil is not set
+			doc = append(doc, bson.E{Key: k, Value: v})
+		}
 	}
 	return doc
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,6 +190,17 @@ func TestMongoUniqueConflicts(t *testing.T) {
 			}
 		})
 	}
+	// Records without a field of a unique index do not collide on it, as NULLs in SQL.
+	before := count()
+	if err := r.Insert(ctx, "products", "o", []map[string]any{{"name": "m"}, {"name": "m", "sku": nil}}, nil); err != nil {
+		t.Fatalf("two records without sku or qty: %v", err)
+	}
+	if err := r.Update(ctx, "products", first[0].UID, store.All, map[string]any{"sku": nil}, nil, nil); err != nil {
+		t.Fatalf("removing a sku by setting it to null: %v", err)
+	}
+	if n := count(); n != before+2 {
+		t.Fatalf("%d records, want %d", n, before+2)
+	}
 	var got struct {
 		SKU string `json:"sku"`
 	}
@@ -208,9 +221,10 @@ func normalize(vals []any) []any {
 	return out
 }
 
-// TestMongoEnsureIndexes: Ensure creates the platform's and the declared indexes once, drops
-// those no longer declared, leaves an operator's own alone, and refuses a unique index that
-// the records break with the duplicate value, keeping the indexes it had.
+// TestMongoEnsureIndexes: Ensure creates the platform's and the declared indexes once (uid
+// after the fields of all but unique ones), drops those no longer declared, remakes one of
+// the platform's names with other keys, leaves an operator's own alone, and refuses a unique
+// index that the records break with the duplicate value, keeping the indexes it had.
 func TestMongoEnsureIndexes(t *testing.T) {
 	ctx := context.Background()
 	s, uri := openMongoStores(t)
@@ -220,6 +234,7 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	}
 	defer client.Disconnect(ctx)
 	coll := client.Database(store.ProjectDatabaseName("demo")).Collection("products")
+	// indexes lists the collection's indexes as name(keys), unique ones with a "!".
 	indexes := func() []string {
 		specs, err := coll.Indexes().ListSpecifications(ctx)
 		if err != nil {
@@ -227,13 +242,23 @@ func TestMongoEnsureIndexes(t *testing.T) {
 		}
 		var names []string
 		for _, sp := range specs {
-			names = append(names, sp.Name)
+			elems, _ := sp.KeysDocument.Elements()
+			var keys []string
+			for _, e := range elems {
+				keys = append(keys, e.Key())
+			}
+			name := sp.Name + "(" + strings.Join(keys, ",") + ")"
+			if sp.Unique != nil && *sp.Unique {
+				name += "!"
+			}
+			names = append(names, name)
 		}
 		slices.Sort(names)
 		return names
 	}
 	r := records(t, s, mongoTable(store.Index{Fields: []string{"price", store.KeyCreatedAt}}, store.Index{Fields: []string{"sku"}, Unique: true}))
-	want := []string{"_id_", "platform__owner", "platform_createdAt", "platform_price_createdAt", "platform_sku_unique"}
+	want := []string{"_id_(_id)", "platform__owner(_owner,_id)", "platform_createdAt(createdAt,_id)",
+		"platform_price_createdAt(price,createdAt,_id)", "platform_sku_unique(sku)!"}
 	if got := indexes(); !slices.Equal(got, want) {
 		t.Fatalf("indexes %v, want %v", got, want)
 	}
@@ -243,7 +268,18 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	if got := indexes(); !slices.Equal(got, want) {
 		t.Fatalf("after a second Ensure: indexes %v, want %v", got, want)
 	}
-	if _, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}}); err != nil {
+	for _, m := range []mongo.IndexModel{
+		{Keys: bson.D{{Key: "name", Value: 1}}},
+		{Keys: bson.D{{Key: "createdAt", Value: -1}}, Options: options.Index().SetName("platform_createdAt_x")},
+	} {
+		if _, err := coll.Indexes().CreateOne(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := coll.Indexes().DropOne(ctx, "platform__owner"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "_owner", Value: 1}}, Options: options.Index().SetName("platform__owner")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Insert(ctx, "products", "o", []map[string]any{{"name": "x", "qty": int64(3)}, {"name": "y", "qty": int64(3)}}, nil); err != nil {
@@ -251,9 +287,9 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	}
 
 	records(t, s, mongoTable(store.Index{Fields: []string{"createdAt"}}))
-	want = []string{"_id_", "name_1", "platform__owner", "platform_createdAt"}
+	want = []string{"_id_(_id)", "name_1(name)", "platform__owner(_owner,_id)", "platform_createdAt(createdAt,_id)"}
 	if got := indexes(); !slices.Equal(got, want) {
-		t.Fatalf("after removing two declared indexes: %v, want %v", got, want)
+		t.Fatalf("after removing two declared indexes and remaking platform__owner: %v, want %v", got, want)
 	}
 
 	r, err = s.ProjectRecords(ctx, "demo", "", []store.Table{mongoTable(store.Index{Fields: []string{"qty"}, Unique: true}, store.Index{Fields: []string{"price"}})})
@@ -267,5 +303,91 @@ func TestMongoEnsureIndexes(t *testing.T) {
 	}
 	if got := indexes(); !slices.Equal(got, want) {
 		t.Fatalf("after the refused index: %v, want %v", got, want)
+	}
+}
+
+// TestMongoDedicatedCluster: a project that names its own mongoURI keeps its records there,
+// not on the main cluster, and Drop removes them there.
+func TestMongoDedicatedCluster(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openMongoStores(t)
+	own, stop, err := store.StartFerretDB(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop(context.Background()) })
+	open := func(uri string) *store.Records {
+		r, err := s.ProjectRecords(ctx, "own", uri, []store.Table{mongoTable()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	dedicated, main := open(own), open("")
+	if err := dedicated.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := dedicated.Insert(ctx, "products", "o", []map[string]any{{"name": "there"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tables := func(r *store.Records) []string {
+		names, err := r.StoredTables(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	if got, want := tables(dedicated), []string{"products"}; !slices.Equal(got, want) {
+		t.Fatalf("tables on the dedicated cluster: %v, want %v", got, want)
+	}
+	if got := tables(main); len(got) != 0 {
+		t.Fatalf("tables of the project on the main cluster: %v, want none", got)
+	}
+	// A second Records on the same mongoURI shares the client, and sees the record.
+	if n, err := open(own).Count(ctx, "products", store.All); n != 1 || err != nil {
+		t.Fatalf("count through a second ProjectRecords: %d, %v; want 1", n, err)
+	}
+	if err := dedicated.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tables(dedicated); len(got) != 0 {
+		t.Fatalf("tables after Drop: %v, want none", got)
+	}
+}
+
+// BenchmarkMongo runs BenchmarkSQLite's queries on the mongo backend over an embedded
+// FerretDB, which answers everything but a lookup by uid by reading the whole collection.
+func BenchmarkMongo(b *testing.B) {
+	for _, n := range []int{10_000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			s, _ := openMongoStores(b)
+			benchQueries(b, seedProducts(b, s, n), n)
+		})
+	}
+}
+
+// TestMongoFailedImportKeepsRecords: an import that fails without saying which records it
+// wrote (here: out of time before it began) removes only what it may have written itself,
+// never a stored record with a uid it also carries.
+func TestMongoFailedImportKeepsRecords(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openMongoStores(t)
+	r := records(t, s, mongoTable())
+	var stored []map[string]any
+	if err := r.Insert(ctx, "products", "o", []map[string]any{{"name": "kept"}}, &stored); err != nil {
+		t.Fatal(err)
+	}
+	uid := stored[0]["uid"].(string)
+	late, cancel := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancel()
+	err := r.Import(late, "products", []store.Record{
+		store.Record(`{"uid":"` + uid + `","_owner":"x","createdAt":"2020-01-01T00:00:00.000Z","name":"other"}`),
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("import out of time: %v, want DeadlineExceeded", err)
+	}
+	var got map[string]any
+	if err := r.Get(ctx, "products", uid, store.All, &got); err != nil || got["name"] != "kept" {
+		t.Fatalf("the stored record after the failed import: %v, %v", got, err)
 	}
 }

@@ -223,8 +223,9 @@ type Order struct {
 	Desc bool
 }
 
-// Query selects records of a table. Records come in Order, then by uid (which also breaks
-// ties, so pages never overlap); without an Order, by uid, which is creation order.
+// Query selects records of a table. Records come in Order, then by uid in the direction of
+// the last key (which also breaks ties, so pages never overlap; see NormalOrder); without an
+// Order, by uid, which is creation order.
 type Query struct {
 	Filter Filter
 	Order  []Order

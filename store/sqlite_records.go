@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,15 +42,57 @@ func indexName(t *Table, ix Index) string {
 
 // indexColumns are the expressions a declared index holds: its fields, then, unless it is
 // unique, uid, which orders ties the way every query does (see NormalOrder).
-func indexColumns(ix Index) string {
-	cols := make([]string, 0, len(ix.Fields)+1)
+func indexColumns(ix Index, cols columns) string {
+	list := make([]string, 0, len(ix.Fields)+1)
 	for _, f := range ix.Fields {
-		cols = append(cols, keyExpr(f))
+		list = append(list, keyExpr(f, cols))
 	}
 	if !ix.Unique {
-		cols = append(cols, keyExpr(KeyUID))
+		list = append(list, keyExpr(KeyUID, cols))
 	}
-	return strings.Join(cols, ", ")
+	return strings.Join(list, ", ")
+}
+
+// columns returns the fields of t that have a column of their own in the file.
+func (f *sqliteFile) columns(ctx context.Context, t *Table) (columns, error) {
+	f.mu.Lock()
+	cols, ok := f.cols[t.Name]
+	f.mu.Unlock()
+	if ok {
+		return cols, nil
+	}
+	cols, err := readColumns(ctx, f.reader, t)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.cols[t.Name] = cols
+	f.mu.Unlock()
+	return cols, nil
+}
+
+func readColumns(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, t *Table) (columns, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, sqlTablePrefix+t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("columns of %s: %w", t.Name, err)
+	}
+	defer rows.Close()
+	cols := columns{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("columns of %s: %w", t.Name, err)
+		}
+		if field, ok := fieldFromColumn(name); ok {
+			cols[field] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("columns of %s: %w", t.Name, err)
+	}
+	return cols, nil
 }
 
 func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
@@ -82,7 +124,34 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 	}
 	want := map[string]Index{}
 	for _, ix := range t.Indexes {
+		for _, field := range ix.Fields {
+			if ft, ok := t.KeyType(field); !ok || ft.List || ft.Scalar == JSON {
+				return &IndexError{Table: t.Name, Index: ix, Err: fmt.Errorf("%q is not a scalar field of the table", field)}
+			}
+		}
 		want[indexName(t, ix)] = ix
+	}
+	// Each scalar field gets its column, filled from the records: indexes hold the column,
+	// and a filter that no index answers reads it instead of parsing every record's JSON,
+	// five times faster. A column stays when its field goes: a Records of the previous
+	// definition may be reading it right now, and writes keep every column in step.
+	cols, err := readColumns(ctx, tx, t)
+	if err != nil {
+		return err
+	}
+	for _, fld := range t.Fields {
+		if cols[fld.Name] || fld.Type.List || fld.Type.Scalar == JSON {
+			continue
+		}
+		col := fieldColumn(fld.Name)
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+col); err != nil {
+			return fmt.Errorf("ensure %s: add column for %s: %w", t.Name, fld.Name, err)
+		}
+		value := jsonExtract("data", fld.Name)
+		if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET `+col+` = `+value+` WHERE `+value+` IS NOT NULL`); err != nil {
+			return fmt.Errorf("ensure %s: fill column for %s: %w", t.Name, fld.Name, err)
+		}
+		cols[fld.Name] = true
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND name LIKE 'ix:%'`, sqlTablePrefix+t.Name)
 	if err != nil {
@@ -112,18 +181,13 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 			continue
 		}
 		ix := want[name]
-		for _, field := range ix.Fields {
-			if ft, ok := t.KeyType(field); !ok || ft.List || ft.Scalar == JSON {
-				return &IndexError{Table: t.Name, Index: ix, Err: fmt.Errorf("%q is not a scalar field of the table", field)}
-			}
-		}
 		unique := ""
 		if ix.Unique {
 			unique = "UNIQUE "
 		}
-		_, err := tx.ExecContext(ctx, `CREATE `+unique+`INDEX `+quoteIdent(name)+` ON `+table+` (`+indexColumns(ix)+`)`)
+		_, err := tx.ExecContext(ctx, `CREATE `+unique+`INDEX `+quoteIdent(name)+` ON `+table+` (`+indexColumns(ix, cols)+`)`)
 		if err != nil && ix.Unique && isUniqueViolation(err) {
-			return p.duplicateError(ctx, tx, t, ix, err)
+			return duplicateError(ctx, tx, t, cols, ix, err)
 		}
 		if err != nil {
 			return &IndexError{Table: t.Name, Index: ix, Err: err}
@@ -132,18 +196,21 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("ensure %s: %w", t.Name, err)
 	}
+	f.mu.Lock()
+	f.cols[t.Name] = cols
+	f.mu.Unlock()
 	return nil
 }
 
 // duplicateError finds a value that more than one record has for the fields of ix.
-func (p *sqliteProject) duplicateError(ctx context.Context, tx *sql.Tx, t *Table, ix Index, cause error) error {
-	cols := make([]string, len(ix.Fields))
+func duplicateError(ctx context.Context, tx *sql.Tx, t *Table, cols columns, ix Index, cause error) error {
+	exprs := make([]string, len(ix.Fields))
 	for i, f := range ix.Fields {
-		cols[i] = keyExpr(f)
+		exprs[i] = keyExpr(f, cols)
 	}
-	list := strings.Join(cols, ", ")
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
+	list := strings.Join(exprs, ", ")
+	vals := make([]any, len(exprs))
+	ptrs := make([]any, len(exprs))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
@@ -195,8 +262,15 @@ func conflict(t *Table, err error, value func(field string) (any, bool)) error {
 	}
 	e := &ConflictError{Table: t.Name, Fields: []string{KeyUID}}
 	msg := err.Error()
+	// SQLite names an index on columns by its columns ("UNIQUE constraint failed:
+	// t_items.f:sku (2067)"), one on expressions by its name.
 	for _, ix := range t.Indexes {
-		if ix.Unique && strings.Contains(msg, "'"+indexName(t, ix)+"'") {
+		cols := make([]string, len(ix.Fields))
+		for i, f := range ix.Fields {
+			cols[i] = sqlTablePrefix + t.Name + ".f:" + f
+		}
+		named := ": " + strings.Join(cols, ", ")
+		if ix.Unique && (strings.Contains(msg, named+" (") || strings.HasSuffix(msg, named) || strings.Contains(msg, "'"+indexName(t, ix)+"'")) {
 			e.Fields = slices.Clone(ix.Fields)
 		}
 	}
@@ -229,38 +303,61 @@ func (s recordScanner) Scan(src any) error {
 	return nil
 }
 
-func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Record) (bool, error)) error {
-	c := sqlCompiler{t: t}
-	where, err := c.where(And(q.Where(), keysetBound(q)))
-	if err != nil {
-		return err
+// findSQL is the statement that answers q, and its parameters; "" when q selects nothing.
+func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
+	c := sqlCompiler{t: t, cols: cols}
+	where, err := c.where(q.Where())
+	if err != nil || where == "0" {
+		return "", nil, err
 	}
-	if where == "0" {
-		return nil
+	if bound := c.keysetBound(q); bound != "" {
+		where += " AND " + bound
 	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = -1
 	}
-	query := `SELECT CAST(data AS BLOB) FROM ` + sqlTable(t) + ` WHERE ` + where + orderBy(q.Order) + ` LIMIT ? OFFSET ?`
+	query := `SELECT CAST(data AS BLOB) FROM ` + sqlTable(t) + ` WHERE ` + where + orderBy(q.Order, cols) + ` LIMIT ? OFFSET ?`
+	return query, append(c.args, limit, q.Offset), nil
+}
+
+// countSQL is the statement that counts the records f selects, and its parameters.
+func countSQL(t *Table, cols columns, f Filter) (string, []any, error) {
+	c := sqlCompiler{t: t, cols: cols}
+	where, err := c.where(f)
+	if err != nil {
+		return "", nil, err
+	}
+	return `SELECT count(*) FROM ` + sqlTable(t) + ` WHERE ` + where, c.args, nil
+}
+
+func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Record) (bool, error)) error {
 	f, release, err := p.file()
 	if err != nil {
 		return err
 	}
 	defer release()
+	cols, err := f.columns(ctx, t)
+	if err != nil {
+		return err
+	}
+	query, args, err := findSQL(t, cols, q)
+	if err != nil || query == "" {
+		return err
+	}
 	stmt, err := f.stmt(ctx, false, query)
 	if err != nil {
-		return fmt.Errorf("find %s: %w", t.Name, err)
+		return sqlFailed(ctx, "find "+t.Name, err)
 	}
-	rows, err := stmt.QueryContext(ctx, append(c.args, limit, q.Offset)...)
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
-		return fmt.Errorf("find %s: %w", t.Name, err)
+		return sqlFailed(ctx, "find "+t.Name, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var rec Record
 		if err := rows.Scan(recordScanner{&rec}); err != nil {
-			return fmt.Errorf("find %s: %w", t.Name, err)
+			return sqlFailed(ctx, "find "+t.Name, err)
 		}
 		more, err := fn(rec)
 		if err != nil || !more {
@@ -268,50 +365,62 @@ func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Rec
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("find %s: %w", t.Name, err)
+		return sqlFailed(ctx, "find "+t.Name, err)
 	}
 	return nil
 }
 
-// keysetBound is a condition that q.Where() implies and that an index on the first key of
-// the order answers as a range: the keyset condition is an OR, which SQLite's planner does
-// not turn into a starting point of the index, and without it page 1,000 would read the
-// 999 pages before it.
-func keysetBound(q Query) Filter {
+// keysetBound is a condition that q.Where() implies and that an index on the order's keys
+// answers as a range: the keyset condition is an OR, which SQLite's planner does not turn
+// into a starting point in the index, and without it page 1,000 would read the 999 pages
+// before it. A missing value sorts first, so a bound that excludes missing values exists
+// only where they come before the cursor (ascending), or cannot exist (service keys).
+func (c *sqlCompiler) keysetBound(q Query) string {
 	if q.After == nil {
-		return All
+		return ""
 	}
-	o := NormalOrder(q.Order)[0]
-	v := q.After.Values[0]
+	norm := NormalOrder(q.Order)
+	o, v := norm[0], q.After.Values[0]
+	x := keyExpr(o.Key, c.cols)
 	switch {
-	case !o.Desc && v != nil:
-		return Filter{kind: kindCmp, key: o.Key, op: Gte, value: v, exact: true}
-	case o.Desc && v == nil:
-		return Compare(o.Key, IsNull, true)
-	case o.Desc && serviceKey(o.Key):
-		return Filter{kind: kindCmp, key: o.Key, op: Lte, value: v, exact: true}
+	case v == nil && o.Desc:
+		return x + " IS NULL"
+	case v == nil || o.Desc && !serviceKey(o.Key):
+		return ""
+	case len(norm) == 2:
+		// One key and uid, in one direction: the keyset itself, as a row value.
+		cmp := " > "
+		if o.Desc {
+			cmp = " < "
+		}
+		return "(" + x + ", " + keyExpr(KeyUID, c.cols) + ")" + cmp + "(" + c.arg(v) + ", " + c.arg(q.After.Values[1]) + ")"
+	case o.Desc:
+		return x + " <= " + c.arg(v)
 	}
-	return All
+	return x + " >= " + c.arg(v)
 }
 
 func (p *sqliteProject) count(ctx context.Context, t *Table, flt Filter) (int64, error) {
-	c := sqlCompiler{t: t}
-	where, err := c.where(flt)
-	if err != nil {
-		return 0, err
-	}
 	f, release, err := p.file()
 	if err != nil {
 		return 0, err
 	}
 	defer release()
-	stmt, err := f.stmt(ctx, false, `SELECT count(*) FROM `+sqlTable(t)+` WHERE `+where)
+	cols, err := f.columns(ctx, t)
 	if err != nil {
-		return 0, fmt.Errorf("count %s: %w", t.Name, err)
+		return 0, err
+	}
+	query, args, err := countSQL(t, cols, flt)
+	if err != nil {
+		return 0, err
+	}
+	stmt, err := f.stmt(ctx, false, query)
+	if err != nil {
+		return 0, sqlFailed(ctx, "count "+t.Name, err)
 	}
 	var n int64
-	if err := stmt.QueryRowContext(ctx, c.args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count %s: %w", t.Name, err)
+	if err := stmt.QueryRowContext(ctx, args...).Scan(&n); err != nil {
+		return 0, sqlFailed(ctx, "count "+t.Name, err)
 	}
 	return n, nil
 }
@@ -325,13 +434,22 @@ func (p *sqliteProject) insert(ctx context.Context, t *Table, docs []Doc) error 
 		return err
 	}
 	defer release()
-	stmt, err := f.stmt(ctx, true, `INSERT INTO `+sqlTable(t)+` (uid, _owner, createdAt, updatedAt, data) VALUES (?, ?, ?, ?, ?)`)
+	cols, err := f.columns(ctx, t)
 	if err != nil {
-		return fmt.Errorf("insert into %s: %w", t.Name, err)
+		return err
+	}
+	names, values := "uid, _owner, createdAt, updatedAt, data", "?1, ?2, ?3, ?4, ?5"
+	for _, field := range slices.Sorted(maps.Keys(cols)) {
+		names += ", " + fieldColumn(field)
+		values += ", " + jsonExtract("?5", field)
+	}
+	stmt, err := f.stmt(ctx, true, `INSERT INTO `+sqlTable(t)+` (`+names+`) VALUES (`+values+`)`)
+	if err != nil {
+		return sqlFailed(ctx, "insert into "+t.Name, err)
 	}
 	tx, err := f.writer.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("insert into %s: %w", t.Name, err)
+		return sqlFailed(ctx, "insert into "+t.Name, err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	ins := tx.StmtContext(ctx, stmt)
@@ -345,63 +463,82 @@ func (p *sqliteProject) insert(ctx context.Context, t *Table, docs []Doc) error 
 			if cerr := conflict(t, err, d.value); cerr != nil {
 				return cerr
 			}
-			return fmt.Errorf("insert into %s: %w", t.Name, err)
+			return sqlFailed(ctx, "insert into "+t.Name, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("insert into %s: %w", t.Name, err)
+		return sqlFailed(ctx, "insert into "+t.Name, err)
 	}
 	return nil
 }
 
 func (p *sqliteProject) update(ctx context.Context, t *Table, uid string, flt Filter, set map[string]any, unset []string, at time.Time) (Record, error) {
-	c := sqlCompiler{t: t}
-	where, err := c.where(And(Compare(KeyUID, Eq, uid), flt))
+	f, release, err := p.file()
 	if err != nil {
 		return nil, err
 	}
-	stamp := at.UTC().Format(TimeLayout)
+	defer release()
+	cols, err := f.columns(ctx, t)
+	if err != nil {
+		return nil, err
+	}
 	// data is rebuilt inside SQLite, in the statement that checks the filter: the record
 	// cannot change between the check and the write, and concurrent updates of different
-	// fields each keep the other's.
-	expr := "data"
-	var removed []string
-	var setArgs []any
+	// fields each keep the other's. The SET clause numbers its parameters, so that a
+	// field's column reads the same one as data; the WHERE clause's follow.
+	var args []any
+	param := func(v any) string {
+		args = append(args, v)
+		return "?" + strconv.Itoa(len(args))
+	}
+	stamp := param(at.UTC().Format(TimeLayout))
+	var removed, assign, setColumns []string
 	for _, k := range unset {
 		removed = append(removed, quoteString(jsonPath(k)))
+		if cols[k] {
+			setColumns = append(setColumns, fieldColumn(k)+" = NULL")
+		}
 	}
-	setExpr := []string{`'$.updatedAt', ?`}
-	setArgs = append(setArgs, stamp)
+	assign = append(assign, `'$.updatedAt', `+stamp)
 	for _, k := range sortedFieldKeys(set) {
 		v := set[k]
 		if v == nil {
 			removed = append(removed, quoteString(jsonPath(k)))
+			if cols[k] {
+				setColumns = append(setColumns, fieldColumn(k)+" = NULL")
+			}
 			continue
 		}
 		var b bytes.Buffer
 		if err := writeValue(&b, v); err != nil {
 			return nil, fmt.Errorf("update %s: field %s: %w", t.Name, k, err)
 		}
-		setExpr = append(setExpr, quoteString(jsonPath(k))+", json(?)")
-		setArgs = append(setArgs, b.String())
+		value := param(b.String())
+		assign = append(assign, quoteString(jsonPath(k))+", json("+value+")")
+		if cols[k] {
+			setColumns = append(setColumns, fieldColumn(k)+" = json_extract("+value+", '$')")
+		}
 	}
+	data := "data"
 	if len(removed) > 0 {
-		sort.Strings(removed)
-		expr = "json_remove(data, " + strings.Join(removed, ", ") + ")"
+		data = "json_remove(data, " + strings.Join(removed, ", ") + ")"
 	}
-	expr = "json_set(" + expr + ", " + strings.Join(setExpr, ", ") + ")"
-	query := `UPDATE ` + sqlTable(t) + ` SET data = ` + expr + `, updatedAt = ? WHERE ` + where + ` RETURNING CAST(data AS BLOB)`
-	f, release, err := p.file()
+	assignments := append([]string{
+		"data = json_set(" + data + ", " + strings.Join(assign, ", ") + ")",
+		"updatedAt = " + stamp,
+	}, setColumns...)
+	c := sqlCompiler{t: t, cols: cols}
+	where, err := c.where(And(Compare(KeyUID, Eq, uid), flt))
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	query := `UPDATE ` + sqlTable(t) + ` SET ` + strings.Join(assignments, ", ") + ` WHERE ` + where + ` RETURNING CAST(data AS BLOB)`
 	stmt, err := f.stmt(ctx, true, query)
 	if err != nil {
-		return nil, fmt.Errorf("update %s: %w", t.Name, err)
+		return nil, sqlFailed(ctx, "update "+t.Name, err)
 	}
 	var rec Record
-	err = stmt.QueryRowContext(ctx, append(append(setArgs, stamp), c.args...)...).Scan(recordScanner{&rec})
+	err = stmt.QueryRowContext(ctx, append(args, c.args...)...).Scan(recordScanner{&rec})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("%s %q: %w", t.Name, uid, ErrNotFound)
@@ -409,29 +546,33 @@ func (p *sqliteProject) update(ctx context.Context, t *Table, uid string, flt Fi
 		if cerr := conflict(t, err, func(f string) (any, bool) { v, ok := set[f]; return v, ok }); cerr != nil {
 			return nil, cerr
 		}
-		return nil, fmt.Errorf("update %s: %w", t.Name, err)
+		return nil, sqlFailed(ctx, "update "+t.Name, err)
 	}
 	return rec, nil
 }
 
 func (p *sqliteProject) remove(ctx context.Context, t *Table, uid string, flt Filter) error {
-	c := sqlCompiler{t: t}
-	where, err := c.where(And(Compare(KeyUID, Eq, uid), flt))
-	if err != nil {
-		return err
-	}
 	f, release, err := p.file()
 	if err != nil {
 		return err
 	}
 	defer release()
+	cols, err := f.columns(ctx, t)
+	if err != nil {
+		return err
+	}
+	c := sqlCompiler{t: t, cols: cols}
+	where, err := c.where(And(Compare(KeyUID, Eq, uid), flt))
+	if err != nil {
+		return err
+	}
 	stmt, err := f.stmt(ctx, true, `DELETE FROM `+sqlTable(t)+` WHERE `+where)
 	if err != nil {
-		return fmt.Errorf("delete from %s: %w", t.Name, err)
+		return sqlFailed(ctx, "delete from "+t.Name, err)
 	}
 	res, err := stmt.ExecContext(ctx, c.args...)
 	if err != nil {
-		return fmt.Errorf("delete from %s: %w", t.Name, err)
+		return sqlFailed(ctx, "delete from "+t.Name, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return fmt.Errorf("%s %q: %w", t.Name, uid, ErrNotFound)
@@ -478,4 +619,13 @@ func (d Doc) value(key string) (any, bool) {
 	}
 	v, ok := d.Fields[key]
 	return v, ok
+}
+
+// sqlFailed wraps the error of a statement; one that a cancelled or expired ctx interrupted
+// wraps ctx's error, which is what the caller asks about.
+func sqlFailed(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

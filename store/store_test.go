@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,52 @@ func TestExternalStoreUnreachable(t *testing.T) {
 	_, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), MongoURI: "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500"})
 	if err == nil {
 		t.Fatal("opening an unreachable MongoDB succeeded")
+	}
+}
+
+// TestSQLiteCancelStopsQuery: a request's deadline interrupts the statement it is running
+// (a scan of 20 MB that folds the case of every record), and the connection serves the
+// next query.
+func TestSQLiteCancelStopsQuery(t *testing.T) {
+	ctx := t.Context()
+	s, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	docs := store.Table{Name: "docs", Fields: []store.Field{{Name: "body", Type: store.FieldType{Scalar: store.String}}}}
+	recs, err := s.ProjectRecords(ctx, "slow", "", []store.Table{docs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("Straße und Ölkännchen ", 200) // 4.6 kB
+	const n = 5000
+	for range n / 500 {
+		batch := make([]map[string]any, 500)
+		for i := range batch {
+			batch[i] = map[string]any{"body": body}
+		}
+		if err := recs.Insert(ctx, "docs", "alice", batch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slow := store.Query{Filter: store.Compare("body", store.IContains, "not there")}
+	for _, op := range []string{"find", "count"} {
+		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		if op == "find" {
+			err = recs.Each(short, "docs", slow, func(store.Record) (bool, error) { return true, nil })
+		} else {
+			_, err = recs.Count(short, "docs", slow.Filter)
+		}
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s past its deadline: %v, want DeadlineExceeded", op, err)
+		}
+	}
+	if got, err := recs.Count(ctx, "docs", store.All); got != n || err != nil {
+		t.Fatalf("count after the interrupted queries: %d, %v; want %d", got, err, n)
 	}
 }

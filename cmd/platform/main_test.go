@@ -325,7 +325,7 @@ func TestUniqueIndexOnDuplicates(t *testing.T) {
 		uids = append(uids, r.Data.CreateProduct.UID)
 	}
 	st, body := s.do("PUT", "localhost", "/admin/v1/projects/shop", s.token, doc(true))
-	if st != http.StatusBadRequest || !strings.Contains(string(body), "tables.products.indexes.0") || !strings.Contains(string(body), `"A-1"`) {
+	if st != http.StatusBadRequest || !strings.Contains(string(body), "tables.products.indexes.0") || !strings.Contains(string(body), `\"A-1\"`) {
 		t.Fatalf("unique index on duplicates: %d %s", st, body)
 	}
 	if _, body := s.do("GET", "localhost", "/admin/v1/projects/shop", s.token, nil); !strings.Contains(string(body), `"version":1`) || strings.Contains(string(body), "indexes") {

@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// products is the table of the peer benchmark (../shared/peers/pocketbase): indexes on sku and
+// price.
+var products = Table{
+	Name: "products",
+	Fields: []Field{
+		{Name: "author", Type: FieldType{Scalar: String}},
+		{Name: "name", Type: FieldType{Scalar: String}, Required: true},
+		{Name: "price", Type: FieldType{Scalar: Float}, Required: true},
+		{Name: "sku", Type: FieldType{Scalar: String}},
+	},
+	Indexes: []Index{{Fields: []string{"sku"}, Unique: true}, {Fields: []string{"price"}}},
+}
+
+// TestSQLitePlans checks with EXPLAIN QUERY PLAN that SQLite answers the queries the API
+// sends most from indexes, without reading the table or sorting it.
+func TestSQLitePlans(t *testing.T) {
+	ctx := context.Background()
+	dbs, err := openSQLite(ctx, t.TempDir(), slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dbs.close(ctx)
+	b, err := dbs.project(ctx, "p", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := products
+	tbl.index()
+	if err := b.ensure(ctx, &tbl); err != nil {
+		t.Fatal(err)
+	}
+	price := []Order{{Key: "price", Desc: true}}
+	after := &Cursor{Values: []any{500.5, "0190a0b0-0000-7000-8000-000000000000"}}
+	cases := []struct {
+		name  string
+		count bool
+		q     Query
+		want  []string // each line of the plan contains one of these, in order
+	}{
+		{"uid", false, Query{Filter: Compare(KeyUID, Eq, "x"), Limit: 1}, []string{"USING INDEX sqlite_autoindex_t_products_1 (uid=?)"}},
+		{"sku", false, Query{Filter: Compare("sku", Eq, "sku-1")}, []string{"USING INDEX ix:products:sku:unique (f:sku=?)"}},
+		// Ties go the way of the last key, so a descending order reads the index backwards
+		// and sorts nothing.
+		{"price range desc", false, Query{Filter: Compare("price", Gte, 500.0), Order: price, Limit: 20},
+			[]string{"SEARCH t_products USING INDEX ix:products:price (f:price>?)"}},
+		// A keyset page starts in the index where the last one ended.
+		{"price keyset asc", false, Query{Order: []Order{{Key: "price"}}, After: after, Limit: 20},
+			[]string{"SEARCH t_products USING INDEX ix:products:price ((f:price,uid)>(?,?))"}},
+		{"created keyset desc", false, Query{Order: []Order{{Key: KeyCreatedAt, Desc: true}}, Limit: 20,
+			After: &Cursor{Values: []any{"2026-01-01T00:00:00.000Z", "0190a0b0-0000-7000-8000-000000000000"}}},
+			[]string{"SEARCH t_products USING INDEX platform:products:createdAt ((createdAt,uid)<(?,?))"}},
+		// Except descending on a field that may be missing: missing values come last, so the
+		// page reads the index from its end (in order, but through the pages before it).
+		{"price keyset desc", false, Query{Order: price, After: after, Limit: 20},
+			[]string{"SCAN t_products USING INDEX ix:products:price"}},
+		{"first", false, Query{Limit: 100}, []string{"SCAN t_products USING INDEX sqlite_autoindex_t_products_1"}},
+		{"count price", true, Query{Filter: Compare("price", Gte, 500.0)}, []string{"USING COVERING INDEX ix:products:price (f:price>?)"}},
+		{"count", true, Query{}, []string{"USING COVERING INDEX"}},
+	}
+	f, release, err := dbs.acquire("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	cols, err := f.columns(ctx, &tbl)
+	if err != nil || !cols["sku"] || !cols["price"] {
+		t.Fatalf("columns %v, %v; want sku and price", cols, err)
+	}
+	for _, tc := range cases {
+		var query string
+		var args []any
+		if tc.count {
+			query, args, err = countSQL(&tbl, cols, tc.q.Filter)
+		} else {
+			query, args, err = findSQL(&tbl, cols, tc.q)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := f.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", tc.name, query, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		got := strings.Join(plan, "\n")
+		ok := len(plan) == len(tc.want)
+		for i := 0; ok && i < len(plan); i++ {
+			ok = strings.Contains(plan[i], tc.want[i])
+		}
+		if !ok {
+			t.Errorf("%s: %s\nplan:\n%s\nwant lines containing %q", tc.name, query, got, tc.want)
+		}
+	}
+}
+
+// TestSQLiteOpenFilesBounded: serving more projects than sqliteMaxOpenFiles closes the least
+// recently used files, and a closed project's data is there when it is used again.
+func TestSQLiteOpenFilesBounded(t *testing.T) {
+	ctx := context.Background()
+	dbs, err := openSQLite(ctx, t.TempDir(), slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dbs.close(ctx)
+	tbl := Table{Name: "notes", Fields: []Field{{Name: "text", Type: FieldType{Scalar: String}}}}
+	records := func(i int) *Records {
+		b, err := dbs.project(ctx, fmt.Sprintf("p%d", i), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newRecords(b, []Table{tbl})
+	}
+	for i := range sqliteMaxOpenFiles + 10 {
+		r := records(i)
+		if err := r.Ensure(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Insert(ctx, "notes", "alice", []map[string]any{{"text": fmt.Sprint(i)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		dbs.mu.Lock()
+		open := len(dbs.files)
+		dbs.mu.Unlock()
+		if open > sqliteMaxOpenFiles {
+			t.Fatalf("%d files open, at most %d wanted", open, sqliteMaxOpenFiles)
+		}
+	}
+	var got []struct{ Text string }
+	if err := records(0).Find(ctx, "notes", Query{}, &got); err != nil || len(got) != 1 || got[0].Text != "0" {
+		t.Fatalf("first project after its file was closed: %v, %v", got, err)
+	}
+}
