@@ -306,12 +306,18 @@ func (s recordScanner) Scan(src any) error {
 // findSQL is the statement that answers q, and its parameters; "" when q selects nothing.
 func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
 	c := sqlCompiler{t: t, cols: cols}
-	where, err := c.where(q.Where())
+	bound, exact := c.keyset(q)
+	cond := q.Filter
+	if !exact {
+		cond = q.Where()
+	}
+	where, err := c.where(cond)
 	if err != nil || where == "0" {
 		return "", nil, err
 	}
-	if bound := c.keysetBound(q); bound != "" {
-		where += " AND " + bound
+	if bound != "" {
+		// The bound's parameters come first, as its text does.
+		where = bound + " AND " + where
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -370,34 +376,36 @@ func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Rec
 	return nil
 }
 
-// keysetBound is a condition that q.Where() implies and that an index on the order's keys
-// answers as a range: the keyset condition is an OR, which SQLite's planner does not turn
-// into a starting point in the index, and without it page 1,000 would read the 999 pages
-// before it. A missing value sorts first, so a bound that excludes missing values exists
-// only where they come before the cursor (ascending), or cannot exist (service keys).
-func (c *sqlCompiler) keysetBound(q Query) string {
+// keyset compiles the condition of q's keyset page as a range that an index on the order's
+// keys answers: the condition q.Where() builds is an OR, which SQLite's planner does not turn
+// into a starting point in the index, and without a range page 1,000 would read the 999
+// pages before it. With one key and uid, and a cursor value, the condition is exactly the
+// row value (key, uid) > (v, u) (< descending), and replaces the OR; with more keys, a bound
+// on the first key is added to it. A missing value sorts first, so a bound that excludes
+// missing values exists only where they come before the cursor (ascending), or cannot exist
+// (the service's keys).
+func (c *sqlCompiler) keyset(q Query) (bound string, exact bool) {
 	if q.After == nil {
-		return ""
+		return "", false
 	}
 	norm := NormalOrder(q.Order)
 	o, v := norm[0], q.After.Values[0]
 	x := keyExpr(o.Key, c.cols)
 	switch {
 	case v == nil && o.Desc:
-		return x + " IS NULL"
+		return x + " IS NULL", false
 	case v == nil || o.Desc && !serviceKey(o.Key):
-		return ""
+		return "", false
 	case len(norm) == 2:
-		// One key and uid, in one direction: the keyset itself, as a row value.
 		cmp := " > "
 		if o.Desc {
 			cmp = " < "
 		}
-		return "(" + x + ", " + keyExpr(KeyUID, c.cols) + ")" + cmp + "(" + c.arg(v) + ", " + c.arg(q.After.Values[1]) + ")"
+		return "(" + x + ", " + keyExpr(KeyUID, c.cols) + ")" + cmp + "(" + c.arg(v) + ", " + c.arg(q.After.Values[1]) + ")", true
 	case o.Desc:
-		return x + " <= " + c.arg(v)
+		return x + " <= " + c.arg(v), false
 	}
-	return x + " >= " + c.arg(v)
+	return x + " >= " + c.arg(v), false
 }
 
 func (p *sqliteProject) count(ctx context.Context, t *Table, flt Filter) (int64, error) {
