@@ -43,7 +43,7 @@ BENCH_QUICK_N ?= 10000
 STEP          := bash bench/step.sh
 
 bench:
-	@echo "make bench: 9 steps, about 30 minutes on 2 cores; make bench-quick gives the headline figures in about 5"
+	@echo "make bench: 9 steps, about 30 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
 	@$(STEP) 1/9 "about 3 min" $(GO) test -run '^$$' -bench . -benchmem -count 3 -benchtime 2s ./gql
 	@$(STEP) 2/9 "about 1 min" $(GO) run ./cmd/loadgen -duration 5s -concurrency 8
 	@$(STEP) 3/9 "about 1 min" $(GO) test -run '^$$' -bench 'Verify|Guard|Fetch|CompileAccess' -benchmem ./tenant
@@ -55,10 +55,10 @@ bench:
 	@$(STEP) 9/9 "about 12 min" bench/pocketbase.sh $(BENCH_N)
 
 bench-quick:
-	@echo "make bench-quick: 3 steps, about 5 minutes on 2 cores (make bench: every figure of docs/performance.md)"
+	@echo "make bench-quick: 3 steps, about 3 minutes on 2 cores (make bench: every figure of docs/performance.md)"
 	@$(STEP) 1/3 "about 1 min" $(GO) test -run '^$$' -bench . -benchmem ./gql
 	@$(STEP) 2/3 "under 1 min" $(GO) run ./cmd/loadgen -duration 2s -concurrency 8
-	@DURATION=3s $(STEP) 3/3 "about 3 min" bench/pocketbase.sh $(BENCH_QUICK_N) --indexed-only
+	@DURATION=3s $(STEP) 3/3 "about 2 min" bench/pocketbase.sh $(BENCH_QUICK_N) --indexed-only
 
 # Regenerates the configuration reference in docs/operations.md from the code (a test
 # fails while they differ).
