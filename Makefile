@@ -43,16 +43,19 @@ BENCH_QUICK_N ?= 10000
 STEP          := bash bench/step.sh
 
 bench:
-	@echo "make bench: 9 steps, about 30 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
-	@$(STEP) 1/9 "about 3 min" $(GO) test -run '^$$' -bench . -benchmem -count 3 -benchtime 2s ./gql
-	@$(STEP) 2/9 "about 1 min" $(GO) run ./cmd/loadgen -duration 5s -concurrency 8
-	@$(STEP) 3/9 "about 1 min" $(GO) test -run '^$$' -bench 'Verify|Guard|Fetch|CompileAccess' -benchmem ./tenant
-	@$(STEP) 4/9 "about 5 min" $(GO) test -run '^$$' -bench BenchmarkTenThousandProjects -benchtime 1x -timeout 30m ./tenant
-	@$(STEP) 5/9 "about 1 min" $(GO) test -run '^$$' -bench . -benchmem -benchtime 3s ./mcpserver
-	@$(STEP) 6/9 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/code
-	@$(STEP) 7/9 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/cloud ./tools/security
-	@$(STEP) 8/9 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMiddleware ./telemetry
-	@$(STEP) 9/9 "about 12 min" bench/pocketbase.sh $(BENCH_N)
+	@echo "make bench: 12 steps, about 35 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
+	@$(STEP) 1/12 "about 3 min" $(GO) test -run '^$$' -bench . -benchmem -count 3 -benchtime 2s ./gql
+	@$(STEP) 2/12 "about 1 min" $(GO) run ./cmd/loadgen -duration 5s -concurrency 8
+	@$(STEP) 3/12 "about 1 min" $(GO) test -run '^$$' -bench 'Verify|Guard|Fetch|CompileAccess' -benchmem ./tenant
+	@$(STEP) 4/12 "about 5 min" $(GO) test -run '^$$' -bench BenchmarkTenThousandProjects -benchtime 1x -timeout 30m ./tenant
+	@$(STEP) 5/12 "about 1 min" $(GO) test -run '^$$' -bench . -benchmem -benchtime 3s ./mcpserver
+	@$(STEP) 6/12 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/code
+	@$(STEP) 7/12 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/cloud ./tools/security
+	@$(STEP) 8/12 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMiddleware ./telemetry
+	@$(STEP) 9/12 "about 3 min" $(GO) test -run '^$$' -bench 'BenchmarkSQLite' -benchtime 1s -benchmem ./store
+	@$(STEP) 10/12 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMongoRecord -benchmem -count 3 ./store
+	@$(STEP) 11/12 "about 3 min" $(GO) test -run '^$$' -bench 'Benchmark(SQLite|Mongo)$$/records=10000' -benchtime 3x ./store
+	@$(STEP) 12/12 "about 12 min" bench/pocketbase.sh $(BENCH_N)
 
 bench-quick:
 	@echo "make bench-quick: 3 steps, about 3 minutes on 2 cores (make bench: every figure of docs/performance.md)"
