@@ -6,7 +6,7 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(GOBIN)/staticcheck
 
-.PHONY: run build test vet staticcheck kubeconform unit bench bench-quick docs clean
+.PHONY: run build test vet staticcheck kubeconform unit bench bench-quick conformance docs clean
 
 run: build
 	./$(BIN) serve
@@ -32,6 +32,11 @@ kubeconform:
 unit:
 	$(GO) test -race -count=1 -timeout 30m ./...
 
+# The official MCP conformance suite against the binary (also part of `unit`); .ci/run
+# installs the suite.
+conformance:
+	$(GO) test -count=1 -run TestMCPConformance -v ./e2e/
+
 # Benchmarks and load runs; figures go to docs/performance.md, whose commands are exactly these
 # (each section names its own). Never part of `make test`. Every step says what it runs, how
 # long it usually takes and how long it took. `make bench-quick` gives the headline figures
@@ -48,7 +53,8 @@ bench:
 	@$(STEP) 2/12 "about 1 min" $(GO) run ./cmd/loadgen -duration 5s -concurrency 8
 	@$(STEP) 3/12 "about 1 min" $(GO) test -run '^$$' -bench 'Verify|Guard|Fetch|CompileAccess' -benchmem ./tenant
 	@$(STEP) 4/12 "about 5 min" $(GO) test -run '^$$' -bench BenchmarkTenThousandProjects -benchtime 1x -timeout 30m ./tenant
-	@$(STEP) 5/12 "about 1 min" $(GO) test -run '^$$' -bench . -benchmem -benchtime 3s ./mcpserver
+	@$(STEP) 5/12 "about 2 min" $(GO) test -run '^$$' -bench VersusSDK -benchmem -count 5 -benchtime 3000x ./mcpserver
+	@$(STEP) 5b/12 "about 1 min" $(GO) test -run '^$$' -bench 'ToolCall|Limiter' -benchmem -count 3 -benchtime 3000x ./mcpserver
 	@$(STEP) 6/12 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/code
 	@$(STEP) 7/12 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/cloud ./tools/security
 	@$(STEP) 8/12 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMiddleware ./telemetry
