@@ -60,9 +60,11 @@ type sqliteFile struct {
 	writer *sql.DB
 	reader *sql.DB
 
-	mu    sync.Mutex
-	stmts map[stmtKey]*sql.Stmt
-	cols  map[string]columns // by table, see columns
+	mu        sync.Mutex
+	stmts     map[stmtKey]*sql.Stmt
+	cols      map[string]columns // by table, for reads: see columns
+	writeCols map[string]columns // by table, for writes at schema: see writeColumns
+	schema    int64
 
 	// Kept by sqliteDatabases under its lock.
 	refs     int
@@ -83,7 +85,7 @@ func openSQLiteFile(path string) (*sqliteFile, error) {
 		q.Set("_txlock", "immediate")
 		return (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}).String()
 	}
-	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}}
+	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}, writeCols: map[string]columns{}}
 	var err error
 	if f.writer, err = sql.Open("sqlite", dsn()); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -107,12 +109,14 @@ func openSQLiteFile(path string) (*sqliteFile, error) {
 }
 
 // stmt returns the statement for query, prepared once per file (database/sql then prepares
-// it once on each connection that runs it).
+// it once on each connection that runs it). f.mu is not held while preparing: preparing a
+// write waits for the writer connection, whose transaction may need f.mu.
 func (f *sqliteFile) stmt(ctx context.Context, write bool, query string) (*sql.Stmt, error) {
 	k := stmtKey{write, query}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if s, ok := f.stmts[k]; ok {
+	s, ok := f.stmts[k]
+	f.mu.Unlock()
+	if ok {
 		return s, nil
 	}
 	db := f.reader
@@ -122,6 +126,12 @@ func (f *sqliteFile) stmt(ctx context.Context, write bool, query string) (*sql.S
 	s, err := db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if other, ok := f.stmts[k]; ok {
+		_ = s.Close()
+		return other, nil
 	}
 	if len(f.stmts) >= sqliteStatements {
 		// Any statement will do: the ones in use are prepared again next time.

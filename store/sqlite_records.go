@@ -53,7 +53,10 @@ func indexColumns(ix Index, cols columns) string {
 	return strings.Join(list, ", ")
 }
 
-// columns returns the fields of t that have a column of their own in the file.
+// columns returns the fields of t that have a column of their own in the file, as this
+// process last saw them. Reads may use an older set (columns are never dropped, and a field
+// without its column is read from data, only slower); writes must fill every column, so they
+// take writeColumns instead.
 func (f *sqliteFile) columns(ctx context.Context, t *Table) (columns, error) {
 	f.mu.Lock()
 	cols, ok := f.cols[t.Name]
@@ -69,6 +72,79 @@ func (f *sqliteFile) columns(ctx context.Context, t *Table) (columns, error) {
 	f.cols[t.Name] = cols
 	f.mu.Unlock()
 	return cols, nil
+}
+
+// writeColumns returns the columns of t as they are in the write transaction tx: another
+// process sharing the file (a second replica on the data folder) may have added some since
+// this one read them. SQLite's schema version tells.
+func (f *sqliteFile) writeColumns(ctx context.Context, tx *sql.Tx, t *Table) (columns, error) {
+	var version int64
+	if err := tx.QueryRowContext(ctx, `PRAGMA schema_version`).Scan(&version); err != nil {
+		return nil, fmt.Errorf("schema version: %w", err)
+	}
+	f.mu.Lock()
+	if f.schema != version {
+		f.schema = version
+		clear(f.writeCols)
+	}
+	cols, ok := f.writeCols[t.Name]
+	f.mu.Unlock()
+	if ok {
+		return cols, nil
+	}
+	// tx holds the write lock: the schema cannot change before it ends.
+	cols, err := readColumns(ctx, tx, t)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.writeCols[t.Name] = cols
+	f.mu.Unlock()
+	return cols, nil
+}
+
+// write runs one write transaction of table t: build makes the statement for the columns
+// t has, and run executes it in tx. The statement is prepared before the transaction (the
+// writer has one connection, which the transaction holds); if the columns changed in
+// between (another process added one), it is built again.
+func (f *sqliteFile) write(ctx context.Context, t *Table, build func(columns) (string, error), run func(*sql.Stmt) error) error {
+	for range 3 {
+		f.mu.Lock()
+		cols, ok := f.writeCols[t.Name]
+		f.mu.Unlock()
+		if !ok {
+			var err error
+			if cols, err = readColumns(ctx, f.reader, t); err != nil {
+				return err
+			}
+		}
+		query, err := build(cols)
+		if err != nil {
+			return err
+		}
+		stmt, err := f.stmt(ctx, true, query)
+		if err != nil {
+			return err
+		}
+		tx, err := f.writer.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		fresh, err := f.writeColumns(ctx, tx, t)
+		if err == nil && !maps.Equal(fresh, cols) {
+			_ = tx.Rollback()
+			continue
+		}
+		if err == nil {
+			err = run(tx.StmtContext(ctx, stmt))
+		}
+		if err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	}
+	return fmt.Errorf("the columns of %s kept changing", t.Name)
 }
 
 func readColumns(ctx context.Context, db interface {
@@ -196,8 +272,9 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("ensure %s: %w", t.Name, err)
 	}
+	// Reads see the new columns at once; writes see that the schema version changed.
 	f.mu.Lock()
-	f.cols[t.Name] = cols
+	clear(f.cols)
 	f.mu.Unlock()
 	return nil
 }
@@ -306,12 +383,18 @@ func (s recordScanner) Scan(src any) error {
 // findSQL is the statement that answers q, and its parameters; "" when q selects nothing.
 func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
 	c := sqlCompiler{t: t, cols: cols}
-	where, err := c.where(q.Where())
+	bound, exact := c.keyset(q)
+	cond := q.Filter
+	if !exact {
+		cond = q.Where()
+	}
+	where, err := c.where(cond)
 	if err != nil || where == "0" {
 		return "", nil, err
 	}
-	if bound := c.keysetBound(q); bound != "" {
-		where += " AND " + bound
+	if bound != "" {
+		// The bound's parameters come first, as its text does.
+		where = bound + " AND " + where
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -370,34 +453,36 @@ func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Rec
 	return nil
 }
 
-// keysetBound is a condition that q.Where() implies and that an index on the order's keys
-// answers as a range: the keyset condition is an OR, which SQLite's planner does not turn
-// into a starting point in the index, and without it page 1,000 would read the 999 pages
-// before it. A missing value sorts first, so a bound that excludes missing values exists
-// only where they come before the cursor (ascending), or cannot exist (service keys).
-func (c *sqlCompiler) keysetBound(q Query) string {
+// keyset compiles the condition of q's keyset page as a range that an index on the order's
+// keys answers: the condition q.Where() builds is an OR, which SQLite's planner does not turn
+// into a starting point in the index, and without a range page 1,000 would read the 999
+// pages before it. With one key and uid, and a cursor value, the condition is exactly the
+// row value (key, uid) > (v, u) (< descending), and replaces the OR; with more keys, a bound
+// on the first key is added to it. A missing value sorts first, so a bound that excludes
+// missing values exists only where they come before the cursor (ascending), or cannot exist
+// (the service's keys).
+func (c *sqlCompiler) keyset(q Query) (bound string, exact bool) {
 	if q.After == nil {
-		return ""
+		return "", false
 	}
 	norm := NormalOrder(q.Order)
 	o, v := norm[0], q.After.Values[0]
 	x := keyExpr(o.Key, c.cols)
 	switch {
 	case v == nil && o.Desc:
-		return x + " IS NULL"
+		return x + " IS NULL", false
 	case v == nil || o.Desc && !serviceKey(o.Key):
-		return ""
+		return "", false
 	case len(norm) == 2:
-		// One key and uid, in one direction: the keyset itself, as a row value.
 		cmp := " > "
 		if o.Desc {
 			cmp = " < "
 		}
-		return "(" + x + ", " + keyExpr(KeyUID, c.cols) + ")" + cmp + "(" + c.arg(v) + ", " + c.arg(q.After.Values[1]) + ")"
+		return "(" + x + ", " + keyExpr(KeyUID, c.cols) + ")" + cmp + "(" + c.arg(v) + ", " + c.arg(q.After.Values[1]) + ")", true
 	case o.Desc:
-		return x + " <= " + c.arg(v)
+		return x + " <= " + c.arg(v), false
 	}
-	return x + " >= " + c.arg(v)
+	return x + " >= " + c.arg(v), false
 }
 
 func (p *sqliteProject) count(ctx context.Context, t *Table, flt Filter) (int64, error) {
@@ -434,42 +519,35 @@ func (p *sqliteProject) insert(ctx context.Context, t *Table, docs []Doc) error 
 		return err
 	}
 	defer release()
-	cols, err := f.columns(ctx, t)
-	if err != nil {
-		return err
-	}
-	names, values := "uid, _owner, createdAt, updatedAt, data", "?1, ?2, ?3, ?4, ?5"
-	for _, field := range slices.Sorted(maps.Keys(cols)) {
-		names += ", " + fieldColumn(field)
-		values += ", " + jsonExtract("?5", field)
-	}
-	stmt, err := f.stmt(ctx, true, `INSERT INTO `+sqlTable(t)+` (`+names+`) VALUES (`+values+`)`)
-	if err != nil {
-		return sqlFailed(ctx, "insert into "+t.Name, err)
-	}
-	tx, err := f.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return sqlFailed(ctx, "insert into "+t.Name, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	ins := tx.StmtContext(ctx, stmt)
-	for i, d := range docs {
-		rec, err := encodeDoc(d)
-		if err != nil {
-			return fmt.Errorf("insert into %s: record %d: %w", t.Name, i+1, err)
+	build := func(cols columns) (string, error) {
+		names, values := "uid, _owner, createdAt, updatedAt, data", "?1, ?2, ?3, ?4, ?5"
+		for _, field := range slices.Sorted(maps.Keys(cols)) {
+			names += ", " + fieldColumn(field)
+			values += ", " + jsonExtract("?5", field)
 		}
-		_, err = ins.ExecContext(ctx, d.UID, d.Owner, d.CreatedAt.UTC().Format(TimeLayout), d.UpdatedAt.UTC().Format(TimeLayout), string(rec))
-		if err != nil {
+		return `INSERT INTO ` + sqlTable(t) + ` (` + names + `) VALUES (` + values + `)`, nil
+	}
+	err = f.write(ctx, t, build, func(ins *sql.Stmt) error {
+		for i, d := range docs {
+			rec, err := encodeDoc(d)
+			if err != nil {
+				return fmt.Errorf("record %d: %w", i+1, err)
+			}
+			_, err = ins.ExecContext(ctx, d.UID, d.Owner, d.CreatedAt.UTC().Format(TimeLayout), d.UpdatedAt.UTC().Format(TimeLayout), string(rec))
 			if cerr := conflict(t, err, d.value); cerr != nil {
 				return cerr
 			}
-			return sqlFailed(ctx, "insert into "+t.Name, err)
+			if err != nil {
+				return err
+			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		return nil
+	})
+	var ce *ConflictError
+	if err != nil && !errors.As(err, &ce) {
 		return sqlFailed(ctx, "insert into "+t.Name, err)
 	}
-	return nil
+	return err
 }
 
 func (p *sqliteProject) update(ctx context.Context, t *Table, uid string, flt Filter, set map[string]any, unset []string, at time.Time) (Record, error) {
@@ -478,67 +556,65 @@ func (p *sqliteProject) update(ctx context.Context, t *Table, uid string, flt Fi
 		return nil, err
 	}
 	defer release()
-	cols, err := f.columns(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	// data is rebuilt inside SQLite, in the statement that checks the filter: the record
-	// cannot change between the check and the write, and concurrent updates of different
-	// fields each keep the other's. The SET clause numbers its parameters, so that a
-	// field's column reads the same one as data; the WHERE clause's follow.
 	var args []any
-	param := func(v any) string {
-		args = append(args, v)
-		return "?" + strconv.Itoa(len(args))
-	}
-	stamp := param(at.UTC().Format(TimeLayout))
-	var removed, assign, setColumns []string
-	for _, k := range unset {
-		removed = append(removed, quoteString(jsonPath(k)))
-		if cols[k] {
-			setColumns = append(setColumns, fieldColumn(k)+" = NULL")
+	build := func(cols columns) (string, error) {
+		args = nil
+		// data is rebuilt inside SQLite, in the statement that checks the filter: the record
+		// cannot change between the check and the write, and concurrent updates of different
+		// fields each keep the other's. The SET clause numbers its parameters, so that a
+		// field's column reads the same one as data; the WHERE clause's follow.
+		param := func(v any) string {
+			args = append(args, v)
+			return "?" + strconv.Itoa(len(args))
 		}
-	}
-	assign = append(assign, `'$.updatedAt', `+stamp)
-	for _, k := range sortedFieldKeys(set) {
-		v := set[k]
-		if v == nil {
+		stamp := param(at.UTC().Format(TimeLayout))
+		var removed, assign, setColumns []string
+		for _, k := range unset {
 			removed = append(removed, quoteString(jsonPath(k)))
 			if cols[k] {
 				setColumns = append(setColumns, fieldColumn(k)+" = NULL")
 			}
-			continue
 		}
-		var b bytes.Buffer
-		if err := writeValue(&b, v); err != nil {
-			return nil, fmt.Errorf("update %s: field %s: %w", t.Name, k, err)
+		assign = append(assign, `'$.updatedAt', `+stamp)
+		for _, k := range sortedFieldKeys(set) {
+			v := set[k]
+			if v == nil {
+				removed = append(removed, quoteString(jsonPath(k)))
+				if cols[k] {
+					setColumns = append(setColumns, fieldColumn(k)+" = NULL")
+				}
+				continue
+			}
+			var b bytes.Buffer
+			if err := writeValue(&b, v); err != nil {
+				return "", fmt.Errorf("field %s: %w", k, err)
+			}
+			value := param(b.String())
+			assign = append(assign, quoteString(jsonPath(k))+", json("+value+")")
+			if cols[k] {
+				setColumns = append(setColumns, fieldColumn(k)+" = json_extract("+value+", '$')")
+			}
 		}
-		value := param(b.String())
-		assign = append(assign, quoteString(jsonPath(k))+", json("+value+")")
-		if cols[k] {
-			setColumns = append(setColumns, fieldColumn(k)+" = json_extract("+value+", '$')")
+		data := "data"
+		if len(removed) > 0 {
+			data = "json_remove(data, " + strings.Join(removed, ", ") + ")"
 		}
-	}
-	data := "data"
-	if len(removed) > 0 {
-		data = "json_remove(data, " + strings.Join(removed, ", ") + ")"
-	}
-	assignments := append([]string{
-		"data = json_set(" + data + ", " + strings.Join(assign, ", ") + ")",
-		"updatedAt = " + stamp,
-	}, setColumns...)
-	c := sqlCompiler{t: t, cols: cols}
-	where, err := c.where(And(Compare(KeyUID, Eq, uid), flt))
-	if err != nil {
-		return nil, err
-	}
-	query := `UPDATE ` + sqlTable(t) + ` SET ` + strings.Join(assignments, ", ") + ` WHERE ` + where + ` RETURNING CAST(data AS BLOB)`
-	stmt, err := f.stmt(ctx, true, query)
-	if err != nil {
-		return nil, sqlFailed(ctx, "update "+t.Name, err)
+		assignments := append([]string{
+			"data = json_set(" + data + ", " + strings.Join(assign, ", ") + ")",
+			"updatedAt = " + stamp,
+		}, setColumns...)
+		c := sqlCompiler{t: t, cols: cols}
+		where, err := c.where(And(Compare(KeyUID, Eq, uid), flt))
+		if err != nil {
+			return "", err
+		}
+		args = append(args, c.args...)
+		return `UPDATE ` + sqlTable(t) + ` SET ` + strings.Join(assignments, ", ") + ` WHERE ` + where + ` RETURNING CAST(data AS BLOB)`, nil
 	}
 	var rec Record
-	err = stmt.QueryRowContext(ctx, append(args, c.args...)...).Scan(recordScanner{&rec})
+	err = f.write(ctx, t, build, func(stmt *sql.Stmt) error {
+		return stmt.QueryRowContext(ctx, args...).Scan(recordScanner{&rec})
+	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("%s %q: %w", t.Name, uid, ErrNotFound)

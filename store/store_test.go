@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,4 +128,72 @@ func TestSQLiteCancelStopsQuery(t *testing.T) {
 	if got, err := recs.Count(ctx, "docs", store.All); got != n || err != nil {
 		t.Fatalf("count after the interrupted queries: %d, %v; want %d", got, err, n)
 	}
+}
+
+// TestSQLiteSharedByTwoProcesses: two Stores on one data folder, as two replicas of one
+// machine: a field's column that one adds while applying a definition is filled by the
+// other's writes, which had seen the table before.
+func TestSQLiteSharedByTwoProcesses(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	open := func() *store.Stores {
+		s, err := store.Open(ctx, store.Config{DataDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close(context.Background()) })
+		return s
+	}
+	a, b := open(), open()
+	v1 := store.Table{Name: "boxes", Fields: []store.Field{{Name: "name", Type: store.FieldType{Scalar: store.String}}}}
+	v2 := v1
+	v2.Fields = append(slices.Clone(v1.Fields), store.Field{Name: "size", Type: store.FieldType{Scalar: store.Int}})
+	v2.Indexes = []store.Index{{Fields: []string{"size"}}}
+	records := func(s *store.Stores, tbl store.Table) *store.Records {
+		r, err := s.ProjectRecords(ctx, "shared", "", []store.Table{tbl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ra1 := records(a, v1)
+	if err := ra1.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ra1.Insert(ctx, "boxes", "alice", []map[string]any{{"name": "first"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rb2 := records(b, v2)
+	if err := rb2.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ra2 := records(a, v2)
+	if err := ra2.Insert(ctx, "boxes", "alice", []map[string]any{{"name": "second", "size": int64(5)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []struct{ Name string }
+	if err := ra2.Find(ctx, "boxes", store.Query{}, &got); err != nil || len(got) != 2 {
+		t.Fatalf("records: %v, %v", got, err)
+	}
+	if err := ra2.Update(ctx, "boxes", firstUIDOf(t, ra2), store.All, map[string]any{"size": int64(7)}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*store.Records{ra2, rb2} {
+		for size, want := range map[int64]int64{5: 1, 7: 1, 6: 0} {
+			if n, err := r.Count(ctx, "boxes", store.Compare("size", store.Eq, size)); n != want || err != nil {
+				t.Errorf("size %d: %d records, %v; want %d", size, n, err, want)
+			}
+		}
+	}
+}
+
+func firstUIDOf(t *testing.T, r *store.Records) string {
+	t.Helper()
+	var got []struct {
+		UID string `json:"uid"`
+	}
+	if err := r.Find(t.Context(), "boxes", store.Query{Limit: 1}, &got); err != nil || len(got) != 1 {
+		t.Fatalf("first record: %v, %v", got, err)
+	}
+	return got[0].UID
 }

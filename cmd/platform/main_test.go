@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -267,9 +268,13 @@ func TestApplyCommand(t *testing.T) {
 	if err != nil || !strings.Contains(out, "project shop configured (version 2)") || !strings.Contains(out, "+ table orders") || !strings.Contains(out, "+ field products.stock") {
 		t.Fatalf("second apply: %v\n%s", err, out)
 	}
+	_, before := s.do("GET", "localhost", "/admin/v1/projects/shop", s.token, nil)
 	out, err = apply(file)
 	if err != nil || !strings.Contains(out, "project shop unchanged (version 2)") {
-		t.Fatalf("third apply: %v\n%s", err, out)
+		t.Fatalf("an unchanged apply must change nothing: %v\n%s", err, out)
+	}
+	if _, after := s.do("GET", "localhost", "/admin/v1/projects/shop", s.token, nil); !bytes.Equal(after, before) {
+		t.Errorf("an unchanged apply changed the stored project:\n%s\nwas\n%s", after, before)
 	}
 
 	bad := filepath.Join(dir, "bad.yaml")
@@ -433,5 +438,38 @@ func TestHealthcheckCommand(t *testing.T) {
 				t.Fatalf("healthcheck ok=%v, want %v: %s", err == nil, tc.ok, out)
 			}
 		})
+	}
+}
+
+// TestBusyPortFailsAtOnce starts serve on an address another process listens on: it must
+// fail at once with a message naming the address and the setting, before it creates the data
+// folder, starts the tools or binds the metrics port.
+func TestBusyPortFailsAtOnce(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	data := filepath.Join(t.TempDir(), "data")
+	metrics := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "serve", "--addr", busy.Addr().String(), "--data", data,
+		"--metrics-addr", metrics, "--workspace", t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("serve on a busy port succeeded:\n%s", out)
+	}
+	want := "address " + busy.Addr().String() + " is already in use"
+	if !strings.Contains(string(out), want) || !strings.Contains(string(out), "PLATFORM_ADDR") {
+		t.Errorf("output lacks %q and the setting to change:\n%s", want, out)
+	}
+	for _, unwanted := range []string{"mcp tools ready", "metrics", "database:"} {
+		if strings.Contains(string(out), unwanted) {
+			t.Errorf("serve got as far as %q before failing:\n%s", unwanted, out)
+		}
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("the data folder was created before the port was bound (stat: %v)", err)
 	}
 }

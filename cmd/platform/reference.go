@@ -27,6 +27,7 @@ func configReference() []referenceEntry {
 	}
 	add("serve", (&serveConfig{}).settings())
 	add("apply", (&applyConfig{}).settings())
+	add("export / import", (&storeConfig{}).settings())
 	return out
 }
 

@@ -146,10 +146,33 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	if err != nil {
 		return err
 	}
+	// The listeners are bound before anything else starts, so a busy port (a second `make
+	// run`) fails at once with its own message instead of after the data folder is opened
+	// and the tools have started. Connections that arrive meanwhile wait in the backlog.
+	ln, err := listen("address", "--addr or PLATFORM_ADDR", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	var metricsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		if metricsLn, err = listen("metrics address", "--metrics-addr or PLATFORM_METRICS_ADDR", cfg.MetricsAddr); err != nil {
+			// Metrics must not keep the service down (a second replica on one host with the
+			// default address still serves): the scraper sees the target missing.
+			logger.Error("metrics listener not started", "addr", cfg.MetricsAddr, "err", err)
+		} else {
+			defer metricsLn.Close()
+		}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data folder: %w", err)
 	}
 	dataDir, _ := filepath.Abs(cfg.DataDir)
+	if cfg.MongoURI == "" {
+		if err := convertFerretDB(ctx, dataDir, logger); err != nil {
+			return fmt.Errorf("convert the data folder of the previous embedded store (nothing was changed; %s is untouched): %w", filepath.Join(dataDir, ferretDBFolder), err)
+		}
+	}
 
 	stores, err := store.Open(ctx, store.Config{
 		DataDir: dataDir, MongoURI: cfg.MongoURI, RedisURL: cfg.RedisURL,
@@ -178,7 +201,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		logger.Info("redis: external", "url", redactURI(stores.RedisURL))
 	}
 
-	metrics, tracer, err := startTelemetry(ctx, cfg, stores, logger)
+	metrics, tracer, err := startTelemetry(ctx, cfg, metricsLn, stores, logger)
 	if err != nil {
 		return err
 	}
@@ -257,10 +280,6 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	}
 	e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
 	// No WriteTimeout: MCP notification streams stay open for as long as their clients listen.
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	// Shutdown waits for open connections; the MCP server's notification streams end only
@@ -346,6 +365,18 @@ func newEcho(logger *slog.Logger, measure echo.MiddlewareFunc) *echo.Echo {
 		_ = tenant.WriteError(c, status, code, msg)
 	}
 	return e
+}
+
+// listen binds addr; an address in use is said plainly, with the setting that changes it.
+func listen(what, setting, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%s %s is already in use (another platform serve?): stop what listens there, or choose a free one with %s", what, addr, setting)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s %s: %w", what, addr, err)
+	}
+	return ln, nil
 }
 
 // mountHealth serves /healthz and /readyz. Redis is asked through the MCP server's client,

@@ -38,11 +38,11 @@ func (m *serveMetrics) close() {
 	}
 }
 
-// startTelemetry opens the metrics listener (unless cfg.MetricsAddr is empty), starts
-// sampling the stores, and starts exporting traces when cfg.OTelEndpoint is set; the tracer
-// is nil otherwise. The metrics listener is never the public one: /metrics names every
-// project in use, which strangers need not learn.
-func startTelemetry(ctx context.Context, cfg serveConfig, stores *store.Stores, logger *slog.Logger) (*serveMetrics, trace.Tracer, error) {
+// startTelemetry serves metrics on ln (none when ln is nil), starts sampling the stores, and
+// starts exporting traces when cfg.OTelEndpoint is set; the tracer is nil otherwise. The
+// metrics listener is never the public one: /metrics names every project in use, which
+// strangers need not learn.
+func startTelemetry(ctx context.Context, cfg serveConfig, ln net.Listener, stores *store.Stores, logger *slog.Logger) (*serveMetrics, trace.Tracer, error) {
 	if cfg.MetricsProjects < 1 {
 		return nil, nil, fmt.Errorf("--metrics-projects %d: want at least 1", cfg.MetricsProjects)
 	}
@@ -84,22 +84,15 @@ func startTelemetry(ctx context.Context, cfg serveConfig, stores *store.Stores, 
 	wg.Go(func() { pings.Run(pctx, storePingInterval, storePingTimeout) })
 	m.stop = append(m.stop, func() { cancel(); wg.Wait() })
 
-	if cfg.MetricsAddr != "" {
-		m.serve(cfg.MetricsAddr, logger)
+	if ln != nil {
+		m.serve(ln, logger)
 	}
 	ok = true
 	return m, tracer, nil
 }
 
-// serve exposes the registry at http://<addr>/metrics. A listener that cannot start is
-// logged, not fatal: metrics must not keep the service down (a second replica on one host
-// with the default address still serves), and the scraper sees the target missing.
-func (m *serveMetrics) serve(addr string, logger *slog.Logger) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		logger.Error("metrics listener not started: set --metrics-addr to a free address", "addr", addr, "err", err)
-		return
-	}
+// serve exposes the registry at http://<ln>/metrics; it closes ln when m closes.
+func (m *serveMetrics) serve(ln net.Listener, logger *slog.Logger) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
