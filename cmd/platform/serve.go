@@ -25,6 +25,7 @@ import (
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/telemetry"
 	"github.com/platform-dev/platform/tenant"
+	"github.com/platform-dev/platform/tenant/console"
 	"github.com/platform-dev/platform/tools"
 )
 
@@ -239,6 +240,11 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	mountHealth(e, stores)
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
 	reg.MountAdmin(e, adminToken)
+	con, err := console.New(console.Config{Registry: reg, Stores: stores, AdminToken: adminToken, Logger: logger})
+	if err != nil {
+		return err
+	}
+	con.Mount(e)
 	reg.MountGraphQL(e)
 	var devIssuer *tenant.DevIssuer
 	switch {
@@ -276,6 +282,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	logger.Info("platform serving",
 		"addr", ln.Addr().String(),
 		"admin", fmt.Sprintf("http://%s:%d/admin/v1/projects", cfg.Domain, port),
+		"console", fmt.Sprintf("http://%s:%d/console/", cfg.Domain, port),
 		"mcp", fmt.Sprintf("http://%s:%d/mcp", cfg.Domain, port),
 		"graphql", fmt.Sprintf("http://<project>.%s:%d/api/v1/graphql", cfg.Domain, port),
 		"version", version)

@@ -1,0 +1,347 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/platform-dev/platform/store"
+	"github.com/platform-dev/platform/tenant"
+	"github.com/platform-dev/platform/tenant/console"
+)
+
+const adminToken = "console-test-admin-token-0123456789"
+
+// lockedBuffer collects the server's log; handlers write to it from many goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type fixture struct {
+	srv *httptest.Server
+	reg *tenant.Registry
+	log *lockedBuffer
+}
+
+// start serves the console as `platform serve` mounts it, on real embedded stores, with the
+// requests logged as the service logs them (so a test can look for the token in the log).
+func start(t *testing.T, cfg console.Config) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	stores, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stores.Close(context.Background()) })
+	logs := &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	cfg.Registry, cfg.Stores, cfg.AdminToken, cfg.Logger = reg, stores, adminToken, logger
+	con, err := console.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			err := next(c)
+			logger.Info("request", "method", c.Request().Method, "uri", c.Request().RequestURI, "status", c.Response().Status)
+			return err
+		}
+	})
+	e.Use(reg.Hosts(tenant.HostOptions{Domain: "localhost"}))
+	con.Mount(e)
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	return &fixture{srv: srv, reg: reg, log: logs}
+}
+
+// browser is what a browser keeps between requests: the session cookie and the page's CSRF
+// token.
+type browser struct {
+	t      *testing.T
+	f      *fixture
+	host   string
+	cookie *http.Cookie
+	csrf   string
+}
+
+func (f *fixture) browser(t *testing.T) *browser {
+	return &browser{t: t, f: f, host: "localhost"}
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// do sends a request; htmx marks it as an htmx request and sends the CSRF token, as the
+// console's pages make the browser do.
+func (b *browser) do(method, path string, form url.Values, htmx bool) answer {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.f.srv.URL+path, body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Host = b.host
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if b.cookie != nil {
+		req.AddCookie(b.cookie)
+	}
+	if htmx {
+		req.Header.Set("HX-Request", "true")
+		if b.csrf != "" {
+			req.Header.Set("X-CSRF-Token", b.csrf)
+		}
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == "platform_console" {
+			if c.MaxAge < 0 {
+				b.cookie = nil
+			} else {
+				b.cookie = c
+			}
+		}
+	}
+	// Bodies are compared as a reader sees them: html/template writes "+" as "&#43;".
+	return answer{status: resp.StatusCode, header: resp.Header, body: html.UnescapeString(string(raw))}
+}
+
+var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
+
+// signIn posts the token as the sign-in form does and reads the CSRF token of the page
+// it lands on.
+func (b *browser) signIn() {
+	b.t.Helper()
+	a := b.do(http.MethodPost, "/console/login", url.Values{"token": {adminToken}}, false)
+	if a.status != http.StatusSeeOther || b.cookie == nil {
+		b.t.Fatalf("sign in: %d, cookie %v: %s", a.status, b.cookie, a.body)
+	}
+	page := b.do(http.MethodGet, "/console/", nil, false)
+	m := csrfMeta.FindStringSubmatch(page.body)
+	if m == nil {
+		b.t.Fatalf("no csrf-token meta after signing in: %s", page.body)
+	}
+	b.csrf = m[1]
+}
+
+func TestSignInAndOut(t *testing.T) {
+	f := start(t, console.Config{})
+	b := f.browser(t)
+
+	form := b.do(http.MethodGet, "/console/", nil, false)
+	if form.status != http.StatusOK || !strings.Contains(form.body, `action="/console/login"`) || !strings.Contains(form.body, `name="token"`) {
+		t.Fatalf("sign-in form: %d %s", form.status, form.body)
+	}
+	csp := form.header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "script-src 'self'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("Content-Security-Policy %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe") {
+		t.Errorf("Content-Security-Policy allows unsafe sources: %q", csp)
+	}
+
+	wrong := b.do(http.MethodPost, "/console/login", url.Values{"token": {"not-the-token"}}, false)
+	if wrong.status != http.StatusUnauthorized || !strings.Contains(wrong.body, "not the admin token") || b.cookie != nil {
+		t.Fatalf("wrong token: %d, cookie %v: %s", wrong.status, b.cookie, wrong.body)
+	}
+	if a := b.do(http.MethodGet, "/console/projects/new", nil, false); a.status != http.StatusSeeOther {
+		t.Fatalf("a page without a session: %d, want a redirect to the sign-in form", a.status)
+	}
+
+	b.signIn()
+	if !b.cookie.HttpOnly || b.cookie.SameSite != http.SameSiteStrictMode || b.cookie.MaxAge <= 0 || b.cookie.MaxAge > 3600 {
+		t.Errorf("session cookie %+v: want HttpOnly, SameSite=Strict, a short Max-Age", b.cookie)
+	}
+	if page := b.do(http.MethodGet, "/console/", nil, false); !strings.Contains(page.body, "No projects yet") {
+		t.Errorf("signed-in home: %s", page.body)
+	}
+
+	csrf := b.csrf
+	b.csrf = ""
+	if a := b.do(http.MethodPost, "/console/logout", nil, true); a.status != http.StatusForbidden || !strings.Contains(a.body, "CSRF") {
+		t.Fatalf("sign out without the CSRF token: %d %s", a.status, a.body)
+	}
+	b.csrf = "x" + csrf[1:]
+	if a := b.do(http.MethodPost, "/console/logout", nil, true); a.status != http.StatusForbidden {
+		t.Fatalf("sign out with a wrong CSRF token: %d %s", a.status, a.body)
+	}
+	b.csrf = csrf
+	stolen := b.cookie
+	if a := b.do(http.MethodPost, "/console/logout", nil, true); a.status != http.StatusNoContent || a.header.Get("HX-Redirect") != "/console/" || b.cookie != nil {
+		t.Fatalf("sign out: %d %v, cookie %v", a.status, a.header, b.cookie)
+	}
+	// The session ended on the server too: the old cookie is worth nothing.
+	b.cookie = stolen
+	if a := b.do(http.MethodGet, "/console/", nil, false); !strings.Contains(a.body, `name="token"`) {
+		t.Fatalf("the cookie of an ended session still signs in: %s", a.body)
+	}
+
+	if strings.Contains(f.log.String(), adminToken) {
+		t.Errorf("the admin token is in the log:\n%s", f.log.String())
+	}
+	if !strings.Contains(f.log.String(), "console: wrong admin token") {
+		t.Errorf("a wrong token was not logged:\n%s", f.log.String())
+	}
+}
+
+func TestWrongTokensAreLimited(t *testing.T) {
+	f := start(t, console.Config{LoginAttempts: 3})
+	b := f.browser(t)
+	for i := range 3 {
+		if a := b.do(http.MethodPost, "/console/login", url.Values{"token": {"guess"}}, false); a.status != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d: %d", i+1, a.status)
+		}
+	}
+	// Once the attempts are spent even the right token waits, or guessing would go on.
+	a := b.do(http.MethodPost, "/console/login", url.Values{"token": {adminToken}}, false)
+	if a.status != http.StatusTooManyRequests || a.header.Get("Retry-After") != "20" || b.cookie != nil {
+		t.Fatalf("after 3 wrong tokens: %d, Retry-After %q, cookie %v", a.status, a.header.Get("Retry-After"), b.cookie)
+	}
+}
+
+func TestConsoleIsOnTheApexHostOnly(t *testing.T) {
+	f := start(t, console.Config{})
+	p, err := tenant.ParseDocument([]byte(`{"id":"demo","tables":{"notes":{"fields":{"text":{"type":"String"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.reg.Put(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser(t)
+	b.host = "demo.localhost"
+	for _, path := range []string{"/console/", "/console/assets/htmx.min.js"} {
+		if a := b.do(http.MethodGet, path, nil, false); a.status != http.StatusNotFound {
+			t.Errorf("%s on a project host: %d, want 404", path, a.status)
+		}
+	}
+	if a := b.do(http.MethodPost, "/console/login", url.Values{"token": {adminToken}}, false); a.status != http.StatusNotFound || b.cookie != nil {
+		t.Errorf("sign in on a project host: %d", a.status)
+	}
+	b.host = "localhost"
+	a := b.do(http.MethodGet, "/console/assets/htmx.min.js", nil, false)
+	if a.status != http.StatusOK || !strings.HasPrefix(a.body, "var htmx=") {
+		t.Errorf("htmx on the apex host: %d", a.status)
+	}
+}
+
+func TestProjectEditor(t *testing.T) {
+	f := start(t, console.Config{})
+	b := f.browser(t)
+	b.signIn()
+	ctx := context.Background()
+
+	mistake := `id: shop
+tables:
+  products:
+    fields:
+      name: {type: String, required: true}
+      price:
+        type: Flot
+`
+	a := b.do(http.MethodPost, "/console/projects/apply", url.Values{"document": {mistake}}, true)
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "tables.products.fields.price.type</code> <span class=\"line\">line 7</span>") {
+		t.Fatalf("a wrong field type: %d %s", a.status, a.body)
+	}
+	if _, err := f.reg.Get(ctx, "shop"); !errors.Is(err, tenant.ErrProjectNotFound) {
+		t.Fatalf("a refused document was stored: %v", err)
+	}
+
+	fixed := strings.Replace(mistake, "Flot", "Float", 1)
+	steps := []struct {
+		path, doc string
+		want      []string
+	}{
+		{"check", fixed, []string{"project shop would be created\n  + project shop\n  + table products", "Nothing is stored"}},
+		{"apply", fixed, []string{"project shop created (version 1)\n  + project shop\n  + table products"}},
+		{"apply", fixed, []string{"project shop unchanged (version 1)</pre>"}},
+		{"check", fixed + "      sku: {type: String}\n", []string{"project shop would be configured\n  + field products.sku</pre>"}},
+		{"apply", fixed + "      sku: {type: String}\n", []string{"project shop configured (version 2)\n  + field products.sku</pre>"}},
+	}
+	for _, s := range steps {
+		a := b.do(http.MethodPost, "/console/projects/"+s.path, url.Values{"document": {s.doc}}, true)
+		for _, w := range s.want {
+			if a.status != http.StatusOK || !strings.Contains(a.body, w) {
+				t.Fatalf("%s: %d, want %q in\n%s", s.path, a.status, w, a.body)
+			}
+		}
+	}
+
+	list := b.do(http.MethodGet, "/console/", nil, false)
+	if !strings.Contains(list.body, `href="/console/projects/shop"`) || !regexp.MustCompile(`products <span class="count">0</span>`).MatchString(list.body) {
+		t.Errorf("project list: %s", list.body)
+	}
+	edit := b.do(http.MethodGet, "/console/projects/shop", nil, false)
+	if edit.status != http.StatusOK || !strings.Contains(edit.body, "sku:") || !strings.Contains(edit.body, "type: Float") {
+		t.Errorf("editor of shop: %d %s", edit.status, edit.body)
+	}
+	// The YAML the editor shows applies as it is.
+	doc := regexp.MustCompile(`(?s)<textarea[^>]*>(.*)</textarea>`).FindStringSubmatch(edit.body)[1]
+	if a := b.do(http.MethodPost, "/console/projects/apply", url.Values{"document": {doc}}, true); !strings.Contains(a.body, "project shop unchanged (version 2)") {
+		t.Errorf("applying the editor's own document: %s", a.body)
+	}
+
+	b.csrf = "forged"
+	if a := b.do(http.MethodDelete, "/console/projects/shop", nil, true); a.status != http.StatusForbidden {
+		t.Fatalf("delete without the CSRF token: %d", a.status)
+	}
+	b.signIn()
+	if a := b.do(http.MethodDelete, "/console/projects/shop", nil, true); a.status != http.StatusNoContent || a.header.Get("HX-Redirect") != "/console/" {
+		t.Fatalf("delete: %d %s", a.status, a.body)
+	}
+	if _, err := f.reg.Get(ctx, "shop"); !errors.Is(err, tenant.ErrProjectNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+	if a := b.do(http.MethodGet, "/console/projects/shop", nil, false); a.status != http.StatusNotFound {
+		t.Errorf("editor of a deleted project: %d", a.status)
+	}
+}
