@@ -110,6 +110,7 @@ func (con *Console) Mount(e *echo.Echo) {
 	s := g.Group("", con.requireSession)
 	s.POST("/logout", con.logout)
 	con.mountProjects(s)
+	con.mountRecords(s)
 }
 
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,9 +45,10 @@ func (b *lockedBuffer) String() string {
 }
 
 type fixture struct {
-	srv *httptest.Server
-	reg *tenant.Registry
-	log *lockedBuffer
+	srv    *httptest.Server
+	reg    *tenant.Registry
+	stores *store.Stores
+	log    *lockedBuffer
 }
 
 // start serves the console as `platform serve` mounts it, on real embedded stores, with the
@@ -82,7 +85,7 @@ func start(t *testing.T, cfg console.Config) *fixture {
 	con.Mount(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &fixture{srv: srv, reg: reg, log: logs}
+	return &fixture{srv: srv, reg: reg, stores: stores, log: logs}
 }
 
 // browser is what a browser keeps between requests: the session cookie and the page's CSRF
@@ -343,5 +346,165 @@ tables:
 	}
 	if a := b.do(http.MethodGet, "/console/projects/shop", nil, false); a.status != http.StatusNotFound {
 		t.Errorf("editor of a deleted project: %d", a.status)
+	}
+}
+
+func TestRecords(t *testing.T) {
+	f := start(t, console.Config{})
+	ctx := context.Background()
+	p, err := tenant.ParseDocument([]byte(`id: shop
+tables:
+  products:
+    fields:
+      name: {type: String, required: true}
+      price: {type: Float, required: true}
+      stock: {type: Int, default: 1}
+      tags: {type: "[String]"}
+      onSale: {type: Boolean}
+      meta: {type: JSON}
+    indexes: [{fields: [name], unique: true}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.reg.Put(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser(t)
+	b.signIn()
+	base := "/console/projects/shop/tables/products"
+
+	empty := b.do(http.MethodGet, base, nil, false)
+	if empty.status != http.StatusOK || !strings.Contains(empty.body, "No records yet") || !strings.Contains(empty.body, "http://shop.localhost") {
+		t.Fatalf("empty table: %d %s", empty.status, empty.body)
+	}
+	newForm := b.do(http.MethodGet, base+"/new", nil, false)
+	if !strings.Contains(newForm.body, `name="field.stock" value="1"`) || !strings.Contains(newForm.body, "[String], one item a line") {
+		t.Errorf("new record form lacks the default or the list hint: %s", newForm.body)
+	}
+
+	refused := []struct {
+		name string
+		form url.Values
+		want string
+	}{
+		{"missing required", url.Values{"field.name": {"x"}}, "required"},
+		{"bad float", url.Values{"field.name": {"x"}, "field.price": {"cheap"}}, `"cheap" is not a number`},
+		{"int out of range", url.Values{"field.name": {"x"}, "field.price": {"1"}, "field.stock": {"3000000000"}}, "not a whole number"},
+		{"bad list item", url.Values{"field.name": {"x"}, "field.price": {"1"}, "field.tags": {"a"}, "field.meta": {"{"}}, "not JSON"},
+	}
+	for _, r := range refused {
+		a := b.do(http.MethodPost, base+"/records", r.form, true)
+		if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, r.want) {
+			t.Errorf("%s: %d, want %q in %s", r.name, a.status, r.want, a.body)
+		}
+	}
+
+	for i, name := range []string{"apple", "Banana", "cherry", "date", "Éclair"} {
+		a := b.do(http.MethodPost, base+"/records", url.Values{
+			"field.name": {name}, "field.price": {fmt.Sprint(i + 1)}, "field.stock": {"1"},
+			"field.tags": {"fruit\nred"}, "field.onSale": {"true"}, "field.meta": {`{"n":1}`},
+		}, true)
+		if a.status != http.StatusNoContent || a.header.Get("HX-Redirect") != base {
+			t.Fatalf("create %s: %d %s", name, a.status, a.body)
+		}
+	}
+	if a := b.do(http.MethodPost, base+"/records", url.Values{"field.name": {"apple"}, "field.price": {"9"}}, true); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "name") {
+		t.Errorf("a duplicate of a unique field: %d %s", a.status, a.body)
+	}
+	b.csrf = ""
+	if a := b.do(http.MethodPost, base+"/records", url.Values{"field.name": {"fig"}, "field.price": {"9"}}, true); a.status != http.StatusForbidden {
+		t.Errorf("create without the CSRF token: %d", a.status)
+	}
+	b.signIn()
+
+	// Columns come in field order (meta, name, ...): the name is the second after the uid.
+	names := regexp.MustCompile(`</code></a></td>\s*<td class="value"[^>]*>[^<]*</td>\s*<td class="value"[^>]*>([^<]*)</td>`)
+	list := func(query string) []string {
+		t.Helper()
+		a := b.do(http.MethodGet, base+query, nil, false)
+		if a.status != http.StatusOK {
+			t.Fatalf("list %s: %d %s", query, a.status, a.body)
+		}
+		var out []string
+		for _, m := range names.FindAllStringSubmatch(a.body, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	lists := []struct {
+		query string
+		want  string
+	}{
+		{"", "Éclair date cherry Banana apple"},
+		{"?sort=name", "Banana apple cherry date Éclair"},
+		{"?sort=name&desc=1", "Éclair date cherry apple Banana"},
+		{"?sort=price&field=price&op=gt&value=2.5", "cherry date Éclair"},
+		{"?field=name&op=icontains&value=AN", "Banana"},
+		{"?field=name&op=icontains&value=éCL", "Éclair"},
+		{"?sort=name&field=tags&op=has&value=red", "Banana apple cherry date Éclair"},
+		{"?field=onSale&op=isNull&value=true", ""},
+	}
+	for _, l := range lists {
+		if got := strings.Join(list(l.query), " "); got != l.want {
+			t.Errorf("list %s: %q, want %q", l.query, got, l.want)
+		}
+	}
+	if a := b.do(http.MethodGet, base+"?field=price&op=gt&value=cheap", nil, false); a.status != http.StatusBadRequest || !strings.Contains(a.body, `price: "cheap" is not a number`) {
+		t.Errorf("a filter value of the wrong type: %d %s", a.status, a.body)
+	}
+
+	// Edit apple: a new price, tags removed.
+	var uid string
+	page := b.do(http.MethodGet, base+"?field=name&op=eq&value=apple", nil, false)
+	if m := regexp.MustCompile(`/records/([0-9a-f-]{36})"`).FindStringSubmatch(page.body); m != nil {
+		uid = m[1]
+	} else {
+		t.Fatalf("no record link: %s", page.body)
+	}
+	edit := b.do(http.MethodGet, base+"/records/"+uid, nil, false)
+	if !strings.Contains(edit.body, "fruit\nred</textarea>") || !strings.Contains(edit.body, `{"n":1}</textarea>`) || !strings.Contains(edit.body, "<option selected>true</option>") {
+		t.Errorf("edit form does not show the record: %s", edit.body)
+	}
+	a := b.do(http.MethodPut, base+"/records/"+uid, url.Values{"field.name": {"apple"}, "field.price": {"7.25"}, "field.stock": {"3"}}, true)
+	if a.status != http.StatusNoContent {
+		t.Fatalf("update: %d %s", a.status, a.body)
+	}
+	var got []map[string]any
+	recs, err := f.stores.ProjectRecords(ctx, "shop", "", p.StoreTables())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Find(ctx, "products", store.Query{Filter: store.Compare(store.KeyUID, store.Eq, uid)}, &got); err != nil || len(got) != 1 {
+		t.Fatalf("read back: %v %v", got, err)
+	}
+	if got[0]["price"] != 7.25 || got[0]["stock"] != float64(3) || got[0]["tags"] != nil || got[0]["onSale"] != nil {
+		t.Errorf("after the update: %v", got[0])
+	}
+
+	// Paging: 30 more records, pages of 25 by keyset, nothing lost or repeated.
+	for i := range 30 {
+		if a := b.do(http.MethodPost, base+"/records", url.Values{"field.name": {fmt.Sprintf("item%02d", i)}, "field.price": {"1"}}, true); a.status != http.StatusNoContent {
+			t.Fatalf("create item%02d: %d", i, a.status)
+		}
+	}
+	first := b.do(http.MethodGet, base+"?sort=name", nil, false)
+	next := regexp.MustCompile(`href="\?([^"]+)" rel="next"`).FindStringSubmatch(first.body)
+	if next == nil || !strings.Contains(first.body, "35 records") {
+		t.Fatalf("first page: no next link or count: %s", first.body)
+	}
+	seen := append(list("?sort=name"), list("?"+next[1])...)
+	if len(seen) != 35 || !slices.IsSorted(seen[:30]) || seen[0] != "Banana" || seen[34] != "Éclair" {
+		t.Errorf("two pages: %d records %v", len(seen), seen)
+	}
+
+	if a := b.do(http.MethodDelete, base+"/records/"+uid, nil, true); a.status != http.StatusOK {
+		t.Fatalf("delete: %d %s", a.status, a.body)
+	}
+	if n, err := recs.Count(ctx, "products", store.Compare("name", store.Eq, "apple")); err != nil || n != 0 {
+		t.Errorf("after delete: %d records named apple, %v", n, err)
+	}
+	if a := b.do(http.MethodGet, "/console/projects/shop/tables/nope", nil, false); a.status != http.StatusNotFound {
+		t.Errorf("an unknown table: %d", a.status)
 	}
 }

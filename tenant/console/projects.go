@@ -68,6 +68,7 @@ func (con *Console) projectList(c echo.Context) error {
 type editorData struct {
 	ID       string // empty for a new project
 	Document string
+	Tables   []string
 }
 
 const newProjectYAML = `id: my-project
@@ -95,7 +96,11 @@ func (con *Console) editProject(c echo.Context) error {
 	if err != nil {
 		return con.fail(c, "show project", err)
 	}
-	return con.render(c, http.StatusOK, "editor", "", view{Title: "Project " + id, Data: editorData{ID: id, Document: doc}})
+	data := editorData{ID: id, Document: doc}
+	for _, t := range p.StoreTables() {
+		data.Tables = append(data.Tables, t.Name)
+	}
+	return con.render(c, http.StatusOK, "editor", "", view{Title: "Project " + id, Data: data})
 }
 
 // documentYAML writes a stored project as the YAML document an operator would apply.
