@@ -240,7 +240,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	mountHealth(e, stores)
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
 	reg.MountAdmin(e, adminToken)
-	con, err := console.New(console.Config{Registry: reg, Stores: stores, AdminToken: adminToken, Logger: logger})
+	con, err := console.New(console.Config{Registry: reg, Stores: stores, AdminToken: adminToken, Metrics: metrics.reg, Logger: logger})
 	if err != nil {
 		return err
 	}

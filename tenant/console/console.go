@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
@@ -44,7 +45,10 @@ type Config struct {
 	SessionTTL time.Duration
 	// LoginAttempts is how many wrong tokens one client may send per minute (5 when zero).
 	LoginAttempts int
-	Logger        *slog.Logger
+	// Metrics is the process's metrics registry; the health page shows MCP and HTTP figures
+	// from it. Nil leaves them out.
+	Metrics prometheus.Gatherer
+	Logger  *slog.Logger
 }
 
 // Console serves the operator console.
@@ -111,6 +115,7 @@ func (con *Console) Mount(e *echo.Echo) {
 	s.POST("/logout", con.logout)
 	con.mountProjects(s)
 	con.mountRecords(s)
+	s.GET("/health", con.health)
 }
 
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {

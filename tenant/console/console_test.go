@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
@@ -506,5 +507,39 @@ tables:
 	}
 	if a := b.do(http.MethodGet, "/console/projects/shop/tables/nope", nil, false); a.status != http.StatusNotFound {
 		t.Errorf("an unknown table: %d", a.status)
+	}
+}
+
+// TestHealth: the stores answer, and the figures come from the metrics registry under the
+// names mcpserver and telemetry register them with; the fragment htmx polls is the same.
+func TestHealth(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	calls := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_tool_calls_total"}, []string{"tool", "outcome"})
+	seconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "platform_mcp_tool_call_duration_seconds"}, []string{"tool"})
+	limits := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_limiter_decisions_total"}, []string{"limit", "decision"})
+	reg.MustRegister(calls, seconds, limits)
+	calls.WithLabelValues("analyze_code", "ok").Add(3)
+	calls.WithLabelValues("analyze_code", "timeout").Inc()
+	seconds.WithLabelValues("analyze_code").Observe(0.5)
+	seconds.WithLabelValues("analyze_code").Observe(1.5)
+	limits.WithLabelValues("rate", "refused").Add(2)
+
+	f := start(t, console.Config{Metrics: reg})
+	b := f.browser(t)
+	b.signIn()
+	for _, path := range []string{"/console/health", "/console/health?figures=1"} {
+		a := b.do(http.MethodGet, path, nil, path != "/console/health")
+		for _, want := range []string{
+			`<td>database (sqlite)</td><td class="ok">ok</td>`, `<td>redis</td><td class="ok">ok</td>`,
+			`<td>analyze_code</td><td>4</td><td>1</td><td>1s</td>`, `<td>rate</td><td>refused</td><td>2</td>`,
+			`hx-trigger="every 5s"`,
+		} {
+			if a.status != http.StatusOK || !strings.Contains(a.body, want) {
+				t.Errorf("%s: %d, want %q in %s", path, a.status, want, a.body)
+			}
+		}
+	}
+	if a := b.do(http.MethodGet, "/console/health?figures=1", nil, true); strings.Contains(a.body, "<html") {
+		t.Errorf("the polled figures are a whole page: %s", a.body)
 	}
 }
