@@ -325,7 +325,8 @@ tables:
 		t.Errorf("project list: %s", list.body)
 	}
 	edit := b.do(http.MethodGet, "/console/projects/shop", nil, false)
-	if edit.status != http.StatusOK || !strings.Contains(edit.body, "sku:") || !strings.Contains(edit.body, "type: Float") {
+	if edit.status != http.StatusOK || !strings.Contains(edit.body, "sku:") || !strings.Contains(edit.body, "type: Float") ||
+		!regexp.MustCompile(`type product \{[^}]*sku: String`).MatchString(edit.body) {
 		t.Errorf("editor of shop: %d %s", edit.status, edit.body)
 	}
 	// The YAML the editor shows applies as it is.

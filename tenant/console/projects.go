@@ -69,6 +69,7 @@ type editorData struct {
 	ID       string // empty for a new project
 	Document string
 	Tables   []string
+	Schema   string // the SDL of the project's GraphQL API
 }
 
 const newProjectYAML = `id: my-project
@@ -99,6 +100,11 @@ func (con *Console) editProject(c echo.Context) error {
 	data := editorData{ID: id, Document: doc}
 	for _, t := range p.StoreTables() {
 		data.Tables = append(data.Tables, t.Name)
+	}
+	if rt, err := con.cfg.Registry.Runtime(c.Request().Context(), id); err == nil {
+		data.Schema = rt.API.SDL()
+	} else {
+		con.cfg.Logger.WarnContext(c.Request().Context(), "console: project runtime", "project", id, "err", err)
 	}
 	return con.render(c, http.StatusOK, "editor", "", view{Title: "Project " + id, Data: data})
 }
