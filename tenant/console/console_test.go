@@ -544,3 +544,31 @@ func TestHealth(t *testing.T) {
 		t.Errorf("the polled figures are a whole page: %s", a.body)
 	}
 }
+
+// TestFirstLoadIsSmall: the sign-in page and everything it loads stay within the issue's
+// 200 KB, uncompressed (the server does not compress), and come from the console itself.
+func TestFirstLoadIsSmall(t *testing.T) {
+	f := start(t, console.Config{})
+	b := f.browser(t)
+	page := b.do(http.MethodGet, "/console/", nil, false)
+	total := len(page.body)
+	refs := regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(page.body, -1)
+	assets := 0
+	for _, r := range refs {
+		if !strings.HasPrefix(r[1], "/console/assets/") {
+			continue
+		}
+		a := b.do(http.MethodGet, r[1], nil, false)
+		if a.status != http.StatusOK {
+			t.Fatalf("%s: %d", r[1], a.status)
+		}
+		total += len(a.body)
+		assets++
+	}
+	if assets != 2 || total > 200<<10 {
+		t.Errorf("first load: %d assets, %d bytes; want the script and the style sheet within 200 KB", assets, total)
+	}
+	if strings.Contains(page.body, "://") {
+		t.Errorf("the sign-in page loads something from elsewhere: %s", page.body)
+	}
+}
