@@ -6,7 +6,7 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(GOBIN)/staticcheck
 
-.PHONY: run build test vet staticcheck kubeconform unit bench docs clean
+.PHONY: run build test vet staticcheck kubeconform unit bench conformance docs clean
 
 run: build
 	./$(BIN) serve
@@ -31,6 +31,11 @@ kubeconform:
 
 unit:
 	$(GO) test -race -count=1 -timeout 30m ./...
+
+# The official MCP conformance suite against the binary (also part of `unit`); .ci/run
+# installs the suite.
+conformance:
+	$(GO) test -count=1 -run TestMCPConformance -v ./e2e/
 
 # Benchmarks and load runs; figures go to docs/performance.md. Never part of `make test`.
 bench:

@@ -152,7 +152,7 @@ func TestInfrastructureToolsOverMCP(t *testing.T) {
 		}
 		sc = infraResult(t, res)
 		runs, _ := sc["runs"].([]any)
-		if sc["version"] != "2.1.0" || len(runs) != 1 || len(runs[0].(map[string]any)["results"].([]any)) != 13 {
+		if sc["version"] != "2.1.0" || len(runs) != 1 || len(runs[0].(map[string]any)["results"].([]any)) != 12 {
 			t.Errorf("sarif %v", sc)
 		}
 		_, rerr = callTool(t, url, "security_assessment", map[string]any{})
@@ -297,10 +297,10 @@ func (o observedTool) Call(ctx context.Context, args json.RawMessage) (any, erro
 	return out, err
 }
 
-// TestRequestTimeoutCancelsTheAssessment runs security_assessment on a generated workspace far
-// larger than the request timeout allows: the caller gets -32006 and the assessment itself
-// stops (its context error comes back) instead of running on.
-func TestRequestTimeoutCancelsTheAssessment(t *testing.T) {
+// TestLongAssessmentAnswersTruncated runs security_assessment on a generated workspace far
+// larger than the request timeout allows: before the timeout, the caller gets the findings of
+// the files scanned so far, flagged truncated, and the assessment itself has stopped.
+func TestLongAssessmentAnswersTruncated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a large workspace")
 	}
@@ -341,12 +341,17 @@ func TestRequestTimeoutCancelsTheAssessment(t *testing.T) {
 	t.Cleanup(func() { ts.Close(); _ = srv.Close() })
 
 	start := time.Now()
-	_, rerr := callTool(t, ts.URL+"/mcp", "security_assessment", map[string]any{"scope": "both"})
-	wantRPCCode(t, "assessment past the timeout", rerr, -32006)
+	res, rerr := callTool(t, ts.URL+"/mcp", "security_assessment", map[string]any{"scope": "both"})
+	if rerr != nil {
+		t.Fatalf("assessment past the budget: %v, want a truncated answer", rerr)
+	}
+	if sc := infraResult(t, res); sc["truncated"] != true {
+		t.Errorf("answer not flagged truncated: %v", sc["notes"])
+	}
 	select {
 	case err := <-obs.done:
-		if err == nil || !strings.Contains(err.Error(), "context") {
-			t.Errorf("assessment ended with %v, want a context error", err)
+		if err != nil {
+			t.Errorf("assessment ended with %v", err)
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatalf("assessment still running %s after the request started", time.Since(start))

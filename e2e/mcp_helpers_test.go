@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/platform-dev/platform/mcpserver"
+	"github.com/platform-dev/platform/mcpserver/mcptest"
 	"github.com/platform-dev/platform/tools"
 )
 
@@ -52,34 +52,11 @@ var rpcIDs atomic.Int64
 // result or error object.
 func rpc(t *testing.T, url, method string, params any) (result map[string]any, rpcErr map[string]any) {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rpcIDs.Add(1), "method": method, "params": params})
-	if err != nil {
-		t.Fatalf("encode %s: %v", method, err)
+	r := mcptest.Post(t, url, mcptest.Request(rpcIDs.Add(1), method, params), "MCP-Protocol-Version", "2025-11-25")
+	if r.Body == nil {
+		t.Fatalf("%s: HTTP %d, body is not JSON-RPC: %s", method, r.Status, r.Raw)
 	}
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST %s: %v", method, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("read %s response: %v", method, err)
-	}
-	var out struct {
-		Result map[string]any `json:"result"`
-		Error  map[string]any `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: HTTP %d, body is not JSON-RPC: %v\n%s", method, resp.StatusCode, err, raw)
-	}
-	return out.Result, out.Error
+	return r.Result(), r.Error()
 }
 
 // callTool calls a tool over the MCP wire protocol. result is the tools/call result

@@ -40,15 +40,18 @@ func TestHTTPErrors(t *testing.T) {
 		name, method, contentType, body string
 		status                          int
 	}{
-		{"GET", http.MethodGet, "", "", http.StatusMethodNotAllowed},
+		{"GET without a query", http.MethodGet, "", "", http.StatusBadRequest},
 		{"PUT", http.MethodPut, "application/json", `{"query":"{ products { uid } }"}`, http.StatusMethodNotAllowed},
 		{"not JSON", http.MethodPost, "application/json", `query { products { uid } }`, http.StatusBadRequest},
 		{"JSON array", http.MethodPost, "application/json", `[{"query":"{ products { uid } }"}]`, http.StatusBadRequest},
 		{"no query", http.MethodPost, "application/json", `{"variables":{}}`, http.StatusBadRequest},
 		{"empty query", http.MethodPost, "application/json", `{"query":""}`, http.StatusBadRequest},
+		{"extensions not an object", http.MethodPost, "application/json", `{"query":"{ products { uid } }","extensions":"x"}`, http.StatusBadRequest},
 		{"query not a string", http.MethodPost, "application/json", `{"query":5}`, http.StatusBadRequest},
 		{"variables not an object", http.MethodPost, "application/json", `{"query":"{ products { uid } }","variables":[1]}`, http.StatusBadRequest},
-		{"wrong content type", http.MethodPost, "text/plain", `{"query":"{ products { uid } }"}`, http.StatusBadRequest},
+		{"wrong content type", http.MethodPost, "text/plain", `{"query":"{ products { uid } }"}`, http.StatusUnsupportedMediaType},
+		{"no content type", http.MethodPost, "", `{"query":"{ products { uid } }"}`, http.StatusUnsupportedMediaType},
+		{"another charset", http.MethodPost, "application/json; charset=latin1", `{"query":"{ products { uid } }"}`, http.StatusUnsupportedMediaType},
 		{"body too large", http.MethodPost, "application/json", `{"query":"{ products { uid } }","variables":{"x":"` + strings.Repeat("a", 4096) + `"}}`, http.StatusRequestEntityTooLarge},
 	}
 	for _, c := range cases {
@@ -145,8 +148,10 @@ func TestErrorCodes(t *testing.T) {
 
 func TestIntrospectionOn(t *testing.T) {
 	srv := serve(t, gql.Config{Tables: []gql.Table{products()}, Introspection: true, MaxDepth: 4})
-	if r := exec(t, srv, `{ __schema { types { fields { type { name } } } } }`, nil); r.code(t) != "GRAPHQL_VALIDATION_FAILED" || !strings.Contains(r.Errors[0].Message, "depth") {
-		t.Fatalf("too deep: %s", r.raw)
+	// Introspection nests as it walks the schema: only data counts against MaxDepth.
+	exec(t, srv, `{ __schema { types { fields { type { name } } } } }`, nil).ok(t)
+	if r := exec(t, srv, `{ productsCount __schema { types { fields { type { name } } } } }`, nil); r.code(t) != "GRAPHQL_VALIDATION_FAILED" || !strings.Contains(r.Errors[0].Message, "depth") {
+		t.Fatalf("too deep with data: %s", r.raw)
 	}
 	r := exec(t, srv, `{ __type(name: "productInput") { inputFields { name type { name kind } } } }`, nil).ok(t)
 	want := `{"__type":{"inputFields":[{"name":"author","type":{"name":"String","kind":"SCALAR"}},{"name":"name","type":{"name":"String","kind":"SCALAR"}},{"name":"price","type":{"name":"Float","kind":"SCALAR"}}]}}`

@@ -132,6 +132,7 @@ func fetchVsFindOne(b *testing.B, rows int) {
 
 		start = time.Now()
 		req := httptest.NewRequest(http.MethodPost, "/api/v1/graphql", strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		p.api.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {

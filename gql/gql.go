@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync"
 	"time"
 
 	graphql "github.com/graph-gophers/graphql-go"
@@ -37,6 +38,11 @@ const (
 	// the MCP side allows too.
 	DefaultMaxResultBytes = 10 << 20
 )
+
+// metaMaxDepth bounds the nesting of an operation that asks only for __schema, __type and
+// __typename: graphql-js's getIntrospectionQuery nests 13 deep (its TypeRef follows ofType
+// nine times). The cost stays bounded by MaxSelections and the schema's size.
+const metaMaxDepth = 24
 
 // Config is what one project's API is built from. Zero limits take the defaults above.
 type Config struct {
@@ -75,6 +81,10 @@ type API struct {
 	sdl    string
 	schema *graphql.Schema // nil when the project has no tables
 	keys   responseKeys
+	// meta is the schema that runs operations asking only for __schema, __type and
+	// __typename, with a depth limit that fits introspection queries; built on first use,
+	// since most projects' APIs are never introspected.
+	meta func() *graphql.Schema
 }
 
 // SDL returns the project's GraphQL schema in the schema definition language; "" for a
@@ -107,7 +117,6 @@ func New(cfg Config) (*API, error) {
 	opts := []graphql.SchemaOpt{
 		graphql.UseFieldResolvers(),
 		graphql.UseStringDescriptions(),
-		graphql.MaxDepth(cfg.MaxDepth),
 		// ServeHTTP enforces MaxQueryBytes on the document as sent; a response key added
 		// to a mutation field at most doubles the length of its name.
 		graphql.MaxQueryLength(3 * cfg.MaxQueryBytes),
@@ -119,11 +128,16 @@ func New(cfg Config) (*API, error) {
 		opts = append(opts, graphql.RestrictIntrospection(func(context.Context) bool { return false }))
 	}
 	a.sdl = sdl(cfg.Tables)
-	schema, err := graphql.ParseSchema(a.sdl, a.root(tables), opts...)
+	root := a.root(tables)
+	schema, err := graphql.ParseSchema(a.sdl, root, append(opts, graphql.MaxDepth(cfg.MaxDepth))...)
 	if err != nil {
 		return nil, fmt.Errorf("generate the GraphQL schema: %w", err)
 	}
 	a.schema = schema
+	a.meta = sync.OnceValue(func() *graphql.Schema {
+		// The same document and resolvers parsed a moment ago: it cannot fail.
+		return graphql.MustParseSchema(a.sdl, root, append(opts, graphql.MaxDepth(metaMaxDepth))...)
+	})
 	// A token is at least one byte, so the query length limit bounds tokens too.
 	a.keys = newResponseKeys(tables, cfg.MaxQueryBytes)
 	return a, nil
@@ -257,10 +271,10 @@ func (a *API) public(ctx context.Context, err error) error {
 		return e
 	}
 	if ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
-		return userError(codeInternal, fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout))
+		return userError(CodeInternal, fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout))
 	}
 	a.cfg.Logger.ErrorContext(ctx, "graphql resolver failed", "err", err)
-	return userError(codeInternal, "internal error")
+	return userError(CodeInternal, "internal error")
 }
 
 // panicLogger logs resolver panics.
@@ -274,5 +288,5 @@ func (p panicLogger) LogPanic(ctx context.Context, value any) {
 type panicHandler struct{}
 
 func (panicHandler) MakePanicError(context.Context, any) *gqlerrors.QueryError {
-	return &gqlerrors.QueryError{Message: "internal error", Extensions: map[string]any{"code": codeInternal}}
+	return &gqlerrors.QueryError{Message: "internal error", Extensions: map[string]any{"code": CodeInternal}}
 }

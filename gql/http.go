@@ -9,24 +9,16 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
 
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
+	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/platform-dev/platform/telemetry"
-)
-
-// The error codes answered in errors[].extensions.code.
-const (
-	codeBadRequest   = "BAD_REQUEST"
-	codeValidation   = "GRAPHQL_VALIDATION_FAILED"
-	codeBadUserInput = "BAD_USER_INPUT"
-	codeForbidden    = "FORBIDDEN"
-	codeNotFound     = "NOT_FOUND"
-	codeConflict     = "CONFLICT"
-	codeTooLarge     = "RESULT_TOO_LARGE"
-	codeInternal     = "INTERNAL"
 )
 
 // Error is an error a resolver answers to the caller, with its code.
@@ -50,11 +42,13 @@ func (e *Error) Extensions() map[string]any {
 	return ext
 }
 
-// request is the body of POST /api/v1/graphql.
+// request is a GraphQL-over-HTTP request: the body of a POST, or the URL parameters of a GET.
 type request struct {
 	Query         *string         `json:"query"`
 	OperationName *string         `json:"operationName"`
 	Variables     json.RawMessage `json:"variables"`
+	// Extensions is accepted, as the GraphQL over HTTP spec asks, and not used.
+	Extensions json.RawMessage `json:"extensions"`
 }
 
 // response is what the endpoint answers: data first, as clients print it.
@@ -63,51 +57,69 @@ type response struct {
 	Errors []*gqlerrors.QueryError `json:"errors,omitempty"`
 }
 
-// ServeHTTP answers POST /api/v1/graphql: 405 for other methods, 400 (413 when too large)
-// with code BAD_REQUEST for a body that is not a GraphQL request, and 200 with the result
-// otherwise, errors of validation and execution included. The caller has settled who is
-// asking and attached their Guard to the request's context.
+// The media types of GraphQL over HTTP answers. With graphqlResponse the status says whether
+// the request was executed (a request error is 400); with legacy JSON every GraphQL error is
+// 200, as clients written before the spec expect.
+const (
+	mediaGraphQLResponse = "application/graphql-response+json"
+	mediaJSON            = "application/json"
+)
+
+// ServeHTTP answers /api/v1/graphql as GraphQL over HTTP says: POST with a JSON body, or GET
+// with the parameters in the URL (queries only: a mutation over GET is 405). The answer is
+// application/graphql-response+json or application/json, whichever Accept prefers (none:
+// application/json; neither acceptable: 406). A request the endpoint cannot read is 400 (413
+// when too large, 415 for a body that is not JSON); GraphQL errors are 200 in application/json
+// and, in application/graphql-response+json, 400 when nothing was executed. The caller has
+// settled who is asking and attached their Guard to the request's context.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every error answer carries the request's id, so a caller's report finds its log lines.
 	reqID := telemetry.RequestID(r.Context())
-	fail := func(status int, code, msg string) { writeError(w, status, code, msg, reqID) }
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		fail(http.StatusMethodNotAllowed, codeBadRequest, "use POST with a JSON body {\"query\": ..., \"variables\": {...}}")
+	if wantsExplorer(r) {
+		serveExplorer(w)
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			fail(http.StatusBadRequest, codeBadRequest, fmt.Sprintf("Content-Type %q: send application/json", ct))
-			return
-		}
+	media, ok := negotiate(r.Header.Get("Accept"))
+	var reqExt map[string]any
+	if reqID != "" {
+		reqExt = map[string]any{"requestId": reqID}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			fail(http.StatusRequestEntityTooLarge, codeBadRequest, fmt.Sprintf("the body is larger than %d bytes", a.cfg.MaxBodyBytes))
-			return
-		}
-		fail(http.StatusBadRequest, codeBadRequest, "read the body: "+err.Error())
+	fail := func(status int, code, msg string) { writeError(w, media, status, code, msg, reqExt) }
+	if !ok {
+		fail(http.StatusNotAcceptable, CodeBadRequest, fmt.Sprintf("Accept %q: this endpoint answers %s or %s", r.Header.Get("Accept"), mediaGraphQLResponse, mediaJSON))
 		return
 	}
 	var req request
-	if err := json.Unmarshal(body, &req); err != nil {
-		fail(http.StatusBadRequest, codeBadRequest, "the body is not a JSON object {\"query\": ..., \"variables\": {...}}: "+err.Error())
+	switch r.Method {
+	case http.MethodGet:
+		var msg string
+		if req, msg = urlRequest(r); msg != "" {
+			fail(http.StatusBadRequest, CodeBadRequest, msg)
+			return
+		}
+	case http.MethodPost:
+		status, msg := a.bodyRequest(w, r, &req)
+		if msg != "" {
+			fail(status, CodeBadRequest, msg)
+			return
+		}
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		fail(http.StatusMethodNotAllowed, CodeBadRequest, "use POST with a JSON body {\"query\": ..., \"variables\": {...}}, or GET with ?query=... for a query")
 		return
 	}
 	if req.Query == nil || *req.Query == "" {
-		fail(http.StatusBadRequest, codeBadRequest, "the body has no query")
+		fail(http.StatusBadRequest, CodeBadRequest, "the request has no query")
 		return
 	}
-	var vars map[string]any
-	if len(req.Variables) > 0 && !bytes.Equal(req.Variables, []byte("null")) {
-		if err := json.Unmarshal(req.Variables, &vars); err != nil {
-			fail(http.StatusBadRequest, codeBadRequest, "variables must be a JSON object")
-			return
-		}
+	if ext := bytes.TrimSpace(req.Extensions); len(ext) > 0 && ext[0] != '{' && !bytes.Equal(ext, []byte("null")) {
+		fail(http.StatusBadRequest, CodeBadRequest, "extensions must be a JSON object")
+		return
+	}
+	vars, msg := variables(req.Variables)
+	if msg != "" {
+		fail(http.StatusBadRequest, CodeBadRequest, msg)
+		return
 	}
 	var opName string
 	if req.OperationName != nil {
@@ -115,39 +127,25 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var resp response
-	switch {
+	switch op := a.keys.operation(*req.Query, opName, r.Method == http.MethodGet); {
 	case a.schema == nil:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "this project has no tables yet, so its API has no operations"}}
 	case len(*req.Query) > a.cfg.MaxQueryBytes:
 		// Checked here rather than by graph-gophers alone: the response keys added to
 		// mutations lengthen the document it sees.
 		resp.Errors = []*gqlerrors.QueryError{{Message: fmt.Sprintf("the query is %d bytes long, more than the limit of %d", len(*req.Query), a.cfg.MaxQueryBytes)}}
-	case !a.cfg.Introspection && introspects(*req.Query, a.cfg.MaxQueryBytes):
+	case r.Method == http.MethodGet && op.kind == ast.Mutation:
+		// Caches and prefetchers repeat GETs: a write must come by POST.
+		w.Header().Set("Allow", http.MethodPost)
+		fail(http.StatusMethodNotAllowed, CodeBadRequest, "a mutation must be sent with POST; GET runs queries only")
+		return
+	case !a.cfg.Introspection && op.introspects:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	default:
-		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
-		var span trace.Span
-		if a.cfg.Tracer != nil {
-			ctx, span = a.cfg.Tracer.Start(ctx, "graphql.execute", trace.WithAttributes(attribute.String("graphql.operation.name", opName)))
-		}
-		res := a.schema.Exec(ctx, a.keys.rewrite(*req.Query), opName, vars)
-		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
-		if span != nil {
-			span.SetAttributes(attribute.Int("graphql.errors", len(res.Errors)))
-			span.End()
-		}
-		cancel()
-		resp.Data, resp.Errors = res.Data, res.Errors
-		if timedOut {
-			for _, e := range resp.Errors {
-				if _, ok := e.Extensions["code"]; !ok {
-					e.Message = fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout)
-					e.Extensions = map[string]any{"code": codeInternal}
-				}
-			}
-		}
+		resp = a.exec(r.Context(), *req.Query, opName, vars, op.metaOnly)
 	}
 	for _, e := range resp.Errors {
+		readable(e)
 		setCode(e)
 		if reqID != "" {
 			e.Extensions["requestId"] = reqID
@@ -156,11 +154,193 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out, err := resp.encode()
 	if err != nil {
 		a.cfg.Logger.ErrorContext(r.Context(), "encode graphql response", "err", err)
-		fail(http.StatusInternalServerError, codeInternal, "internal error")
+		fail(http.StatusInternalServerError, CodeInternal, "internal error")
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	status := http.StatusOK
+	if media == mediaGraphQLResponse && len(resp.Data) == 0 {
+		// Nothing was executed: the document did not parse or validate, or the variables
+		// did not fit it.
+		status = http.StatusBadRequest
+	}
+	w.Header().Set("Content-Type", media+"; charset=utf-8")
+	w.WriteHeader(status)
 	_, _ = w.Write(out)
+}
+
+// exec runs the document under the request's time limit. metaOnly operations (asking only
+// for __schema, __type and __typename) run on the schema whose depth limit fits tools'
+// introspection queries: their nesting walks the schema, not records.
+func (a *API) exec(ctx context.Context, query, opName string, vars map[string]any, metaOnly bool) response {
+	schema := a.schema
+	if metaOnly {
+		schema = a.meta()
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+	defer cancel()
+	var span trace.Span
+	if a.cfg.Tracer != nil {
+		ctx, span = a.cfg.Tracer.Start(ctx, "graphql.execute", trace.WithAttributes(attribute.String("graphql.operation.name", opName)))
+	}
+	res := schema.Exec(ctx, a.keys.rewrite(query), opName, vars)
+	if span != nil {
+		span.SetAttributes(attribute.Int("graphql.errors", len(res.Errors)))
+		span.End()
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		for _, e := range res.Errors {
+			if _, ok := e.Extensions["code"]; !ok {
+				e.Message = fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout)
+				e.Extensions = map[string]any{"code": CodeInternal}
+			}
+		}
+	}
+	return response{Data: res.Data, Errors: res.Errors}
+}
+
+// bodyRequest reads a POST's JSON body into req; a message and status when it cannot.
+func (a *API) bodyRequest(w http.ResponseWriter, r *http.Request, req *request) (int, string) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return http.StatusUnsupportedMediaType, "no Content-Type: send the body as application/json"
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != mediaJSON {
+		return http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: send the body as application/json", ct)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: send the body in UTF-8", ct)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", a.cfg.MaxBodyBytes)
+		}
+		return http.StatusBadRequest, "read the body: " + err.Error()
+	}
+	if err := json.Unmarshal(body, req); err != nil {
+		return http.StatusBadRequest, "the body is not a JSON object {\"query\": ..., \"variables\": {...}}: " + err.Error()
+	}
+	return 0, ""
+}
+
+// urlRequest reads a GET's parameters: query and operationName as they are, variables and
+// extensions as JSON.
+func urlRequest(r *http.Request) (request, string) {
+	params := r.URL.Query()
+	var req request
+	if params.Has("query") {
+		q := params.Get("query")
+		req.Query = &q
+	}
+	if params.Has("operationName") {
+		n := params.Get("operationName")
+		req.OperationName = &n
+	}
+	if v := params.Get("variables"); v != "" {
+		if !json.Valid([]byte(v)) {
+			return req, "the variables parameter is not JSON: send a URL-encoded JSON object"
+		}
+		req.Variables = json.RawMessage(v)
+	}
+	if e := params.Get("extensions"); e != "" {
+		if !json.Valid([]byte(e)) {
+			return req, "the extensions parameter is not JSON: send a URL-encoded JSON object"
+		}
+		req.Extensions = json.RawMessage(e)
+	}
+	return req, ""
+}
+
+// variables decodes the variables of a request; a message saying what is wrong when they are
+// not a JSON object of values graph-gophers can take.
+func variables(raw json.RawMessage) (map[string]any, string) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, ""
+	}
+	var vars map[string]any
+	err := json.Unmarshal(raw, &vars)
+	if err == nil {
+		return vars, ""
+	}
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number") {
+		// encoding/json does not say where in a map the number is: find it.
+		var numbers any
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if dec.Decode(&numbers) == nil {
+			if path, n := outOfRange(numbers, "variables"); path != "" {
+				return nil, fmt.Sprintf("%s: the number %s is out of range: GraphQL numbers are 64-bit floats (at most about 1.8e308)", path, n)
+			}
+		}
+	}
+	if errors.As(err, &typeErr) && typeErr.Field == "" {
+		return nil, fmt.Sprintf("variables must be a JSON object mapping names to values, got a JSON %s", typeErr.Value)
+	}
+	return nil, "variables: " + err.Error()
+}
+
+// outOfRange finds a number in v that a float64 cannot hold and returns its path.
+func outOfRange(v any, path string) (string, json.Number) {
+	switch v := v.(type) {
+	case json.Number:
+		if _, err := v.Float64(); err != nil {
+			return path, v
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			if p, n := outOfRange(v[k], path+"."+k); p != "" {
+				return p, n
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p, n := outOfRange(e, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p, n
+			}
+		}
+	}
+	return "", ""
+}
+
+// negotiate picks the media type of the answer from an Accept header: the acceptable one with
+// the highest q, graphql-response+json on a tie; application/json without Accept or for
+// */*, as clients written before the spec expect. ok is false when neither is acceptable.
+func negotiate(accept string) (media string, ok bool) {
+	if strings.TrimSpace(accept) == "" {
+		return mediaJSON, true
+	}
+	best, bestQ := "", 0.0
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(v, 64); err != nil {
+				continue
+			}
+		}
+		var m string
+		switch mt {
+		case mediaGraphQLResponse:
+			m = mediaGraphQLResponse
+		case mediaJSON, "application/*", "*/*":
+			m = mediaJSON
+		default:
+			continue
+		}
+		if q > bestQ || (q == bestQ && q > 0 && m == mediaGraphQLResponse) {
+			best, bestQ = m, q
+		}
+	}
+	if bestQ <= 0 {
+		return mediaJSON, false
+	}
+	return best, true
 }
 
 // encode writes the response; data, which graph-gophers wrote as compact JSON, is copied
@@ -186,6 +366,29 @@ func (r response) encode() ([]byte, error) {
 	return append(out, '}'), nil
 }
 
+// wrongType matches graph-gophers' message for a variable value of the wrong type, which
+// prints the value with %s ("found %!s(float64=1)") and Go's name of its type.
+var wrongType = regexp.MustCompile(`^Variable "([^"]+)" has invalid type ([^\n]+)\.\nExpected type "([^"]+)", found `)
+
+// goKinds names Go's types of decoded JSON as a caller wrote them.
+var goKinds = map[string]string{
+	"float64": "a number", "string": "a string", "bool": "a boolean",
+	"[]interface {}": "a list", "map[string]interface {}": "an object",
+}
+
+// readable rewrites graph-gophers messages that speak Go rather than GraphQL.
+func readable(e *gqlerrors.QueryError) {
+	m := wrongType.FindStringSubmatch(e.Message)
+	if m == nil {
+		return
+	}
+	got, ok := goKinds[m[2]]
+	if !ok {
+		got = "a value of another type"
+	}
+	e.Message = fmt.Sprintf("variables: %q must be %s, got %s", m[1], withArticle(m[3]), got)
+}
+
 // setCode gives every error a code: resolvers set theirs; an error without a path was found
 // before execution (syntax, validation, limits, unknown operation), one with a path is the
 // executor's own (a value that does not fit the schema).
@@ -193,23 +396,12 @@ func setCode(e *gqlerrors.QueryError) {
 	if _, ok := e.Extensions["code"]; ok {
 		return
 	}
-	code := codeValidation
+	code := CodeValidation
 	if e.Path != nil {
-		code = codeInternal
+		code = CodeInternal
 	}
 	if e.Extensions == nil {
 		e.Extensions = map[string]any{}
 	}
 	e.Extensions["code"] = code
-}
-
-func writeError(w http.ResponseWriter, status int, code, msg, reqID string) {
-	ext := map[string]any{"code": code}
-	if reqID != "" {
-		ext["requestId"] = reqID
-	}
-	out, _ := json.Marshal(response{Errors: []*gqlerrors.QueryError{{Message: msg, Extensions: ext}}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(out)
 }

@@ -136,28 +136,57 @@ func aliased(query string, f *ast.Field) bool {
 	}
 }
 
-// introspects reports whether a query operation of the document asks for __schema or __type.
-// graph-gophers leaves those fields out when introspection is off; the caller tells the
-// client why instead.
-func introspects(query string, maxTokens int) bool {
-	if !strings.Contains(query, "__schema") && !strings.Contains(query, "__type") {
-		return false
+// operationInfo is what the endpoint needs to know of the operation a request runs before
+// graph-gophers executes it.
+type operationInfo struct {
+	kind ast.Operation
+	// introspects: it asks for __schema or __type (graph-gophers leaves those fields out
+	// when introspection is off; the endpoint tells the client why instead).
+	introspects bool
+	// metaOnly: every root field is __schema, __type or __typename.
+	metaOnly bool
+}
+
+// operation reads the operation of the document that opName selects. A document that does not
+// parse, or names no single operation, reads as a query of data: graph-gophers then reports
+// why. The document is parsed only when it can matter: for a GET (which must not run a
+// mutation) or when it names a meta field.
+func (rk responseKeys) operation(query, opName string, get bool) operationInfo {
+	info := operationInfo{kind: ast.Query}
+	if !get && !strings.Contains(query, "__") {
+		return info
 	}
-	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, maxTokens)
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, rk.maxTokens)
 	if err != nil {
-		return false
+		return info
 	}
-	for _, op := range doc.Operations {
-		if op.Operation != ast.Query {
-			continue
+	ops := doc.Operations
+	if opName != "" {
+		ops = nil
+		if op := doc.Operations.ForName(opName); op != nil {
+			ops = ast.OperationList{op}
 		}
+	}
+	for _, op := range ops {
 		var fields []*ast.Field
 		collectFields(doc, op.SelectionSet, map[string]bool{}, &fields)
 		for _, f := range fields {
-			if f.Name == "__schema" || f.Name == "__type" {
-				return true
+			if op.Operation == ast.Query && (f.Name == "__schema" || f.Name == "__type") {
+				info.introspects = true
 			}
 		}
 	}
-	return false
+	if len(ops) != 1 {
+		return info
+	}
+	info.kind = ops[0].Operation
+	var fields []*ast.Field
+	collectFields(doc, ops[0].SelectionSet, map[string]bool{}, &fields)
+	info.metaOnly = info.kind == ast.Query && len(fields) > 0
+	for _, f := range fields {
+		if !strings.HasPrefix(f.Name, "__") {
+			info.metaOnly = false
+		}
+	}
+	return info
 }

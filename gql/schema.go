@@ -26,28 +26,6 @@ scalar JSON
 "The direction of one orderBy entry."
 enum OrderDirection { ASC DESC }
 
-"Comparisons of a String; contains matches a part of the text, case-sensitively."
-input StringFilter {
-  eq: String
-  ne: String
-  gt: String
-  gte: String
-  lt: String
-  lte: String
-  in: [String]
-  contains: String
-}
-
-input IDFilter { eq: ID ne: ID gt: ID gte: ID lt: ID lte: ID in: [ID] }
-
-input IntFilter { eq: Int ne: Int gt: Int gte: Int lt: Int lte: Int in: [Int] }
-
-input FloatFilter { eq: Float ne: Float gt: Float gte: Float lt: Float lte: Float in: [Float] }
-
-input BooleanFilter { eq: Boolean ne: Boolean }
-
-input DateTimeFilter { eq: DateTime ne: DateTime gt: DateTime gte: DateTime lt: DateTime lte: DateTime in: [DateTime] }
-
 "Where a page of a connection ends: pass endCursor as after to get the next page."
 type PageInfo {
   hasNextPage: Boolean!
@@ -57,9 +35,82 @@ type PageInfo {
 
 // sharedNames are the type names sharedSDL and GraphQL itself define; no table may generate
 // one of them.
-var sharedNames = []string{
-	"DateTime", "JSON", "OrderDirection", "StringFilter", "IDFilter", "IntFilter", "FloatFilter",
-	"BooleanFilter", "DateTimeFilter", "PageInfo", "String", "Int", "Float", "Boolean", "ID", "Query", "Mutation",
+var sharedNames = append([]string{
+	"DateTime", "JSON", "OrderDirection", "PageInfo", "String", "Int", "Float", "Boolean", "ID", "Query", "Mutation",
+}, filterNames()...)
+
+// filterScalars are the scalars a where argument compares, in the schema's order, with the
+// comparisons each offers beyond eq, ne and isNull. A list field's filter (StringListFilter)
+// offers the same and has.
+var filterScalars = []struct {
+	scalar store.Scalar
+	ops    []store.Op
+}{
+	{store.String, []store.Op{store.Gt, store.Gte, store.Lt, store.Lte, store.In, store.Nin, store.Contains, store.IContains, store.StartsWith}},
+	{store.ID, []store.Op{store.Gt, store.Gte, store.Lt, store.Lte, store.In, store.Nin}},
+	{store.Int, []store.Op{store.Gt, store.Gte, store.Lt, store.Lte, store.In, store.Nin}},
+	{store.Float, []store.Op{store.Gt, store.Gte, store.Lt, store.Lte, store.In, store.Nin}},
+	{store.Boolean, nil},
+	{store.DateTime, []store.Op{store.Gt, store.Gte, store.Lt, store.Lte, store.In, store.Nin}},
+}
+
+// filterName is the name of the filter input of a field of type ft.
+func filterName(ft store.FieldType) string {
+	if ft.List {
+		return string(ft.Scalar) + "ListFilter"
+	}
+	return string(ft.Scalar) + "Filter"
+}
+
+func filterNames() []string {
+	var names []string
+	for _, fs := range filterScalars {
+		names = append(names, filterName(store.FieldType{Scalar: fs.scalar}), filterName(store.FieldType{Scalar: fs.scalar, List: true}))
+	}
+	return names
+}
+
+// filterOps are the comparisons the filter of a field of type ft offers, in schema order.
+func filterOps(ft store.FieldType) []store.Op {
+	ops := []store.Op{store.Eq, store.Ne}
+	for _, fs := range filterScalars {
+		if fs.scalar == ft.Scalar {
+			ops = append(ops, fs.ops...)
+		}
+	}
+	ops = append(ops, store.IsNull)
+	if ft.List {
+		ops = append(ops, store.Has)
+	}
+	return ops
+}
+
+// writeFilterInputs writes the filter input of every scalar and list of scalars.
+func writeFilterInputs(b *strings.Builder) {
+	for _, fs := range filterScalars {
+		for _, list := range []bool{false, true} {
+			ft := store.FieldType{Scalar: fs.scalar, List: list}
+			desc := "Comparisons of " + withArticle(string(fs.scalar)) + "; every one given must hold."
+			if fs.scalar == store.String {
+				desc += " contains and startsWith match case-sensitively, icontains ignoring case; none takes a pattern."
+			}
+			if list {
+				desc = "Comparisons of a list of " + string(fs.scalar) + ": a comparison holds when one element matches; has holds when the list holds the value."
+			}
+			fmt.Fprintf(b, "\n%q\ninput %s {\n", desc+" isNull: true matches a missing value, false a present one.", filterName(ft))
+			for _, op := range filterOps(ft) {
+				typ := string(fs.scalar)
+				switch op {
+				case store.In, store.Nin:
+					typ = "[" + typ + "]"
+				case store.IsNull:
+					typ = "Boolean"
+				}
+				fmt.Fprintf(b, "  %s: %s\n", op, typ)
+			}
+			b.WriteString("}\n")
+		}
+	}
 }
 
 var nameRE = regexp.MustCompile(`^[_A-Za-z][_0-9A-Za-z]*$`)
@@ -134,8 +185,8 @@ func checkNames(tables []Table) error {
 				return fmt.Errorf("%s: field %q: the name must be a GraphQL name (letters, digits and _, not starting with a digit or __)", by, f.Name)
 			case f.Name == fieldUID || f.Name == fieldCreatedAt || f.Name == fieldUpdatedAt || strings.HasPrefix(f.Name, "_"):
 				return fmt.Errorf("%s: field %q: uid, createdAt, updatedAt and names starting with _ are kept by the service", by, f.Name)
-			case f.Name == "and" || f.Name == "or":
-				return fmt.Errorf("%s: field %q: the name is taken by the where argument's and/or", by, f.Name)
+			case f.Name == "and" || f.Name == "or" || f.Name == "not":
+				return fmt.Errorf("%s: field %q: the name is taken by the where argument's and/or/not", by, f.Name)
 			case f.Name == "true" || f.Name == "false" || f.Name == "null":
 				return fmt.Errorf("%s: field %q: the name cannot be a value of the enum %s", by, f.Name, n.field)
 			}
@@ -148,6 +199,7 @@ func checkNames(tables []Table) error {
 func sdl(tables []Table) string {
 	var b strings.Builder
 	b.WriteString(sharedSDL)
+	writeFilterInputs(&b)
 	for _, t := range tables {
 		writeTableTypes(&b, t)
 	}
@@ -166,7 +218,7 @@ func sdl(tables []Table) string {
 	for _, t := range tables {
 		n := namesOf(t)
 		for _, name := range dedupe(n.create, n.createCamel) {
-			fmt.Fprintf(&b, "  %q\n  %s(data: %s!): %s!\n", "Create a "+n.typ+"; the required fields must be given.", name, n.input, n.typ)
+			fmt.Fprintf(&b, "  %q\n  %s(data: %s!): %s!\n", "Create "+withArticle(n.typ)+"; the required fields must be given.", name, n.input, n.typ)
 		}
 		for _, name := range dedupe(n.update, n.updateCamel) {
 			fmt.Fprintf(&b, "  %q\n  %s(uid: ID, data: %s!): %s!\n", "Set the fields given in data (null removes an optional field) of the "+n.typ+" with uid.", name, n.input, n.typ)
@@ -178,6 +230,8 @@ func sdl(tables []Table) string {
 	b.WriteString("}\n")
 	return b.String()
 }
+
+func capitalized(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 func dedupe(a, b string) []string {
 	if a == b {
@@ -195,20 +249,20 @@ func writeTableTypes(b *strings.Builder, t Table) {
 	}
 	b.WriteString("  createdAt: String!\n  updatedAt: String!\n}\n")
 
-	fmt.Fprintf(b, "\n%q\ninput %s {\n", "The fields of a "+n.typ+". Create needs the required ones; update takes any of them.", n.input)
+	fmt.Fprintf(b, "\n%q\ninput %s {\n", "The fields of "+withArticle(n.typ)+". Create needs the required ones; update takes any of them.", n.input)
 	for _, f := range t.Fields {
 		writeDescription(b, f.Description)
 		fmt.Fprintf(b, "  %s: %s\n", f.Name, inputType(f.Type))
 	}
 	b.WriteString("}\n")
 
-	fmt.Fprintf(b, "\n%q\ninput %s {\n  uid: IDFilter\n", "Conditions on "+t.Name+": every one given must hold; a list field matches when one element does.", n.where)
+	fmt.Fprintf(b, "\n%q\ninput %s {\n  uid: IDFilter\n", "Conditions on "+t.Name+": every one given must hold; and, or and not combine nested conditions.", n.where)
 	for _, f := range t.Fields {
 		if f.Type.Scalar != store.JSON {
-			fmt.Fprintf(b, "  %s: %sFilter\n", f.Name, f.Type.Scalar)
+			fmt.Fprintf(b, "  %s: %s\n", f.Name, filterName(f.Type))
 		}
 	}
-	fmt.Fprintf(b, "  createdAt: DateTimeFilter\n  updatedAt: DateTimeFilter\n  and: [%s!]\n  or: [%s!]\n}\n", n.where, n.where)
+	fmt.Fprintf(b, "  createdAt: DateTimeFilter\n  updatedAt: DateTimeFilter\n  and: [%s!]\n  or: [%s!]\n  not: %s\n}\n", n.where, n.where, n.where)
 
 	fmt.Fprintf(b, "\nenum %s { uid", n.field)
 	for _, f := range t.Fields {
@@ -218,7 +272,7 @@ func writeTableTypes(b *strings.Builder, t Table) {
 	}
 	b.WriteString(" createdAt updatedAt }\n")
 	fmt.Fprintf(b, "\n\"A page of %s.\"\ntype %s {\n  edges: [%s!]!\n  pageInfo: PageInfo!\n  \"How many %s match where, over every page.\"\n  totalCount: Int!\n}\n", t.Name, n.connType, n.edgeType, t.Name)
-	fmt.Fprintf(b, "\n\"A %s and its position, to continue after it.\"\ntype %s {\n  cursor: String!\n  node: %s!\n}\n", n.typ, n.edgeType, n.typ)
+	fmt.Fprintf(b, "\n\"%s and its position, to continue after it.\"\ntype %s {\n  cursor: String!\n  node: %s!\n}\n", capitalized(withArticle(n.typ)), n.edgeType, n.typ)
 	fmt.Fprintf(b, "\n\"One entry of orderBy: a field and its direction.\"\ninput %s { field: %s!, direction: OrderDirection = ASC }\n", n.order, n.field)
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -156,11 +157,11 @@ func (t *table) connection(ctx context.Context, a args) (reflect.Value, error) {
 	if a.After.set && a.After.v != nil {
 		s, ok := a.After.v.(string)
 		if !ok {
-			return reflect.Value{}, userError(codeBadUserInput, "after: want the endCursor or an edge's cursor of an earlier page, got "+describe(a.After.v))
+			return reflect.Value{}, userError(CodeBadUserInput, "after: want the endCursor or an edge's cursor of an earlier page, got "+describe(a.After.v))
 		}
 		c, err := t.def.ParseCursor(s, q.Order)
 		if err != nil {
-			return reflect.Value{}, userError(codeBadUserInput, "after: "+err.Error())
+			return reflect.Value{}, userError(CodeBadUserInput, "after: "+err.Error())
 		}
 		q.After = c
 	}
@@ -253,7 +254,7 @@ func (t *table) read(ctx context.Context, q store.Query, fn func(store.Record) (
 	err = t.records.Each(ctx, t.def.Name, q, each)
 	var tooLarge *store.TooLargeError
 	if errors.As(err, &tooLarge) {
-		return userError(codeTooLarge, fmt.Sprintf(
+		return userError(CodeTooLarge, fmt.Sprintf(
 			"the %s selected are larger than the %d-byte result limit (%d fitted): ask for fewer with limit or first, or page through them with %s(first, after)",
 			t.def.Name, tooLarge.MaxBytes, tooLarge.Records, t.names.connection))
 	}
@@ -302,7 +303,7 @@ func (t *table) count(ctx context.Context, a args) (int32, error) {
 		}
 	}
 	if n > math.MaxInt32 {
-		return 0, userError(codeBadUserInput, fmt.Sprintf("%s matches %d records, more than an Int can hold: narrow where", t.names.count, n))
+		return 0, userError(CodeBadUserInput, fmt.Sprintf("%s matches %d records, more than an Int can hold: narrow where", t.names.count, n))
 	}
 	return int32(n), nil
 }
@@ -346,7 +347,7 @@ func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
 	if g := guardFrom(ctx); g != nil {
 		switch err := g.Allow(t.def.Name, Create, nil, data); {
 		case errors.Is(err, ErrForbidden):
-			return reflect.Value{}, userError(codeForbidden, fmt.Sprintf("you may not create %s: %v", t.def.Name, err))
+			return reflect.Value{}, userError(CodeForbidden, fmt.Sprintf("you may not create %s: %v", t.def.Name, err))
 		case err != nil:
 			return reflect.Value{}, fmt.Errorf("create rule of %s: %w", t.def.Name, err)
 		}
@@ -399,7 +400,7 @@ func (t *table) conflict(err error) error {
 		}
 		msg = fmt.Sprintf("another %s has %s %s, which must be unique", t.names.typ, strings.Join(c.Fields, " and "), strings.Join(vals, " and "))
 	}
-	e := userError(codeConflict, msg)
+	e := userError(CodeConflict, msg)
 	e.Extra = map[string]any{"fields": c.Fields}
 	return e
 }
@@ -486,11 +487,11 @@ func (t *table) refused(ctx context.Context, op Operation, uid string) error {
 }
 
 func (t *table) forbidden(op Operation, uid string) error {
-	return userError(codeForbidden, fmt.Sprintf("you may not %s the %s %q", op, t.names.typ, uid))
+	return userError(CodeForbidden, fmt.Sprintf("you may not %s the %s %q", op, t.names.typ, uid))
 }
 
 func (t *table) notFound(uid string) error {
-	return userError(codeNotFound, fmt.Sprintf("no %s has uid %q", t.names.typ, uid))
+	return userError(CodeNotFound, fmt.Sprintf("no %s has uid %q", t.names.typ, uid))
 }
 
 func (t *table) uid(a argValue) (string, error) {
@@ -499,10 +500,13 @@ func (t *table) uid(a argValue) (string, error) {
 		if v != "" {
 			return v, nil
 		}
+		return "", userError(CodeBadUserInput, "uid must not be empty")
 	case int32:
 		return strconv.Itoa(int(v)), nil
+	case nil:
+		return "", userError(CodeBadUserInput, "uid is required: say which "+t.names.typ+" to change")
 	}
-	return "", userError(codeBadUserInput, "uid is required: say which "+t.names.typ+" to change")
+	return "", userError(CodeBadUserInput, "uid: want an ID (a string), got "+describe(a.v))
 }
 
 // query reads the list arguments.
@@ -512,7 +516,7 @@ func (t *table) query(a args) (store.Query, error) {
 	if a.UID.set && a.UID.v != nil {
 		uid, err := t.uid(a.UID)
 		if err != nil {
-			return q, userError(codeBadUserInput, "uid must not be empty")
+			return q, err
 		}
 		byUID = store.Compare(store.KeyUID, store.Eq, uid)
 	}
@@ -527,7 +531,7 @@ func (t *table) query(a args) (store.Query, error) {
 			name, _ := m["field"].(string)
 			ft, ok := t.key(name)
 			if !ok || ft.List || ft.Scalar == store.JSON {
-				return q, userError(codeBadUserInput, fmt.Sprintf("orderBy[%d].field: %s cannot be sorted on", i, describeName(name)))
+				return q, userError(CodeBadUserInput, fmt.Sprintf("orderBy[%d].field: %s cannot be sorted on", i, describeName(name)))
 			}
 			dir, _ := m["direction"].(string)
 			q.Order = append(q.Order, store.Order{Key: name, Desc: dir == "DESC"})
@@ -563,14 +567,14 @@ func intArg(a argValue, name string, lo, hi int64) (int64, error) {
 		n = int64(v)
 	case float64:
 		if v != math.Trunc(v) || v < math.MinInt32 || v > math.MaxInt32 {
-			return 0, userError(codeBadUserInput, fmt.Sprintf("%s must be an Int, got %v", name, v))
+			return 0, userError(CodeBadUserInput, fmt.Sprintf("%s must be an Int, got %v", name, v))
 		}
 		n = int64(v)
 	default:
-		return 0, userError(codeBadUserInput, name+" must be an Int")
+		return 0, userError(CodeBadUserInput, name+" must be an Int")
 	}
 	if n < lo || n > hi {
-		return 0, userError(codeBadUserInput, fmt.Sprintf("%s must be between %d and %d, got %d", name, lo, hi, n))
+		return 0, userError(CodeBadUserInput, fmt.Sprintf("%s must be between %d and %d, got %d", name, lo, hi, n))
 	}
 	return n, nil
 }
@@ -585,7 +589,7 @@ func (t *table) filter(a argValue) (store.Filter, error) {
 		return store.None, err
 	}
 	if err := f.Check(t.limits.bounds); err != nil {
-		return store.None, userError(codeBadUserInput, "where: "+err.Error())
+		return store.None, userError(CodeBadUserInput, "where: "+err.Error())
 	}
 	return f, nil
 }
@@ -594,15 +598,25 @@ func (t *table) filter(a argValue) (store.Filter, error) {
 // nesting is checked as it is read, so a deep argument is refused before it is walked.
 func (t *table) where(v any, path string, depth int) (store.Filter, error) {
 	if depth > t.limits.bounds.MaxDepth {
-		return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: and/or nest more than %d levels deep", path, t.limits.bounds.MaxDepth))
+		return store.None, userError(CodeBadUserInput, fmt.Sprintf("%s: and/or nest more than %d levels deep", path, t.limits.bounds.MaxDepth))
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: want an object, got %s", path, describe(v)))
+		return store.None, userError(CodeBadUserInput, fmt.Sprintf("%s: want an object, got %s", path, describe(v)))
 	}
 	var all []store.Filter
 	for _, k := range sortedKeys(m) {
 		switch k {
+		case "not":
+			if m[k] == nil {
+				continue
+			}
+			sf, err := t.where(m[k], path+".not", depth+1)
+			if err != nil {
+				return store.None, err
+			}
+			all = append(all, store.Not(sf))
+			continue
 		case "and", "or":
 			if m[k] == nil {
 				continue
@@ -624,44 +638,58 @@ func (t *table) where(v any, path string, depth int) (store.Filter, error) {
 		}
 		ft, ok := t.key(k)
 		if !ok || ft.Scalar == store.JSON {
-			return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: %s has no condition %q", path, t.names.where, k))
+			return store.None, userError(CodeBadUserInput, fmt.Sprintf("%s: %s has no condition %q", path, t.names.where, k))
 		}
 		ops, ok := m[k].(map[string]any)
 		if !ok {
 			if m[k] == nil {
 				continue
 			}
-			return store.None, userError(codeBadUserInput, fmt.Sprintf("%s.%s: want an object of comparisons, got %s", path, k, describe(m[k])))
+			return store.None, userError(CodeBadUserInput, fmt.Sprintf("%s.%s: want an object of comparisons, got %s", path, k, describe(m[k])))
 		}
 		for _, op := range sortedKeys(ops) {
-			val, p := ops[op], path+"."+k+"."+op
-			o := store.Op(op)
-			switch {
-			case val == nil && (o == store.Eq || o == store.Ne):
-				all = append(all, store.Compare(k, o, nil))
-			case val == nil:
-			case o == store.In:
-				list := []any{}
-				for i, e := range asList(val) {
-					cv, err := scalarValue(ft.Scalar, e)
-					if err != nil {
-						return store.None, userError(codeBadUserInput, fmt.Sprintf("%s[%d]: %v", p, i, err))
-					}
-					list = append(list, cv)
-				}
-				all = append(all, store.Compare(k, o, list))
-			case o == store.Contains && ft.Scalar != store.String:
-				return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: contains applies to String fields", p))
-			default:
-				cv, err := scalarValue(ft.Scalar, val)
-				if err != nil {
-					return store.None, userError(codeBadUserInput, fmt.Sprintf("%s: %v", p, err))
-				}
-				all = append(all, store.Compare(k, o, cv))
+			f, err := t.compare(k, ft, store.Op(op), ops[op], path+"."+k+"."+op)
+			if err != nil {
+				return store.None, err
 			}
+			all = append(all, f)
 		}
 	}
 	return store.And(all...), nil
+}
+
+// compare reads one comparison of a where argument, at path, on the key k of type ft.
+func (t *table) compare(k string, ft store.FieldType, o store.Op, val any, path string) (store.Filter, error) {
+	if !slices.Contains(filterOps(ft), o) {
+		return store.None, userError(CodeBadUserInput, fmt.Sprintf("%s: %s has no comparison %q", path, filterName(ft), o))
+	}
+	switch {
+	case val == nil && (o == store.Eq || o == store.Ne):
+		return store.Compare(k, o, nil), nil
+	case val == nil:
+		return store.All, nil
+	case o == store.IsNull:
+		b, ok := val.(bool)
+		if !ok {
+			return store.None, userError(CodeBadUserInput, fmt.Sprintf("%s: want a Boolean, got %s", path, describe(val)))
+		}
+		return store.Compare(k, o, b), nil
+	case o == store.In || o == store.Nin:
+		list := []any{}
+		for i, e := range asList(val) {
+			cv, err := scalarValue(ft.Scalar, e)
+			if err != nil {
+				return store.None, userError(CodeBadUserInput, fmt.Sprintf("%s[%d]: %v", path, i, err))
+			}
+			list = append(list, cv)
+		}
+		return store.Compare(k, o, list), nil
+	}
+	cv, err := scalarValue(ft.Scalar, val)
+	if err != nil {
+		return store.None, userError(CodeBadUserInput, fmt.Sprintf("%s: %v", path, err))
+	}
+	return store.Compare(k, o, cv), nil
 }
 
 // input reads the data argument of create (every required field present) or update (any
@@ -670,11 +698,11 @@ func (t *table) where(v any, path string, depth int) (store.Filter, error) {
 func (t *table) input(a argValue, create bool) (set map[string]any, unset []string, data map[string]any, err error) {
 	m, ok := a.v.(map[string]any)
 	if !ok {
-		return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data: want a %s object, got %s", t.names.input, describe(a.v)))
+		return nil, nil, nil, userError(CodeBadUserInput, fmt.Sprintf("data: want %s object, got %s", withArticle(t.names.input), describe(a.v)))
 	}
 	for k := range m {
 		if _, ok := t.def.Field(k); !ok {
-			return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data: %s has no field %q", t.names.input, k))
+			return nil, nil, nil, userError(CodeBadUserInput, fmt.Sprintf("data: %s has no field %q", t.names.input, k))
 		}
 	}
 	data = make(map[string]any, len(m))
@@ -686,11 +714,11 @@ func (t *table) input(a argValue, create bool) (set map[string]any, unset []stri
 		}
 		switch {
 		case !present && create && f.Required:
-			return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data.%s is required to create a %s", f.Name, t.names.typ))
+			return nil, nil, nil, userError(CodeBadUserInput, fmt.Sprintf("data.%s is required to create %s", f.Name, withArticle(t.names.typ)))
 		case !present:
 			continue
 		case v == nil && f.Required:
-			return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data.%s is required and cannot be null", f.Name))
+			return nil, nil, nil, userError(CodeBadUserInput, fmt.Sprintf("data.%s is required and cannot be null", f.Name))
 		case v == nil:
 			data[f.Name] = nil
 			if !create {
@@ -700,7 +728,7 @@ func (t *table) input(a argValue, create bool) (set map[string]any, unset []stri
 		}
 		cv, err := fieldValue(f.Type, v)
 		if err != nil {
-			return nil, nil, nil, userError(codeBadUserInput, fmt.Sprintf("data.%s: %v", f.Name, err))
+			return nil, nil, nil, userError(CodeBadUserInput, fmt.Sprintf("data.%s: %v", f.Name, err))
 		}
 		set[f.Name] = cv
 		data[f.Name] = cv
@@ -776,15 +804,38 @@ func scalarValue(s store.Scalar, v any) (any, error) {
 		}
 		return v, nil
 	}
-	return nil, fmt.Errorf("want %s %s, got %s", article(s), s, describe(v))
+	return nil, fmt.Errorf("want %s, got %s", withArticle(string(s)), describe(v))
 }
 
-func article(s store.Scalar) string {
-	if s == store.Int || s == store.ID {
-		return "an"
+// withArticle puts "a" or "an" before a word as English says it: an item, an order, an
+// update, an Int, an ID, but a user, a unit, a String, a JSON value.
+func withArticle(word string) string {
+	if word == "" {
+		return word
 	}
-	return "a"
+	lower := strings.ToLower(word)
+	var an bool
+	switch {
+	case len(word) > 1 && word == strings.ToUpper(word):
+		// An acronym is read letter by letter: an ID, an SQL table, a UID.
+		an = strings.ContainsRune("aefhilmnorsx", rune(lower[0]))
+	case strings.HasPrefix(lower, "hour"), strings.HasPrefix(lower, "honest"), strings.HasPrefix(lower, "heir"):
+		an = true
+	case strings.HasPrefix(lower, "eu"), strings.HasPrefix(lower, "one"):
+		an = false
+	case lower[0] == 'u' && len(lower) > 2 && !isVowel(lower[1]) && isVowel(lower[2]):
+		// "u" sounds like "you" before one consonant and a vowel: user, unit, utility.
+		an = false
+	default:
+		an = isVowel(lower[0])
+	}
+	if an {
+		return "an " + word
+	}
+	return "a " + word
 }
+
+func isVowel(c byte) bool { return strings.IndexByte("aeiou", c) >= 0 }
 
 // asList applies GraphQL's list coercion: a single value stands for a list of one.
 func asList(v any) []any {

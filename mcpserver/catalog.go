@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -40,6 +42,10 @@ type toolEntry struct {
 	schema *jsonschema.Schema
 	// args are the schema's property names, used to tell a client how to narrow a call.
 	args []string
+	// prompt are the arguments of the tool's prompt.
+	prompt []promptArg
+	// integers are the top-level properties of type integer, which accept any number.
+	integers []string
 }
 
 // catalog is an immutable view of one tools.Set.
@@ -48,10 +54,21 @@ type catalog struct {
 	byName    map[string]*toolEntry
 	resources map[string]tools.Resource
 	infos     []tools.ResourceInfo
+	prompts   []*promptEntry
+	templates []*resourceTemplate
+	// toolsJSON and resourcesJSON are the tools/list and resources/list answers, encoded
+	// once: the lists change only with the catalog.
+	toolsJSON, resourcesJSON json.RawMessage
 }
 
-func newCatalog(set tools.Set) (*catalog, error) {
+// newCatalog compiles set, plus the conformance fixtures when fixtures is set.
+func newCatalog(set tools.Set, fixtures bool) (*catalog, error) {
 	c := &catalog{byName: map[string]*toolEntry{}, resources: map[string]tools.Resource{}}
+	if fixtures {
+		set.Tools = append(slices.Clone(set.Tools), fixtureTools()...)
+		set.Resources = append(slices.Clone(set.Resources), fixtureResources()...)
+		c.templates = fixtureTemplates()
+	}
 	for _, t := range set.Tools {
 		spec := t.Spec()
 		if spec.Name == "" {
@@ -70,9 +87,13 @@ func newCatalog(set tools.Set) (*catalog, error) {
 		if len(spec.OutputSchema) > 0 && !json.Valid(spec.OutputSchema) {
 			return nil, fmt.Errorf("tool %q: output schema is not valid JSON", spec.Name)
 		}
-		e := &toolEntry{tool: t, spec: spec, schema: sch, args: args}
+		e := &toolEntry{tool: t, spec: spec, schema: sch, args: args, prompt: promptArgs(spec.InputSchema), integers: integerArgs(spec.InputSchema)}
 		c.tools = append(c.tools, e)
 		c.byName[spec.Name] = e
+		c.prompts = append(c.prompts, toolPrompt(e))
+	}
+	if fixtures {
+		c.prompts = append(c.prompts, fixturePrompts()...)
 	}
 	c.infos = slices.Clone(seedResources)
 	for _, r := range set.Resources {
@@ -95,6 +116,13 @@ func newCatalog(set tools.Set) (*catalog, error) {
 			info.MIMEType = resourceMIMEType
 		}
 		c.infos = append(c.infos, info)
+	}
+	var err error
+	if c.toolsJSON, err = json.Marshal(map[string]any{"tools": listTools(c)}); err != nil {
+		return nil, fmt.Errorf("encode tools/list: %w", err)
+	}
+	if c.resourcesJSON, err = json.Marshal(map[string]any{"resources": listResources(c)}); err != nil {
+		return nil, fmt.Errorf("encode resources/list: %w", err)
 	}
 	return c, nil
 }
@@ -123,6 +151,53 @@ func compileSchema(tool string, raw json.RawMessage) (*jsonschema.Schema, []stri
 	}
 	slices.Sort(args)
 	return sch, args, nil
+}
+
+// integerArgs names the top-level properties of a schema whose type is integer.
+func integerArgs(schema json.RawMessage) []string {
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	var out []string
+	for name, p := range s.Properties {
+		if p.Type == "integer" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// roundIntegers rounds, half away from zero, the fractional numbers given for integer
+// arguments: the seed types depth as a number, so 2.5 is a depth (3), not an error. The
+// schema then checks the range of the rounded value.
+func (e *toolEntry) roundIntegers(args json.RawMessage) json.RawMessage {
+	if len(e.integers) == 0 {
+		return args
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return args
+	}
+	changed := false
+	for _, name := range e.integers {
+		var f float64
+		if raw, ok := m[name]; !ok || json.Unmarshal(raw, &f) != nil || f == math.Trunc(f) || math.Abs(f) > 1<<53 {
+			continue
+		}
+		m[name] = json.RawMessage(strconv.FormatFloat(math.Round(f), 'f', -1, 64))
+		changed = true
+	}
+	if !changed {
+		return args
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return args
+	}
+	return b
 }
 
 // validate checks args against the tool's input schema and, on failure, returns details that
@@ -199,9 +274,7 @@ func (e *toolEntry) listTool() map[string]any {
 
 // sameTools reports whether a and b list the same tools with the same descriptors.
 func sameTools(a, b *catalog) bool {
-	ja, _ := json.Marshal(listTools(a))
-	jb, _ := json.Marshal(listTools(b))
-	return bytes.Equal(ja, jb)
+	return bytes.Equal(a.toolsJSON, b.toolsJSON)
 }
 
 func sameResources(a, b *catalog) bool {
@@ -227,5 +300,45 @@ func listResources(c *catalog) []map[string]any {
 }
 
 func (c *catalog) knownResource(uri string) bool {
-	return slices.ContainsFunc(c.infos, func(r tools.ResourceInfo) bool { return r.URI == uri })
+	return slices.ContainsFunc(c.infos, func(r tools.ResourceInfo) bool { return r.URI == uri }) || c.template(uri) != nil
+}
+
+// resourceContent is a resource document that is not JSON: text of another type, or bytes
+// (Blob, base64). A Resource whose Read returns one is sent as is.
+type resourceContent struct {
+	MIMEType, Text, Blob string
+}
+
+func (rc resourceContent) wire(uri string) map[string]any {
+	out := map[string]any{"uri": uri, "mimeType": rc.MIMEType}
+	if rc.Blob != "" {
+		out["blob"] = rc.Blob
+	} else {
+		out["text"] = rc.Text
+	}
+	return out
+}
+
+// resourceTemplate is a family of resources named by a URI template (RFC 6570).
+type resourceTemplate struct {
+	uriTemplate, name, description, mimeType string
+	match                                    func(uri string) bool
+	read                                     func(uri string) resourceContent
+}
+
+func (c *catalog) template(uri string) *resourceTemplate {
+	for _, t := range c.templates {
+		if t.match(uri) {
+			return t
+		}
+	}
+	return nil
+}
+
+func listTemplates(c *catalog) []map[string]any {
+	out := make([]map[string]any, 0, len(c.templates))
+	for _, t := range c.templates {
+		out = append(out, map[string]any{"uriTemplate": t.uriTemplate, "name": t.name, "description": t.description, "mimeType": t.mimeType})
+	}
+	return out
 }

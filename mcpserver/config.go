@@ -14,12 +14,18 @@ import (
 // Config holds every limit and policy of the server. A zero field takes the default shown in
 // its comment, so Config{} is the seed's public configuration.
 type Config struct {
-	// RequestsPerWindow and Window bound how many HTTP requests one client may send
-	// (GCRA, shared by every replica through Redis). Defaults: 60 per minute.
+	// RequestsPerWindow and Window bound how many HTTP requests of one client are accepted
+	// in any window of that length (an exact sliding log in Redis, shared by every replica;
+	// refused requests are not counted). Defaults: 60 per minute.
 	RequestsPerWindow int
 	Window            time.Duration
-	// MaxConcurrent bounds a client's in-flight requests plus open SSE streams. Default 10.
+	// MaxConcurrent bounds a client's open connections: tools/call requests in flight plus
+	// open SSE streams each hold one; any request is refused while all are held. Default 10.
 	MaxConcurrent int
+	// StoreTimeout bounds each Redis round trip of a request. When Redis is slow or down
+	// every request is refused after at most this long (fail closed) with -32000 and 503,
+	// and served again as soon as Redis answers. Default 500 ms.
+	StoreTimeout time.Duration
 	// RequestTimeout bounds one request; the tool's context is cancelled when it passes.
 	// Default 30 s.
 	RequestTimeout time.Duration
@@ -30,6 +36,13 @@ type Config struct {
 	// TrustedProxies are CIDRs ("10.0.0.0/8", "::1/128") whose X-Forwarded-For is believed.
 	// From anyone else the peer address is the client.
 	TrustedProxies []string
+	// HiddenPaths are folders (the workspace roots) whose absolute paths never appear in an
+	// answer: a path below one is shown relative to it.
+	HiddenPaths []string
+	// ConformanceFixtures adds the tools the official MCP conformance suite calls
+	// (test_simple_text, test_image_content, ...). Never on a public deployment: they exist
+	// to prove the protocol handling.
+	ConformanceFixtures bool
 	// AllowedOrigins lists the browser origins ("https://app.example.com") that may call the
 	// server; "*" allows any. A request with any other Origin header gets 403. Requests
 	// without an Origin header (non-browser clients) are always allowed.
@@ -71,6 +84,9 @@ func (c Config) withDefaults() (Config, []netip.Prefix, error) {
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = 10 << 20
 	}
+	if c.StoreTimeout == 0 {
+		c.StoreTimeout = 500 * time.Millisecond
+	}
 	if c.MaxRequestBytes == 0 {
 		c.MaxRequestBytes = 1 << 20
 	}
@@ -88,7 +104,7 @@ func (c Config) withDefaults() (Config, []netip.Prefix, error) {
 	}
 	switch {
 	case c.RequestsPerWindow < 0, c.Window < 0, c.MaxConcurrent < 0, c.RequestTimeout < 0,
-		c.MaxResponseBytes < 0, c.MaxRequestBytes < 0, c.SessionTTL < 0, c.EventBacklog < 0:
+		c.MaxResponseBytes < 0, c.MaxRequestBytes < 0, c.StoreTimeout < 0, c.SessionTTL < 0, c.EventBacklog < 0:
 		return c, nil, fmt.Errorf("mcpserver config: limits must not be negative")
 	}
 	var proxies []netip.Prefix

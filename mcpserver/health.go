@@ -45,7 +45,7 @@ func (s *Server) health(ctx context.Context) map[string]any {
 			err := check(cctx)
 			r := checkResult{OK: err == nil, LatencyMs: float64(time.Since(start).Microseconds()) / 1000}
 			if err != nil {
-				r.Error = err.Error()
+				r.Error = s.redact.text(err.Error())
 			}
 			mu.Lock()
 			results[name] = r
@@ -76,7 +76,7 @@ func (s *Server) health(ctx context.Context) map[string]any {
 		},
 	}
 	if s.stats.limiterErr != "" {
-		limiter["lastError"] = s.stats.limiterErr
+		limiter["lastError"] = s.redact.text(s.stats.limiterErr)
 		limiter["lastErrorAt"] = s.stats.limiterErrAt.UTC().Format(time.RFC3339)
 	}
 	limiterUp := s.stats.limiterUp && results["redis"].OK
@@ -123,7 +123,7 @@ func (s *Server) health(ctx context.Context) map[string]any {
 
 	sessionDoc := map[string]any{"open": sessions, "streamsOnThisReplica": streams}
 	if sessErr != nil {
-		sessionDoc["error"] = sessErr.Error()
+		sessionDoc["error"] = s.redact.text(sessErr.Error())
 	}
 	return map[string]any{
 		"status":        status,

@@ -1,8 +1,6 @@
 package mcpserver_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,6 +87,23 @@ func (t *slowTool) Call(ctx context.Context, _ json.RawMessage) (any, error) {
 	case <-t.release:
 		return map[string]any{"done": true}, nil
 	}
+}
+
+// stepTool reports progress at each of its steps.
+type stepTool struct{}
+
+func (stepTool) Spec() tools.Spec {
+	return tools.Spec{Name: "steps", Description: "Reports progress.", InputSchema: json.RawMessage(`{"type":"object","properties":{"steps":{"type":"integer","minimum":1,"maximum":10}}}`)}
+}
+
+func (stepTool) Call(ctx context.Context, args json.RawMessage) (any, error) {
+	var a struct{ Steps int }
+	_ = json.Unmarshal(args, &a)
+	for i := range a.Steps {
+		tools.ReportProgress(ctx, float64(i+1), float64(a.Steps), fmt.Sprintf("step %d of %d", i+1, a.Steps))
+		tools.ReportProgress(ctx, float64(i+1), float64(a.Steps), "a repeated value is dropped")
+	}
+	return map[string]any{"steps": a.Steps}, nil
 }
 
 // bigTool returns a result above the 10 MB default response limit.
@@ -190,12 +205,18 @@ type testServer struct {
 // servers of one test share state and tests do not.
 func newServer(t testing.TB, addr, prefix string, cfg mcpserver.Config, set tools.Set, hub *tools.Hub) testServer {
 	t.Helper()
+	return newServerLogged(t, addr, prefix, cfg, set, hub, io.Discard)
+}
+
+// newServerLogged is newServer with the server's log written to log.
+func newServerLogged(t testing.TB, addr, prefix string, cfg mcpserver.Config, set tools.Set, hub *tools.Hub, log io.Writer) testServer {
+	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, DialerRetries: 1})
 	cfg.KeyPrefix = prefix
 	if cfg.Version == "" {
 		cfg.Version = "test"
 	}
-	srv, err := mcpserver.New(cfg, rdb, set, hub, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := mcpserver.New(cfg, rdb, set, hub, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -218,197 +239,7 @@ func allTools(slow *slowTool) tools.Set {
 	return tools.Set{Tools: []tools.Tool{echoTool{}, slow, bigTool{}, failTool{}}}
 }
 
-// wireResponse is a raw HTTP answer and its decoded JSON-RPC body.
-type wireResponse struct {
-	status int
-	header http.Header
-	raw    []byte
-	body   map[string]any
-}
-
-func (r wireResponse) errCode() int {
-	e, _ := r.body["error"].(map[string]any)
-	if e == nil {
-		return 0
-	}
-	return int(e["code"].(float64))
-}
-
-func (r wireResponse) details() string {
-	e, _ := r.body["error"].(map[string]any)
-	if e == nil {
-		return ""
-	}
-	d, _ := e["data"].(map[string]any)
-	s, _ := d["details"].(string)
-	return s
-}
-
-func (r wireResponse) result() map[string]any {
-	m, _ := r.body["result"].(map[string]any)
-	return m
-}
-
-// post sends one raw body with the given headers (Content-Type and Accept are set unless
-// given).
-func post(t *testing.T, url, body string, headers ...string) wireResponse {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	return do(t, req)
-}
-
-func do(t *testing.T, req *http.Request) wireResponse {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := wireResponse{status: resp.StatusCode, header: resp.Header, raw: raw}
-	if len(bytes.TrimSpace(raw)) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		if err := json.Unmarshal(raw, &out.body); err != nil {
-			t.Fatalf("%s: body is not JSON (%v): %.200s", req.Method, err, raw)
-		}
-	}
-	return out
-}
-
-func request(id any, method string, params any) string {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	return string(b)
-}
-
-// initialize starts a session and returns its id.
-func initialize(t *testing.T, url, version string) string {
-	t.Helper()
-	r := post(t, url, request(1, "initialize", map[string]any{
-		"protocolVersion": version, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "0"},
-	}))
-	if r.status != 200 || r.errCode() != 0 {
-		t.Fatalf("initialize: %d %s", r.status, r.raw)
-	}
-	sid := r.header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatal("initialize: no Mcp-Session-Id")
-	}
-	return sid
-}
-
-// sseStream reads JSON-RPC messages from an open event stream.
-type sseStream struct {
-	resp   *http.Response
-	events chan sseEvent
-}
-
-type sseEvent struct {
-	id   string
-	data string
-}
-
-func openStream(t *testing.T, url, sid, lastEventID string) *sseStream {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
-	if err != nil {
-		cancel()
-		t.Fatalf("GET stream: %v", err)
-	}
-	if resp.StatusCode != 200 {
-		b, _ := io.ReadAll(resp.Body)
-		cancel()
-		t.Fatalf("GET stream: %d %s", resp.StatusCode, b)
-	}
-	s := readSSE(resp)
-	t.Cleanup(func() {
-		cancel()
-		resp.Body.Close()
-	})
-	return s
-}
-
-func readSSE(resp *http.Response) *sseStream {
-	s := &sseStream{resp: resp, events: make(chan sseEvent, 100)}
-	go func() {
-		defer close(s.events)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if ev.data != "" {
-					s.events <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, "id: "):
-				ev.id = strings.TrimPrefix(line, "id: ")
-			case strings.HasPrefix(line, "data: "):
-				ev.data += strings.TrimPrefix(line, "data: ")
-			}
-		}
-	}()
-	return s
-}
-
-// next waits for the next message whose method is method.
-func (s *sseStream) next(t *testing.T, method string) (sseEvent, map[string]any) {
-	t.Helper()
-	timeout := time.After(20 * time.Second)
-	for {
-		select {
-		case ev, ok := <-s.events:
-			if !ok {
-				t.Fatalf("stream ended while waiting for %s", method)
-			}
-			var m map[string]any
-			if err := json.Unmarshal([]byte(ev.data), &m); err != nil {
-				t.Fatalf("event data is not JSON: %q", ev.data)
-			}
-			if m["method"] == method {
-				return ev, m
-			}
-		case <-timeout:
-			t.Fatalf("no %s within 20 s", method)
-		}
-	}
-}
-
 func startMini(t *testing.T) string {
 	t.Helper()
 	return miniredis.RunT(t).Addr()
-}
-
-// waitClosed waits for the server to end the stream.
-func (s *sseStream) waitClosed(t *testing.T) {
-	t.Helper()
-	timeout := time.After(20 * time.Second)
-	for {
-		select {
-		case _, ok := <-s.events:
-			if !ok {
-				return
-			}
-		case <-timeout:
-			t.Fatal("the stream was not ended")
-		}
-	}
 }

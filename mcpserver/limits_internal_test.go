@@ -14,8 +14,9 @@ import (
 	"github.com/platform-dev/platform/tools"
 )
 
-// BenchmarkLimiter measures the per-request limit checks: the GCRA rate check and taking
-// and returning a concurrency slot, against miniredis and, when installed, redis-server.
+// BenchmarkLimiter measures the per-request limit checks of a tools/call: the sliding-window
+// rate check and taking and returning a concurrency slot, against miniredis and, when
+// installed, redis-server.
 func BenchmarkLimiter(b *testing.B) {
 	addrs := map[string]string{"miniredis": miniredis.RunT(b).Addr()}
 	if path, err := exec.LookPath("redis-server"); err == nil {
@@ -25,7 +26,8 @@ func BenchmarkLimiter(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			rdb := redis.NewClient(&redis.Options{Addr: addr})
 			defer rdb.Close()
-			s, err := New(Config{RequestsPerWindow: 1 << 30, Window: time.Hour, MaxConcurrent: 1 << 20, KeyPrefix: "bench:"}, rdb, tools.Set{}, nil, slog.New(slog.DiscardHandler))
+			// A 1 ms window keeps the rate log as short as a real client's (60 at most).
+			s, err := New(Config{RequestsPerWindow: 1 << 30, Window: time.Millisecond, MaxConcurrent: 1 << 20, KeyPrefix: "bench:"}, rdb, tools.Set{}, nil, slog.New(slog.DiscardHandler))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -34,14 +36,11 @@ func BenchmarkLimiter(b *testing.B) {
 			w := httptest.NewRecorder()
 			b.ReportAllocs()
 			for b.Loop() {
-				if rerr := s.admitRate(ctx, w, "192.0.2.1", true); rerr != nil {
-					b.Fatal(rerr.Details)
-				}
-				slot, rerr := s.acquireSlot(ctx, w, "192.0.2.1", time.Minute, true)
+				adm, rerr := s.admit(ctx, w, "192.0.2.1", "", slotTake, time.Minute)
 				if rerr != nil {
 					b.Fatal(rerr.Details)
 				}
-				s.releaseSlot("192.0.2.1", slot)
+				s.releaseSlot("192.0.2.1", adm.slot)
 			}
 		})
 	}

@@ -14,12 +14,13 @@ import (
 	"github.com/platform-dev/platform/tools"
 )
 
-// capabilities are the seed's table, exactly.
+// capabilities are the seed's table, plus completions of the prompts' arguments.
 var capabilities = map[string]any{
-	"resources": map[string]any{"subscribe": true, "listChanged": true},
-	"tools":     map[string]any{"listChanged": true},
-	"prompts":   map[string]any{"listChanged": false},
-	"logging":   map[string]any{"level": defaultLogLevel},
+	"resources":   map[string]any{"subscribe": true, "listChanged": true},
+	"tools":       map[string]any{"listChanged": true},
+	"prompts":     map[string]any{"listChanged": false},
+	"logging":     map[string]any{"level": defaultLogLevel},
+	"completions": map[string]any{},
 }
 
 var serverInfo = map[string]any{"name": ServerName, "version": ServerVersion, "description": serverDescription}
@@ -32,7 +33,7 @@ const defaultLogLevel = "info"
 var methods = []string{
 	"initialize", "ping", "server/discover", "subscriptions/listen", "logging/setLevel",
 	"resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe",
-	"tools/list", "tools/call",
+	"tools/list", "tools/call", "prompts/list", "prompts/get", "completion/complete",
 }
 
 // dispatch runs one request. A panic becomes -32004, logged with a reference.
@@ -57,21 +58,27 @@ func (s *Server) dispatch(ctx context.Context, c *call) (result any, rerr *rpcEr
 	case "logging/setLevel":
 		return s.setLevel(ctx, c)
 	case "resources/list":
-		return map[string]any{"resources": listResources(s.cat.Load())}, nil
+		return s.cat.Load().resourcesJSON, nil
 	case "resources/templates/list":
-		return map[string]any{"resourceTemplates": []any{}}, nil
+		return map[string]any{"resourceTemplates": listTemplates(s.cat.Load())}, nil
 	case "resources/read":
 		return s.readResource(ctx, c)
 	case "resources/subscribe", "resources/unsubscribe":
 		return s.subscription(ctx, c)
 	case "tools/list":
-		return map[string]any{"tools": listTools(s.cat.Load())}, nil
+		return s.cat.Load().toolsJSON, nil
 	case "tools/call":
 		return s.callTool(ctx, c)
+	case "prompts/list":
+		return map[string]any{"prompts": listPrompts(s.cat.Load())}, nil
+	case "prompts/get":
+		return s.getPrompt(c)
+	case "completion/complete":
+		return s.complete(c)
 	default:
 		details := fmt.Sprintf("method %q is not available; this server implements %s", m, strings.Join(methods, ", "))
-		if strings.HasPrefix(m, "prompts/") || strings.HasPrefix(m, "sampling/") {
-			details = fmt.Sprintf("method %q is not available: prompts and sampling are not implemented by this server", m)
+		if strings.HasPrefix(m, "sampling/") {
+			details = fmt.Sprintf("method %q is not available: sampling is not implemented by this server", m)
 		}
 		return nil, newError(CodeMethodNotFound, "Method not found", details)
 	}
@@ -182,11 +189,16 @@ func (s *Server) readResource(ctx context.Context, c *call) (any, *rpcError) {
 		doc = s.health(ctx)
 	case ok:
 		doc, err = r.Read(ctx)
+	case cat.template(p.URI) != nil:
+		doc = cat.template(p.URI).read(p.URI)
 	default:
 		doc = noAnalysis(p.URI)
 	}
 	if err != nil {
 		return nil, s.callError(ctx, "resources/read "+p.URI, err)
+	}
+	if rc, ok := doc.(resourceContent); ok {
+		return map[string]any{"contents": []any{rc.wire(p.URI)}}, nil
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
@@ -275,6 +287,7 @@ func (s *Server) callTool(ctx context.Context, c *call) (any, *rpcError) {
 	if args[0] != '{' {
 		return nil, invalidParams(`argument "arguments" must be an object`)
 	}
+	args = e.roundIntegers(args)
 	if details := e.validate(args); details != "" {
 		return nil, invalidParams(details)
 	}
@@ -302,12 +315,15 @@ func (s *Server) callTool(ctx context.Context, c *call) (any, *rpcError) {
 			return nil, s.internal(ctx, "tools/call "+p.Name, fmt.Errorf("panic: %v\n%s", tp.value, tp.stack))
 		}
 		if ae, ok := tools.IsArgumentError(out.err); ok {
-			return nil, invalidParams(ae.Error())
+			return nil, invalidParams(s.redact.text(ae.Error()))
 		}
 		if ctx.Err() != nil && (errors.Is(out.err, context.DeadlineExceeded) || errors.Is(out.err, context.Canceled)) {
 			return nil, s.ctxError(ctx, "tools/call "+p.Name, e)
 		}
-		return toolResult{text: out.err.Error(), isError: true}, nil
+		return toolResult{text: s.redact.text(out.err.Error()), isError: true}, nil
+	}
+	if blocks, ok := out.value.(contentBlocks); ok {
+		return toolResult{blocks: blocks}, nil
 	}
 	b, err := json.Marshal(out.value)
 	if err != nil {
@@ -329,13 +345,15 @@ type toolResult struct {
 	text       string
 	structured json.RawMessage
 	isError    bool
+	blocks     contentBlocks // content given as is, instead of text
 }
 
 func (r toolResult) MarshalJSON() ([]byte, error) {
-	out := map[string]any{
-		"content": []any{map[string]any{"type": "text", "text": r.text}},
-		"isError": r.isError,
+	var content any = []any{map[string]any{"type": "text", "text": r.text}}
+	if r.blocks != nil {
+		content = r.blocks
 	}
+	out := map[string]any{"content": content, "isError": r.isError}
 	if len(r.structured) > 0 && r.structured[0] == '{' {
 		out["structuredContent"] = r.structured
 	}
@@ -350,7 +368,7 @@ func isToolError(result any) bool {
 // callError maps an error from a resource or tool to the wire.
 func (s *Server) callError(ctx context.Context, what string, err error) *rpcError {
 	if ae, ok := tools.IsArgumentError(err); ok {
-		return invalidParams(ae.Error())
+		return invalidParams(s.redact.text(ae.Error()))
 	}
 	if ctx.Err() != nil {
 		return s.ctxError(ctx, what, nil)

@@ -4,20 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/platform-dev/platform/mcpserver"
+	"github.com/platform-dev/platform/mcpserver/mcptest"
 	"github.com/platform-dev/platform/tools"
 )
 
-func decodeContent(t *testing.T, r wireResponse) map[string]any {
+func decodeContent(t *testing.T, r mcptest.Response) map[string]any {
 	t.Helper()
-	contents, _ := r.result()["contents"].([]any)
+	contents, _ := r.Result()["contents"].([]any)
 	if len(contents) != 1 {
-		t.Fatalf("resources/read: %s", r.raw)
+		t.Fatalf("resources/read: %s", r.Raw)
 	}
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(contents[0].(map[string]any)["text"].(string)), &doc); err != nil {
@@ -49,9 +51,9 @@ func TestHealth(t *testing.T) {
 		"redis": func(context.Context) error { return errors.New("connection refused") },
 	}}
 	ts := newServer(t, startMini(t), uniquePrefix(), cfg, allTools(newSlowTool()), nil)
-	initialize(t, ts.url, "2025-11-25")
-	post(t, ts.url, request(1, "nope", nil))
-	doc := decodeContent(t, post(t, ts.url, request(2, "resources/read", map[string]any{"uri": mcpserver.URISystemHealth})))
+	mcptest.Initialize(t, ts.url, "2025-11-25")
+	mcptest.Post(t, ts.url, mcptest.Request(1, "nope", nil))
+	doc := decodeContent(t, mcptest.Post(t, ts.url, mcptest.Request(2, "resources/read", map[string]any{"uri": mcpserver.URISystemHealth})))
 
 	if doc["version"] != "v9.9.9" || doc["status"] != "degraded" || doc["uptimeSeconds"] == nil || doc["goroutines"].(float64) < 1 {
 		t.Errorf("health %v", doc)
@@ -92,14 +94,14 @@ func toStrings(v any) []string {
 // TestListChanged: Update with a different set tells open sessions that the lists changed.
 func TestListChanged(t *testing.T) {
 	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, tools.Set{Tools: []tools.Tool{echoTool{}}}, nil)
-	sid := initialize(t, ts.url, "2025-11-25")
-	stream := openStream(t, ts.url, sid, "")
+	sid := mcptest.Initialize(t, ts.url, "2025-11-25")
+	stream := mcptest.OpenStream(t, ts.url, sid, "")
 	if err := ts.srv.Update(tools.Set{Tools: []tools.Tool{echoTool{}, failTool{}}}); err != nil {
 		t.Fatal(err)
 	}
-	stream.next(t, "notifications/tools/list_changed")
-	if r := post(t, ts.url, request(1, "tools/list", nil), "Mcp-Session-Id", sid); len(r.result()["tools"].([]any)) != 2 {
-		t.Errorf("tools/list after Update: %s", r.raw)
+	stream.Next(t, "notifications/tools/list_changed")
+	if r := mcptest.Post(t, ts.url, mcptest.Request(1, "tools/list", nil), "Mcp-Session-Id", sid); len(r.Result()["tools"].([]any)) != 2 {
+		t.Errorf("tools/list after Update: %s", r.Raw)
 	}
 	if err := ts.srv.Update(tools.Set{Tools: []tools.Tool{echoTool{}, echoTool{}}}); err == nil {
 		t.Error("Update accepted a tool registered twice")
@@ -111,7 +113,7 @@ func TestListChanged(t *testing.T) {
 func TestListen(t *testing.T) {
 	hub := &tools.Hub{}
 	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, tools.Set{Tools: []tools.Tool{echoTool{}}}, hub)
-	body := request("L1", "subscriptions/listen", map[string]any{
+	body := mcptest.Request("L1", "subscriptions/listen", map[string]any{
 		"_meta": map[string]any{
 			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
@@ -132,13 +134,13 @@ func TestListen(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("listen: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	stream := readSSE(resp)
-	_, ack := stream.next(t, "notifications/subscriptions/acknowledged")
+	stream := mcptest.ReadSSE(resp.Body)
+	_, ack := stream.Next(t, "notifications/subscriptions/acknowledged")
 	if ack["params"].(map[string]any)["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"] != "L1" {
 		t.Errorf("ack %v", ack)
 	}
 	hub.Updated(mcpserver.URICloud)
-	_, upd := stream.next(t, "notifications/resources/updated")
+	_, upd := stream.Next(t, "notifications/resources/updated")
 	params := upd["params"].(map[string]any)
 	if params["uri"] != mcpserver.URICloud || params["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"] != "L1" {
 		t.Errorf("update %v", upd)
@@ -146,7 +148,7 @@ func TestListen(t *testing.T) {
 	if err := ts.srv.Update(tools.Set{Tools: []tools.Tool{echoTool{}, failTool{}}}); err != nil {
 		t.Fatal(err)
 	}
-	stream.next(t, "notifications/tools/list_changed")
+	stream.Next(t, "notifications/tools/list_changed")
 }
 
 // TestCancel: notifications/cancelled stops a running call, on whichever replica it runs.
@@ -154,24 +156,76 @@ func TestCancel(t *testing.T) {
 	prefix := uniquePrefix()
 	addr := startMini(t)
 	slow := newSlowTool()
-	a := newServer(t, addr, prefix, mcpserver.Config{}, allTools(slow), nil)
-	b := newServer(t, addr, prefix, mcpserver.Config{}, allTools(slow), nil)
-	sid := initialize(t, a.url, "2025-11-25")
-	done := make(chan wireResponse, 1)
+	cfg := mcpserver.Config{MaxConcurrent: 2} // the session's requests: the call and one more
+	a := newServer(t, addr, prefix, cfg, allTools(slow), nil)
+	b := newServer(t, addr, prefix, cfg, allTools(slow), nil)
+	sid := mcptest.Initialize(t, a.url, "2025-11-25")
+	done := make(chan mcptest.Response, 1)
 	go func() {
-		done <- post(t, a.url, request("long", "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}), "Mcp-Session-Id", sid)
+		done <- mcptest.Post(t, a.url, mcptest.Request("long", "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}), "Mcp-Session-Id", sid)
 	}()
 	<-slow.started
-	r := post(t, b.url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"user"}}`, "Mcp-Session-Id", sid)
-	if r.status != 202 {
-		t.Fatalf("cancel: %d", r.status)
+	r := mcptest.Post(t, b.url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"user"}}`, "Mcp-Session-Id", sid)
+	if r.Status != 202 {
+		t.Fatalf("cancel: %d", r.Status)
 	}
 	select {
 	case <-slow.cancelled:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the call was not cancelled")
 	}
-	if r := <-done; r.errCode() != mcpserver.CodeServerError || !strings.Contains(r.details(), "cancelled") {
-		t.Errorf("cancelled call answered %s", r.raw)
+	if r := <-done; r.ErrCode() != mcpserver.CodeServerError || !strings.Contains(r.Details(), "cancelled") {
+		t.Errorf("cancelled call answered %s", r.Raw)
+	}
+	// The cancelled call's slot is free: two calls may run at once again.
+	close(slow.release)
+	for i := range 2 {
+		if r := mcptest.Post(t, b.url, mcptest.Request(i, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}), "Mcp-Session-Id", sid); r.ErrCode() != 0 {
+			t.Errorf("call %d after the cancellation: %s", i, r.Raw)
+		}
+	}
+}
+
+// TestProgress: a tools/call with a progressToken is answered as an event stream of
+// increasing notifications/progress followed by the result; without one the answer is JSON.
+func TestProgress(t *testing.T) {
+	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, tools.Set{Tools: []tools.Tool{stepTool{}}}, nil)
+	call := func(meta map[string]any, headers ...string) mcptest.Response {
+		params := map[string]any{"name": "steps", "arguments": map[string]any{"steps": 3}}
+		if meta != nil {
+			params["_meta"] = meta
+		}
+		return mcptest.Post(t, ts.url, mcptest.Request(7, "tools/call", params), headers...)
+	}
+	r := call(map[string]any{"progressToken": "p1"})
+	if ct := r.Header.Get("Content-Type"); ct != "text/event-stream" || len(r.Events) != 4 {
+		t.Fatalf("with a progressToken: %s, %d events:\n%s", ct, len(r.Events), r.Raw)
+	}
+	for i, ev := range r.Events[:3] {
+		var n struct {
+			Method string
+			Params struct {
+				ProgressToken string
+				Progress      float64
+				Total         float64
+				Message       string
+			}
+		}
+		if err := json.Unmarshal([]byte(ev.Data), &n); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("step %d of 3", i+1)
+		if n.Method != "notifications/progress" || n.Params.ProgressToken != "p1" || n.Params.Progress != float64(i+1) || n.Params.Total != 3 || n.Params.Message != want {
+			t.Errorf("event %d: %s", i, ev.Data)
+		}
+	}
+	if r.ErrCode() != 0 || r.Body["id"] != 7.0 || r.Result()["structuredContent"].(map[string]any)["steps"] != 3.0 {
+		t.Errorf("result event: %v", r.Body)
+	}
+	if r := call(nil); r.Header.Get("Content-Type") != "application/json" || r.ErrCode() != 0 {
+		t.Errorf("without a progressToken: %s %s", r.Header.Get("Content-Type"), r.Raw)
+	}
+	if r := call(map[string]any{"progressToken": 5}, "Accept", "application/json"); r.Header.Get("Content-Type") != "application/json" || r.ErrCode() != 0 {
+		t.Errorf("a client that accepts only JSON: %s %s", r.Header.Get("Content-Type"), r.Raw)
 	}
 }

@@ -131,7 +131,7 @@ func sdkSession(t *testing.T, rb redisBackend, version string) {
 	select {
 	case m := <-logs:
 		if m.Level != "debug" && m.Level != "info" {
-			t.Errorf("log level %q", m.Level)
+			t.Errorf("log level %q: %v", m.Level, m.Data)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("no log message")

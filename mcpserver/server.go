@@ -13,9 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -25,11 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/platform-dev/platform/tools"
 )
@@ -77,8 +71,9 @@ type Server struct {
 	cfg     Config
 	proxies []netip.Prefix
 	rdb     redis.UniversalClient
+	ownRDB  bool // rdb was made by New and is closed by Close
+	redact  redactor
 	st      *store
-	limiter *redis_rate.Limiter
 	log     *slog.Logger
 	cat     atomic.Pointer[catalog]
 	stats   *stats
@@ -100,7 +95,8 @@ type Server struct {
 type inflightCall struct{ cancel context.CancelFunc }
 
 // New returns a server for set. rdb is shared by every replica; hub (may be nil) carries the
-// analyses' "resource changed" signals. The server does not close rdb.
+// analyses' "resource changed" signals. The server does not close rdb; for a *redis.Client
+// it opens its own pool to the same server with StoreTimeout on every operation.
 func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, logger *slog.Logger) (*Server, error) {
 	if rdb == nil {
 		return nil, errors.New("mcpserver: a Redis client is required")
@@ -109,7 +105,7 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 	if err != nil {
 		return nil, err
 	}
-	cat, err := newCatalog(set)
+	cat, err := newCatalog(set, cfg.ConformanceFixtures)
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
@@ -120,13 +116,16 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 	if err != nil {
 		return nil, err
 	}
+	rdb, own := boundedClient(rdb, cfg.StoreTimeout)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		cfg:       cfg,
-		proxies:   proxies,
-		rdb:       rdb,
-		st:        &store{rdb: rdb, k: keyspace{cfg.KeyPrefix}, ttl: cfg.SessionTTL, backlog: cfg.EventBacklog},
-		limiter:   redis_rate.NewLimiter(rdb),
+		cfg:     cfg,
+		proxies: proxies,
+		rdb:     rdb,
+		ownRDB:  own,
+		redact:  newRedactor(cfg.HiddenPaths),
+		st: &store{rdb: rdb, k: keyspace{cfg.KeyPrefix}, ttl: cfg.SessionTTL, backlog: cfg.EventBacklog,
+			maxSlotTTL: max(cfg.RequestTimeout+pollInterval, 3*pollInterval), replica: newID()[:8] + ":"},
 		log:       logger.With("component", "mcpserver"),
 		stats:     newStats(),
 		metrics:   m,
@@ -164,13 +163,49 @@ func (s *Server) Close() error {
 	s.cancel()
 	err := s.pubsub.Close()
 	<-s.recvDone
+	if s.ownRDB {
+		err = errors.Join(err, s.rdb.Close())
+	}
 	return err
+}
+
+// boundedClient returns a client to rdb's server whose every operation, dial included, ends
+// within timeout and is not retried, so that a slow or unreachable Redis fails a request in
+// well under a second instead of after go-redis's default retries (seconds). own is true when
+// the returned client is new.
+func boundedClient(rdb redis.UniversalClient, timeout time.Duration) (_ redis.UniversalClient, own bool) {
+	c, ok := rdb.(*redis.Client)
+	if !ok {
+		return rdb, false
+	}
+	// Only the connection settings are copied: an initialised client's Options also hold
+	// state of its own that a second client must not share.
+	o := c.Options()
+	return redis.NewClient(&redis.Options{
+		Network: o.Network, Addr: o.Addr, Dialer: o.Dialer, OnConnect: o.OnConnect,
+		Protocol: o.Protocol, Username: o.Username, Password: o.Password, DB: o.DB,
+		CredentialsProvider: o.CredentialsProvider, CredentialsProviderContext: o.CredentialsProviderContext,
+		TLSConfig: o.TLSConfig, PoolSize: o.PoolSize, ClientName: o.ClientName,
+		ContextTimeoutEnabled: true, MaxRetries: -1,
+		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, PoolTimeout: timeout,
+	}), true
+}
+
+// Ready reports whether the server can serve: its Redis answers within StoreTimeout. It is
+// what a readiness probe should ask.
+func (s *Server) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
+	defer cancel()
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis did not answer within %s: %w", s.cfg.StoreTimeout, err)
+	}
+	return nil
 }
 
 // Update replaces the served tools and resources, telling connected clients when either
 // list changed.
 func (s *Server) Update(set tools.Set) error {
-	cat, err := newCatalog(set)
+	cat, err := newCatalog(set, s.cfg.ConformanceFixtures)
 	if err != nil {
 		return fmt.Errorf("mcpserver: %w", err)
 	}
@@ -186,25 +221,49 @@ func (s *Server) Update(set tools.Set) error {
 
 // ServeHTTP implements the Streamable HTTP transport.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.originAllowed(r.Header.Get("Origin"), r.Host) {
-		s.stats.record(true)
-		writeRPC(w, http.StatusForbidden, nil, nil, newError(CodeInvalidRequest, "Forbidden",
-			fmt.Sprintf("origin %q is not allowed to call this server", r.Header.Get("Origin"))))
-		return
-	}
-	switch r.Method {
-	case http.MethodPost:
+	var rerr *rpcError
+	switch {
+	case !s.originAllowed(r.Header.Get("Origin"), r.Host):
+		rerr = newError(CodeInvalidRequest, "Forbidden",
+			fmt.Sprintf("origin %q is not allowed to call this server", r.Header.Get("Origin"))).withStatus(http.StatusForbidden)
+	case r.Method == http.MethodPost:
 		s.handlePost(w, r)
-	case http.MethodGet:
-		s.handleGet(w, r)
-	case http.MethodDelete:
-		s.handleDelete(w, r)
+		return
+	case r.Method == http.MethodGet:
+		rerr = s.handleGet(w, r)
+	case r.Method == http.MethodDelete:
+		rerr = s.handleDelete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		s.stats.record(true)
-		writeRPC(w, http.StatusMethodNotAllowed, nil, nil, newError(CodeInvalidRequest, "Method not allowed",
-			"use POST for messages, GET for the notification stream, DELETE to end a session"))
+		rerr = newError(CodeInvalidRequest, "Method not allowed",
+			"use POST for messages, GET for the notification stream, DELETE to end a session").withStatus(http.StatusMethodNotAllowed)
 	}
+	if rerr != nil {
+		s.refuse(w, nil, rerr)
+	}
+}
+
+// refuse answers a request with an error and counts it; a client that has gone gets
+// nothing and is logged at INFO.
+func (s *Server) refuse(w http.ResponseWriter, id json.RawMessage, rerr *rpcError) {
+	if rerr.Status == statusClientClosed {
+		s.gone()
+		w.WriteHeader(statusClientClosed)
+		return
+	}
+	s.stats.record(true)
+	stampRequestID(w, rerr)
+	b, _ := responseJSON(id, nil, rerr) // an rpcError always encodes
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(rerr.httpStatus())
+	_, _ = w.Write(b)
+}
+
+// gone counts a request whose client left before its answer: that is the client's doing,
+// so it is logged at INFO, not as a server error.
+func (s *Server) gone() {
+	s.stats.record(true)
+	s.log.Info("client disconnected before the answer")
 }
 
 func (s *Server) originAllowed(origin, host string) bool {
@@ -264,182 +323,12 @@ func (s *Server) trusted(a netip.Addr) bool {
 	return slices.ContainsFunc(s.proxies, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
-func writeRPC(w http.ResponseWriter, status int, id json.RawMessage, result any, rerr *rpcError) {
-	stampRequestID(w, rerr)
-	b, err := responseJSON(id, result, rerr)
-	if err != nil {
-		b, _ = responseJSON(id, nil, newError(CodeInternalError, "Internal error", "the response could not be encoded"))
-		status = http.StatusInternalServerError
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
 // stampRequestID gives an error the request id that the HTTP layer in front (Echo's
 // RequestID middleware) put on the response.
 func stampRequestID(w http.ResponseWriter, rerr *rpcError) {
 	if rerr != nil {
 		rerr.RequestID = w.Header().Get("X-Request-Id")
 	}
-}
-
-// call is one request being served.
-type call struct {
-	w       http.ResponseWriter
-	r       *http.Request
-	msg     *message
-	sess    *session // nil when stateless
-	version string
-	client  string
-}
-
-func (s *Server) handlePost(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			s.stats.record(true)
-			writeRPC(w, http.StatusUnsupportedMediaType, nil, nil, newError(CodeInvalidRequest, "Invalid request",
-				"Content-Type must be application/json"))
-			return
-		}
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxRequestBytes))
-	if err != nil {
-		s.stats.record(true)
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeRPC(w, http.StatusRequestEntityTooLarge, nil, nil, newError(CodeInvalidRequest, "Invalid request",
-				fmt.Sprintf("the request body exceeds %d bytes", s.cfg.MaxRequestBytes)))
-			return
-		}
-		writeRPC(w, http.StatusBadRequest, nil, nil, newError(CodeParseError, "Parse error", "the request body could not be read"))
-		return
-	}
-	msg, id, perr := parseMessage(body)
-	if perr != nil {
-		// Malformed messages count against the client's rate too.
-		if rerr := s.admitRate(r.Context(), w, s.clientOf(r), false); rerr != nil {
-			perr = rerr
-		}
-		s.stats.record(true)
-		writeRPC(w, perr.httpStatus(), id, nil, perr)
-		return
-	}
-	if hm := r.Header.Get(headerMethod); hm != "" && hm != msg.Method {
-		// 2026-07-28 clients repeat the method in a header for proxies; they must agree.
-		s.stats.record(true)
-		writeRPC(w, http.StatusBadRequest, msg.ID, nil, newError(CodeInvalidRequest, "Invalid request",
-			fmt.Sprintf("the %s header (%q) does not match the body's method (%q)", headerMethod, hm, msg.Method)))
-		return
-	}
-	c := &call{w: w, r: r, msg: msg, client: s.clientOf(r)}
-	isToolCall := msg.Method == "tools/call"
-	tool := ""
-	if isToolCall {
-		tool = s.toolLabel(msg)
-	}
-	if rerr := s.admitRate(r.Context(), w, c.client, isToolCall); rerr != nil {
-		if isToolCall {
-			s.metrics.toolCalls.WithLabelValues(tool, outcome(nil, rerr)).Inc()
-		}
-		s.stats.record(true)
-		writeRPC(w, rerr.httpStatus(), msg.ID, nil, rerr)
-		return
-	}
-	if sid := r.Header.Get(headerSession); sid != "" && msg.Method != "initialize" {
-		sess, err := s.st.loadSession(r.Context(), sid)
-		if errors.Is(err, errNoSession) {
-			s.stats.record(true)
-			writeRPC(w, http.StatusNotFound, msg.ID, nil, newError(CodeInvalidRequest, "Session not found",
-				"the session expired or was deleted; send initialize to start a new one"))
-			return
-		}
-		if err != nil {
-			s.stats.record(true)
-			writeRPC(w, http.StatusServiceUnavailable, msg.ID, nil, s.internal(r.Context(), "load session", err))
-			return
-		}
-		c.sess = sess
-	}
-	version, verr := s.protocolVersion(r, msg, c.sess)
-	if verr != nil {
-		s.stats.record(true)
-		writeRPC(w, verr.httpStatus(), msg.ID, nil, verr)
-		return
-	}
-	c.version = version
-	if !msg.isRequest() {
-		s.notification(r.Context(), c)
-		s.stats.record(false)
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-
-	listen := msg.Method == "subscriptions/listen"
-	slotTTL := s.cfg.RequestTimeout + pollInterval
-	if listen {
-		slotTTL = 3 * pollInterval
-	}
-	slot, rerr := s.acquireSlot(r.Context(), w, c.client, slotTTL, isToolCall || listen)
-	if rerr != nil {
-		if isToolCall {
-			s.metrics.toolCalls.WithLabelValues(tool, outcome(nil, rerr)).Inc()
-		}
-		s.stats.record(true)
-		writeRPC(w, rerr.httpStatus(), msg.ID, nil, rerr)
-		return
-	}
-	if slot != "" {
-		// A long stream may trade its slot for a fresh one; release whichever it holds last.
-		defer func() { s.releaseSlot(c.client, slot) }()
-	}
-	if listen {
-		s.listen(c, &slot)
-		return
-	}
-
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
-	defer cancel()
-	defer s.track(c, cancel)()
-	start := time.Now()
-	if isToolCall && s.cfg.Tracer != nil {
-		var span trace.Span
-		ctx, span = s.cfg.Tracer.Start(ctx, "mcp tools/call "+tool, trace.WithAttributes(attribute.String("mcp.tool", tool)))
-		defer span.End()
-	}
-	result, rerr := s.dispatch(ctx, c)
-	if rerr == nil && c.version >= Version20260728 {
-		result = completeResult(result)
-	}
-	encode := func(result any, rerr *rpcError) ([]byte, error) {
-		stampRequestID(w, rerr)
-		return responseJSON(msg.ID, result, rerr)
-	}
-	b, err := encode(result, rerr)
-	if err != nil {
-		rerr = s.internal(ctx, "encode response", err)
-		b, _ = encode(nil, rerr)
-	}
-	if len(b) > s.cfg.MaxResponseBytes {
-		rerr = s.tooLarge(c, len(b))
-		b, _ = encode(nil, rerr)
-	}
-	s.stats.record(rerr != nil || isToolError(result))
-	s.logCall(c, time.Since(start), rerr, isToolError(result))
-	if isToolCall {
-		s.metrics.toolCalls.WithLabelValues(tool, outcome(result, rerr)).Inc()
-		s.metrics.toolSeconds.WithLabelValues(tool).Observe(time.Since(start).Seconds())
-		if rerr != nil {
-			trace.SpanFromContext(ctx).SetStatus(codes.Error, rerr.Message)
-		}
-	}
-	status := http.StatusOK
-	if rerr != nil {
-		status = rerr.httpStatus()
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }
 
 // completeResult stamps resultType "complete", which 2026-07-28 requires on every result

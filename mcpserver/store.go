@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,13 +15,14 @@ import (
 
 // Everything a replica must share lives in Redis under one prefix:
 //
-//	<p>s:<id>          hash: the session (protocol version, log level, delivery cursor, kind)
-//	<p>s:<id>:subs     set: resource URIs the session subscribed to
-//	<p>s:<id>:ev       stream: notifications for the session, bounded, ids are SSE event ids
-//	<p>s:<id>:owner    string: token of the GET stream currently delivering the session
+//	<p>s:{<id>}        hash: the session (protocol version, log level, delivery cursor, kind)
+//	<p>s:{<id>}:subs   set: resource URIs the session subscribed to
+//	<p>s:{<id>}:ev     stream: notifications for the session, bounded, ids are SSE event ids
+//	<p>s:{<id>}:owner  string: token of the GET stream currently delivering the session
 //	<p>sessions        sorted set: session id -> expiry (ms), to count and broadcast
 //	<p>sub:<uri>       set: session ids subscribed to uri
-//	<p>conc:<client>   sorted set: concurrency slots -> expiry (ms)
+//	<p>rl:{<client>}   sorted set: the client's accepted requests of the last window -> time (ms)
+//	<p>conc:{<client>} sorted set: concurrency slots -> expiry (ms)
 //	<p>wake            pub/sub channel: "a session has new events" (payload: session id)
 //	<p>cancel          pub/sub channel: "cancel this in-flight request" (payload: id NUL request id)
 //
@@ -27,19 +30,16 @@ import (
 // kind "listen" that exists only while its stream is open.
 type keyspace struct{ p string }
 
-func (k keyspace) session(id string) string         { return k.p + "s:" + id }
-func (k keyspace) subs(id string) string            { return k.p + "s:" + id + ":subs" }
-func (k keyspace) events(id string) string          { return k.p + "s:" + id + ":ev" }
-func (k keyspace) owner(id string) string           { return k.p + "s:" + id + ":owner" }
+func (k keyspace) session(id string) string         { return k.p + "s:{" + id + "}" }
+func (k keyspace) subs(id string) string            { return k.p + "s:{" + id + "}:subs" }
+func (k keyspace) events(id string) string          { return k.p + "s:{" + id + "}:ev" }
+func (k keyspace) owner(id string) string           { return k.p + "s:{" + id + "}:owner" }
 func (k keyspace) sessions() string                 { return k.p + "sessions" }
 func (k keyspace) subscribers(uri string) string    { return k.p + "sub:" + uri }
-func (k keyspace) concurrency(client string) string { return k.p + "conc:" + client }
-func (k keyspace) rate(client string) string        { return k.p + "rl:" + client }
+func (k keyspace) concurrency(client string) string { return k.p + "conc:{" + client + "}" }
+func (k keyspace) rate(client string) string        { return k.p + "rl:{" + client + "}" }
 func (k keyspace) wake() string                     { return k.p + "wake" }
 func (k keyspace) cancel() string                   { return k.p + "cancel" }
-
-// errNoSession means the session id is unknown, expired or deleted.
-var errNoSession = errors.New("session not found")
 
 // session is the Redis-held state of one client session.
 type session struct {
@@ -61,6 +61,31 @@ type store struct {
 	k       keyspace
 	ttl     time.Duration
 	backlog int64
+	// maxSlotTTL is the life of the longest slot: a slot set expires no sooner.
+	maxSlotTTL time.Duration
+	replica    string // prefix of this replica's request names
+	seq        atomic.Uint64
+
+	mu      sync.Mutex
+	touched map[string]time.Time // session id -> when this replica last extended its life
+}
+
+// maxTouched bounds the sessions whose last touch a replica remembers.
+const maxTouched = 100000
+
+// needsTouch reports whether a request of session id should extend the session's life:
+// once per TTL/60 per replica is plenty, and saves five commands on every other request.
+func (st *store) needsTouch(id string, now time.Time) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if t, ok := st.touched[id]; ok && now.Sub(t) < st.ttl/60 {
+		return false
+	}
+	if st.touched == nil || len(st.touched) >= maxTouched {
+		st.touched = map[string]time.Time{}
+	}
+	st.touched[id] = now
+	return true
 }
 
 func newID() string { return rand.Text() }
@@ -83,24 +108,13 @@ func (st *store) createSession(ctx context.Context, kind, version string, fields
 	return id, nil
 }
 
-// loadSession reads a session and extends its life by the TTL.
-func (st *store) loadSession(ctx context.Context, id string) (*session, error) {
-	var get *redis.MapStringStringCmd
-	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.HGetAll(ctx, st.k.session(id))
-		st.touch(ctx, p, id)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load session: %w", err)
-	}
-	h := get.Val()
+// sessionFrom reads a session's hash; nil when the hash is empty (no such session).
+func sessionFrom(id string, h map[string]string) *session {
 	if len(h) == 0 {
-		return nil, errNoSession
+		return nil
 	}
-	s := &session{id: id, version: h["v"], level: h["lvl"], listen: h["kind"] == kindListen, cursor: h["cur"],
+	return &session{id: id, version: h["v"], level: h["lvl"], listen: h["kind"] == kindListen, cursor: h["cur"],
 		wants: map[string]bool{"tl": h["tl"] == "1", "rl": h["rl"] == "1"}}
-	return s, nil
 }
 
 // touch extends the life of a session's keys. EXPIRE on a missing key is a no-op, so touching
@@ -228,30 +242,125 @@ func (st *store) countSessions(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// acquireScript takes a concurrency slot if fewer than the limit are held. Slots carry their
-// own expiry so that a replica that dies while holding one does not leak it.
-var acquireScript = redis.NewScript(`
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
-  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-  redis.call('PEXPIRE', KEYS[1], ARGV[5])
-  return 1
-end
-return 0
-`)
+// gateRequest is what one request asks of the limiter.
+type gateRequest struct {
+	client, session string
+	take            bool // hold a concurrency slot (else only check that one is free)
+	slotTTL         time.Duration
+	limit           int
+	window          time.Duration
+	maxConcurrent   int
+}
 
-// acquire takes one of limit slots for client for ttl. It returns the slot's token, or ""
-// when all slots are taken.
+// gate is the limiter's answer.
+type gate struct {
+	rateOK, slotOK bool
+	count          int64         // accepted requests in the window, this one included
+	reset          time.Duration // until the oldest of them leaves the window
+	slot           string        // the slot taken
+	sess           *session      // nil when the request named none or it does not exist
+}
+
+// admit is one pipelined round trip: it logs the request in the client's sliding window,
+// takes or checks a concurrency slot, and loads and touches the session. Plain commands
+// rather than a script, because the embedded Redis interprets Lua slowly and a pipeline
+// also works on Redis Cluster (the client's keys share a hash tag).
+//
+// The window is an exact log: a sorted set of accepted requests scored by time. Each request
+// adds itself and then counts, and leaves again when the count is above the limit, so of
+// any requests accepted within one window the last one counted all of them: no window ever
+// holds more than the limit, even with requests racing on several replicas. Races can only
+// refuse a request early, never admit one too many. Slots work the same way.
+func (st *store) admit(ctx context.Context, q gateRequest) (gate, error) {
+	now := time.Now()
+	member := st.member()
+	rate, conc := st.k.rate(q.client), st.k.concurrency(q.client)
+	var count, held *redis.IntCmd
+	var oldest *redis.ZSliceCmd
+	var hash *redis.MapStringStringCmd
+	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRemRangeByScore(ctx, rate, "-inf", strconv.FormatInt(now.Add(-q.window).UnixMilli(), 10))
+		p.ZAdd(ctx, rate, redis.Z{Score: float64(now.UnixMilli()), Member: member})
+		count = p.ZCard(ctx, rate)
+		oldest = p.ZRangeWithScores(ctx, rate, 0, 0)
+		p.PExpire(ctx, rate, q.window)
+		if q.take {
+			// Expired slots (of a replica that died) are dropped when one is taken.
+			p.ZRemRangeByScore(ctx, conc, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
+			p.ZAdd(ctx, conc, redis.Z{Score: float64(now.Add(q.slotTTL).UnixMilli()), Member: member})
+			p.PExpire(ctx, conc, st.maxSlotTTL)
+		}
+		held = p.ZCount(ctx, conc, "("+strconv.FormatInt(now.UnixMilli(), 10), "+inf")
+		if q.session != "" {
+			hash = p.HGetAll(ctx, st.k.session(q.session))
+			if st.needsTouch(q.session, now) {
+				st.touch(ctx, p, q.session)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return gate{}, fmt.Errorf("admit request: %w", err)
+	}
+	g := gate{count: count.Val(), reset: q.window}
+	if o := oldest.Val(); len(o) == 1 {
+		g.reset = time.UnixMilli(int64(o[0].Score)).Add(q.window).Sub(now)
+	}
+	g.rateOK = g.count <= int64(q.limit)
+	if q.take {
+		g.slotOK = held.Val() <= int64(q.maxConcurrent)
+	} else {
+		g.slotOK = held.Val() < int64(q.maxConcurrent)
+	}
+	if !g.rateOK || !g.slotOK {
+		// A refused request is not counted, and holds no slot.
+		g.count--
+		_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.ZRem(ctx, rate, member)
+			if q.take {
+				p.ZRem(ctx, conc, member)
+			}
+			return nil
+		})
+		if err != nil {
+			return gate{}, fmt.Errorf("admit request: %w", err)
+		}
+		return g, nil
+	}
+	if q.take {
+		g.slot = member
+	}
+	if hash != nil {
+		g.sess = sessionFrom(q.session, hash.Val())
+	}
+	return g, nil
+}
+
+// member names one request in the rate log and the slot set: unique across replicas and
+// cheaper than a random id per request.
+func (st *store) member() string {
+	return st.replica + strconv.FormatUint(st.seq.Add(1), 36)
+}
+
+// acquire takes one of limit slots for client for ttl, as admit does. It returns the slot's
+// token, or "" when all slots are taken.
 func (st *store) acquire(ctx context.Context, client string, limit int, ttl time.Duration) (string, error) {
 	now := time.Now()
-	token := newID()
-	ok, err := acquireScript.Run(ctx, st.rdb, []string{st.k.concurrency(client)},
-		now.UnixMilli(), now.Add(ttl).UnixMilli(), limit, token, ttl.Milliseconds()).Int()
+	token := st.member()
+	key := st.k.concurrency(client)
+	var held *redis.IntCmd
+	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRemRangeByScore(ctx, key, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
+		p.ZAdd(ctx, key, redis.Z{Score: float64(now.Add(ttl).UnixMilli()), Member: token})
+		p.PExpire(ctx, key, st.maxSlotTTL)
+		held = p.ZCard(ctx, key)
+		return nil
+	})
 	if err != nil {
 		return "", fmt.Errorf("acquire concurrency slot: %w", err)
 	}
-	if ok == 0 {
-		return "", nil
+	if held.Val() > int64(limit) {
+		return "", st.release(ctx, client, token)
 	}
 	return token, nil
 }

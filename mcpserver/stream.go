@@ -1,9 +1,9 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -17,79 +17,54 @@ var eventIDPattern = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}$`)
 
 // handleGet opens the session's notification stream. Events are read from the session's
 // Redis stream, so a client may resume on any replica with Last-Event-ID; a newer GET for
-// the same session takes delivery over from an older one.
-func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
-	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		s.stats.record(true)
-		writeRPC(w, http.StatusNotAcceptable, nil, nil, newError(CodeInvalidRequest, "Not acceptable",
-			"GET opens a notification stream; send Accept: text/event-stream"))
-		return
+// the same session takes delivery over from an older one. It returns the error to answer,
+// nil once the stream ran.
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) *rpcError {
+	if !acceptsEventStream(r.Header.Get("Accept")) {
+		return newError(CodeInvalidRequest, "Not acceptable",
+			"GET opens a notification stream; send Accept: text/event-stream").withStatus(http.StatusNotAcceptable)
 	}
 	sid := r.Header.Get(headerSession)
 	if sid == "" {
-		s.stats.record(true)
-		writeRPC(w, http.StatusBadRequest, nil, nil, newError(CodeInvalidRequest, "Invalid request",
-			"GET needs the Mcp-Session-Id header from initialize; without a session use subscriptions/listen"))
-		return
-	}
-	client := s.clientOf(r)
-	if rerr := s.admitRate(r.Context(), w, client, false); rerr != nil {
-		s.stats.record(true)
-		writeRPC(w, rerr.httpStatus(), nil, nil, rerr)
-		return
-	}
-	sess, err := s.st.loadSession(r.Context(), sid)
-	switch {
-	case errors.Is(err, errNoSession) || (err == nil && sess.listen):
-		s.stats.record(true)
-		writeRPC(w, http.StatusNotFound, nil, nil, newError(CodeInvalidRequest, "Session not found",
-			"the session expired or was deleted; send initialize to start a new one"))
-		return
-	case err != nil:
-		s.stats.record(true)
-		writeRPC(w, http.StatusServiceUnavailable, nil, nil, s.internal(r.Context(), "open stream", err))
-		return
+		return newError(CodeInvalidRequest, "Invalid request",
+			"GET needs the Mcp-Session-Id header from initialize; without a session use subscriptions/listen")
 	}
 	if v := r.Header.Get(headerProtocol); v != "" && !slices.Contains(supportedVersions, v) {
-		s.stats.record(true)
-		writeRPC(w, http.StatusBadRequest, nil, nil, newError(CodeInvalidRequest, "Unsupported protocol version",
-			fmt.Sprintf("%s %q is not supported; supported: %s", headerProtocol, v, strings.Join(supportedVersions, ", "))))
-		return
+		return newError(CodeInvalidRequest, "Unsupported protocol version",
+			fmt.Sprintf("%s %q is not supported; supported: %s", headerProtocol, v, strings.Join(supportedVersions, ", ")))
 	}
-	after := sess.cursor
-	if last := r.Header.Get(headerLastEventID); last != "" {
-		if last != "0" && !eventIDPattern.MatchString(last) {
-			s.stats.record(true)
-			writeRPC(w, http.StatusBadRequest, nil, nil, newError(CodeInvalidRequest, "Invalid request",
-				fmt.Sprintf("Last-Event-ID %q is not an event id of this server", last)))
-			return
-		}
-		after = last
+	last := r.Header.Get(headerLastEventID)
+	if last != "" && last != "0" && !eventIDPattern.MatchString(last) {
+		return newError(CodeInvalidRequest, "Invalid request",
+			fmt.Sprintf("Last-Event-ID %q is not an event id of this server", last))
 	}
-	if after == "" {
-		after = "0"
-	}
-	slot, rerr := s.acquireSlot(r.Context(), w, client, 3*pollInterval, true)
+	client := s.clientOf(r)
+	adm, rerr := s.admit(r.Context(), w, client, sid, slotTake, 3*pollInterval)
 	if rerr != nil {
-		s.stats.record(true)
-		writeRPC(w, rerr.httpStatus(), nil, nil, rerr)
-		return
+		return rerr
 	}
-	defer func() { s.releaseSlot(client, slot) }()
+	defer func() { s.releaseSlot(client, adm.slot) }()
+	if adm.sess.listen {
+		return newError(CodeInvalidRequest, "Session not found",
+			"the session expired or was deleted; send initialize to start a new one").withStatus(http.StatusNotFound)
+	}
+	after := cmp.Or(last, adm.sess.cursor, "0")
 	owner := newID()
-	if err := s.st.takeOwnership(r.Context(), sid, owner); err != nil {
-		s.stats.record(true)
-		writeRPC(w, http.StatusServiceUnavailable, nil, nil, s.internal(r.Context(), "open stream", err))
-		return
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StoreTimeout)
+	err := s.st.takeOwnership(ctx, sid, owner)
+	cancel()
+	if err != nil {
+		return s.unavailable(ctx, w, err)
 	}
 	s.stats.record(false)
 	startSSE(w)
-	if sess.version >= Version20251125 {
+	if adm.sess.version >= Version20251125 {
 		// A priming event gives the client an id to resume from before any notification.
 		fmt.Fprintf(w, "id: %s\ndata: \n\n", after)
 	}
 	flush(w)
-	s.pump(r.Context(), w, pumpOptions{session: sid, after: after, owner: owner, client: client, slot: &slot, saveCursor: true})
+	s.pump(r.Context(), w, pumpOptions{session: sid, after: after, owner: owner, client: client, slot: &adm.slot, saveCursor: true})
+	return nil
 }
 
 func startSSE(w http.ResponseWriter) {
@@ -209,20 +184,17 @@ func (s *Server) listen(c *call, slot *string) {
 		} `json:"notifications"`
 	}
 	if rerr := decodeParams(c.msg.Params, &p); rerr != nil {
-		s.stats.record(true)
-		writeRPC(c.w, http.StatusOK, c.msg.ID, nil, rerr)
+		s.refuse(c.w, c.msg.ID, rerr)
 		return
 	}
 	if p.Notifications == nil {
-		s.stats.record(true)
-		writeRPC(c.w, http.StatusOK, c.msg.ID, nil, invalidParams(`argument "notifications" is required`))
+		s.refuse(c.w, c.msg.ID, invalidParams(`argument "notifications" is required`))
 		return
 	}
 	cat := s.cat.Load()
 	for _, uri := range p.Notifications.ResourceSubscriptions {
 		if !cat.knownResource(uri) {
-			s.stats.record(true)
-			writeRPC(c.w, http.StatusOK, c.msg.ID, nil, invalidParams(fmt.Sprintf("argument \"notifications.resourceSubscriptions\": unknown resource %q", uri)))
+			s.refuse(c.w, c.msg.ID, invalidParams(fmt.Sprintf("argument \"notifications.resourceSubscriptions\": unknown resource %q", uri)))
 			return
 		}
 	}
@@ -230,8 +202,7 @@ func (s *Server) listen(c *call, slot *string) {
 	flags := map[string]any{"tl": boolFlag(p.Notifications.ToolsListChanged), "rl": boolFlag(p.Notifications.ResourcesListChanged)}
 	id, err := s.st.createSession(ctx, kindListen, c.version, flags)
 	if err != nil {
-		s.stats.record(true)
-		writeRPC(c.w, http.StatusServiceUnavailable, c.msg.ID, nil, s.internal(ctx, "subscriptions/listen", err))
+		s.refuse(c.w, c.msg.ID, s.unavailable(ctx, c.w, err))
 		return
 	}
 	defer func() {
@@ -243,8 +214,7 @@ func (s *Server) listen(c *call, slot *string) {
 	}()
 	for _, uri := range p.Notifications.ResourceSubscriptions {
 		if err := s.st.subscribe(ctx, id, uri); err != nil {
-			s.stats.record(true)
-			writeRPC(c.w, http.StatusServiceUnavailable, c.msg.ID, nil, s.internal(ctx, "subscriptions/listen", err))
+			s.refuse(c.w, c.msg.ID, s.unavailable(ctx, c.w, err))
 			return
 		}
 	}
@@ -303,32 +273,22 @@ func withMeta(notification []byte, key string, value json.RawMessage) []byte {
 	return out
 }
 
-// handleDelete ends a session.
-func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
+// handleDelete ends a session. It returns the error to answer, nil once it answered.
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) *rpcError {
 	sid := r.Header.Get(headerSession)
 	if sid == "" {
-		s.stats.record(true)
-		writeRPC(w, http.StatusBadRequest, nil, nil, newError(CodeInvalidRequest, "Invalid request",
-			"DELETE needs the Mcp-Session-Id header of the session to end"))
-		return
+		return newError(CodeInvalidRequest, "Invalid request",
+			"DELETE needs the Mcp-Session-Id header of the session to end")
 	}
-	if rerr := s.admitRate(r.Context(), w, s.clientOf(r), false); rerr != nil {
-		s.stats.record(true)
-		writeRPC(w, rerr.httpStatus(), nil, nil, rerr)
-		return
+	if _, rerr := s.admit(r.Context(), w, s.clientOf(r), sid, slotCheck, 0); rerr != nil {
+		return rerr
 	}
-	found, err := s.st.deleteSession(r.Context(), sid)
-	if err != nil {
-		s.stats.record(true)
-		writeRPC(w, http.StatusServiceUnavailable, nil, nil, s.internal(r.Context(), "delete session", err))
-		return
-	}
-	if !found {
-		s.stats.record(true)
-		writeRPC(w, http.StatusNotFound, nil, nil, newError(CodeInvalidRequest, "Session not found",
-			"the session expired or was already deleted"))
-		return
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StoreTimeout)
+	defer cancel()
+	if _, err := s.st.deleteSession(ctx, sid); err != nil {
+		return s.unavailable(ctx, w, err)
 	}
 	s.stats.record(false)
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

@@ -33,6 +33,9 @@ type rpcError struct {
 	// RequestID is the HTTP request's X-Request-Id; it goes out as error.data.requestId, so
 	// a client's report leads to the server's log lines.
 	RequestID string
+	// Status, when set, is the HTTP status that carries the error instead of the one its code
+	// implies (404 for an unknown session, 413 for a body too large, 503 for a store down).
+	Status int
 }
 
 func (e *rpcError) MarshalJSON() ([]byte, error) {
@@ -54,6 +57,12 @@ func newError(code int, message, details string) *rpcError {
 	return &rpcError{Code: code, Message: message, Details: details}
 }
 
+// withStatus sets the HTTP status that carries e.
+func (e *rpcError) withStatus(status int) *rpcError {
+	e.Status = status
+	return e
+}
+
 func invalidParams(details string) *rpcError {
 	return newError(CodeInvalidParams, "Invalid params", details)
 }
@@ -61,6 +70,9 @@ func invalidParams(details string) *rpcError {
 // httpStatus is the HTTP status that carries e: transport-level refusals get a 4xx so that
 // proxies and plain HTTP clients see them; everything the method itself decided is 200.
 func (e *rpcError) httpStatus() int {
+	if e.Status != 0 {
+		return e.Status
+	}
 	switch e.Code {
 	case CodeParseError, CodeInvalidRequest:
 		return http.StatusBadRequest

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,27 +17,16 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// TestMongoDeadlineReachesServer: every command a request sends carries maxTimeMS, the time
-// its context has left, so the server stops work the request no longer waits for; finds too,
-// which the driver's Collection.Find would send without it. A request out of time fails with
-// an error that is context.DeadlineExceeded.
-func TestMongoDeadlineReachesServer(t *testing.T) {
+// monitoredBackend is a project's mongo backend on an embedded FerretDB whose client calls
+// started with every command it sends.
+func monitoredBackend(t *testing.T, started func(*event.CommandStartedEvent)) backend {
+	t.Helper()
 	uri, stop, err := StartFerretDB(t.Context(), t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stop(context.Background()) })
-	var mu sync.Mutex
-	maxTime := map[string][]int64{} // by command
-	monitor := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
-		ms, ok := e.Command.Lookup("maxTimeMS").AsInt64OK()
-		if !ok {
-			ms = -1
-		}
-		mu.Lock()
-		maxTime[e.CommandName] = append(maxTime[e.CommandName], ms)
-		mu.Unlock()
-	}}
+	monitor := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) { started(e) }}
 	c, err := mongo.Connect(options.Client().ApplyURI(uri).SetMonitor(monitor))
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +37,25 @@ func TestMongoDeadlineReachesServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// TestMongoDeadlineReachesServer: every command a request sends carries maxTimeMS, the time
+// its context has left, so the server stops work the request no longer waits for; finds too,
+// which the driver's Collection.Find would send without it. A request out of time fails with
+// an error that is context.DeadlineExceeded.
+func TestMongoDeadlineReachesServer(t *testing.T) {
+	var mu sync.Mutex
+	maxTime := map[string][]int64{} // by command
+	b := monitoredBackend(t, func(e *event.CommandStartedEvent) {
+		ms, ok := e.Command.Lookup("maxTimeMS").AsInt64OK()
+		if !ok {
+			ms = -1
+		}
+		mu.Lock()
+		maxTime[e.CommandName] = append(maxTime[e.CommandName], ms)
+		mu.Unlock()
+	})
 	tbl := &Table{Name: "t", Fields: []Field{{Name: "n", Type: FieldType{Scalar: Int}}}}
 	tbl.index()
 	if err := b.ensure(t.Context(), tbl); err != nil {
@@ -91,8 +100,7 @@ func TestMongoDeadlineReachesServer(t *testing.T) {
 
 	late, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
 	defer cancel()
-	err = b.find(late, tbl, Query{}, func(Record) (bool, error) { return true, nil })
-	if !errors.Is(err, context.DeadlineExceeded) {
+	if err := b.find(late, tbl, Query{}, func(Record) (bool, error) { return true, nil }); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("find out of time: %v, want context.DeadlineExceeded", err)
 	}
 	if _, err := b.count(late, tbl, All); !errors.Is(err, context.DeadlineExceeded) {
@@ -189,5 +197,61 @@ func TestMongoRecordOfStoredValues(t *testing.T) {
 		if _, err := appendRecord(nil, raw[:i]); err == nil {
 			t.Errorf("a document cut to %d bytes converted without an error", i)
 		}
+	}
+}
+
+// TestMongoFindBatches: a find asks for a small first batch, then for batches of about a
+// megabyte, so that reading large records holds few of them at a time and small ones come in
+// few round trips.
+func TestMongoFindBatches(t *testing.T) {
+	var mu sync.Mutex
+	var batches []int64 // batchSize of each find and getMore
+	b := monitoredBackend(t, func(e *event.CommandStartedEvent) {
+		if e.CommandName != "find" && e.CommandName != "getMore" {
+			return
+		}
+		n, _ := e.Command.Lookup("batchSize").AsInt64OK()
+		mu.Lock()
+		batches = append(batches, n)
+		mu.Unlock()
+	})
+	for _, tc := range []struct {
+		name       string
+		size       int // bytes of each record's string
+		count      int // records
+		next, most int64
+	}{
+		// 16, then 50 at a time: about a megabyte.
+		{"records of 20 KB", 20 << 10, 18, 48, 52},
+		// 16, then about 5,000 at a time.
+		{"records of 200 bytes", 100, 40, 4000, 6000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := &Table{Name: strings.ReplaceAll(tc.name, " ", "_"), Fields: []Field{{Name: "s", Type: FieldType{Scalar: String}}}}
+			tbl.index()
+			s := string(make([]byte, tc.size))
+			for i := 0; i < tc.count; i += 100 {
+				docs := make([]Doc, min(100, tc.count-i))
+				for j := range docs {
+					uid, _ := NewUID()
+					docs[j] = Doc{UID: uid, CreatedAt: now(), UpdatedAt: now(), Fields: map[string]any{"s": s}}
+				}
+				if err := b.insert(t.Context(), tbl, docs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mu.Lock()
+			batches = nil
+			mu.Unlock()
+			n := 0
+			if err := b.find(t.Context(), tbl, Query{}, func(Record) (bool, error) { n++; return true, nil }); err != nil || n != tc.count {
+				t.Fatalf("find: %d records, %v", n, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(batches) < 2 || batches[0] != firstBatch || slices.ContainsFunc(batches[1:], func(n int64) bool { return n < tc.next || n > tc.most }) {
+				t.Errorf("batch sizes asked for: %v, want %d then between %d and %d", batches, firstBatch, tc.next, tc.most)
+			}
+		})
 	}
 }

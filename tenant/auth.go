@@ -3,7 +3,6 @@ package tenant
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -447,10 +446,6 @@ func (l limitedBody) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// CodeIdentityProviderUnavailable is the error code of a request refused because the
-// project's JWKS cannot be fetched (HTTP 503).
-const CodeIdentityProviderUnavailable = "IDENTITY_PROVIDER_UNAVAILABLE"
-
 // AuthErrorStatus maps an error of Verify or Authenticate to the HTTP status, the error code
 // and a short machine-readable reason ("expired", "wrong_audience", ...).
 func AuthErrorStatus(err error) (status int, code, reason string) {
@@ -493,9 +488,11 @@ func Protect(v *Verifier, rules *Rules, next http.Handler) http.Handler {
 
 func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules, next http.Handler) {
 	var claims map[string]any
-	// The API answers a method other than POST with 405 before reading anything; that answer
-	// should not depend on the token, but it still gets a guard, never none.
-	if r.Method == http.MethodPost {
+	// The API answers a method other than GET and POST with 405 before reading anything; that
+	// answer should not depend on the token, but it still gets a guard, never none.
+	// A GET without a query runs nothing (it gets the explorer's page or a 400), so a browser
+	// opens the explorer before it has a token.
+	if r.Method == http.MethodPost || (r.Method == http.MethodGet && r.URL.Query().Has("query")) {
 		var err error
 		claims, err = v.Authenticate(r)
 		if err == nil && claims == nil && rules.NeedsToken() {
@@ -519,14 +516,10 @@ func writeAuthError(w http.ResponseWriter, err error) {
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "30")
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	ext := map[string]any{"code": code, "reason": reason}
+	ext := map[string]any{"reason": reason}
 	// As in WriteError: the id Echo's RequestID middleware put on the response.
 	if id := w.Header().Get("X-Request-Id"); id != "" {
 		ext["requestId"] = id
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(ErrorBody{Errors: []ErrorItem{{Message: msg, Extensions: ext}}})
+	gql.WriteError(w, status, code, msg, ext)
 }

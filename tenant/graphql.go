@@ -2,12 +2,17 @@ package tenant
 
 import (
 	"github.com/labstack/echo/v4"
+
+	"github.com/platform-dev/platform/gql"
 )
 
-// MountGraphQL registers POST /api/v1/graphql on project hosts. Every method reaches the
-// handler, so that the API itself answers a wrong one with 405.
+// MountGraphQL registers /api/v1/graphql on project hosts, answering browsers on the origins
+// the project lists (projectCORS). Every method reaches the handler, so that the API itself
+// answers a wrong one with 405.
 func (r *Registry) MountGraphQL(e *echo.Echo) {
-	e.Any("/api/v1/graphql", serveGraphQL, ProjectOnly)
+	e.Any("/api/v1/graphql", serveGraphQL, ProjectOnly, projectCORS)
+	// The explorer's files are the same for every project and hold no data.
+	e.GET(gql.ExplorerPath+"*", echo.WrapHandler(gql.ExplorerAssets()), ProjectOnly)
 }
 
 // serveGraphQL verifies the caller's token against the project's identity provider and runs

@@ -38,6 +38,7 @@ type Project struct {
 	MongoURI string              `json:"mongoURI,omitempty"`
 	Auth     *Auth               `json:"auth,omitempty"`
 	GraphQL  GraphQLSettings     `json:"graphql,omitzero"`
+	CORS     CORS                `json:"cors,omitzero"`
 	Tables   map[string]TableDoc `json:"tables"`
 
 	// Version counts the replacements of this project; the registry sets it.
@@ -57,6 +58,12 @@ type GraphQLSettings struct {
 	Introspection *bool `json:"introspection,omitempty"`
 	DefaultLimit  int   `json:"defaultLimit,omitempty"`
 	MaxLimit      int   `json:"maxLimit,omitempty"`
+}
+
+// CORS names the browser origins whose pages may call the project's GraphQL API.
+type CORS struct {
+	// Origins are scheme://host[:port] values, or "*" for any origin; none by default.
+	Origins []string `json:"origins,omitempty"`
 }
 
 // TableDoc is a table as the project document writes it.

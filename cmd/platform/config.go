@@ -47,6 +47,10 @@ func intSetting(p *int, flag, env string, def int, help string) setting {
 	return parsedSetting(p, flag, env, def, help, "a whole number", strconv.Atoi, (*pflag.FlagSet).IntVar)
 }
 
+func boolSetting(p *bool, flag, env string, def bool, help string) setting {
+	return parsedSetting(p, flag, env, def, help, "true or false", strconv.ParseBool, (*pflag.FlagSet).BoolVar)
+}
+
 func durationSetting(p *time.Duration, flag, env string, def time.Duration, help string) setting {
 	return parsedSetting(p, flag, env, def, help, "a duration such as 30s or 5m", time.ParseDuration, (*pflag.FlagSet).DurationVar)
 }

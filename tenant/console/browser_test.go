@@ -3,31 +3,32 @@ package console_test
 import (
 	"context"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/platform-dev/platform/tenant/console"
 )
-
-const chromiumPath = "/usr/bin/chromium"
 
 // TestBrowser drives the console in headless Debian chromium as an operator would: a wrong
 // token, sign in, a document with a mistake, the fix, a record added, listed and deleted, a
 // change without the CSRF token refused, sign out. With CONSOLE_SCREENSHOTS=<folder> it
 // keeps a screenshot of each step there (docs/console.md shows them).
 func TestBrowser(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("no %s (apt-get install chromium): the console is tested through HTTP only", chromiumPath)
+	chromium, err := osexec.LookPath("chromium")
+	if err != nil {
+		t.Skip("no chromium (.ci/run installs Debian's): the console is tested through HTTP only here")
 	}
 	f := start(t, console.Config{})
 	base := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath),
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
 		chromedp.WindowSize(1100, 800), chromedp.NoSandbox)
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
@@ -36,72 +37,66 @@ func TestBrowser(t *testing.T) {
 	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	// hx-confirm asks with window.confirm: the operator says yes.
-	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
-	go func() {
-		for _, err := range dialogs {
-			if err != nil {
-				return
-			}
-			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
 		}
-	}()
+	})
 
 	shots := os.Getenv("CONSOLE_SCREENSHOTS")
-	shot := func(name string) chromedp.Action[chromedp.Void] {
-		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+	shot := func(name string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
 			if shots == "" {
-				return chromedp.Void{}, nil
+				return nil
 			}
-			png, err := chromedp.FullScreenshot(100)(ctx, tg)
-			if err != nil {
-				return chromedp.Void{}, err
+			var png []byte
+			if err := chromedp.FullScreenshot(&png, 100).Do(ctx); err != nil {
+				return err
 			}
-			return chromedp.Void{}, os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)
-		}
+			return os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)
+		})
 	}
-	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+	run := func(step string, actions ...chromedp.Action) {
 		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
+		if err := chromedp.Run(ctx, actions...); err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
 	}
 	text := func(sel string) string {
 		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
+		var s string
+		run("read "+sel, chromedp.Text(sel, &s, chromedp.ByQuery))
 		return s
 	}
 
 	run("wrong token",
 		chromedp.Navigate(base+"/console/"),
-		chromedp.SendKeys("#token", "not-the-token"),
-		chromedp.Submit("#token"),
-		chromedp.WaitVisible("p.error"))
+		chromedp.SendKeys("#token", "not-the-token", chromedp.ByID),
+		chromedp.Submit("#token", chromedp.ByID),
+		chromedp.WaitVisible("p.error", chromedp.ByQuery))
 	if got := text("p.error"); !strings.Contains(got, "not the admin token") {
 		t.Fatalf("wrong token: %q", got)
 	}
 	run("sign in",
 		shot("1-sign-in"),
-		chromedp.SendKeys("#token", adminToken),
-		chromedp.Submit("#token"),
+		chromedp.SendKeys("#token", adminToken, chromedp.ByID),
+		chromedp.Submit("#token", chromedp.ByID),
 		chromedp.WaitVisible(`//h1[text()="Projects"]`))
 
 	mistake := "id: shop\ntables:\n  products:\n    fields:\n      name: {type: String, required: true}\n      price: {type: Flot}\n"
 	run("apply a document with a mistake",
 		chromedp.Navigate(base+"/console/projects/new"),
-		chromedp.SetValue("#document", mistake),
+		chromedp.SetValue("#document", mistake, chromedp.ByID),
 		chromedp.Click(`//button[text()="Apply"]`),
-		chromedp.WaitVisible(".problems"),
+		chromedp.WaitVisible(".problems", chromedp.ByQuery),
 		shot("2-problem"))
 	if got := text(".problems"); !strings.Contains(got, "tables.products.fields.price.type line 6") {
 		t.Fatalf("the mistake is not shown at its path: %q", got)
 	}
 	run("fix and apply",
-		chromedp.SetValue("#document", strings.Replace(mistake, "Flot", "Float", 1)),
+		chromedp.SetValue("#document", strings.Replace(mistake, "Flot", "Float", 1), chromedp.ByID),
 		chromedp.Click(`//button[text()="Apply"]`),
-		chromedp.WaitVisible(".outcome.applied"),
+		chromedp.WaitVisible(".outcome.applied", chromedp.ByQuery),
 		shot("3-applied"))
 	if got := text("pre.diff"); !strings.HasPrefix(got, "project shop created (version 1)\n  + project shop\n  + table products") {
 		t.Fatalf("apply: %q", got)
@@ -109,8 +104,8 @@ func TestBrowser(t *testing.T) {
 
 	run("add a record",
 		chromedp.Navigate(base+"/console/projects/shop/tables/products/new"),
-		chromedp.SendKeys(`[name="field.name"]`, "Blue mug"),
-		chromedp.SendKeys(`[name="field.price"]`, "4.5"),
+		chromedp.SendKeys(`[name="field.name"]`, "Blue mug", chromedp.ByQuery),
+		chromedp.SendKeys(`[name="field.price"]`, "4.5", chromedp.ByQuery),
 		shot("4-record-form"),
 		chromedp.Click(`//button[text()="Create"]`),
 		chromedp.WaitVisible(`//td[text()="Blue mug"]`),
@@ -122,11 +117,13 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(`//button[text()="Delete"]`),
 		chromedp.WaitNotPresent(`//td[text()="Blue mug"]`))
 
-	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/console/logout", {method: "POST"}).then(r => r.status)`, chromedp.EvalAwaitPromise))
+	var status int
+	err = chromedp.Run(ctx, chromedp.Evaluate(`fetch("/console/logout", {method: "POST"}).then(r => r.status)`, &status,
+		func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	if err != nil || status != 403 {
 		t.Fatalf("sign out without the CSRF token: %d %v, want 403", status, err)
 	}
 	run("sign out",
 		chromedp.Click(`//button[text()="Sign out"]`),
-		chromedp.WaitVisible("#token"))
+		chromedp.WaitVisible("#token", chromedp.ByID))
 }

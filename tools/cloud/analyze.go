@@ -26,6 +26,10 @@ type Options struct {
 	Service      string // ec2, s3, rds, lambda, kubernetes, ... or a provider (aws, gcp); "" for all
 	Region       string // provider region; "" for all
 	CostAnalysis bool
+	// BaseRef, a git revision (branch, tag, commit, HEAD~1), asks for a cost diff from that
+	// version of the folder to HeadRef, or to the working tree when HeadRef is "".
+	BaseRef string
+	HeadRef string
 }
 
 // Report is the answer of analyze_cloud_resources.
@@ -37,6 +41,7 @@ type Report struct {
 	Resources       []ResourceEntry   `json:"resources"`
 	Recommendations []Recommendation  `json:"recommendations"`
 	Cost            *CostSummary      `json:"cost,omitempty"`
+	CostDiff        *CostDiff         `json:"costDiff,omitempty"`
 	Errors          []FileError       `json:"errors,omitempty"`
 	Notes           []string          `json:"notes,omitempty"`
 	inventory       *Inventory        // the whole inventory, before filters
@@ -267,6 +272,29 @@ func (a *Analyzer) Analyze(ctx context.Context, opts Options) (*Report, error) {
 	}
 	rep := a.prices.Report(inv, opts)
 	rep.Path = a.display(dir)
+	if opts.HeadRef != "" && opts.BaseRef == "" {
+		return nil, tools.InvalidArgument("head_ref", "needs base_ref: the diff goes from base_ref to head_ref")
+	}
+	if opts.BaseRef != "" {
+		priced := opts
+		priced.CostAnalysis = true
+		head, headName := rep, "working tree"
+		if !opts.CostAnalysis {
+			head = a.prices.Report(inv, priced)
+		}
+		if opts.HeadRef != "" {
+			hinv, err := scanRevision(ctx, a.ws, dir, opts.HeadRef)
+			if err != nil {
+				return nil, err
+			}
+			head, headName = a.prices.Report(hinv, priced), opts.HeadRef
+		}
+		binv, err := scanRevision(ctx, a.ws, dir, opts.BaseRef)
+		if err != nil {
+			return nil, err
+		}
+		rep.CostDiff = diffCosts(a.prices.Report(binv, priced), head, opts.BaseRef, headName)
+	}
 	return rep, nil
 }
 
@@ -284,7 +312,8 @@ func (a *Analyzer) Spec() tools.Spec {
 		Title: "Analyze cloud resources",
 		Description: "Inventories the cloud resources the workspace declares (Terraform and `terraform show -json` plans, " +
 			"CloudFormation/SAM, Kubernetes manifests, docker-compose), estimates their monthly on-demand cost from the " +
-			"price table shipped with the server, and recommends optimisations with file:line evidence and their saving.",
+			"price table shipped with the server, and recommends optimisations with file:line evidence and their saving. " +
+			"With base_ref (a git revision) it adds the cost diff from that version to the working tree or head_ref.",
 		InputSchema:  json.RawMessage(inputSchema),
 		OutputSchema: json.RawMessage(outputSchema),
 	}
@@ -296,7 +325,9 @@ const inputSchema = `{
     "service": {"type": "string", "maxLength": 64, "description": "Only this service (ec2, ebs, s3, rds, lambda, dynamodb, eks, compute, gcs, cloudsql, kubernetes, compose, ...) or provider (aws, gcp, kubernetes)."},
     "region": {"type": "string", "maxLength": 64, "description": "Only resources in this provider region (e.g. us-east-1); CloudFormation resources are priced in it."},
     "cost_analysis": {"type": "boolean", "default": true, "description": "Estimate monthly cost per resource and service, and the saving of each recommendation."},
-    "path": {"type": "string", "maxLength": 4096, "description": "Folder or file below the workspace to analyse (default: the workspace root)."}
+    "path": {"type": "string", "maxLength": 4096, "description": "Folder or file below the workspace to analyse (default: the workspace root)."},
+    "base_ref": {"type": "string", "maxLength": 256, "description": "A git revision (branch, tag, commit, HEAD~1): adds costDiff, the monthly estimate's change from this version of the folder to head_ref or the working tree."},
+    "head_ref": {"type": "string", "maxLength": 256, "description": "With base_ref: the git revision to compare with instead of the working tree."}
   },
   "additionalProperties": false
 }`
@@ -310,6 +341,7 @@ const outputSchema = `{
     "resources": {"type": "array", "items": {"type": "object", "required": ["address", "type", "service", "location"]}},
     "recommendations": {"type": "array", "items": {"type": "object", "required": ["id", "resource", "evidence", "action"]}},
     "cost": {"type": "object"},
+    "costDiff": {"type": "object", "description": "with base_ref: totals of both versions, their delta, and the resources added, removed or repriced"},
     "errors": {"type": "array"},
     "notes": {"type": "array", "items": {"type": "string"}}
   }
@@ -320,6 +352,8 @@ type callArgs struct {
 	Region       string `json:"region"`
 	CostAnalysis *bool  `json:"cost_analysis"`
 	Path         string `json:"path"`
+	BaseRef      string `json:"base_ref"`
+	HeadRef      string `json:"head_ref"`
 }
 
 // Call runs analyze_cloud_resources.
@@ -330,7 +364,7 @@ func (a *Analyzer) Call(ctx context.Context, raw json.RawMessage) (any, error) {
 			return nil, tools.InvalidArgument("arguments", "%v", err)
 		}
 	}
-	opts := Options{Path: args.Path, Service: args.Service, Region: args.Region, CostAnalysis: true}
+	opts := Options{Path: args.Path, Service: args.Service, Region: args.Region, CostAnalysis: true, BaseRef: args.BaseRef, HeadRef: args.HeadRef}
 	if args.CostAnalysis != nil {
 		opts.CostAnalysis = *args.CostAnalysis
 	}

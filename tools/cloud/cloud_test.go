@@ -131,8 +131,8 @@ func TestCostOfThePlantedFixtureByHand(t *testing.T) {
 	if r.Cost.MonthlySavings != 46.02 {
 		t.Errorf("savings %v, want 46.02", r.Cost.MonthlySavings)
 	}
-	if r.Cost.ByService["ebs"].Monthly != 14 || r.Cost.ByService["ebs"].Priced != 3 || r.Cost.ByService["ebs"].Unpriced != 1 {
-		t.Errorf("ebs %+v, want 14 over 3 priced (volumes and attachment) and the CloudFormation volume unpriced", r.Cost.ByService["ebs"])
+	if r.Cost.ByService["ebs"].Monthly != 14 || r.Cost.ByService["ebs"].Priced != 4 || r.Cost.ByService["ebs"].Unpriced != 1 {
+		t.Errorf("ebs %+v, want 14 over 4 priced (volumes and both attachments) and the CloudFormation volume unpriced", r.Cost.ByService["ebs"])
 	}
 	for _, e := range r.Resources {
 		if e.Address == "aws_lambda_function.thumbs" && (e.Cost.Monthly != nil || e.Cost.Note == "") {
@@ -150,7 +150,8 @@ func TestFilters(t *testing.T) {
 		{`{"service":"rds"}`, []string{"aws_db_instance.main"}},
 		{`{"service":"gcp"}`, []string{"google_compute_instance.vm", "google_storage_bucket.exports"}},
 		{`{"region":"us-central1"}`, []string{"google_compute_instance.vm", "google_storage_bucket.exports"}},
-		{`{"service":"ec2","region":"us-east-1"}`, []string{"AppInstance", "DataAttachment", "aws_instance.batch", "aws_instance.web", "aws_eip.idle"}},
+		{`{"service":"ec2","region":"us-east-1"}`, []string{"AppInstance", "aws_instance.batch", "aws_instance.web", "aws_eip.idle"}},
+		{`{"service":"ebs","region":"us-east-1"}`, []string{"DataVolume", "DataAttachment", "aws_ebs_volume.data", "aws_ebs_volume.logs", "aws_volume_attachment.logs"}},
 		{`{"service":"lambda","path":"cfn"}`, []string{"Resize"}},
 		{`{"service":"nosuch"}`, nil},
 	}

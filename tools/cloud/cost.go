@@ -56,15 +56,52 @@ func known(v float64, basis string) Cost {
 
 func unknown(format string, a ...any) Cost { return Cost{Note: fmt.Sprintf(format, a...)} }
 
-// freeTypes are resource types AWS and Google do not charge for by themselves.
+// freeTypes are resource types the providers do not charge for by themselves (they configure
+// or connect resources that are charged): prefixes of Terraform and CloudFormation types.
 var freeTypes = []string{
-	"aws_iam_", "aws_security_group", "aws_vpc", "aws_subnet", "aws_route", "aws_internet_gateway",
+	"aws_iam_", "aws_security_group", "aws_vpc", "aws_subnet", "aws_route", "aws_main_route_table_association",
+	"aws_internet_gateway", "aws_network_acl", "aws_default_", "aws_key_pair",
 	"aws_s3_bucket_", "aws_volume_attachment", "aws_eip_association", "aws_appautoscaling_",
-	"aws_autoscaling_policy", "aws_launch_template", "aws_launch_configuration", "aws_lb_listener",
-	"aws_lb_target_group", "aws_db_subnet_group", "aws_db_parameter_group", "aws_lambda_permission",
+	"aws_autoscaling_policy", "aws_autoscaling_attachment", "aws_launch_template", "aws_launch_configuration", "aws_lb_listener",
+	"aws_lb_target_group", "aws_alb_listener", "aws_alb_target_group", "aws_db_subnet_group", "aws_db_parameter_group",
+	"aws_db_option_group", "aws_rds_cluster_parameter_group", "aws_elasticache_subnet_group", "aws_elasticache_parameter_group",
+	"aws_lambda_permission", "aws_lambda_event_source_mapping", "aws_ecs_cluster", "aws_ecs_task_definition",
+	"aws_sns_topic_subscription", "aws_sns_topic_policy", "aws_sqs_queue_policy", "aws_api_gateway_deployment",
+	"aws_api_gateway_resource", "aws_api_gateway_method", "aws_api_gateway_integration",
 	"google_project_iam", "google_compute_firewall", "google_compute_network", "google_compute_subnetwork",
-	"google_storage_bucket_iam", "AWS::IAM::", "AWS::EC2::SecurityGroup", "AWS::EC2::VPC", "AWS::EC2::Subnet",
-	"AWS::S3::BucketPolicy", "AWS::Lambda::Permission", "AWS::EC2::LaunchTemplate", "AWS::EC2::VolumeAttachment",
+	"google_compute_route", "google_compute_instance_template", "google_service_account", "google_project_service",
+	"google_storage_bucket_iam", "google_kms_key_ring",
+	"AWS::IAM::", "AWS::EC2::SecurityGroup", "AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::RouteTable",
+	"AWS::EC2::Route", "AWS::EC2::SubnetRouteTableAssociation", "AWS::EC2::InternetGateway", "AWS::EC2::NetworkAcl",
+	"AWS::EC2::KeyPair", "AWS::S3::BucketPolicy", "AWS::Lambda::Permission", "AWS::Lambda::EventSourceMapping",
+	"AWS::EC2::LaunchTemplate", "AWS::EC2::VolumeAttachment", "AWS::EC2::EIPAssociation", "AWS::AutoScaling::LaunchConfiguration",
+	"AWS::AutoScaling::ScalingPolicy", "AWS::ApplicationAutoScaling::", "AWS::ElasticLoadBalancingV2::Listener",
+	"AWS::ElasticLoadBalancingV2::TargetGroup", "AWS::RDS::DBSubnetGroup", "AWS::RDS::DBParameterGroup",
+	"AWS::RDS::DBClusterParameterGroup", "AWS::ElastiCache::SubnetGroup", "AWS::ECS::Cluster", "AWS::ECS::TaskDefinition",
+	"AWS::SNS::Subscription", "AWS::SNS::TopicPolicy", "AWS::SQS::QueuePolicy", "AWS::CloudFormation::",
+	"AWS::ApiGateway::Deployment", "AWS::ApiGateway::Resource", "AWS::ApiGateway::Method",
+	"AWS::EC2::VPCGatewayAttachment", "AWS::EC2::SecurityGroupIngress", "AWS::EC2::SecurityGroupEgress",
+	"AWS::EC2::NetworkAclEntry", "AWS::EC2::SubnetNetworkAclAssociation",
+}
+
+// chargedTypes extend a free type's name but are charged (an interface endpoint by the hour).
+var chargedTypes = map[string]bool{"aws_vpc_endpoint": true}
+
+// free reports whether a resource type costs nothing by itself: a free type's exact name, a
+// family ending in "_" or "::", or a free type's own sub-resources (aws_security_group_rule).
+func free(typ string) bool {
+	if chargedTypes[typ] {
+		return false
+	}
+	for _, f := range freeTypes {
+		switch {
+		case typ == f,
+			(strings.HasSuffix(f, "_") || strings.HasSuffix(f, "::")) && strings.HasPrefix(typ, f),
+			len(typ) > len(f) && typ[len(f)] == '_' && strings.HasPrefix(typ, f):
+			return true
+		}
+	}
+	return false
 }
 
 // region returns the prices of r's region, or why there are none.
@@ -91,10 +128,8 @@ func (pt *PriceTable) Estimate(r *Resource, fallbackRegion string, idx map[strin
 	if r.Provider == "kubernetes" || r.Provider == "compose" {
 		return unknown("runs on the capacity of its cluster or host: price the nodes")
 	}
-	for _, f := range freeTypes {
-		if strings.HasPrefix(r.Type, f) {
-			return known(0, "no charge for this resource type")
-		}
+	if free(r.Type) {
+		return known(0, "no charge for this resource type")
 	}
 	p, _, why := pt.region(r, fallbackRegion)
 	if p == nil {
@@ -238,6 +273,33 @@ func (pt *PriceTable) hourly(r *Resource, fallbackRegion, class string) (float64
 	}
 	v, ok := p.InstanceHourly[class]
 	return v, ok
+}
+
+// exists reports whether an instance or database class is offered in r's region, as far as
+// the price table knows (it lists what it prices); when r's region is not in the table, in any
+// region of r's provider.
+func (pt *PriceTable) exists(r *Resource, fallbackRegion, class string) bool {
+	if p, _, _ := pt.region(r, fallbackRegion); p != nil {
+		return p.offers(class)
+	}
+	for key, p := range pt.Regions {
+		if strings.HasPrefix(key, r.Provider+"/") && p.offers(class) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *regionPrices) offers(class string) bool {
+	if _, ok := p.InstanceHourly[class]; ok {
+		return true
+	}
+	for _, classes := range p.DatabaseHourly {
+		if _, ok := classes[class]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // storage returns the price per GB-month of a block volume type in r's region.

@@ -288,29 +288,24 @@ func (c *Collector) Inventory() *Inventory {
 	return &inv
 }
 
-// serviceOf maps a resource type to its provider and service.
+// serviceOf maps a resource type to its provider and service. Terraform and CloudFormation
+// name the same things differently (aws_subnet and AWS::EC2::Subnet, aws_cloudwatch_log_group
+// and AWS::Logs::LogGroup): both map to one vocabulary, the service's name in AWS's own
+// documentation and price list, so that a filter or a per-service total means the same for
+// both.
 func serviceOf(typ string) (provider, service string) {
 	if strings.HasPrefix(typ, "AWS::") {
 		parts := strings.Split(typ, "::")
 		if len(parts) < 3 {
 			return "aws", "other"
 		}
-		svc := strings.ToLower(parts[1])
-		switch {
-		case typ == "AWS::Serverless::Function":
-			return "aws", "lambda"
-		case typ == "AWS::Serverless::Api":
-			return "aws", "apigateway"
-		case typ == "AWS::Serverless::SimpleTable":
-			return "aws", "dynamodb"
-		case svc == "ec2" && (parts[2] == "Volume"):
-			return "aws", "ebs"
-		case svc == "autoscaling", svc == "applicationautoscaling":
-			return "aws", "autoscaling"
-		case svc == "elasticloadbalancingv2":
-			return "aws", "elb"
+		if svc, ok := cfnServices[parts[1]+"::"+parts[2]]; ok {
+			return "aws", svc
 		}
-		return "aws", svc
+		if svc, ok := cfnServices[parts[1]]; ok {
+			return "aws", svc
+		}
+		return "aws", strings.ToLower(parts[1])
 	}
 	for _, m := range tfServices {
 		if strings.HasPrefix(typ, m.prefix) {
@@ -329,6 +324,22 @@ func serviceOf(typ string) (provider, service string) {
 	return provider, provider
 }
 
+// cfnServices maps CloudFormation namespaces (and, first, namespace::type) whose lower-cased
+// name is not the service's to the vocabulary tfServices uses.
+var cfnServices = map[string]string{
+	"EC2::Volume": "ebs", "EC2::VolumeAttachment": "ebs",
+	"EC2::VPC": "vpc", "EC2::Subnet": "vpc", "EC2::RouteTable": "vpc", "EC2::Route": "vpc",
+	"EC2::SubnetRouteTableAssociation": "vpc", "EC2::InternetGateway": "vpc", "EC2::VPCGatewayAttachment": "vpc",
+	"EC2::NatGateway": "vpc", "EC2::NetworkAcl": "vpc", "EC2::NetworkAclEntry": "vpc", "EC2::VPCEndpoint": "vpc",
+	"EC2::EIP": "ec2", "Serverless::Function": "lambda", "Serverless::Api": "apigateway",
+	"Serverless::HttpApi": "apigateway", "Serverless::SimpleTable": "dynamodb",
+	"AutoScaling": "autoscaling", "ApplicationAutoScaling": "autoscaling",
+	"ElasticLoadBalancingV2": "elb", "ElasticLoadBalancing": "elb",
+	"ApiGateway": "apigateway", "ApiGatewayV2": "apigateway",
+	"Logs": "cloudwatch", "Events": "cloudwatch", "CloudWatch": "cloudwatch",
+	"CertificateManager": "acm", "StepFunctions": "sfn", "OpenSearchService": "opensearch", "Elasticsearch": "opensearch",
+}
+
 // tfServices names the service of the common Terraform resource types by prefix; the first
 // match wins, so longer prefixes come first.
 var tfServices = []struct{ prefix, provider, service string }{
@@ -338,7 +349,15 @@ var tfServices = []struct{ prefix, provider, service string }{
 	{"aws_eip", "aws", "ec2"},
 	{"aws_security_group", "aws", "ec2"},
 	{"aws_vpc_security_group", "aws", "ec2"},
+	{"aws_key_pair", "aws", "ec2"},
 	{"aws_nat_gateway", "aws", "vpc"},
+	{"aws_vpc", "aws", "vpc"},
+	{"aws_subnet", "aws", "vpc"},
+	{"aws_route", "aws", "vpc"},
+	{"aws_main_route_table", "aws", "vpc"},
+	{"aws_internet_gateway", "aws", "vpc"},
+	{"aws_network_acl", "aws", "vpc"},
+	{"aws_default_", "aws", "vpc"},
 	{"aws_ebs_volume", "aws", "ebs"},
 	{"aws_volume_attachment", "aws", "ebs"},
 	{"aws_autoscaling", "aws", "autoscaling"},
@@ -354,6 +373,13 @@ var tfServices = []struct{ prefix, provider, service string }{
 	{"aws_alb", "aws", "elb"},
 	{"aws_elb", "aws", "elb"},
 	{"aws_iam_", "aws", "iam"},
+	{"aws_api_gateway_", "aws", "apigateway"},
+	{"aws_apigatewayv2_", "aws", "apigateway"},
+	{"aws_cloudwatch_", "aws", "cloudwatch"},
+	{"aws_acm_", "aws", "acm"},
+	{"aws_sfn_", "aws", "sfn"},
+	{"aws_opensearch_", "aws", "opensearch"},
+	{"aws_elasticsearch_", "aws", "opensearch"},
 	{"google_compute_", "google", "compute"},
 	{"google_sql_", "google", "cloudsql"},
 	{"google_storage_", "google", "gcs"},

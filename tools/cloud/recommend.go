@@ -116,9 +116,15 @@ func (rc *recommender) generation(r *Resource) {
 		if !ok {
 			continue
 		}
+		action := fmt.Sprintf("Move to %s: same shape, newer hardware, same or lower price", next)
+		if !rc.prices.exists(r, rc.fallbackRegion, next) {
+			// n1-standard-1 has no e2-standard-1: name the family, never a type that does not exist.
+			family := familyRE.FindStringSubmatch(next)[1]
+			action = fmt.Sprintf("Move to the current %s family; %s has no same-named size there, so pick the size from the family's list", family, class)
+		}
 		rc.add(r, RecPreviousGeneration, "Previous-generation instance type", r.At(key),
 			fmt.Sprintf("%s uses %s, a previous-generation type", r.Address, class),
-			fmt.Sprintf("Move to %s: same shape, newer hardware, same or lower price", next),
+			action,
 			func() (float64, string) {
 				old, ok1 := rc.prices.hourly(r, rc.fallbackRegion, class)
 				cur, ok2 := rc.prices.hourly(r, rc.fallbackRegion, next)

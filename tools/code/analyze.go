@@ -58,8 +58,14 @@ type CodebaseReport struct {
 	Hotspots    []Hotspot      `json:"hotspots"` // most complex functions first
 	Largest     []Hotspot      `json:"largest"`  // longest functions first
 	Files       []FileSymbols  `json:"files"`
-	Omitted     map[string]int `json:"omitted,omitempty"`
-	Hint        string         `json:"hint,omitempty"`
+	// Projects are the module roots below the path.
+	Projects []Project `json:"projects"`
+	// ParseErrors names the files with syntax errors; each is still analysed as far as it parses.
+	ParseErrors []ParseError `json:"parseErrors"`
+	// Skipped names the files of parsed languages that were only counted, and why.
+	Skipped []SkippedFile  `json:"skipped"`
+	Omitted map[string]int `json:"omitted,omitempty"`
+	Hint    string         `json:"hint,omitempty"`
 }
 
 // Summary totals the files below the path.
@@ -73,6 +79,21 @@ type Summary struct {
 	ParseErrors    int   `json:"parseErrors"`
 	Lines          Lines `json:"lines"`
 	Truncated      bool  `json:"truncated,omitempty"`
+	// Partial says how far a listing stopped early to answer in time got.
+	Partial string `json:"partial,omitempty"`
+}
+
+// ParseError is a file a parser could not read whole, and where.
+type ParseError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+// SkippedFile is a file left unparsed on purpose.
+type SkippedFile struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
 }
 
 // LanguageStat is one language's share. Parsed says whether comments were told apart (by a
@@ -225,8 +246,11 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	limit := int(args.Limit)
 	match := func(fi *fileInfo) bool { return args.Language == "" || fi.Lang == args.Language }
 	rep := &CodebaseReport{Root: snap.root, Path: snap.base, Language: args.Language, Depth: int(args.Depth),
-		Omitted: map[string]int{}, Manifests: []Manifest{}, EntryPoints: []EntryPoint{}, Hotspots: []Hotspot{}, Files: []FileSymbols{}}
+		Omitted: map[string]int{}, Manifests: []Manifest{}, EntryPoints: []EntryPoint{}, Hotspots: []Hotspot{}, Files: []FileSymbols{}, ParseErrors: []ParseError{}, Skipped: []SkippedFile{}}
 	rep.Summary, rep.Languages = summarize(snap, match)
+	for _, p := range projects(snap) {
+		rep.Projects = append(rep.Projects, p.Project)
+	}
 	rep.Tree = folderTree(snap, args, match)
 
 	for _, fi := range snap.files {
@@ -240,9 +264,20 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 			rep.EntryPoints = append(rep.EntryPoints, EntryPoint{File: fi.Rel, Kind: "manifest", Detail: e})
 		}
 	}
+	ms := make([]*Manifest, len(rep.Manifests))
+	for i := range rep.Manifests {
+		ms[i] = &rep.Manifests[i]
+	}
+	inheritVersions(ms)
 	rep.Omitted["manifests"] = capList(&rep.Manifests, limit)
 
 	for _, fi := range snap.files {
+		if match(fi) && fi.F != nil && fi.F.ParseError {
+			rep.ParseErrors = append(rep.ParseErrors, ParseError{File: fi.Rel, Line: fi.F.ErrorLine, Message: fi.F.ErrorMsg})
+		}
+		if match(fi) && !fi.Vendored && fi.F != nil && fi.F.Skipped != "" {
+			rep.Skipped = append(rep.Skipped, SkippedFile{File: fi.Rel, Reason: fi.F.Skipped})
+		}
 		if !match(fi) || !fi.counted() {
 			continue
 		}
@@ -293,6 +328,9 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	rep.Omitted["hotspots"] = capList(&rep.Hotspots, limit)
 	rep.Omitted["largest"] = capList(&rep.Largest, limit)
 	rep.Omitted["files"] = capList(&rep.Files, limit)
+	rep.Omitted["parseErrors"] = capList(&rep.ParseErrors, limit)
+	rep.Omitted["skipped"] = capList(&rep.Skipped, limit)
+	rep.Omitted["projects"] = capList(&rep.Projects, limit)
 
 	rep.Omitted, rep.Hint = omissions(rep.Omitted, limit, "a narrower path, or a language")
 	return rep
@@ -300,7 +338,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 
 // summarize counts files by what they are and lines by language, largest language first.
 func summarize(snap *snapshot, match func(*fileInfo) bool) (Summary, []LanguageStat) {
-	s := Summary{Truncated: snap.truncated}
+	s := Summary{Truncated: snap.truncated, Partial: snap.partialNote()}
 	langs := map[string]*LanguageStat{}
 	for _, fi := range snap.files {
 		if !match(fi) {

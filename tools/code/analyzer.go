@@ -1,11 +1,16 @@
 // Package code is the code analysis behind the MCP tools analyze_codebase, find_dependencies
-// and detect_patterns, and the resource service://code/analysis.
+// and detect_patterns, the navigation tools find_symbol, find_references, file_outline and
+// changes_impact, and the resource service://code/analysis.
 //
-// Files are listed by tools/workspace (which confines every read to the workspace roots and
-// honours .gitignore) and parsed with real parsers: go/parser for Go, and tree-sitter grammars
-// for Python, JavaScript, TypeScript (and TSX), Java and Rust. Other languages Linguist knows
-// are counted by lines only. Manifests (go.mod, package.json, pyproject.toml,
-// requirements*.txt, pom.xml, build.gradle, Cargo.toml) are read with their formats' parsers.
+// Files are listed by tools/workspace (which confines every read to the workspace roots, and
+// lists what git's index tracks and .gitignore does not exclude) and parsed with real parsers:
+// go/parser for Go, and tree-sitter grammars for Python, JavaScript, TypeScript (and TSX),
+// Java and Rust. Other languages Linguist knows are counted by lines only, and so are
+// generated, minified and oversized files. Manifests (go.mod, package.json, pyproject.toml,
+// requirements*.txt, pom.xml, build.gradle, Cargo.toml) and tsconfig.json are read with their
+// formats' parsers. Imports are resolved per language the way the language does (graph.go,
+// javascript.go, rust.go); find_dependencies and detect_patterns answer from the graph of one
+// project (module root) at a time (projects.go).
 //
 // Parsing runs on every core, and what a file yields is cached by a hash of its content, so a
 // second analysis only re-reads files and re-parses those that changed. A watcher (fsnotify)
@@ -14,6 +19,7 @@
 package code
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +53,18 @@ const (
 	// maxDelay bounds how long a stream of events can postpone it.
 	debounce = 400 * time.Millisecond
 	maxDelay = 3 * time.Second
+	// tsConfigKind is the cache kind of tsconfig.json and jsconfig.json files.
+	tsConfigKind = "tsconfig"
+	// maxParseBytes bounds the size of a file given to tree-sitter, whose tree costs about a
+	// hundred times the source; minifiedLineBytes is the mean line length past which code
+	// is taken for minified.
+	maxParseBytes     = 512 << 10
+	minifiedLineBytes = 300
+	// progressEvery is how many files a scan lists between two progress reports.
+	progressEvery = 500
+	// partialReserve is the least time kept, before a caller's deadline, to answer with what
+	// was read.
+	partialReserve = 2 * time.Second
 	// maxWatchedDirs keeps the watcher within the system's inotify limits on huge trees.
 	maxWatchedDirs = 8192
 )
@@ -122,9 +140,10 @@ func (a *Analyzer) Close() error {
 	return nil
 }
 
-// Tools returns analyze_codebase, find_dependencies and detect_patterns.
+// Tools returns analyze_codebase, find_dependencies, detect_patterns and the navigation tools
+// find_symbol, find_references, file_outline and changes_impact.
 func (a *Analyzer) Tools() []tools.Tool {
-	return []tools.Tool{analyzeTool{a}, dependenciesTool{a}, patternsTool{a}}
+	return []tools.Tool{analyzeTool{a}, dependenciesTool{a}, patternsTool{a}, symbolTool{a}, referencesTool{a}, outlineTool{a}, impactTool{a}}
 }
 
 // Resource returns service://code/analysis.
@@ -155,7 +174,21 @@ type snapshot struct {
 	files     []*fileInfo
 	byRel     map[string]*fileInfo
 	truncated bool // the walk stopped at the file limit
+	partial   bool // the walk stopped early to answer before the caller's deadline
 }
+
+// partialNote says, for an answer built from a walk stopped early, how far it got; "" when
+// the walk was complete.
+func (s *snapshot) partialNote() string {
+	if !s.partial {
+		return ""
+	}
+	return fmt.Sprintf("partial answer: the listing stopped after %d files to answer within the request's time limit; "+
+		"what was read is cached, so calling again gets further (or ask for a narrower path)", len(s.files))
+}
+
+// errStopped ends a walk that must leave time to answer.
+var errStopped = errors.New("code: listing stopped before the deadline")
 
 type job struct {
 	fi  *fileInfo
@@ -209,15 +242,30 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 			}
 		}()
 	}
+	// With a deadline, the listing stops early enough to aggregate and send what was read: a
+	// quarter of the time left, and at least partialReserve, is kept for that.
+	var stopAt time.Time
+	if dl, ok := ctx.Deadline(); ok {
+		stopAt = dl.Add(-max(partialReserve, time.Until(dl)/4))
+	}
 	walkErr := a.ws.Walk(ctx, dir, func(f workspace.File) error {
+		if !stopAt.IsZero() && time.Now().After(stopAt) {
+			return errStopped
+		}
 		fi := &fileInfo{Rel: f.Rel, Lang: f.Language, Size: f.Size, Vendored: f.Vendored,
 			Generated: f.Generated, Binary: f.Binary, Oversize: f.Oversize}
 		snap.files = append(snap.files, fi)
+		if n := len(snap.files); n%progressEvery == 0 {
+			tools.ReportProgress(ctx, float64(n), 0, fmt.Sprintf("listed and read %d files", n))
+		}
 		snap.byRel[fi.Rel] = fi
 		if f.Content == nil || f.Binary {
 			return nil
 		}
 		kind := manifestKind(f.Rel)
+		if kind == "" && isTSConfig(f.Rel) {
+			kind = tsConfigKind
+		}
 		if kind == "" {
 			kind = grammarKey(f.Rel, f.Language)
 		}
@@ -245,8 +293,11 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 	})
 	close(jobs)
 	wg.Wait()
-	if errors.Is(walkErr, workspace.ErrFileLimit) {
+	switch {
+	case errors.Is(walkErr, workspace.ErrFileLimit):
 		snap.truncated, walkErr = true, nil
+	case errors.Is(walkErr, errStopped):
+		snap.partial, walkErr = true, nil
 	}
 	if walkErr != nil {
 		return nil, walkErr
@@ -262,13 +313,11 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 }
 
 // grammarKey is the parser a file needs: a grammar name, "Go", or the bare language for files
-// only counted by lines. TSX gets its own grammar (JSX in TypeScript).
+// only counted by lines. Linguist calls .tsx files TSX, which has its own grammar (JSX in
+// TypeScript); a .tsx file it took for TypeScript gets that grammar too.
 func grammarKey(rel, lang string) string {
 	if lang == "TypeScript" && strings.EqualFold(path.Ext(rel), ".tsx") {
 		return "TSX"
-	}
-	if lang == "JavaScript" && strings.EqualFold(path.Ext(rel), ".jsx") {
-		return "JavaScript"
 	}
 	return lang
 }
@@ -278,6 +327,19 @@ func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, 
 		f := &facts{Language: j.fi.Lang, Manifest: parseManifest(j.fi.Rel, kind, j.src)}
 		f.Lines = countLines(j.src, nil)
 		return f, nil
+	}
+	if j.key.kind == tsConfigKind {
+		f := &facts{Language: j.fi.Lang, Lines: countLines(j.src, nil)}
+		cfg, err := parseTSConfig(j.src)
+		if err != nil {
+			// A broken tsconfig resolves nothing, as for the compiler; its files still count.
+			a.log.Debug("code: tsconfig", "file", j.fi.Rel, "err", err)
+		}
+		f.TSConfig = cfg
+		return f, nil
+	}
+	if reason := skipReason(j, a.grams[j.key.kind] != nil); reason != "" {
+		return &facts{Language: j.fi.Lang, Skipped: reason, Lines: countLines(j.src, nil)}, nil
 	}
 	f, err := a.parseWith(ctx, ps, j)
 	if err != nil && ctx.Err() == nil {
@@ -291,7 +353,7 @@ func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, 
 		}
 		// A file the parser gives up on is still counted, as unparsed text.
 		a.log.Debug("code: parse failed", "file", j.fi.Rel, "err", err)
-		return &facts{Language: j.fi.Lang, ParseError: true, Lines: countLines(j.src, nil)}, nil
+		return &facts{Language: j.fi.Lang, ParseError: true, ErrorMsg: err.Error(), Lines: countLines(j.src, nil)}, nil
 	}
 	f.Language = j.fi.Lang
 	return f, nil
@@ -320,6 +382,33 @@ func (a *Analyzer) parseWith(ctx context.Context, ps parserSet, j job) (f *facts
 		ps[j.key.kind] = p
 	}
 	return p.parse(ctx, j.fi.Rel, j.src)
+}
+
+// skipReason says why a file of a tree-sitter language is not worth its parse: generated or
+// minified code says nothing about the design and can cost gigabytes of syntax tree (a 600 KB
+// generated bundle did), and maxParseBytes bounds what one file can cost. Go files are all
+// parsed: go/parser's trees are small, and generated Go packages are imported by name; files
+// of languages without a grammar (treeSitter false) are only counted anyway.
+func skipReason(j job, treeSitter bool) string {
+	if !treeSitter {
+		return ""
+	}
+	switch {
+	case j.fi.Generated:
+		return "generated"
+	case minified(j.src):
+		return "minified"
+	case len(j.src) > maxParseBytes:
+		return fmt.Sprintf("larger than the %d KiB parse budget", maxParseBytes>>10)
+	}
+	return ""
+}
+
+// minified reports code written on few very long lines: more than minifiedLineBytes a line
+// on average, over more than one line's worth of bytes.
+func minified(src []byte) bool {
+	lines := bytes.Count(src, []byte{'\n'}) + 1
+	return len(src) > 4*minifiedLineBytes && len(src)/lines > minifiedLineBytes
 }
 
 // evict drops parses no recent scan used once the cache is over its bound.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -207,5 +208,86 @@ func BenchmarkDetectPatternsWarm(b *testing.B) {
 	mustCall(b, a, "detect_patterns", map[string]any{}, &rep)
 	for b.Loop() {
 		mustCall(b, a, "detect_patterns", map[string]any{}, &rep)
+	}
+}
+
+// gorootSrc is the large corpus every machine with Go has: the standard library and the
+// toolchain, about two million lines.
+func gorootSrc(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skipf("no go command: %v", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "src")
+	if _, err := os.Stat(dir); err != nil {
+		b.Skipf("no Go source tree: %v", err)
+	}
+	return dir
+}
+
+// BenchmarkGorootCold analyses $GOROOT/src with a new analyzer each time; compare with
+// `ctags -R` on the same tree (docs/performance.md).
+func BenchmarkGorootCold(b *testing.B) {
+	ws, err := workspace.New(gorootSrc(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines int
+	for b.Loop() {
+		a, err := code.New(context.Background(), ws, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep := analyze(b, a)
+		lines = rep.Summary.Lines.Code + rep.Summary.Lines.Comment + rep.Summary.Lines.Blank
+		b.StopTimer()
+		a.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(lines), "lines")
+}
+
+// BenchmarkGorootWarm analyses $GOROOT/src again with a warm parse cache.
+func BenchmarkGorootWarm(b *testing.B) {
+	a := newAnalyzer(b, gorootSrc(b))
+	analyze(b, a)
+	for b.Loop() {
+		analyze(b, a)
+	}
+}
+
+// BenchmarkAfterOneFileEdit edits one file before each analysis of the warm corpus: only that
+// file is parsed again, so the call should cost what a warm one does.
+func BenchmarkAfterOneFileEdit(b *testing.B) {
+	dir := b.TempDir()
+	writeCorpus(b, dir, corpusLines)
+	a := newAnalyzer(b, dir)
+	analyze(b, a)
+	file := filepath.Join(dir, "go", "p00", "p.go")
+	orig, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		if err := os.WriteFile(file, fmt.Appendf(orig, "\nvar edit%d = %d\n", i, i), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		analyze(b, a)
+	}
+}
+
+// BenchmarkFindReferencesWarm finds every use of an exported function of the warm corpus.
+func BenchmarkFindReferencesWarm(b *testing.B) {
+	dir := b.TempDir()
+	writeCorpus(b, dir, corpusLines)
+	a := newAnalyzer(b, dir)
+	var rep code.ReferenceReport
+	mustCall(b, a, "find_references", map[string]any{"symbol": "F1"}, &rep)
+	for b.Loop() {
+		mustCall(b, a, "find_references", map[string]any{"symbol": "F1"}, &rep)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -34,6 +35,7 @@ type DependencyReport struct {
 	Resolved            Component      `json:"resolved"`
 	Type                string         `json:"type"`
 	Depth               int            `json:"depth"`
+	Partial             string         `json:"partial,omitempty"`
 	Imports             []Import       `json:"imports,omitempty"`
 	Transitive          []Reach        `json:"transitive,omitempty"`
 	Exports             []Export       `json:"exports,omitempty"`
@@ -52,6 +54,7 @@ type Component struct {
 	Units    []string `json:"units"` // Go package folders or files, as the import graph names them
 	Files    int      `json:"files"`
 	Language string   `json:"language,omitempty"`
+	Project  string   `json:"project,omitempty"` // the project whose graph answered
 }
 
 // Import is one thing the component imports.
@@ -141,12 +144,16 @@ func (t dependenciesTool) Call(ctx context.Context, raw json.RawMessage) (any, e
 	if err != nil {
 		return nil, err
 	}
-	ix := buildIndex(snap)
-	comp, files, symbols, err := ix.findComponent(args.Component, target)
+	ix, comp, files, symbols, err := findInProjects(snap, args.Component, target)
 	if err != nil {
+		if note := snap.partialNote(); note != "" {
+			return nil, fmt.Errorf("%w (%s)", err, note)
+		}
 		return nil, err
 	}
-	return ix.dependencyReport(args, comp, files, symbols), nil
+	rep := ix.dependencyReport(args, comp, files, symbols)
+	rep.Partial = snap.partialNote()
+	return rep, nil
 }
 
 // componentPath decides whether the component is a path. When it is, it must resolve inside
@@ -154,7 +161,8 @@ func (t dependenciesTool) Call(ctx context.Context, raw json.RawMessage) (any, e
 // resolved path relative to its root. Otherwise the first root is searched by name.
 func (a *Analyzer) componentPath(comp string) (root, target string, err error) {
 	first := a.ws.Roots()[0]
-	looksLikePath := filepath.IsAbs(comp) || strings.Contains(comp, "..")
+	// "a/../b" is a path (that Resolve refuses); "example.com/m/..." is a Go package pattern.
+	looksLikePath := filepath.IsAbs(comp) || slices.Contains(strings.Split(filepath.ToSlash(comp), "/"), "..")
 	if !looksLikePath {
 		if _, statErr := os.Lstat(filepath.Join(first, comp)); statErr == nil {
 			looksLikePath = true
@@ -169,6 +177,47 @@ func (a *Analyzer) componentPath(comp string) (root, target string, err error) {
 	}
 	root, rel, _ := a.ws.Root(abs)
 	return root, rel, nil
+}
+
+// findInProjects finds the component in the project that holds it, so that its graph never
+// mixes repositories: the project of a path inside one, else the first project (largest
+// first) that has a module or symbol of that name. A path above several projects is looked
+// for in the whole root, as asked.
+func findInProjects(snap *snapshot, name, target string) (*index, Component, []*fileInfo, []symbolAt, error) {
+	projs := projects(snap)
+	scopes := []*snapshot{snap}
+	if target != "" {
+		if p := projectOf(projs, target); p != "" && p != snap.base {
+			for _, pr := range projs {
+				if pr.Path == p {
+					scopes = []*snapshot{pr.snap}
+				}
+			}
+		}
+	} else if len(projs) > 1 {
+		scopes = scopes[:0]
+		for _, pr := range projs {
+			scopes = append(scopes, pr.snap)
+		}
+	}
+	var firstErr error
+	for _, s := range scopes {
+		ix := buildIndex(s)
+		comp, files, syms, err := ix.findComponent(name, target)
+		if err == nil {
+			comp.Project = s.base
+			return ix, comp, files, syms, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	if len(scopes) > 1 {
+		// Not in any project: the closest names come from the whole root.
+		_, _, _, err := buildIndex(snap).findComponent(name, target)
+		return nil, Component{}, nil, nil, err
+	}
+	return nil, Component{}, nil, nil, firstErr
 }
 
 // findComponent returns the component's description, its files, and (for a symbol) the symbols
@@ -186,8 +235,11 @@ func (ix *index) findComponent(name, target string) (Component, []*fileInfo, []s
 	if target != "" {
 		if fi := ix.snap.byRel[target]; fi != nil {
 			comp.Kind = "file"
-			if fi.F == nil || !fi.F.Parsed {
+			if fi.F == nil || !fi.F.source() {
 				return comp, nil, nil, fmt.Errorf("%s is not source code in a parsed language (Go, Python, JavaScript, TypeScript, Java, Rust)", target)
+			}
+			if fi.F.Skipped != "" {
+				return comp, nil, nil, fmt.Errorf("%s was not parsed: %s", target, fi.F.Skipped)
 			}
 			files = []*fileInfo{fi}
 		} else {
@@ -241,14 +293,21 @@ func (ix *index) moduleFiles(name string) (kind string, files []*fileInfo) {
 		}
 		return out
 	}
+	// An import path names one package, as to the go tool; "path/..." names the packages
+	// below it too, and a module whose root folder holds no package is its packages.
+	pattern, tree := strings.CutSuffix(name, "/...")
 	for _, m := range ix.goMods {
-		if name == m.path || strings.HasPrefix(name, m.path+"/") {
-			dir := path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(name, m.path), "/"))
-			if name == m.path {
-				return "module", pick(func(fi *fileInfo) bool { return fi.Lang == "Go" && under(fi.Rel, dir) })
+		if pattern == m.path || strings.HasPrefix(pattern, m.path+"/") {
+			dir := path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(pattern, m.path), "/"))
+			if !tree {
+				if fs := pick(func(fi *fileInfo) bool { return fi.Lang == "Go" && path.Dir(fi.Rel) == dir }); len(fs) > 0 {
+					return "package", fs
+				}
 			}
-			if fs := pick(func(fi *fileInfo) bool { return fi.Lang == "Go" && path.Dir(fi.Rel) == dir }); len(fs) > 0 {
-				return "package", fs
+			if tree || pattern == m.path {
+				if fs := pick(func(fi *fileInfo) bool { return fi.Lang == "Go" && under(fi.Rel, dir) }); len(fs) > 0 {
+					return "module", fs
+				}
 			}
 		}
 	}
@@ -374,14 +433,27 @@ func (ix *index) dependencyReport(args depsArgs, comp Component, files []*fileIn
 	if args.Type != "imports" {
 		rep.Exports = ix.componentExports(files, syms, units)
 		rep.Omitted["exports"] = capList(&rep.Exports, limit)
+		// One row per importing unit, however many of the component's units it imports.
+		byUnit := map[string]*Importer{}
 		for _, u := range sortedKeys(units) {
 			for _, from := range sortedKeys(ix.in[u]) {
 				if units[from] {
 					continue
 				}
-				e := ix.in[u][from]
-				rep.Importers = append(rep.Importers, Importer{Unit: from, Locations: e.At[:min(len(e.At), maxLocations)]})
+				im := byUnit[from]
+				if im == nil {
+					im = &Importer{Unit: from, Locations: []Location{}}
+					byUnit[from] = im
+				}
+				for _, at := range ix.in[u][from].At {
+					if len(im.Locations) < maxLocations && !slices.Contains(im.Locations, at) {
+						im.Locations = append(im.Locations, at)
+					}
+				}
 			}
+		}
+		for _, from := range sortedKeys(byUnit) {
+			rep.Importers = append(rep.Importers, *byUnit[from])
 		}
 		sort.SliceStable(rep.Importers, func(i, j int) bool { return len(rep.Importers[i].Locations) > len(rep.Importers[j].Locations) })
 		rep.Omitted["importers"] = capList(&rep.Importers, limit)
@@ -463,9 +535,21 @@ func allIn(files []string, set map[string]bool) bool {
 	return true
 }
 
-// reach walks the graph breadth first from the component's units and returns the units first
-// reached at distances 2..depth (distance 1 is the direct list).
+// reach returns the units first reached from the component's units at distances 2..depth
+// (distance 1 is the direct list).
 func (ix *index) reach(start map[string]bool, depth int, graph map[string]map[string]*edge) []Reach {
+	var out []Reach
+	for _, r := range ix.walk(start, depth, graph) {
+		if r.Depth > 1 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// walk goes through the graph breadth first from start and returns each unit at the distance
+// (1..depth) it is first reached at.
+func (ix *index) walk(start map[string]bool, depth int, graph map[string]map[string]*edge) []Reach {
 	seen := map[string]bool{}
 	for u := range start {
 		seen[u] = true
@@ -481,9 +565,7 @@ func (ix *index) reach(start map[string]bool, depth int, graph map[string]map[st
 				}
 				seen[w] = true
 				next = append(next, w)
-				if d > 1 {
-					out = append(out, Reach{Unit: w, Depth: d, Via: u})
-				}
+				out = append(out, Reach{Unit: w, Depth: d, Via: u})
 			}
 		}
 		frontier = next
@@ -503,21 +585,7 @@ func (ix *index) componentExports(files []*fileInfo, syms []symbolAt, units map[
 			}
 		}
 	}
-	// Files that can see the component: importers of its units, and its units' other files.
-	var viewers []*fileInfo
-	for _, fi := range ix.files {
-		u := ix.unitOf[fi.Rel]
-		if units[u] {
-			viewers = append(viewers, fi)
-			continue
-		}
-		for cu := range units {
-			if ix.out[u][cu] != nil {
-				viewers = append(viewers, fi)
-				break
-			}
-		}
-	}
+	viewers := ix.viewers(units)
 	out := make([]Export, 0, len(syms))
 	for _, s := range syms {
 		e := Export{Symbol: s.s.qualified(), Kind: s.s.Kind, File: s.fi.Rel, Line: s.s.Line, UsedBy: []Location{}}

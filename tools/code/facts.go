@@ -11,18 +11,26 @@ import (
 // facts is what one file's parse yields. It depends only on the file's name, language and
 // content, so it is cached by content hash and shared by every analysis.
 type facts struct {
-	Language   string
-	Parsed     bool // a real parser read the file (else only lines were counted)
+	Language string
+	Parsed   bool // a real parser read the file (else only lines were counted)
+	// Skipped says why a file in a parsed language was not parsed (generated, minified, over
+	// the parse budget): its lines are counted, and it stays a node of the import graph.
+	Skipped    string
 	ParseError bool // the parser recovered from syntax errors
-	Lines      Lines
-	Package    string // Go package name, Java package
-	Symbols    []symbol
-	Imports    []importRef
-	Entry      []entryPoint
-	Hints      []hint         // design-pattern evidence found in this file
-	Uses       map[string]int // identifiers referenced in this file -> first line
-	Blocks     []block        // hashes of normalised code windows, for duplication
-	Manifest   *Manifest      // set when the file is a package manifest
+	// ErrorLine and ErrorMsg locate the first syntax error (line 0 when the parser gave up
+	// without one, e.g. it panicked).
+	ErrorLine int
+	ErrorMsg  string
+	Lines     Lines
+	Package   string // Go package name, Java package
+	Symbols   []symbol
+	Imports   []importRef
+	Entry     []entryPoint
+	Hints     []hint         // design-pattern evidence found in this file
+	Uses      map[string]int // identifiers referenced in this file -> first line
+	Blocks    []block        // hashes of normalised code windows, for duplication
+	Manifest  *Manifest      // set when the file is a package manifest
+	TSConfig  *tsConfig      // set when the file is a tsconfig.json or jsconfig.json
 }
 
 // Lines counts a file's lines: a line with any code is code, else a line with a comment is a
@@ -32,6 +40,9 @@ type Lines struct {
 	Comment int `json:"comment"`
 	Blank   int `json:"blank"`
 }
+
+// source reports a file in a parsed language, whether parsed or skipped.
+func (f *facts) source() bool { return f.Parsed || f.Skipped != "" }
 
 func (l *Lines) add(o Lines) {
 	l.Code += o.Code

@@ -2,8 +2,10 @@ package code
 
 import (
 	"context"
+	"errors"
 	"go/ast"
 	"go/parser"
+	"go/scanner"
 	"go/token"
 	"strconv"
 	"strings"
@@ -16,6 +18,12 @@ func (goParser) parse(_ context.Context, name string, src []byte) (*facts, error
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
 	out := &facts{Language: "Go", Parsed: true, ParseError: err != nil, Uses: map[string]int{}}
+	var list scanner.ErrorList
+	if errors.As(err, &list) && len(list) > 0 {
+		out.ErrorLine, out.ErrorMsg = list[0].Pos.Line, list[0].Msg
+	} else if err != nil {
+		out.ErrorMsg = err.Error()
+	}
 	if f == nil {
 		return out, err
 	}

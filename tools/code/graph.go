@@ -47,24 +47,23 @@ type index struct {
 	pyModules  map[string]string // dotted module -> file
 	javaTypes  map[string]string // fully qualified class -> file
 	javaPkgs   map[string][]string
-	rustMods   map[string]string // crate-relative module path ("crate::a::b") -> file, per crate root
-	rustCrates []rustCrate
+	rustMods   map[string]string  // crate root file + "|" + module path ("crate::a::b") -> file
+	rustModOf  map[string]rustMod // file -> its crate root and module path
+	rustCrates []*rustCrate       // deepest folder first
 }
+
+// goTestUnit ends the unit name of a Go package's test files.
+const goTestUnit = " [test]"
 
 type goModule struct {
 	dir, path string
 	m         *Manifest
 }
 
-type rustCrate struct {
-	dir, src string
-	m        *Manifest
-}
-
 func buildIndex(snap *snapshot) *index {
 	ix := &index{snap: snap, unitOf: map[string]string{}, unitFiles: map[string][]string{},
 		imports: map[string][]resolvedImport{}, out: map[string]map[string]*edge{}, in: map[string]map[string]*edge{},
-		pyModules: map[string]string{}, javaTypes: map[string]string{}, javaPkgs: map[string][]string{}, rustMods: map[string]string{}}
+		pyModules: map[string]string{}, javaTypes: map[string]string{}, javaPkgs: map[string][]string{}, rustMods: map[string]string{}, rustModOf: map[string]rustMod{}}
 	pyRoots := map[string]bool{".": true}
 	for _, fi := range snap.files {
 		if fi.F == nil || fi.Vendored {
@@ -79,18 +78,35 @@ func buildIndex(snap *snapshot) *index {
 			case "go.mod":
 				ix.goMods = append(ix.goMods, goModule{dir: dir, path: m.Name, m: &mc})
 			case "Cargo.toml":
-				ix.rustCrates = append(ix.rustCrates, rustCrate{dir: dir, src: path.Join(dir, "src"), m: &mc})
+				if m.Name != "" { // a virtual workspace manifest is no crate
+					ix.rustCrates = append(ix.rustCrates, &rustCrate{dir: dir, m: &mc})
+				}
 			case "pyproject.toml", "requirements.txt":
 				pyRoots[dir] = true
 				pyRoots[path.Join(dir, "src")] = true
 			}
 			continue
 		}
-		if !fi.F.Parsed || fi.Binary {
+		if !fi.F.source() || fi.Binary {
 			continue
 		}
 		ix.files = append(ix.files, fi)
 	}
+	inheritVersions(ix.manifests)
+	// The folder above a top-level package (one with __init__.py below a folder without) is on
+	// sys.path when the package is used, as in tests/ next to app/.
+	for _, fi := range ix.files {
+		if fi.Lang == "Python" && path.Base(fi.Rel) == "__init__.py" {
+			pkg := path.Dir(fi.Rel)
+			if above := path.Dir(pkg); pkg != "." && ix.snap.byRel[path.Join(above, "__init__.py")] == nil {
+				pyRoots[above] = true
+			}
+		}
+	}
+	// The most specific root names a module first; ties are broken by name, so that the
+	// answer never depends on map order.
+	pyRootList := sortedKeys(pyRoots)
+	sort.SliceStable(pyRootList, func(i, j int) bool { return len(pyRootList[i]) > len(pyRootList[j]) })
 	// Deeper modules first, so that the nearest one wins.
 	sort.Slice(ix.goMods, func(i, j int) bool { return len(ix.goMods[i].dir) > len(ix.goMods[j].dir) })
 	sort.Slice(ix.rustCrates, func(i, j int) bool { return len(ix.rustCrates[i].dir) > len(ix.rustCrates[j].dir) })
@@ -103,12 +119,12 @@ func buildIndex(snap *snapshot) *index {
 			// without a cycle, as the go tool builds them apart.
 			unit = path.Dir(fi.Rel)
 			if strings.HasSuffix(fi.Rel, "_test.go") {
-				unit += " [test]"
+				unit += goTestUnit
 			}
 		case "Python":
 			mod := strings.TrimSuffix(fi.Rel, path.Ext(fi.Rel))
 			mod = strings.TrimSuffix(mod, "/__init__")
-			for d := range pyRoots {
+			for _, d := range pyRootList {
 				if d == "." || strings.HasPrefix(mod, d+"/") {
 					name := strings.ReplaceAll(strings.TrimPrefix(mod, d+"/"), "/", ".")
 					if d == "." {
@@ -127,15 +143,12 @@ func buildIndex(snap *snapshot) *index {
 			}
 			ix.javaTypes[fq] = fi.Rel
 			ix.javaPkgs[fi.F.Package] = append(ix.javaPkgs[fi.F.Package], fi.Rel)
-		case "Rust":
-			if c := ix.crateOf(fi.Rel); c != nil && strings.HasPrefix(fi.Rel, c.src+"/") {
-				ix.rustMods[c.dir+"|"+rustModulePath(strings.TrimPrefix(fi.Rel, c.src+"/"))] = fi.Rel
-			}
 		}
 		ix.unitOf[fi.Rel] = unit
 		ix.unitFiles[unit] = append(ix.unitFiles[unit], fi.Rel)
 	}
 
+	ix.rustModuleTrees()
 	for _, fi := range ix.files {
 		for _, ref := range fi.F.Imports {
 			r := ix.resolve(fi, ref)
@@ -145,8 +158,8 @@ func buildIndex(snap *snapshot) *index {
 			}
 			from := ix.unitOf[fi.Rel]
 			for _, to := range ix.targetUnits(r) {
-				if to == from && fi.Lang == "Go" {
-					continue // a Go package importing itself is not possible; test packages are
+				if to == from {
+					continue // a unit naming itself (Rust's "use self::X", Go's test files) is no dependency
 				}
 				ix.addEdge(from, to, Location{File: fi.Rel, Line: ref.Line})
 			}
@@ -192,7 +205,7 @@ func (ix *index) resolve(fi *fileInfo, ref importRef) resolvedImport {
 		ix.resolveGo(fi, &r)
 	case "Python":
 		ix.resolvePython(fi, &r)
-	case "JavaScript", "TypeScript":
+	case "JavaScript", "TypeScript", "TSX":
 		ix.resolveJS(fi, &r)
 	case "Java":
 		ix.resolveJava(&r)
@@ -207,7 +220,7 @@ func (ix *index) resolve(fi *fileInfo, ref importRef) resolvedImport {
 }
 
 // declared looks a package up in the manifests that apply to rel, the nearest first.
-func (ix *index) declared(rel, name string, kinds ...string) (version, decl string, ok bool) {
+func (ix *index) declared(rel, name string, kinds ...string) (dep Dependency, decl string, ok bool) {
 	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(s)) }
 	var cands []*Manifest
 	for _, m := range ix.manifests {
@@ -223,11 +236,11 @@ func (ix *index) declared(rel, name string, kinds ...string) (version, decl stri
 	for _, m := range cands {
 		for _, d := range m.Dependencies {
 			if d.Name == name || norm(d.Name) == norm(name) {
-				return d.Version, m.Path, true
+				return d, m.Path, true
 			}
 		}
 	}
-	return "", "", false
+	return Dependency{}, "", false
 }
 
 func (ix *index) filesIn(dir, lang string) []string {
@@ -312,74 +325,70 @@ func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
 		try(base)
 		return
 	}
-	for _, n := range r.Ref.Names {
-		if try(spec + "." + n) {
-			return
-		}
-	}
-	for m := spec; m != ""; {
-		if try(m) {
-			return
-		}
-		i := strings.LastIndexByte(m, '.')
-		if i < 0 {
-			break
-		}
-		m = m[:i]
-	}
-	// A script's own folder is on sys.path: "import helper" next to helper.py.
-	if dir := path.Dir(fi.Rel); dir != "." {
-		if try(strings.ReplaceAll(dir, "/", ".") + "." + spec) {
-			return
-		}
-	}
 	top, _, _ := strings.Cut(spec, ".")
-	r.Package = top
-	if v, decl, ok := ix.declared(fi.Rel, top, "pyproject.toml", "requirements.txt"); ok {
-		r.Kind, r.Version, r.Decl = "external", v, decl
-		return
-	}
-	if isPythonStdlib(top) {
-		r.Kind = "stdlib"
-		return
-	}
-	r.Kind = "external"
-}
-
-func (ix *index) resolveJS(fi *fileInfo, r *resolvedImport) {
-	spec := r.Ref.Spec
-	if strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || spec == "." || spec == ".." {
-		base := path.Join(path.Dir(fi.Rel), spec)
-		// TypeScript sources import "./x.js" meaning "./x.ts".
-		stem := strings.TrimSuffix(strings.TrimSuffix(base, ".js"), ".mjs")
-		for _, b := range []string{base, stem} {
-			for _, ext := range []string{"", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts", "/index.ts", "/index.tsx", "/index.js", "/index.jsx", "/index.mjs"} {
-				if t := ix.snap.byRel[b+ext]; t != nil && t.F != nil && t.F.Parsed && !t.Vendored {
-					r.Targets = []string{t.Rel}
-					return
-				}
+	dep, decl, declared := ix.declared(fi.Rel, top, "pyproject.toml", "requirements.txt")
+	// Python finds the standard library and installed packages before a same-named file of
+	// the project ("import typing" next to a typing.py is still the standard one), unless
+	// the importing file is part of that very package (the workspace is the package).
+	if !(declared || isPythonStdlib(top)) || ix.inPyPackage(fi.Rel, top) {
+		for _, n := range r.Ref.Names {
+			if try(spec + "." + n) {
+				return
 			}
 		}
-		return
+		for m := spec; m != ""; {
+			if try(m) {
+				return
+			}
+			i := strings.LastIndexByte(m, '.')
+			if i < 0 {
+				break
+			}
+			m = m[:i]
+		}
+		// A script's own folder is on sys.path: "import helper" next to helper.py.
+		if dir := path.Dir(fi.Rel); dir != "." {
+			if try(strings.ReplaceAll(dir, "/", ".") + "." + spec) {
+				return
+			}
+		}
 	}
-	if strings.HasPrefix(spec, "node:") {
-		r.Kind, r.Package = "stdlib", spec
-		return
-	}
-	name := spec
-	if parts := strings.SplitN(spec, "/", 3); strings.HasPrefix(spec, "@") && len(parts) >= 2 {
-		name = parts[0] + "/" + parts[1]
-	} else {
-		name = parts[0]
-	}
-	r.Kind, r.Package = "external", name
-	if v, decl, ok := ix.declared(fi.Rel, name, "package.json"); ok {
-		r.Version, r.Decl = v, decl
-		return
-	}
-	if isNodeBuiltin(name) {
+	r.Package = top
+	switch {
+	case declared:
+		r.Kind, r.Version, r.Decl = "external", dep.Version, decl
+	case isPythonStdlib(top):
 		r.Kind = "stdlib"
+	default:
+		r.Kind = "external"
 	}
+}
+
+// inPyPackage reports whether the file rel belongs to the top-level package or module top of
+// the workspace, or the workspace holds the standard library itself (CPython's Lib/, where
+// "import os" is os.py).
+func (ix *index) inPyPackage(rel, top string) bool {
+	f, ok := ix.pyModules[top]
+	if !ok {
+		return false
+	}
+	pkg := path.Base(f) == "__init__.py"
+	if isPythonStdlib(top) {
+		// A folder with os.py, typing.py and collections/ is a standard library.
+		dir := path.Dir(f)
+		if pkg {
+			dir = path.Dir(dir)
+		}
+		lib := ix.snap.byRel[path.Join(dir, "os.py")] != nil && ix.snap.byRel[path.Join(dir, "typing.py")] != nil &&
+			ix.snap.byRel[path.Join(dir, "collections", "__init__.py")] != nil
+		if lib && under(rel, dir) {
+			return true
+		}
+	}
+	if pkg {
+		return under(rel, path.Dir(f))
+	}
+	return rel == f
 }
 
 func (ix *index) resolveJava(r *resolvedImport) {
@@ -439,75 +448,6 @@ func commonSegments(a, b string) (int, bool) {
 		n++
 	}
 	return n, n == len(bs) && b != ""
-}
-
-func (ix *index) crateOf(rel string) *rustCrate {
-	for i := range ix.rustCrates {
-		if under(rel, ix.rustCrates[i].dir) {
-			return &ix.rustCrates[i]
-		}
-	}
-	return nil
-}
-
-// rustModulePath is a source file's module path below src: lib.rs -> crate, a/mod.rs -> crate::a.
-func rustModulePath(rel string) string {
-	rel = strings.TrimSuffix(rel, ".rs")
-	switch {
-	case rel == "lib" || rel == "main":
-		return "crate"
-	case strings.HasPrefix(rel, "bin/") && !strings.Contains(strings.TrimPrefix(rel, "bin/"), "/"):
-		return "crate" // each binary is its own crate root
-	}
-	rel = strings.TrimSuffix(rel, "/mod")
-	return "crate::" + strings.ReplaceAll(rel, "/", "::")
-}
-
-func (ix *index) resolveRust(fi *fileInfo, r *resolvedImport) {
-	spec := r.Ref.Spec
-	first, _, _ := strings.Cut(spec, "::")
-	c := ix.crateOf(fi.Rel)
-	if c != nil && strings.HasPrefix(fi.Rel, c.src+"/") {
-		self := rustModulePath(strings.TrimPrefix(fi.Rel, c.src+"/"))
-		var abs string
-		switch first {
-		case "crate":
-			abs = spec
-		case "self":
-			abs = self + strings.TrimPrefix(spec, "self")
-		case "super":
-			parent := self
-			if i := strings.LastIndex(parent, "::"); i >= 0 {
-				parent = parent[:i]
-			}
-			abs = parent + strings.TrimPrefix(spec, "super")
-		}
-		if abs != "" {
-			for m := abs; m != ""; {
-				if f, ok := ix.rustMods[c.dir+"|"+m]; ok && f != fi.Rel {
-					r.Targets = []string{f}
-					return
-				}
-				i := strings.LastIndex(m, "::")
-				if i < 0 {
-					break
-				}
-				m = m[:i]
-			}
-			return
-		}
-	}
-	switch first {
-	case "std", "core", "alloc", "proc_macro":
-		r.Kind, r.Package = "stdlib", first
-		return
-	}
-	r.Kind, r.Package = "external", first
-	if c != nil {
-		if v, decl, ok := ix.declared(fi.Rel, strings.ReplaceAll(first, "_", "-"), "Cargo.toml"); ok {
-			r.Package, r.Version, r.Decl = strings.ReplaceAll(first, "_", "-"), v, decl
-		}
-	}
 }
 
 // stronglyConnected returns the import cycles: Tarjan's strongly connected components with
@@ -599,7 +539,7 @@ func (ix *index) cyclePath(start string, comp []string) []string {
 func isPythonStdlib(name string) bool {
 	switch name {
 	case
-		"abc", "aifc", "antigravity", "argparse", "array", "ast", "asynchat", "asyncio", "asyncore",
+		"__future__", "abc", "aifc", "antigravity", "argparse", "array", "ast", "asynchat", "asyncio", "asyncore",
 		"atexit", "audioop", "base64", "bdb", "binascii", "bisect", "builtins", "bz2", "cProfile",
 		"calendar", "cgi", "cgitb", "chunk", "cmath", "cmd", "code", "codecs", "codeop", "collections",
 		"colorsys", "compileall", "concurrent", "configparser", "contextlib", "contextvars", "copy",

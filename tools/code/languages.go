@@ -38,6 +38,7 @@ func grammars() map[string]*grammar {
 			decisions: []string{"if_statement", "elif_clause", "for_statement", "while_statement", "except_clause", "conditional_expression", "boolean_operator", "for_in_clause", "if_clause", "case_clause"},
 			nesting:   []string{"if_statement", "for_statement", "while_statement", "try_statement", "with_statement", "match_statement"},
 			top:       pyTop,
+			node:      pyNode,
 		},
 		"JavaScript": js("JavaScript", javascript.GetLanguage),
 		"TypeScript": js("TypeScript", typescript.GetLanguage),
@@ -66,11 +67,56 @@ func grammars() map[string]*grammar {
 			nesting:   []string{"if_expression", "while_expression", "for_expression", "loop_expression", "match_expression"},
 			elseIf:    func(_ *sitter.Node, parent string) bool { return parent == "else_clause" },
 			top:       rustTop,
+			node:      rustNode,
 		},
 	}
 }
 
 // ---- Python ----
+
+// pyNode reads import statements wherever they are: inside functions, under
+// "if TYPE_CHECKING:", in try/except ImportError fallbacks.
+func pyNode(t *tsFile, n *sitter.Node, typ string) {
+	switch typ {
+	case "import_statement":
+		for _, c := range t.children(n, true) {
+			name := c
+			if t.typ(c) == "aliased_import" {
+				name = c.ChildByFieldName("name")
+			}
+			t.out.Imports = append(t.out.Imports, importRef{Spec: t.text(name), Line: t.line(n)})
+		}
+	case "import_from_statement":
+		im := importRef{Line: t.line(n)}
+		mod := n.ChildByFieldName("module_name")
+		if t.typ(mod) == "relative_import" {
+			for _, c := range t.children(mod, false) {
+				switch t.typ(c) {
+				case "import_prefix":
+					im.Relative = len(strings.TrimSpace(t.text(c)))
+				case "dotted_name":
+					im.Spec = t.text(c)
+				}
+			}
+		} else {
+			im.Spec = t.text(mod)
+		}
+		for i := 0; i < int(n.ChildCount()); i++ {
+			c := n.Child(i)
+			switch {
+			case t.typ(c) == "wildcard_import":
+				im.Wildcard = true
+			case n.FieldNameForChild(i) == "name":
+				name := c
+				if t.typ(c) == "aliased_import" {
+					name = c.ChildByFieldName("name")
+				}
+				im.Names = append(im.Names, t.text(name))
+			}
+		}
+		t.out.Imports = append(t.out.Imports, im)
+	}
+}
 
 func pyTop(t *tsFile) {
 	for _, n := range t.children(t.root, true) {
@@ -79,43 +125,6 @@ func pyTop(t *tsFile) {
 			def = n.ChildByFieldName("definition")
 		}
 		switch t.typ(def) {
-		case "import_statement":
-			for _, c := range t.children(def, true) {
-				name := c
-				if t.typ(c) == "aliased_import" {
-					name = c.ChildByFieldName("name")
-				}
-				t.out.Imports = append(t.out.Imports, importRef{Spec: t.text(name), Line: t.line(def)})
-			}
-		case "import_from_statement":
-			im := importRef{Line: t.line(def)}
-			mod := def.ChildByFieldName("module_name")
-			if t.typ(mod) == "relative_import" {
-				for _, c := range t.children(mod, false) {
-					switch t.typ(c) {
-					case "import_prefix":
-						im.Relative = len(strings.TrimSpace(t.text(c)))
-					case "dotted_name":
-						im.Spec = t.text(c)
-					}
-				}
-			} else {
-				im.Spec = t.text(mod)
-			}
-			for i := 0; i < int(def.ChildCount()); i++ {
-				c := def.Child(i)
-				switch {
-				case t.typ(c) == "wildcard_import":
-					im.Wildcard = true
-				case def.FieldNameForChild(i) == "name":
-					name := c
-					if t.typ(c) == "aliased_import" {
-						name = c.ChildByFieldName("name")
-					}
-					im.Names = append(im.Names, t.text(name))
-				}
-			}
-			t.out.Imports = append(t.out.Imports, im)
 		case "function_definition":
 			name := t.field(def, "name")
 			t.out.Symbols = append(t.out.Symbols, t.symbol(n, name, "function", "", !strings.HasPrefix(name, "_")))
@@ -279,13 +288,17 @@ func jsDecl(t *tsFile, outer, decl *sitter.Node, exported bool) {
 			}
 			name := t.field(v, "name")
 			kind := "var"
+			// "let x;" has no value: value is nil and its type "".
 			value := v.ChildByFieldName("value")
-			switch t.typ(value) {
-			case "arrow_function", "function_expression", "function", "generator_function":
+			switch typ := t.typ(value); {
+			case jsFunctionTypes[typ]:
 				kind = "function"
-			case "class":
+			case typ == "class":
 				jsClass(t, outer, value, exported)
 				continue
+			case value != nil:
+				// const handler = wrap(async (req) => {...}): the functions inside count too.
+				jsFunctions(t, value, exported)
 			}
 			if kind == "var" && t.has(decl, "const") {
 				kind = "const"
@@ -296,7 +309,62 @@ func jsDecl(t *tsFile, outer, decl *sitter.Node, exported bool) {
 			}
 			t.out.Symbols = append(t.out.Symbols, s)
 		}
+	default:
+		// module.exports = function () {...}, app.get("/", (req, res) => {...}),
+		// export default () => {...}: functions that no declaration names.
+		jsFunctions(t, decl, exported)
 	}
+}
+
+// jsFunctionTypes are the expressions that create a function.
+var jsFunctionTypes = map[string]bool{"arrow_function": true, "function_expression": true, "function": true,
+	"generator_function": true, "method_definition": true}
+
+// jsFunctions adds a function symbol for each outermost function expression below n, named
+// after what receives it (the variable, the assigned property, the object key, or the
+// function it is passed to); functions nested in them count toward their complexity.
+func jsFunctions(t *tsFile, n *sitter.Node, exported bool) {
+	switch typ := t.typ(n); {
+	case jsFunctionTypes[typ]:
+		s := t.symbol(n, jsFunctionName(t, n), "function", "", exported)
+		s.Returns = strings.TrimSpace(strings.TrimPrefix(t.field(n, "return_type"), ":"))
+		t.out.Symbols = append(t.out.Symbols, s)
+		return
+	case typ == "class":
+		jsClass(t, n, n, exported)
+		return
+	}
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		jsFunctions(t, n.NamedChild(i), exported)
+	}
+}
+
+// jsFunctionName names an anonymous function by where it goes.
+func jsFunctionName(t *tsFile, fn *sitter.Node) string {
+	if name := t.field(fn, "name"); name != "" {
+		return name
+	}
+	p := fn.Parent()
+	name := "function"
+	switch t.typ(p) {
+	case "variable_declarator":
+		name = t.field(p, "name")
+	case "assignment_expression":
+		name = t.field(p, "left")
+	case "pair":
+		name = t.field(p, "key")
+	case "export_statement":
+		name = "default"
+	case "arguments":
+		if call := p.Parent(); call != nil {
+			name = t.field(call, "function") + " callback"
+		}
+	}
+	name = strings.Join(strings.Fields(name), " ")
+	if len(name) > 80 {
+		name = name[:77] + "..."
+	}
+	return name
 }
 
 func jsClass(t *tsFile, outer, decl *sitter.Node, exported bool) {
@@ -331,6 +399,12 @@ func jsClass(t *tsFile, outer, decl *sitter.Node, exported bool) {
 				staticInstance = true
 			}
 		case "public_field_definition", "field_definition":
+			// handleClick = (e) => {...}: a method written as a field.
+			if v := m.ChildByFieldName("value"); jsFunctionTypes[t.typ(v)] {
+				fname := strings.TrimPrefix(t.field(m, "property")+mname, "#")
+				s := t.symbol(v, fname, "method", name, !t.has(m, "accessibility_modifier") || strings.HasPrefix(t.text(m), "public"))
+				t.out.Symbols = append(t.out.Symbols, s)
+			}
 			if static && isInstanceName(strings.TrimPrefix(t.field(m, "property"), "#")+strings.TrimPrefix(mname, "#")) {
 				staticInstance = true
 			}
@@ -465,18 +539,6 @@ func rustTop(t *tsFile) {
 	for _, n := range t.children(t.root, true) {
 		exported := t.has(n, "visibility_modifier")
 		switch t.typ(n) {
-		case "use_declaration":
-			spec := t.text(n.ChildByFieldName("argument"))
-			if i := strings.Index(spec, "::{"); i >= 0 {
-				spec = spec[:i]
-			}
-			spec = strings.TrimSuffix(spec, "::*")
-			if i := strings.Index(spec, " as "); i >= 0 {
-				spec = spec[:i]
-			}
-			t.out.Imports = append(t.out.Imports, importRef{Spec: spec, Line: t.line(n)})
-		case "extern_crate_declaration":
-			t.out.Imports = append(t.out.Imports, importRef{Spec: t.field(n, "name"), Line: t.line(n)})
 		case "mod_item":
 			name := t.field(n, "name")
 			if n.ChildByFieldName("body") == nil {
@@ -534,6 +596,81 @@ func rustTop(t *tsFile) {
 			}
 		}
 	}
+}
+
+// rustNode reads use declarations wherever they are (in functions, in inline modules such as
+// "mod tests"), one import for each path of a use tree: "use a::{b, c::d}" imports a::b and
+// a::c::d. Inside inline modules, self:: and super:: are rewritten to be relative to the file.
+func rustNode(t *tsFile, n *sitter.Node, typ string) {
+	switch typ {
+	case "extern_crate_declaration":
+		t.out.Imports = append(t.out.Imports, importRef{Spec: t.field(n, "name"), Line: t.line(n)})
+	case "use_declaration":
+		var inline []string // the inline modules around n, outermost first
+		for p := n.Parent(); p != nil; p = p.Parent() {
+			if t.typ(p) == "mod_item" {
+				inline = append([]string{t.field(p, "name")}, inline...)
+			}
+		}
+		for _, spec := range rustUsePaths(t, n.ChildByFieldName("argument"), "") {
+			t.out.Imports = append(t.out.Imports, importRef{Spec: rustInlinePath(spec, inline), Line: t.line(n)})
+		}
+	}
+}
+
+// rustUsePaths expands a use tree below prefix into the paths it imports.
+func rustUsePaths(t *tsFile, n *sitter.Node, prefix string) []string {
+	join := func(a, b string) string {
+		b = strings.TrimPrefix(b, "::")
+		switch {
+		case a == "":
+			return b
+		case b == "":
+			return a
+		}
+		return a + "::" + b
+	}
+	switch t.typ(n) {
+	case "":
+		return nil
+	case "scoped_use_list":
+		return rustUsePaths(t, n.ChildByFieldName("list"), join(prefix, t.field(n, "path")))
+	case "use_list":
+		var out []string
+		for _, c := range t.children(n, true) {
+			out = append(out, rustUsePaths(t, c, prefix)...)
+		}
+		return out
+	case "use_as_clause":
+		return rustUsePaths(t, n.ChildByFieldName("path"), prefix)
+	case "use_wildcard":
+		return []string{join(prefix, strings.TrimSuffix(strings.TrimSuffix(t.text(n), "*"), "::"))}
+	case "self":
+		return []string{prefix}
+	}
+	return []string{join(prefix, t.text(n))}
+}
+
+// rustInlinePath makes a path written inside the inline modules inline relative to the file.
+func rustInlinePath(spec string, inline []string) string {
+	if len(inline) == 0 {
+		return spec
+	}
+	segs := strings.Split(spec, "::")
+	switch segs[0] {
+	case "self":
+		segs = segs[1:]
+	case "super":
+		for len(segs) > 0 && segs[0] == "super" && len(inline) > 0 {
+			segs, inline = segs[1:], inline[:len(inline)-1]
+		}
+		if len(segs) > 0 && segs[0] == "super" {
+			return strings.Join(segs, "::")
+		}
+	default:
+		return spec
+	}
+	return strings.Join(append([]string{"self"}, append(inline, segs...)...), "::")
 }
 
 // collectNodes returns n's direct named children of the given types.

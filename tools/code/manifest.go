@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,7 +26,21 @@ type Manifest struct {
 	// Entry points the manifest names (package.json main/bin/scripts.start, pyproject scripts,
 	// Cargo [[bin]]).
 	Entries []string `json:"entries,omitempty"`
-	Error   string   `json:"error,omitempty"`
+	// Members are the member globs of a Cargo or npm workspace.
+	Members []string `json:"members,omitempty"`
+	// Parent is a Maven module's parent, groupId:artifactId; props and managed are the pom's
+	// properties and managed versions, which its modules inherit.
+	Parent  string `json:"parent,omitempty"`
+	props   map[string]string
+	managed map[string]string
+	// lib and bins are a Cargo.toml's [lib] and [[bin]] tables, whose paths place crate
+	// roots outside their defaults.
+	lib  cargoTarget
+	bins []cargoTarget
+	// jsEntries are a package.json's entry files (exports ".", module, main, types), which
+	// imports of the package by name reach.
+	jsEntries []string
+	Error     string `json:"error,omitempty"`
 }
 
 // Dependency is one declared dependency.
@@ -116,11 +131,14 @@ func parsePackageJSON(m *Manifest, src []byte) error {
 		PeerDependencies     map[string]string `json:"peerDependencies"`
 		OptionalDependencies map[string]string `json:"optionalDependencies"`
 		Workspaces           json.RawMessage   `json:"workspaces"`
+		Types                string            `json:"types"`
+		Exports              json.RawMessage   `json:"exports"`
 	}
 	if err := json.Unmarshal(src, &p); err != nil {
 		return fmt.Errorf("parse package.json: %w", err)
 	}
 	m.Name, m.Version = p.Name, p.Version
+	m.jsEntries = append(exportEntries(p.Exports), p.Module, p.Main, p.Types)
 	for scope, deps := range map[string]map[string]string{"": p.Dependencies, "dev": p.DevDependencies,
 		"peer": p.PeerDependencies, "optional": p.OptionalDependencies} {
 		for n, v := range deps {
@@ -145,7 +163,46 @@ func parsePackageJSON(m *Manifest, src []byte) error {
 		m.Entries = append(m.Entries, "npm start: "+s)
 	}
 	sort.Strings(m.Entries)
+	var ws struct {
+		Packages []string `json:"packages"`
+	}
+	if json.Unmarshal(p.Workspaces, &m.Members) != nil && json.Unmarshal(p.Workspaces, &ws) == nil {
+		m.Members = ws.Packages
+	}
 	return nil
+}
+
+// exportEntries reads the files package.json "exports" maps "." to: a string, a list, or
+// conditions ({"import": ..., "require": ..., "default": ...}), nested or under ".".
+func exportEntries(raw json.RawMessage) []string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case []any:
+			for _, x := range v {
+				walk(x, depth+1)
+			}
+		case map[string]any:
+			if dot, ok := v["."]; ok {
+				walk(dot, depth+1)
+				return
+			}
+			for _, k := range sortedKeys(v) {
+				if !strings.HasPrefix(k, "./") && depth < 8 {
+					walk(v[k], depth+1)
+				}
+			}
+		}
+	}
+	walk(v, 0)
+	return out
 }
 
 func parsePyproject(m *Manifest, src []byte) error {
@@ -157,13 +214,19 @@ func parsePyproject(m *Manifest, src []byte) error {
 			OptionalDependencies map[string][]string `toml:"optional-dependencies"`
 			Scripts              map[string]string   `toml:"scripts"`
 		} `toml:"project"`
-		Tool struct {
+		// PEP 735: named groups of requirements, an entry being a requirement or
+		// {include-group = "other"}.
+		DependencyGroups map[string][]any `toml:"dependency-groups"`
+		Tool             struct {
 			Poetry struct {
 				Name            string         `toml:"name"`
 				Version         string         `toml:"version"`
 				Dependencies    map[string]any `toml:"dependencies"`
 				DevDependencies map[string]any `toml:"dev-dependencies"`
-				Scripts         map[string]any `toml:"scripts"`
+				Group           map[string]struct {
+					Dependencies map[string]any `toml:"dependencies"`
+				} `toml:"group"`
+				Scripts map[string]any `toml:"scripts"`
 			} `toml:"poetry"`
 		} `toml:"tool"`
 	}
@@ -182,7 +245,18 @@ func parsePyproject(m *Manifest, src []byte) error {
 			m.Dependencies = append(m.Dependencies, pep508(req, "optional:"+group))
 		}
 	}
-	for scope, deps := range map[string]map[string]any{"": p.Tool.Poetry.Dependencies, "dev": p.Tool.Poetry.DevDependencies} {
+	for group, reqs := range p.DependencyGroups {
+		for _, req := range reqs {
+			if req, ok := req.(string); ok {
+				m.Dependencies = append(m.Dependencies, pep508(req, "group:"+group))
+			}
+		}
+	}
+	poetry := map[string]map[string]any{"": p.Tool.Poetry.Dependencies, "dev": p.Tool.Poetry.DevDependencies}
+	for group, g := range p.Tool.Poetry.Group {
+		poetry["group:"+group] = g.Dependencies
+	}
+	for scope, deps := range poetry {
 		for n, v := range deps {
 			if n == "python" {
 				continue
@@ -270,7 +344,16 @@ func parsePom(m *Manifest, src []byte) error {
 	if err := xml.Unmarshal(src, &p); err != nil {
 		return fmt.Errorf("parse pom.xml: %w", err)
 	}
-	props := map[string]string{"project.version": p.Version}
+	// A module inherits its group and version from its parent when it does not set them.
+	if p.Version == "" {
+		p.Version = p.Parent.Version
+	}
+	group := p.GroupID
+	if group == "" {
+		group = p.Parent.GroupID
+	}
+	props := map[string]string{"project.version": p.Version, "version": p.Version, "pom.version": p.Version,
+		"project.groupId": group, "project.parent.version": p.Parent.Version, "parent.version": p.Parent.Version}
 	for _, e := range p.Properties.Entries {
 		props[e.XMLName.Local] = strings.TrimSpace(e.Value)
 	}
@@ -282,16 +365,16 @@ func parsePom(m *Manifest, src []byte) error {
 		}
 		return s
 	}
-	group := p.GroupID
-	if group == "" {
-		group = p.Parent.GroupID
-	}
 	m.Name = group + ":" + p.ArtifactID
 	m.Version = p.Version
+	if p.Parent.ArtifactID != "" {
+		m.Parent = p.Parent.GroupID + ":" + p.Parent.ArtifactID
+	}
 	managed := map[string]string{}
 	for _, d := range p.Managed {
 		managed[d.GroupID+":"+d.ArtifactID] = expand(d.Version)
 	}
+	m.props, m.managed = props, managed
 	for _, d := range p.Dependencies {
 		name := d.GroupID + ":" + d.ArtifactID
 		v := expand(d.Version)
@@ -325,21 +408,33 @@ func parseGradle(m *Manifest, src []byte) {
 	}
 }
 
+// cargoTarget is a [lib] or [[bin]] table: where a crate root lies when not at its default.
+type cargoTarget struct {
+	Name string `toml:"name"`
+	Path string `toml:"path"`
+}
+
+// cargoDeps are the dependency tables of a Cargo.toml, at the top or below
+// [target.'cfg(...)'].
+type cargoDeps struct {
+	Dependencies      map[string]any `toml:"dependencies"`
+	DevDependencies   map[string]any `toml:"dev-dependencies"`
+	BuildDependencies map[string]any `toml:"build-dependencies"`
+}
+
 func parseCargo(m *Manifest, src []byte) error {
 	var c struct {
 		Package struct {
 			Name    string `toml:"name"`
 			Version any    `toml:"version"`
 		} `toml:"package"`
-		Dependencies      map[string]any `toml:"dependencies"`
-		DevDependencies   map[string]any `toml:"dev-dependencies"`
-		BuildDependencies map[string]any `toml:"build-dependencies"`
-		Bin               []struct {
-			Name string `toml:"name"`
-			Path string `toml:"path"`
-		} `toml:"bin"`
+		cargoDeps
+		Target    map[string]cargoDeps `toml:"target"`
+		Lib       *cargoTarget         `toml:"lib"`
+		Bin       []cargoTarget        `toml:"bin"`
 		Workspace struct {
-			Members []string `toml:"members"`
+			Members      []string       `toml:"members"`
+			Dependencies map[string]any `toml:"dependencies"`
 		} `toml:"workspace"`
 	}
 	if err := toml.Unmarshal(src, &c); err != nil {
@@ -349,13 +444,113 @@ func parseCargo(m *Manifest, src []byte) error {
 	if v, ok := c.Package.Version.(string); ok {
 		m.Version = v
 	}
-	for scope, deps := range map[string]map[string]any{"": c.Dependencies, "dev": c.DevDependencies, "build": c.BuildDependencies} {
-		for n, v := range deps {
-			m.Dependencies = append(m.Dependencies, Dependency{Name: n, Version: tomlVersion(v), Scope: scope})
+	add := func(prefix string, d cargoDeps) {
+		for scope, deps := range map[string]map[string]any{"": d.Dependencies, "dev": d.DevDependencies, "build": d.BuildDependencies} {
+			if prefix != "" {
+				scope = strings.TrimSuffix(prefix+":"+scope, ":")
+			}
+			for n, v := range deps {
+				m.Dependencies = append(m.Dependencies, cargoDependency(n, v, scope, c.Workspace.Dependencies))
+			}
 		}
 	}
+	add("", c.cargoDeps)
+	for cfg, d := range c.Target {
+		add("target "+cfg, d)
+	}
+	// What the workspace declares, its members inherit (see inheritVersions).
+	for n, v := range c.Workspace.Dependencies {
+		m.Dependencies = append(m.Dependencies, cargoDependency(n, v, cargoWorkspace, nil))
+	}
+	if c.Lib != nil {
+		m.lib = *c.Lib
+	}
+	m.bins = c.Bin
 	for _, b := range c.Bin {
 		m.Entries = append(m.Entries, b.Name+" = "+b.Path)
 	}
+	m.Members = c.Workspace.Members
 	return nil
+}
+
+// cargoWorkspace is the scope of a [workspace.dependencies] entry, and the version of a
+// member's entry that inherits it ({workspace = true}) until inheritVersions finds it.
+const cargoWorkspace = "workspace"
+
+// cargoDependency reads one entry of a dependency table, under the name the code uses.
+func cargoDependency(name string, v any, scope string, workspace map[string]any) Dependency {
+	d := Dependency{Name: name, Version: tomlVersion(v), Scope: scope}
+	if t, ok := v.(map[string]any); ok {
+		if inherit, _ := t["workspace"].(bool); inherit {
+			d.Version = cargoWorkspace
+			if v, ok := workspace[name]; ok {
+				d.Version = tomlVersion(v)
+			}
+		}
+	}
+	return d
+}
+
+// inheritVersions fills the versions manifests leave to others. A Maven module's dependency
+// without a version takes the nearest ancestor pom's managed version, and a ${property} the
+// nearest ancestor's property; parents are found by coordinates among the workspace's poms.
+// A Cargo member's {workspace = true} takes the version of the [workspace.dependencies] of
+// the nearest Cargo.toml above it. The manifests are the caller's copies; their dependency
+// lists are replaced, not changed.
+func inheritVersions(ms []*Manifest) {
+	byName := map[string]*Manifest{}
+	for _, m := range ms {
+		if m.Kind == "pom.xml" {
+			byName[m.Name] = m
+		}
+	}
+	for _, m := range ms {
+		if m.Kind == "Cargo.toml" {
+			inheritCargo(m, ms)
+		}
+		if m.Kind != "pom.xml" || m.Parent == "" {
+			continue
+		}
+		var chain []*Manifest // the module and its ancestors, nearest first
+		for p := m; p != nil && len(chain) < 16 && !slices.Contains(chain, p); p = byName[p.Parent] {
+			chain = append(chain, p)
+		}
+		deps := slices.Clone(m.Dependencies)
+		for i, d := range deps {
+			for _, p := range chain {
+				if d.Version == "" {
+					d.Version = p.managed[d.Name]
+				}
+				if strings.HasPrefix(d.Version, "${") && strings.HasSuffix(d.Version, "}") {
+					if v, ok := p.props[d.Version[2:len(d.Version)-1]]; ok && v != "" {
+						d.Version = v
+					}
+				}
+			}
+			deps[i] = d
+		}
+		m.Dependencies = deps
+	}
+}
+
+func inheritCargo(m *Manifest, ms []*Manifest) {
+	deps := slices.Clone(m.Dependencies)
+	for i, d := range deps {
+		if d.Version != cargoWorkspace || d.Scope == cargoWorkspace {
+			continue
+		}
+		best := ""
+		for _, w := range ms {
+			dir := path.Dir(w.Path)
+			if w.Kind != "Cargo.toml" || !strings.HasPrefix(m.Path, strings.TrimPrefix(dir+"/", "./")) || len(dir) <= len(best) && best != "" {
+				continue
+			}
+			for _, wd := range w.Dependencies {
+				if wd.Scope == cargoWorkspace && wd.Name == d.Name {
+					best, deps[i].Version = dir, wd.Version
+				}
+			}
+		}
+	}
+	m.Dependencies = deps
 }

@@ -54,6 +54,7 @@ type PatternReport struct {
 	Scope    string         `json:"scope"`
 	Path     string         `json:"path"`
 	Filter   string         `json:"patternType,omitempty"`
+	Partial  string         `json:"partial,omitempty"`
 	Summary  map[string]int `json:"summary"` // findings by kind, before the limit
 	Findings []Finding      `json:"findings"`
 	Omitted  int            `json:"omitted,omitempty"`
@@ -70,6 +71,7 @@ type Finding struct {
 	Evidence   []Evidence `json:"evidence"`
 	Why        string     `json:"why"`
 	Action     string     `json:"action"`
+	Project    string     `json:"project"` // the module root the finding lies in
 	score      float64
 	magnitude  float64 // orders findings of equal severity: complexity, lines, copies ...
 }
@@ -133,18 +135,30 @@ func (t patternsTool) Call(ctx context.Context, raw json.RawMessage) (any, error
 		return nil, tools.InvalidArgument("path", "scope file needs a file, and %q is a folder", args.Path)
 	case args.Scope == "directory" && isFile:
 		return nil, tools.InvalidArgument("path", "scope directory needs a folder, and %q is a file", args.Path)
-	case args.Scope == "project":
+	}
+	// Each project is analysed apart, so that no finding mixes two repositories or modules;
+	// scope project keeps the project that holds path (every project when path is the root).
+	projs := projects(snap)
+	if args.Scope == "project" && rel != "." {
+		rel = projectOf(projs, rel)
+	} else if args.Scope == "project" {
 		rel = "."
 	}
-	ix := buildIndex(snap)
-	all := ix.findings()
-	rep := &PatternReport{Root: root, Scope: args.Scope, Path: rel, Filter: args.PatternType, Summary: map[string]int{}, Findings: []Finding{}}
-	for _, f := range all {
-		if !matchesFilter(f, args.PatternType) || !inScope(f, rel) {
+	rep := &PatternReport{Root: root, Scope: args.Scope, Path: rel, Filter: args.PatternType, Partial: snap.partialNote(),
+		Summary: map[string]int{}, Findings: []Finding{}}
+	for i, p := range projs {
+		if !under(p.Path, rel) && !under(rel, p.Path) {
 			continue
 		}
-		rep.Summary[f.Kind]++
-		rep.Findings = append(rep.Findings, f)
+		tools.ReportProgress(ctx, float64(i), float64(len(projs)), "detecting patterns in "+p.Path)
+		for _, f := range buildIndex(p.snap).findings() {
+			if !matchesFilter(f, args.PatternType) || !inScope(f, rel) {
+				continue
+			}
+			f.Project = p.Path
+			rep.Summary[f.Kind]++
+			rep.Findings = append(rep.Findings, f)
+		}
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].score > rep.Findings[j].score })
 	rep.Omitted = capList(&rep.Findings, int(args.Limit))

@@ -66,9 +66,13 @@ type tsFile struct {
 	out  *facts
 }
 
-// typ is the node's type. Error nodes carry tree-sitter's built-in symbols (65535, 65534),
-// which are not in the language's table.
+// typ is the node's type, "" for a missing node (an optional child such as the value of
+// "let x;"). Error nodes carry tree-sitter's built-in symbols (65535, 65534), which are not in
+// the language's table.
 func (t *tsFile) typ(n *sitter.Node) string {
+	if n == nil {
+		return ""
+	}
 	if s := int(n.Symbol()); s < len(t.p.names) {
 		return t.p.names[s]
 	}
@@ -190,6 +194,13 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 		switch {
 		case p.comments[typ]:
 			comments = append(comments, [2]int{int(n.StartByte()), int(n.EndByte())})
+		case t.out.ParseError && t.out.ErrorLine == 0 && (n.IsError() || n.IsMissing()):
+			t.out.ErrorLine = t.line(n)
+			if n.IsMissing() {
+				t.out.ErrorMsg = "missing " + typ
+			} else {
+				t.out.ErrorMsg = "unexpected " + strings.Join(strings.Fields(truncate(t.text(n), 40)), " ")
+			}
 		case p.idents[typ]:
 			name := string(src[n.StartByte():n.EndByte()])
 			if _, ok := t.out.Uses[name]; !ok {
@@ -212,6 +223,14 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 			}
 		}
 	}
+}
+
+// truncate cuts s to at most n bytes, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // unquote strips the quotes of a string literal's text.

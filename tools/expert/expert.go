@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,6 +95,9 @@ type Evidence struct {
 	Severity string `json:"severity,omitempty"`
 	Location string `json:"location,omitempty"`
 	Message  string `json:"message"`
+	// about is what retrieval reads besides the id, message and location: the rule's title,
+	// its CIS benchmark, the resource type.
+	about string
 }
 
 // Answer is the result of consult_expert.
@@ -106,8 +110,11 @@ type Answer struct {
 	Path     string     `json:"path,omitempty"` // the workspace path the answer is grounded in
 	Guidance []Citation `json:"guidance"`
 	Findings []Evidence `json:"findings,omitempty"`
-	Analyses []string   `json:"analyses,omitempty"`
-	Notes    []string   `json:"notes,omitempty"`
+	// FindingsTotal counts every finding of the domain's analyses below Path; Findings holds
+	// the most relevant to the question (at most 12).
+	FindingsTotal int      `json:"findingsTotal,omitempty"`
+	Analyses      []string `json:"analyses,omitempty"`
+	Notes         []string `json:"notes,omitempty"`
 }
 
 // Answer origins.
@@ -138,23 +145,29 @@ func (e *Expert) Consult(ctx context.Context, domain, query string, ctxArgs map[
 		return nil, tools.InvalidArgument("query", "longer than %d bytes", maxQuery)
 	}
 	ans := &Answer{Domain: domain, Query: query, AnswerBy: ByKnowledgeBase, Guidance: []Citation{}}
+	question := strings.Join(append([]string{query}, contextStrings(ctxArgs)...), " ")
 	if p := contextPath(ctxArgs); p != "" {
-		if _, err := e.ws.Resolve("context.path", p); err != nil {
+		abs, err := e.ws.Resolve("context.path", p)
+		if err != nil {
 			return nil, err
 		}
 		ans.Path = p
+		_, rel, _ := e.ws.Root(abs)
 		e.ground(ctx, ans, domain, p)
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		ans.Findings = inside(ans.Findings, rel)
+		ans.FindingsTotal = len(ans.Findings)
+		ans.Findings = relevant(ans.Findings, question, maxFindings)
+		if n := ans.FindingsTotal - len(ans.Findings); n > 0 {
+			ans.Notes = append(ans.Notes, fmt.Sprintf("%d more findings not shown (the %d most severe and most relevant to the question are): run the analyses themselves for all", n, len(ans.Findings)))
 		}
 	}
 	// Retrieval: the question counts twice, then the context's words and the findings' ids,
 	// so guidance about what the workspace actually shows ranks up.
 	var q strings.Builder
-	q.WriteString(query + " " + query)
-	for _, s := range contextStrings(ctxArgs) {
-		q.WriteString(" " + s)
-	}
+	q.WriteString(query + " " + question)
 	for _, f := range ans.Findings {
 		q.WriteString(" " + strings.NewReplacer("/", " ", "-", " ", "_", " ").Replace(f.ID))
 	}
@@ -255,7 +268,8 @@ func (e *Expert) ground(ctx context.Context, ans *Answer, domain, path string) {
 		}
 		for _, f := range rep.Findings {
 			if keep == nil || keep(f) {
-				ans.Findings = append(ans.Findings, Evidence{Analysis: "security_assessment", ID: f.RuleID, Severity: f.Severity, Location: f.Location, Message: f.Message})
+				ans.Findings = append(ans.Findings, Evidence{Analysis: "security_assessment", ID: f.RuleID, Severity: f.Severity,
+					Location: f.Location, Message: f.Message, about: f.Title + " " + f.CIS + " " + f.Category})
 			}
 		}
 	}
@@ -275,7 +289,8 @@ func (e *Expert) ground(ctx context.Context, ans *Answer, domain, path string) {
 				if r.MonthlySaving != nil && *r.MonthlySaving > 0 {
 					msg += fmt.Sprintf(" (saves about %.2f USD a month)", *r.MonthlySaving)
 				}
-				ans.Findings = append(ans.Findings, Evidence{Analysis: "analyze_cloud_resources", ID: r.ID, Location: r.Evidence, Message: msg})
+				ans.Findings = append(ans.Findings, Evidence{Analysis: "analyze_cloud_resources", ID: r.ID, Location: r.Evidence,
+					Message: msg, about: r.Title + " " + r.Resource + " " + r.Action})
 			}
 		}
 		if rep.Cost != nil && rep.Cost.MonthlyTotal > 0 && domain == "devops" {
@@ -302,10 +317,78 @@ func (e *Expert) ground(ctx context.Context, ans *Answer, domain, path string) {
 			return r.ID == cloud.RecNoAutoscaling || r.ID == cloud.RecNoResources
 		})
 	}
-	if len(ans.Findings) > maxFindings {
-		ans.Notes = append(ans.Notes, fmt.Sprintf("%d more findings not shown: run the analyses themselves for all", len(ans.Findings)-maxFindings))
-		ans.Findings = ans.Findings[:maxFindings]
+}
+
+// inside keeps the evidence that lies in the folder or file rel (workspace-relative), or names
+// no file: an answer about a folder cites nothing outside it.
+func inside(fs []Evidence, rel string) []Evidence {
+	if rel == "." || rel == "" {
+		return fs
 	}
+	var out []Evidence
+	for _, f := range fs {
+		file, _, _ := strings.Cut(f.Location, ":")
+		if file == "" || file == rel || strings.HasPrefix(file, rel+"/") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// mustShow is how many of the most severe findings an answer shows whatever the question: a
+// question about indexes must not hide an injection.
+const mustShow = 4
+
+// relevant picks at most k findings: the mustShow most severe, then the rest ranked by BM25
+// against the question over their id, message, location and rule title, then by severity.
+func relevant(fs []Evidence, question string, k int) []Evidence {
+	if len(fs) <= k {
+		return fs
+	}
+	docs := make([]Section, len(fs))
+	for i, f := range fs {
+		docs[i] = Section{ID: strconv.Itoa(i), Title: f.ID, Text: f.Message + " " + f.Location + " " + f.about}
+	}
+	score := map[int]float64{}
+	for _, h := range newIndex(docs).search(question, len(docs)) {
+		i, _ := strconv.Atoi(h.ID)
+		score[i] = h.Score
+	}
+	order := make([]int, len(fs))
+	for i := range order {
+		order[i] = i
+	}
+	bySeverity := func(a, b int) bool { return severityRank(fs[a].Severity) > severityRank(fs[b].Severity) }
+	sort.SliceStable(order, func(a, b int) bool { return bySeverity(order[a], order[b]) })
+	picked := map[int]bool{}
+	for _, i := range order[:mustShow] {
+		if severityRank(fs[i].Severity) >= severityRank("high") {
+			picked[i] = true
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		if sa, sb := score[order[a]], score[order[b]]; sa != sb {
+			return sa > sb
+		}
+		return bySeverity(order[a], order[b])
+	})
+	for _, i := range order {
+		if len(picked) >= k {
+			break
+		}
+		picked[i] = true
+	}
+	var out []Evidence
+	for i, f := range fs { // in the analyses' own order: most severe first
+		if picked[i] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func severityRank(s string) int {
+	return map[string]int{"low": 1, "medium": 2, "high": 3, "critical": 4}[s]
 }
 
 func databaseResource(addr string) bool {
@@ -475,6 +558,10 @@ func excerpt(text string, n int) string {
 func knowledgeAnswer(a *Answer) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s expert** on: %s\n\n", a.Domain, a.Query)
+	if a.FindingsTotal > 0 {
+		fmt.Fprintf(&b, "**%s has %s of this domain**; whatever the answer below, address %s first (listed at the end).\n\n",
+			a.Path, plural(a.FindingsTotal, "finding"), map[bool]string{true: "it", false: "them"}[a.FindingsTotal == 1])
+	}
 	if len(a.Guidance) == 0 {
 		b.WriteString("The knowledge base has no guidance matching this question; rephrase it with the technology or problem named.\n")
 	}
@@ -483,7 +570,7 @@ func knowledgeAnswer(a *Answer) string {
 	}
 	if a.Path != "" {
 		fmt.Fprintf(&b, "### What %s shows (%s)\n", a.Path, strings.Join(a.Analyses, ", "))
-		if len(a.Findings) == 0 {
+		if a.FindingsTotal == 0 {
 			b.WriteString("No finding of these analyses applies.\n")
 		}
 		for _, f := range a.Findings {
@@ -495,6 +582,13 @@ func knowledgeAnswer(a *Answer) string {
 		}
 	}
 	return strings.TrimSpace(b.String())
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // Spec describes consult_expert.

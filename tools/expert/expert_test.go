@@ -20,7 +20,12 @@ import (
 
 func newExpert(t *testing.T, cfg expert.Config) *expert.Expert {
 	t.Helper()
-	ws, err := workspace.New("testdata/ws")
+	return newExpertOn(t, "testdata/ws", cfg)
+}
+
+func newExpertOn(t *testing.T, root string, cfg expert.Config) *expert.Expert {
+	t.Helper()
+	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)
 	}

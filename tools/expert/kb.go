@@ -47,21 +47,18 @@ func loadIndexes() (map[string]*index, error) {
 		if err != nil {
 			return nil, fmt.Errorf("knowledge base %s: %w", d, err)
 		}
-		idx := &index{df: map[string]int{}}
+		var sections []Section
 		for _, f := range files {
 			b, err := kbFS.ReadFile(f)
 			if err != nil {
 				return nil, fmt.Errorf("knowledge base %s: %w", f, err)
 			}
-			for _, s := range split(d, f, string(b)) {
-				idx.add(s)
-			}
+			sections = append(sections, split(d, f, string(b))...)
 		}
-		if len(idx.sections) == 0 {
+		if len(sections) == 0 {
 			return nil, fmt.Errorf("knowledge base %s is empty", d)
 		}
-		idx.avgLen /= float64(len(idx.sections))
-		out[d] = idx
+		out[d] = newIndex(sections)
 	}
 	return out, nil
 }
@@ -112,6 +109,18 @@ func slug(s string) string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "-")
+}
+
+// newIndex indexes sections (a domain's knowledge base, or the findings of one answer).
+func newIndex(sections []Section) *index {
+	ix := &index{df: map[string]int{}}
+	for _, s := range sections {
+		ix.add(s)
+	}
+	if len(ix.sections) > 0 {
+		ix.avgLen /= float64(len(ix.sections))
+	}
+	return ix
 }
 
 func (ix *index) add(s Section) {
@@ -177,10 +186,16 @@ func terms(s string) []string {
 		if len(w) < 2 || stop[w] {
 			continue
 		}
+		if a, ok := aliases[w]; ok {
+			w = a
+		}
 		out = append(out, stem(w))
 	}
 	return out
 }
+
+// aliases are the abbreviations people write for the words the knowledge base and the rules use.
+var aliases = map[string]string{"k8s": "kubernetes", "db": "database", "sqli": "injection", "iac": "infrastructure"}
 
 func stem(w string) string {
 	for _, suf := range []string{"ations", "ation", "ings", "ing", "ies", "es", "ed", "ly", "s"} {

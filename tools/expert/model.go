@@ -45,6 +45,10 @@ func (m *model) answer(ctx context.Context, a *Answer, idx *index) (string, erro
 	system := fmt.Sprintf("You are %s. Answer the user's question using only the guidance sections and workspace "+
 		"findings provided. Cite guidance as [section id] and findings as file:line. Be concrete and brief; say so "+
 		"when the material does not cover the question.", personas[a.Domain])
+	if a.FindingsTotal > 0 {
+		system += fmt.Sprintf(" The analyses found %d problems of your domain in %s: start with them, and never say or imply "+
+			"that the code or infrastructure is free of problems.", a.FindingsTotal, a.Path)
+	}
 	var u strings.Builder
 	fmt.Fprintf(&u, "Question: %s\n\n## Guidance\n", a.Query)
 	for _, g := range a.Guidance {
@@ -58,8 +62,10 @@ func (m *model) answer(ctx context.Context, a *Answer, idx *index) (string, erro
 	}
 	if a.Path != "" {
 		fmt.Fprintf(&u, "## Findings in %s (%s)\n", a.Path, strings.Join(a.Analyses, ", "))
-		if len(a.Findings) == 0 {
+		if a.FindingsTotal == 0 {
 			u.WriteString("none\n")
+		} else if a.FindingsTotal > len(a.Findings) {
+			fmt.Fprintf(&u, "%d findings in total; the most relevant:\n", a.FindingsTotal)
 		}
 		for _, f := range a.Findings {
 			fmt.Fprintf(&u, "- %s %s %s: %s (%s)\n", f.Analysis, f.Severity, f.Location, f.Message, f.ID)

@@ -2,6 +2,7 @@ package security
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,13 +10,16 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/zricethezav/gitleaks/v8/detect"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/cloud"
@@ -38,13 +42,26 @@ type Options struct {
 	Scope    string // code, infrastructure or both
 	Severity string // minimum severity reported; "" for low
 	Limit    int    // findings returned, most severe first; 0 for DefaultLimit
+	// Baseline names a saved JSON report (a workspace path) whose findings are not reported
+	// again; "" uses BaselineFile in the assessed folder when there is one.
+	Baseline string
+	// History adds the secrets that commits of the folder's git repository added and later
+	// commits removed (scope code or both).
+	History bool
 }
 
-// Assessor is the security_assessment tool. It is safe for concurrent use.
+// Assessor is the security_assessment tool. It is safe for concurrent use: all calls share one
+// pool of file workers (one per core), one Go analysis at a time (type-checking a module is
+// the largest allocation), and a cache of per-file results keyed by content hash.
 type Assessor struct {
 	ws      *workspace.Workspace
 	log     *slog.Logger
 	secrets *detect.Detector
+	cache   *fileCache
+	workers chan struct{} // a token per running file scan, shared by every call
+	goSlot  chan struct{} // a token per running Go analysis
+	goCache *lru.Cache[string, goResult]
+	goSeen  sync.Map // module folders analysed before: their next analysis waits for the walk's hashes
 }
 
 // New returns the assessor over ws.
@@ -56,7 +73,12 @@ func New(ws *workspace.Workspace, logger *slog.Logger) (*Assessor, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Assessor{ws: ws, log: logger, secrets: d}, nil
+	goCache, err := lru.New[string, goResult](64)
+	if err != nil {
+		return nil, err
+	}
+	return &Assessor{ws: ws, log: logger, secrets: d, cache: newFileCache(),
+		workers: make(chan struct{}, runtime.GOMAXPROCS(0)), goSlot: make(chan struct{}, 1), goCache: goCache}, nil
 }
 
 // Assess runs the assessment. All findings at or above the minimum severity are in the
@@ -80,6 +102,24 @@ func (a *Assessor) Assess(ctx context.Context, opts Options) (*Report, error) {
 	return rep, nil
 }
 
+// notDeployed matches the vendored paths whose declarations are not the project's
+// infrastructure: other people's code and test fixtures (their secrets are still leaks and
+// still reported). Linguist's other vendored paths, env/ and .github/ among them, hold the
+// project's own declarations.
+var notDeployed = regexp.MustCompile(`(^|/)(node_modules|vendors?|bower_components|Godeps|[Tt]hird[-_]?[Pp]arty|3rd[-_]?party|testdata|[Tt]ests?/fixtures|[Ss]pecs?/fixtures)/`)
+
+// budget returns the context the work runs in: when ctx has a deadline, the work stops at
+// 80% of the time left (24 s of the server's 30), so that the scans in flight can finish and
+// the findings collected so far can be answered, flagged truncated, before the caller's
+// deadline turns the whole call into a timeout.
+func budget(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, time.Until(dl)*4/5)
+}
+
 // findings collects every finding at or above the minimum severity, most severe first.
 func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Report, error) {
 	switch opts.Scope {
@@ -97,108 +137,249 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 	if err != nil {
 		return nil, nil, err
 	}
+	bl, blName, err := a.baseline(dir, opts.Baseline)
+	if err != nil {
+		return nil, nil, err
+	}
 	code := opts.Scope != ScopeInfrastructure
 	infra := opts.Scope != ScopeCode
-	rep := &Report{Scope: opts.Scope, Severity: opts.Severity}
+	rep := &Report{Scope: opts.Scope, Severity: opts.Severity, Baseline: blName}
 	if _, rel, ok := a.ws.Root(dir); ok {
 		rep.Path = rel
 	}
+	work, cancel := budget(ctx)
+	defer cancel()
 
-	// gosec loads type information through the go command, the slowest step: it starts on
-	// the folder's own module while the walk runs.
-	type goResult struct {
-		fs    []Finding
-		notes []string
-	}
+	// The first analysis of a module cannot be in the cache: gosec, the slowest step, starts
+	// on it at once, in parallel with the walk. Later ones wait for the walk to hash the Go
+	// files and look the result up first.
 	var early chan goResult
-	earlyDir := ""
-	if code && insideModule(a.ws, dir) {
-		earlyDir = dir
+	if _, seen := a.goSeen.LoadOrStore(dir, true); code && !seen && insideModule(a.ws, dir) {
 		early = make(chan goResult, 1)
 		go func() {
-			fs, notes := goFindings(ctx, dir, a.shown(dir))
-			early <- goResult{fs, notes}
+			var res goResult
+			if a.acquireGo(ctx, work, dir) {
+				res.findings, res.notes = goFindings(work, dir, a.shown(dir))
+				<-a.goSlot
+			}
+			early <- res
 		}()
 	}
 
 	var out []Finding
-	var mu sync.Mutex // guards out while file workers append
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	var notes []string
+	var mu sync.Mutex // guards out, notes, closed and the counters while file workers run
+	closed := false   // set when the budget ran out: scans still running drop their findings
+	var wg sync.WaitGroup
 	collector := cloud.NewCollector()
 	goFiles := map[string]string{} // absolute -> workspace-relative
+	goSums := sha256.New()         // the Go sources and module files, for the Go analysis cache
 	var goModDirs []string
-	err = a.ws.Walk(ctx, dir, func(f workspace.File) error {
-		if f.Vendored || f.Binary || f.Oversize || f.Content == nil {
+	ignores := map[string]suppressions{}
+	walked, scanned, cached := 0, 0, 0
+	err = a.ws.Walk(work, dir, func(f workspace.File) error {
+		walked++
+		if walked%500 == 0 {
+			tools.ReportProgress(ctx, float64(walked), 0, fmt.Sprintf("%d files read", walked))
+		}
+		content := f.Content
+		if f.Vendored && !f.Binary {
+			content = vendoredContent(f)
+		}
+		if f.Binary || content == nil {
 			return nil
 		}
-		declaration := false
-		if infra {
-			declaration = collector.Add(f)
+		if s := parseSuppressions(content); s != nil {
+			ignores[f.Rel] = s
+		}
+		k := fileKey{rel: f.Rel, vendored: f.Vendored}
+		if infra && !(f.Vendored && notDeployed.MatchString(f.Rel)) {
+			// Linguist's vendored paths include env/ and .github/: the team's own declarations.
+			own := f
+			own.Content, own.Vendored = content, false
+			k.secrets = collector.Add(own)
 			if isDockerfile(f.Rel) {
-				declaration = true
-				fs, err := dockerfileFindings(f.Rel, f.Content)
-				if err != nil {
-					rep.Notes = append(rep.Notes, err.Error())
-				}
-				mu.Lock()
-				out = append(out, fs...)
-				mu.Unlock()
+				k.secrets, k.docker = true, true
 			}
 		}
 		switch {
-		case !code || f.Generated:
-		case path.Base(f.Rel) == "go.mod":
-			goModDirs = append(goModDirs, filepath.Dir(f.Path))
+		case !code || f.Generated || f.Vendored:
+		case path.Base(f.Rel) == "go.mod" || path.Base(f.Rel) == "go.sum":
+			if path.Base(f.Rel) == "go.mod" {
+				goModDirs = append(goModDirs, filepath.Dir(f.Path))
+			}
+			fmt.Fprintf(goSums, "%s\x00%x\x00", f.Rel, sha256.Sum256(content))
 		case f.Language == "Go":
 			goFiles[f.Path] = f.Rel
+			fmt.Fprintf(goSums, "%s\x00%x\x00", f.Rel, sha256.Sum256(content))
 		}
-		if !code && !declaration {
+		k.secrets = k.secrets || code
+		k.code = code && !f.Generated && !f.Vendored && f.Language != "Go"
+		if !k.secrets && !k.docker && !k.code {
 			return nil
 		}
-		// Secrets and token rules are the costly part: run them on a worker per core while
-		// the walk goes on.
-		g.Go(func() error {
-			fs := secrets(gctx, a.secrets, f.Rel, f.Content)
-			if code && !f.Generated && f.Language != "Go" {
-				fs = append(fs, codeFindings(gctx, f.Rel, f.Language, f.Content)...)
-			}
+		// The scans run on the shared workers while the walk goes on; waiting for a worker
+		// holds the walk back, so a call never holds more files than workers.
+		select {
+		case a.workers <- struct{}{}:
+		case <-work.Done():
+			return work.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-a.workers; wg.Done() }()
+			fs, hit, err := a.scanFile(work, k, f, content)
 			mu.Lock()
+			defer mu.Unlock()
+			if closed || work.Err() != nil {
+				return // cut short, or too late for the answer
+			}
+			if err != nil {
+				notes = append(notes, err.Error())
+			}
 			out = append(out, fs...)
-			mu.Unlock()
-			return gctx.Err()
-		})
+			scanned++
+			if hit {
+				cached++
+			}
+		}()
 		return nil
 	})
-	if werr := g.Wait(); err == nil && werr != nil {
-		err = werr
+	if work.Err() == nil {
+		wg.Wait()
 	}
-	if errors.Is(err, workspace.ErrFileLimit) {
+	// Out of time, the answer does not wait for the scans in flight: they stop at their next
+	// check of work and leave their findings out.
+	mu.Lock()
+	closed = true
+	out = slices.Clone(out)
+	rep.Notes = append(rep.Notes, notes...)
+	n, hits := scanned, cached
+	mu.Unlock()
+	switch {
+	case errors.Is(err, workspace.ErrFileLimit):
 		rep.Notes = append(rep.Notes, "the folder has more files than one walk reads: the assessment is incomplete; narrow path")
-	} else if err != nil {
+	case err != nil && ctx.Err() == nil && work.Err() != nil:
+		rep.Truncated = true
+	case err != nil:
 		return nil, nil, fmt.Errorf("assess %s: %w", a.shown(dir), err)
 	}
-	if infra {
+	if work.Err() != nil && ctx.Err() == nil {
+		rep.Truncated = true
+	}
+	if infra { // the declarations read so far, even when the time ran out
 		inv := collector.Inventory()
 		out = append(out, infraFindings(inv)...)
 		for _, e := range inv.Errors {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s:%d not parsed: %s", e.File, e.Line, e.Message))
 		}
 	}
-	if code {
-		var raw []Finding
-		if early != nil {
-			r := <-early
-			raw, rep.Notes = append(raw, r.fs...), append(rep.Notes, r.notes...)
+	if code && !rep.Truncated {
+		if insideModule(a.ws, dir) && !slices.Contains(goModDirs, dir) {
+			goModDirs = append(goModDirs, dir) // the folder's own module lies above it
 		}
 		sort.Strings(goModDirs)
-		for _, d := range goModDirs {
-			if d != earlyDir {
-				fs, notes := goFindings(ctx, d, a.shown(d)) // a module nested below the folder
-				raw, rep.Notes = append(raw, fs...), append(rep.Notes, notes...)
-			}
+		fs, notes := a.goModules(ctx, work, goModDirs, goFiles, fmt.Sprintf("%x", goSums.Sum(nil)), dir, early)
+		out, rep.Notes = append(out, fs...), append(rep.Notes, notes...)
+		rep.Truncated = work.Err() != nil && ctx.Err() == nil
+	}
+	if opts.History && code && !rep.Truncated {
+		fs, notes, err := a.historySecrets(work, dir)
+		if _, bad := tools.IsArgumentError(err); bad {
+			return nil, nil, err
 		}
-		for _, f := range raw {
+		if err != nil && work.Err() == nil {
+			notes = append(notes, fmt.Sprintf("git history not scanned: %v", err))
+		}
+		out, rep.Notes = append(out, fs...), append(rep.Notes, notes...)
+		rep.Truncated = work.Err() != nil && ctx.Err() == nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if rep.Truncated {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the time budget ran out after %d files: findings are partial; narrow path or call again (scanned files are cached)", n))
+	}
+	a.log.Debug("security_assessment", "path", rep.Path, "files", walked, "scanned", n, "cached", hits)
+	floor := rank(opts.Severity)
+	kept := out[:0]
+	for _, f := range mergeCredentials(out) {
+		f.Fingerprint = fingerprint(f)
+		switch {
+		case rank(f.Severity) < floor:
+		case ignores[f.File].covers(f):
+			rep.Suppressed++
+		case bl.accepts(f):
+			rep.Baselined++
+		default:
+			kept = append(kept, f)
+		}
+	}
+	sortFindings(kept)
+	return kept, rep, nil
+}
+
+// baseline loads the baseline a call names, or BaselineFile in dir when the call names none
+// and it exists. name is how the report shows it.
+func (a *Assessor) baseline(dir, arg string) (bl baseline, name string, err error) {
+	file := ""
+	if arg != "" {
+		if file, err = a.ws.Resolve("baseline", arg); err != nil {
+			return nil, "", err
+		}
+	} else if fi, err := os.Stat(filepath.Join(dir, BaselineFile)); err == nil && fi.Mode().IsRegular() {
+		file = filepath.Join(dir, BaselineFile)
+	} else {
+		return nil, "", nil
+	}
+	bl, err = loadBaseline(file)
+	if err != nil {
+		return nil, "", tools.InvalidArgument("baseline", "%s: %v", a.shown(file), err)
+	}
+	return bl, a.shown(file), nil
+}
+
+// goResult is what gosec said about one module: findings with absolute file names, and notes.
+type goResult struct {
+	findings []Finding
+	notes    []string
+}
+
+// goModules runs gosec on each module folder, one module at a time across all calls, and
+// keeps only findings in the files the walk listed. Results are cached by the hash of every Go
+// source and module file of the walk: unchanged code is not type-checked again. early, when
+// not nil, brings the result for earlyDir of an analysis started before the walk.
+func (a *Assessor) goModules(ctx, work context.Context, dirs []string, goFiles map[string]string, sum, earlyDir string, early chan goResult) ([]Finding, []string) {
+	var out []Finding
+	var notes []string
+	for _, d := range dirs {
+		key := d + "\x00" + sum
+		res, ok := a.goCache.Get(key)
+		switch {
+		case d == earlyDir && early != nil:
+			res = <-early
+			if work.Err() == nil {
+				a.goCache.Add(key, res)
+			}
+		case !ok:
+			if !a.acquireGo(ctx, work, d) {
+				return out, notes
+			}
+			// A call that waited may find the result of the one it waited for.
+			if res, ok = a.goCache.Get(key); !ok {
+				tools.ReportProgress(ctx, 0, 0, "analysing the Go packages of "+a.shown(d))
+				res.findings, res.notes = goFindings(work, d, a.shown(d))
+				if work.Err() == nil {
+					a.goCache.Add(key, res)
+				}
+			}
+			<-a.goSlot
+		}
+		if work.Err() != nil {
+			return out, notes
+		}
+		notes = append(notes, res.notes...)
+		for _, f := range res.findings {
 			rel, ok := goFiles[f.File]
 			if !ok {
 				continue // generated, ignored, a test, or outside the folder asked about
@@ -207,18 +388,23 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 			out = append(out, f)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+	return out, notes
+}
+
+// acquireGo takes the Go analysis slot, saying so while it waits; false when work ended first.
+func (a *Assessor) acquireGo(ctx, work context.Context, dir string) bool {
+	select {
+	case a.goSlot <- struct{}{}:
+		return true
+	default:
 	}
-	floor := rank(opts.Severity)
-	kept := out[:0]
-	for _, f := range out {
-		if rank(f.Severity) >= floor {
-			kept = append(kept, f)
-		}
+	tools.ReportProgress(ctx, 0, 0, "waiting for the Go analysis of "+a.shown(dir))
+	select {
+	case a.goSlot <- struct{}{}:
+		return true
+	case <-work.Done():
+		return false
 	}
-	sortFindings(kept)
-	return kept, rep, nil
 }
 
 // shown is how notes name a folder: relative to its workspace root, never the server's path.
@@ -250,11 +436,14 @@ func (a *Assessor) Spec() tools.Spec {
 	return tools.Spec{
 		Name:  "security_assessment",
 		Title: "Security assessment",
-		Description: "Finds secrets (gitleaks rules), Go vulnerabilities (gosec), injection, unsafe deserialisation, weak crypto, " +
-			"disabled TLS verification and insecure randomness in other languages, and infrastructure misconfigurations " +
-			"(open admin ports, public buckets, unencrypted storage, wildcard IAM, privileged or root containers, hostPath, " +
-			"floating image tags, secrets in manifests, Dockerfiles without USER). Each finding has rule, severity, CWE, " +
-			"CIS id where one exists, file:line and remediation; secrets are masked. format \"sarif\" returns SARIF 2.1.0.",
+		Description: "Finds secrets (gitleaks rules, vendored paths included, optionally in git history) and hard-coded credentials, " +
+			"Go vulnerabilities (gosec), injection, unsafe deserialisation, weak crypto, disabled TLS verification and insecure " +
+			"randomness in other languages, and infrastructure misconfigurations (open admin ports, public buckets and databases, " +
+			"unencrypted storage, wildcard IAM, IMDSv1, privileged or root containers, host namespaces, added capabilities, " +
+			"cluster-admin bindings, hostPath, floating image tags, secrets in manifests, Dockerfiles without USER). Each finding " +
+			"has rule, severity, CWE, CIS id where one exists, file:line, remediation and a fingerprint; secrets are masked. " +
+			"\"platform:ignore <rule>\" comments and a baseline report silence accepted findings. Past 80% of the time limit " +
+			"it answers the findings so far, flagged truncated. format \"sarif\" returns SARIF 2.1.0.",
 		InputSchema:  json.RawMessage(inputSchema),
 		OutputSchema: json.RawMessage(outputSchema),
 	}
@@ -267,7 +456,9 @@ const inputSchema = `{
     "severity": {"type": "string", "enum": ["low", "medium", "high", "critical"], "default": "low", "description": "Minimum severity reported."},
     "format": {"type": "string", "enum": ["json", "sarif"], "default": "json", "description": "json: findings with a summary; sarif: a SARIF 2.1.0 log."},
     "path": {"type": "string", "maxLength": 4096, "description": "Folder or file below the workspace to assess (default: the workspace root)."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200, "description": "Findings returned, most severe first."}
+    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200, "description": "Findings returned, most severe first."},
+    "history": {"type": "boolean", "default": false, "description": "Also report secrets that commits of the folder's git repository added and later removed (the 500 newest commits; scope code or both)."},
+    "baseline": {"type": "string", "maxLength": 4096, "description": "A security_assessment JSON report saved earlier (workspace path): its findings are not reported again. Default: .security-baseline.json in the assessed folder, when present."}
   },
   "required": ["scope"],
   "additionalProperties": false
@@ -280,8 +471,12 @@ const outputSchema = `{
     "scope": {"type": "string"},
     "severity": {"type": "string"},
     "summary": {"type": "object", "properties": {"total": {"type": "integer"}, "bySeverity": {"type": "object"}, "byCategory": {"type": "object"}}},
-    "findings": {"type": "array", "items": {"type": "object", "required": ["ruleId", "severity", "cwe", "location", "message", "remediation"]}},
+    "findings": {"type": "array", "items": {"type": "object", "required": ["ruleId", "severity", "cwe", "location", "message", "remediation", "fingerprint"]}},
     "omitted": {"type": "integer"},
+    "suppressed": {"type": "integer", "description": "findings silenced by platform:ignore directives"},
+    "baselined": {"type": "integer", "description": "findings accepted by the baseline"},
+    "baseline": {"type": "string"},
+    "truncated": {"type": "boolean", "description": "the time budget ran out: findings are partial"},
     "notes": {"type": "array", "items": {"type": "string"}},
     "version": {"type": "string", "description": "SARIF version, with format sarif"},
     "runs": {"type": "array", "description": "SARIF runs, with format sarif"}
@@ -294,6 +489,8 @@ type callArgs struct {
 	Format   string `json:"format"`
 	Path     string `json:"path"`
 	Limit    int    `json:"limit"`
+	Baseline string `json:"baseline"`
+	History  bool   `json:"history"`
 }
 
 // Call runs security_assessment.
@@ -305,7 +502,7 @@ func (a *Assessor) Call(ctx context.Context, raw json.RawMessage) (any, error) {
 	if args.Limit > 5000 {
 		return nil, tools.InvalidArgument("limit", "at most 5000")
 	}
-	opts := Options{Path: args.Path, Scope: args.Scope, Severity: args.Severity, Limit: args.Limit}
+	opts := Options{Path: args.Path, Scope: args.Scope, Severity: args.Severity, Limit: args.Limit, Baseline: args.Baseline, History: args.History}
 	switch strings.ToLower(args.Format) {
 	case "", "json":
 		return a.Assess(ctx, opts)

@@ -4,35 +4,17 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/platform-dev/platform/tools/security"
-	"github.com/platform-dev/platform/tools/workspace"
 )
 
-// BenchmarkAssessFixture is one scope-both assessment of the fixture: gitleaks, gosec (one Go
-// module), token rules over three languages and the infrastructure rules.
-func BenchmarkAssessFixture(b *testing.B) {
-	ws, err := workspace.New("testdata/ws")
-	if err != nil {
-		b.Fatal(err)
-	}
-	a, err := security.New(ws, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if _, err := a.Assess(context.Background(), security.Options{Scope: security.ScopeBoth}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkAssessPythonCorpus assesses 200 generated Python files of 400 lines (80,000 lines)
-// with scope code: the cost of secrets and token rules per line.
-func BenchmarkAssessPythonCorpus(b *testing.B) {
+// pythonCorpus writes 200 generated Python files of 400 lines (80,000 lines).
+func pythonCorpus(b *testing.B) string {
 	dir := b.TempDir()
 	var src strings.Builder
 	for i := 0; i < 100; i++ {
@@ -43,17 +25,90 @@ func BenchmarkAssessPythonCorpus(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	ws, err := workspace.New(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	a, err := security.New(ws, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if _, err := a.Assess(context.Background(), security.Options{Scope: security.ScopeCode}); err != nil {
+	return dir
+}
+
+// benchAssess measures one assessment of dir: cold with a new assessor (empty caches) per
+// iteration, warm with one assessor whose caches a first call filled.
+func benchAssess(b *testing.B, dir string, opts security.Options, warm bool) {
+	a := assessorOn(b, dir)
+	if warm {
+		if _, err := a.Assess(context.Background(), opts); err != nil {
 			b.Fatal(err)
 		}
 	}
+	for b.Loop() {
+		if !warm {
+			b.StopTimer()
+			a = assessorOn(b, dir)
+			b.StartTimer()
+		}
+		if _, err := a.Assess(context.Background(), opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAssessFixture is one scope-both assessment of the fixture: gitleaks, gosec (one Go
+// module), token rules over three languages and the infrastructure rules.
+func BenchmarkAssessFixture(b *testing.B) {
+	opts := security.Options{Scope: security.ScopeBoth}
+	b.Run("cold", func(b *testing.B) { benchAssess(b, "testdata/ws", opts, false) })
+	b.Run("warm", func(b *testing.B) { benchAssess(b, "testdata/ws", opts, true) })
+}
+
+// BenchmarkAssessPythonCorpus assesses 80,000 generated lines of Python with scope code: the
+// cost of secrets and token rules per line, and what the cache saves.
+func BenchmarkAssessPythonCorpus(b *testing.B) {
+	dir := pythonCorpus(b)
+	opts := security.Options{Scope: security.ScopeCode}
+	b.Run("cold", func(b *testing.B) { benchAssess(b, dir, opts, false) })
+	b.Run("warm", func(b *testing.B) { benchAssess(b, dir, opts, true) })
+}
+
+// BenchmarkPeakRSSTenCalls makes 10 scope-both assessments of the Go standard library's net
+// folder (about 500 files, gosec over its packages) with one assessor, the way a server
+// answers repeated calls, and reports the process's peak RSS. Run it alone: the peak is the
+// process's since it started.
+func BenchmarkPeakRSSTenCalls(b *testing.B) {
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skip("no go command:", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(goroot)), "src", "net")
+	opts := security.Options{Scope: security.ScopeBoth}
+	var first, last float64
+	for b.Loop() {
+		a := assessorOn(b, dir)
+		for i := range 10 {
+			if _, err := a.Assess(context.Background(), opts); err != nil {
+				b.Fatal(err)
+			}
+			switch i {
+			case 0:
+				first = rssMB(b)
+			case 9:
+				last = rssMB(b)
+			}
+		}
+	}
+	b.ReportMetric(first, "RSS-after-call-1-MB")
+	b.ReportMetric(last, "RSS-after-call-10-MB")
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB") // Linux reports KiB
+	}
+}
+
+// rssMB reads the process's resident set from /proc (Linux).
+func rssMB(b *testing.B) float64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		b.Skip("no /proc:", err)
+	}
+	var size, resident int64
+	if _, err := fmt.Sscan(string(data), &size, &resident); err != nil {
+		b.Fatal(err)
+	}
+	return float64(resident*int64(os.Getpagesize())) / (1 << 20)
 }

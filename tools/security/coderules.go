@@ -123,12 +123,15 @@ func splitKeep(s, sep string) []string {
 // the line to report.
 type codeRule struct {
 	id          string
+	category    string // CategoryCode unless set
 	languages   []string
 	severity    string
 	cwe         string
 	message     string
 	remediation string
-	match       func(ts []token, i int, lang string) bool
+	// describe, when set, words one finding (naming the variable, masking the value).
+	describe func(ts []token, i int) string
+	match    func(ts []token, i int, lang string, fx *facts) bool
 }
 
 // at reports whether the code tokens from i spell parts.
@@ -249,31 +252,23 @@ var codeRules = []codeRule{
 		id: "code/sql-injection", languages: all, severity: "high", cwe: "CWE-89",
 		message:     "SQL statement built from a string and a variable (concatenation, formatting or interpolation)",
 		remediation: "Pass values as bound parameters (cursor.execute(sql, params), PreparedStatement, $1 placeholders); never build SQL text from input",
-		match: func(ts []token, i int, lang string) bool {
-			t := ts[i]
-			if !t.str || !sqlStart.MatchString(t.text) {
-				return false
-			}
-			if t.interp {
-				return true
-			}
-			if i+1 < len(ts) && !ts[i+1].str {
-				switch ts[i+1].text {
-				case "+", "%", "||", ".":
-					if ts[i+1].text == "." {
-						return i+2 < len(ts) && (ts[i+2].text == "format" || ts[i+2].text == "concat")
-					}
-					return i+2 < len(ts) && !ts[i+2].str
-				}
-			}
-			return false
+		match:       sqlInjection,
+	},
+	{
+		id: "code/hardcoded-credential", category: CategorySecret, languages: all, severity: "high", cwe: "CWE-798",
+		message:     "credential written in the source",
+		remediation: "Load the credential at run time from the environment or a secret manager, rotate the one in the history, and keep only a placeholder in the code",
+		match:       hardcodedCredential,
+		describe: func(ts []token, i int) string {
+			name, value := credentialAt(ts, i)
+			return fmt.Sprintf("credential %s written in the source: %s", name, mask(value))
 		},
 	},
 	{
 		id: "code/command-injection", languages: all, severity: "high", cwe: "CWE-78",
 		message:     "shell command built from a variable",
 		remediation: "Run a fixed program with an argument list (subprocess.run([...]), execFile, ProcessBuilder) and no shell; validate arguments against an allow-list",
-		match: func(ts []token, i int, lang string) bool {
+		match: func(ts []token, i int, lang string, _ *facts) bool {
 			for _, f := range []string{"os.system", "os.popen", "child_process.exec", "child_process.execSync",
 				"shell_exec", "passthru", "proc_open", "popen", "system", "execSync"} {
 				if a, ok := call(ts, i, f); ok && dynamic(a) {
@@ -301,7 +296,7 @@ var codeRules = []codeRule{
 		id: "code/eval", languages: scripts, severity: "high", cwe: "CWE-95",
 		message:     "code evaluated from a string that is not a constant",
 		remediation: "Do not evaluate strings as code: parse data with a real parser (json.loads, ast.literal_eval, JSON.parse) or dispatch on an allow-list",
-		match: func(ts []token, i int, lang string) bool {
+		match: func(ts []token, i int, lang string, _ *facts) bool {
 			if i > 0 && !ts[i-1].str && ts[i-1].text == "." {
 				return false
 			}
@@ -321,7 +316,7 @@ var codeRules = []codeRule{
 		id: "code/unsafe-deserialization", languages: all, severity: "high", cwe: "CWE-502",
 		message:     "deserialisation that can instantiate arbitrary objects",
 		remediation: "Deserialise untrusted data only with data-only formats (JSON, yaml.safe_load, allow-listed ObjectInputFilter); never pickle/Marshal/unserialize input",
-		match: func(ts []token, i int, lang string) bool {
+		match: func(ts []token, i int, lang string, _ *facts) bool {
 			for _, f := range []string{"pickle.load", "pickle.loads", "cPickle.loads", "marshal.loads", "marshal.load",
 				"shelve.open", "Marshal.load", "unserialize", "jsonpickle.decode"} {
 				if _, ok := call(ts, i, f); ok {
@@ -347,7 +342,7 @@ var codeRules = []codeRule{
 		id: "code/weak-hash", languages: all, severity: "medium", cwe: "CWE-328",
 		message:     "MD5 or SHA-1 used (broken for signatures, passwords and integrity)",
 		remediation: "Use SHA-256 or stronger for integrity, and bcrypt, scrypt or Argon2 for passwords",
-		match: func(ts []token, i int, lang string) bool {
+		match: func(ts []token, i int, lang string, _ *facts) bool {
 			for _, f := range []string{"hashlib.md5", "hashlib.sha1", "md5", "sha1", "Digest.MD5", "Digest.SHA1"} {
 				if _, ok := call(ts, i, f); ok {
 					return true
@@ -368,7 +363,7 @@ var codeRules = []codeRule{
 		id: "code/weak-cipher", languages: all, severity: "high", cwe: "CWE-327",
 		message:     "broken cipher or ECB mode",
 		remediation: "Use AES-GCM or ChaCha20-Poly1305 with a fresh random nonce per message",
-		match: func(ts []token, i int, lang string) bool {
+		match: func(ts []token, i int, lang string, _ *facts) bool {
 			for _, f := range []string{"DES.new", "DES3.new", "ARC4.new", "ARC2.new", "Blowfish.new", "crypto.createCipher", "createCipher"} {
 				if _, ok := call(ts, i, f); ok {
 					return true
@@ -389,7 +384,7 @@ var codeRules = []codeRule{
 		id: "code/tls-verification-disabled", languages: all, severity: "high", cwe: "CWE-295",
 		message:     "TLS certificate verification disabled",
 		remediation: "Keep certificate verification on; to trust a private CA, add its certificate to the trust store or pass it explicitly (verify='/path/ca.pem', ca: [...])",
-		match: func(ts []token, i int, lang string) bool {
+		match: func(ts []token, i int, lang string, _ *facts) bool {
 			if at(ts, i, "verify", "=", "False") || at(ts, i, "rejectUnauthorized", ":", "false") ||
 				at(ts, i, "ssl", ".", "_create_unverified_context") || at(ts, i, "ssl", ".", "CERT_NONE") ||
 				at(ts, i, "OpenSSL", "::", "SSL", "::", "VERIFY_NONE") || at(ts, i, "NoopHostnameVerifier") ||
@@ -413,7 +408,7 @@ var codeRules = []codeRule{
 		id: "code/insecure-randomness", languages: all, severity: "medium", cwe: "CWE-338",
 		message:     "predictable random number generator used for a security value",
 		remediation: "Use a cryptographic generator: secrets.token_urlsafe / secrets.choice (Python), crypto.randomBytes / crypto.randomUUID (Node), SecureRandom (Java, Ruby)",
-		match: func(ts []token, i int, lang string) bool {
+		match: func(ts []token, i int, lang string, _ *facts) bool {
 			weak := at(ts, i, "Math", ".", "random", "(") || at(ts, i, "new", "Random", "(") ||
 				(at(ts, i, "random", ".") && i+2 < len(ts) && map[string]bool{"random": true, "randint": true, "choice": true,
 					"choices": true, "getrandbits": true, "randrange": true, "sample": true}[ts[i+2].text] && (i == 0 || ts[i-1].text != "."))
@@ -443,12 +438,13 @@ func codeFindings(ctx context.Context, rel, language string, content []byte) []F
 	}
 	var out []Finding
 	seen := map[string]bool{}
+	fx := learnFacts(ts)
 	for _, r := range codeRules {
 		if !contains(r.languages, language) {
 			continue
 		}
 		for i := range ts {
-			if !r.match(ts, i, language) {
+			if !r.match(ts, i, language, fx) {
 				continue
 			}
 			key := fmt.Sprintf("%s:%d", r.id, ts[i].line)
@@ -456,10 +452,17 @@ func codeFindings(ctx context.Context, rel, language string, content []byte) []F
 				continue
 			}
 			seen[key] = true
+			msg, cat := r.message, r.category
+			if r.describe != nil {
+				msg = r.describe(ts, i)
+			}
+			if cat == "" {
+				cat = CategoryCode
+			}
 			out = append(out, Finding{
-				RuleID: r.id, Severity: r.severity, Category: CategoryCode, CWE: r.cwe,
+				RuleID: r.id, Severity: r.severity, Category: cat, CWE: r.cwe,
 				File: rel, Line: ts[i].line, Location: fmt.Sprintf("%s:%d", rel, ts[i].line),
-				Message: r.message, Remediation: r.remediation, Tool: "platform", Title: r.message,
+				Message: msg, Remediation: r.remediation, Tool: "platform", Title: r.message,
 			})
 		}
 	}

@@ -46,6 +46,15 @@ type Finding struct {
 	Message     string `json:"message"`
 	Remediation string `json:"remediation"`
 	Tool        string `json:"tool"` // gitleaks, gosec or platform
+	// Fingerprint identifies the finding across edits that move it (rule, file, message); a
+	// baseline lists the fingerprints a team has accepted.
+	Fingerprint string `json:"fingerprint"`
+	// Vendored marks a finding in third-party code (vendor/, node_modules/, ...): still a leak
+	// when it is a secret, but not the team's own code.
+	Vendored bool `json:"vendored,omitempty"`
+	// AlsoMatched names the other rules that found the same credential at the same place.
+	AlsoMatched []string `json:"alsoMatched,omitempty"`
+	secret      string   // the secret itself, for the history scan only; never shown nor cached
 }
 
 // Summary counts findings.
@@ -63,8 +72,16 @@ type Report struct {
 	Summary  Summary   `json:"summary"`
 	Findings []Finding `json:"findings"`
 	// Omitted counts findings left out by the limit, most severe kept.
-	Omitted int      `json:"omitted,omitempty"`
-	Notes   []string `json:"notes,omitempty"`
+	Omitted int `json:"omitted,omitempty"`
+	// Suppressed counts findings silenced by ignore directives in the code, Baselined those
+	// accepted by the baseline named in Baseline.
+	Suppressed int    `json:"suppressed,omitempty"`
+	Baselined  int    `json:"baselined,omitempty"`
+	Baseline   string `json:"baseline,omitempty"`
+	// Truncated says that the time budget of the call ran out: the findings are those of the
+	// files scanned until then (Notes say how far it got).
+	Truncated bool     `json:"truncated,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
 }
 
 func sortFindings(fs []Finding) {
@@ -95,15 +112,17 @@ func summarize(fs []Finding) Summary {
 	return s
 }
 
-// mask shows enough of a secret to find it again and not enough to use it.
+// mask shows enough of a secret to find it again and not enough to use it: the first 4
+// characters of a secret of 12 or more, none of a shorter one (4 characters of an 8-character
+// password are half of it).
 func mask(secret string) string {
 	secret = strings.TrimSpace(secret)
 	n := len(secret)
 	switch {
 	case n == 0:
 		return ""
-	case n <= 8:
-		return strings.Repeat("*", n)
+	case n < 12:
+		return fmt.Sprintf("******** (%d chars)", n)
 	default:
 		return secret[:4] + strings.Repeat("*", min(n-4, 12)) + fmt.Sprintf(" (%d chars)", n)
 	}

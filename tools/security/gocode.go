@@ -3,9 +3,17 @@ package security
 import (
 	"context"
 	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	gotoken "go/token"
+	"go/types"
 	"io"
+	"io/fs"
 	"log"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -46,70 +54,159 @@ var gosecRemediation = map[string]string{
 
 // goFindings runs gosec's AST rules and SSA analyzers over the packages below dir, a module
 // folder or a folder inside a module. Type information comes from the local build and module
-// caches only: GOPROXY=off keeps an analysis from downloading anything. Findings carry the
+// caches only: GOPROXY=off keeps an analysis from downloading anything. When the go command
+// cannot load the packages (a dependency missing from an empty module cache, a go.mod the
+// toolchain refuses), the files are parsed and type-checked against the standard library
+// alone and gosec's AST rules run on what that gives, which a note says. Findings carry the
 // absolute file name; the caller maps it into the workspace. shown names dir in notes.
 func goFindings(ctx context.Context, dir, shown string) ([]Finding, []string) {
-	var out []Finding
 	var notes []string
-	logger := log.New(io.Discard, "", 0)
-	{
-		conf := &packages.Config{
-			Context: ctx,
-			Mode:    gosec.LoadMode,
-			Dir:     dir,
-			Env:     append(os.Environ(), "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off"),
+	conf := &packages.Config{
+		Context: ctx,
+		Mode:    gosec.LoadMode,
+		Dir:     dir,
+		Env:     append(os.Environ(), "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off"),
+	}
+	pkgs, err := packages.Load(conf, "./...")
+	withAnalyzers := true
+	if err != nil || listFailed(pkgs) {
+		if ctx.Err() != nil {
+			return nil, nil
 		}
-		pkgs, err := packages.Load(conf, "./...")
+		why := "its dependencies are not in the module cache"
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("Go packages in %s not loaded: %v", shown, err))
-			return out, notes
+			why = err.Error()
 		}
-		an := gosec.NewAnalyzer(gosec.NewConfig(), false, true, false, 1, logger)
-		an.LoadRules(rules.Generate(false).RulesInfo())
-		an.LoadAnalyzers(analyzers.Generate(false).AnalyzersInfo())
-		incomplete := 0
-		for _, pkg := range pkgs {
-			if ctx.Err() != nil {
-				return out, notes
-			}
-			if len(pkg.Errors) > 0 {
-				incomplete++
-			}
-			if pkg.Types == nil || len(pkg.Syntax) == 0 {
-				continue
-			}
-			an.CheckRules(pkg)
+		pkgs = parsePackages(ctx, dir)
+		withAnalyzers = false
+		notes = append(notes, fmt.Sprintf("Go packages in %s not loaded by the go command (%s): "+
+			"gosec's AST rules ran on the parsed files, type-checked against the standard library only; "+
+			"its data-flow analyzers did not run", shown, firstLine(why)))
+	}
+	logger := log.New(io.Discard, "", 0)
+	an := gosec.NewAnalyzer(gosec.NewConfig(), false, true, false, 1, logger)
+	an.LoadRules(rules.Generate(false).RulesInfo())
+	an.LoadAnalyzers(analyzers.Generate(false).AnalyzersInfo())
+	incomplete := 0
+	for _, pkg := range pkgs {
+		if ctx.Err() != nil {
+			return nil, notes
+		}
+		if len(pkg.Errors) > 0 {
+			incomplete++
+		}
+		if pkg.Types == nil || len(pkg.Syntax) == 0 {
+			continue
+		}
+		an.CheckRules(pkg)
+		if withAnalyzers {
 			an.CheckAnalyzers(pkg)
 		}
-		if incomplete > 0 {
-			notes = append(notes, fmt.Sprintf("%d Go packages in %s have load or type errors (missing modules?): their findings may be incomplete", incomplete, shown))
+	}
+	if incomplete > 0 && withAnalyzers {
+		notes = append(notes, fmt.Sprintf("%d Go packages in %s have load or type errors (missing modules?): their findings may be incomplete", incomplete, shown))
+	}
+	issues, _, _ := an.Report()
+	var out []Finding
+	for _, is := range issues {
+		line, _ := strconv.Atoi(strings.SplitN(is.Line, "-", 2)[0])
+		cwe := ""
+		if is.Cwe != nil {
+			cwe = "CWE-" + is.Cwe.ID
 		}
-		issues, _, _ := an.Report()
-		for _, is := range issues {
-			line, _ := strconv.Atoi(strings.SplitN(is.Line, "-", 2)[0])
-			cwe := ""
-			if is.Cwe != nil {
-				cwe = "CWE-" + is.Cwe.ID
-			}
-			rem, ok := gosecRemediation[is.RuleID]
-			if !ok {
-				rem = "See https://securego.io/docs/rules/" + strings.ToLower(is.RuleID) + ".html"
-			}
-			out = append(out, Finding{
-				RuleID:      "gosec/" + is.RuleID,
-				Title:       gosecTitle(is),
-				Severity:    strings.ToLower(is.Severity.String()),
-				Category:    CategoryCode,
-				CWE:         cwe,
-				File:        is.File,
-				Line:        line,
-				Message:     is.What,
-				Remediation: rem,
-				Tool:        "gosec",
-			})
+		rem, ok := gosecRemediation[is.RuleID]
+		if !ok {
+			rem = "See https://securego.io/docs/rules/" + strings.ToLower(is.RuleID) + ".html"
 		}
+		out = append(out, Finding{
+			RuleID:      "gosec/" + is.RuleID,
+			Title:       gosecTitle(is),
+			Severity:    strings.ToLower(is.Severity.String()),
+			Category:    CategoryCode,
+			CWE:         cwe,
+			File:        is.File,
+			Line:        line,
+			Message:     is.What,
+			Remediation: rem,
+			Tool:        "gosec",
+		})
 	}
 	return out, notes
+}
+
+// listFailed reports whether the go command could not list the packages at all: every package
+// carries a list error and none was type-checked.
+func listFailed(pkgs []*packages.Package) bool {
+	for _, p := range pkgs {
+		if p.Types != nil && len(p.Syntax) > 0 && !p.IllTyped {
+			return false
+		}
+	}
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			if e.Kind == packages.ListError {
+				return true
+			}
+		}
+	}
+	return len(pkgs) == 0
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// parsePackages builds the packages below dir without the go command: each folder's non-test
+// files parsed and type-checked with the standard library's export data; imports that are not
+// in the standard library stay unresolved, which leaves some expressions untyped but every
+// call into the standard library (crypto, os/exec, database/sql, net/http, tls) typed.
+func parsePackages(ctx context.Context, dir string) []*packages.Package {
+	byDir := map[string][]string{}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || ctx.Err() != nil {
+			return filepath.SkipDir
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
+			byDir[filepath.Dir(p)] = append(byDir[filepath.Dir(p)], p)
+		}
+		return nil
+	})
+	fset := gotoken.NewFileSet()
+	imp := importer.ForCompiler(fset, "gc", nil)
+	sizes := types.SizesFor("gc", runtime.GOARCH)
+	var out []*packages.Package
+	for d, files := range byDir {
+		var syntax []*ast.File
+		for _, f := range files {
+			if af, err := parser.ParseFile(fset, f, nil, parser.ParseComments); err == nil {
+				syntax = append(syntax, af)
+			}
+		}
+		if len(syntax) == 0 {
+			continue
+		}
+		info := &types.Info{
+			Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{},
+			Implicits: map[ast.Node]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{},
+			Scopes: map[ast.Node]*types.Scope{}, Instances: map[*ast.Ident]types.Instance{},
+		}
+		tc := types.Config{Importer: imp, Sizes: sizes, Error: func(error) {}} // unresolved imports are expected
+		pkgPath := filepath.ToSlash(d)
+		tp, _ := tc.Check(pkgPath, fset, syntax, info)
+		out = append(out, &packages.Package{
+			ID: pkgPath, Name: syntax[0].Name.Name, PkgPath: pkgPath, GoFiles: files, CompiledGoFiles: files,
+			Fset: fset, Syntax: syntax, Types: tp, TypesInfo: info, TypesSizes: sizes, IllTyped: true,
+		})
+	}
+	return out
 }
 
 // gosecTitle names what a gosec rule finds: the weakness it reports, else its message.

@@ -56,6 +56,7 @@ func infraFindings(inv *cloud.Inventory) []Finding {
 		out = append(out, unencrypted(r)...)
 		out = append(out, iam(r)...)
 		out = append(out, containers(r, inv.ImagePins)...)
+		out = append(out, explicitFindings(r)...)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package security
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/spf13/viper"
@@ -33,11 +34,18 @@ func newSecretDetector() (*detect.Detector, error) {
 // criticalSecrets are gitleaks rules whose secret gives direct access to infrastructure.
 var criticalSecrets = []string{"private-key", "aws-access-token", "gcp-", "github-pat", "github-app-token", "gitlab-pat", "stripe-access-token"}
 
-// secrets scans one file's content with gitleaks.
-func secrets(ctx context.Context, d *detect.Detector, rel string, content []byte) []Finding {
+// secrets scans one file's content with gitleaks. A vendored file is shown to gitleaks by its
+// base name: gitleaks' default allow-list skips whole folders (node_modules/, vendor/...) that
+// this assessment scans on purpose, while its allow-list of file names (lock files, go.sum,
+// images) still applies.
+func secrets(ctx context.Context, d *detect.Detector, rel string, vendored bool, content []byte) []Finding {
 	var out []Finding
+	name := rel
+	if vendored {
+		name = path.Base(rel)
+	}
 	//lint:ignore SA1019 DetectContext of gitleaks v8 takes only this type; v9 replaces both.
-	frag := detect.Fragment{Raw: string(content), FilePath: rel}
+	frag := detect.Fragment{Raw: string(content), FilePath: name}
 	for _, s := range d.DetectContext(ctx, frag) {
 		sev := "high"
 		for _, c := range criticalSecrets {
@@ -58,7 +66,8 @@ func secrets(ctx context.Context, d *detect.Detector, rel string, content []byte
 			Message:  fmt.Sprintf("%s: %s", s.Description, mask(s.Secret)),
 			Remediation: "Revoke and rotate this credential now (it is in the repository history), remove it from the file, " +
 				"and load it at run time from a secret manager or the environment",
-			Tool: "gitleaks",
+			Tool:   "gitleaks",
+			secret: s.Secret,
 		})
 	}
 	return out

@@ -66,6 +66,19 @@ func parseTokens(ctx context.Context, language string, src []byte) ([]token, boo
 		case stringNodes[t]:
 			out = append(out, stringToken(n, src, typ))
 			descend = false
+		case t == "concatenated_string":
+			// Python joins adjacent literals ("SELECT ... " "WHERE id = %s") into one string
+			// before any operator applies: so do the rules.
+			joined := token{str: true, line: int(n.StartPoint().Row) + 1}
+			for i := 0; i < int(n.ChildCount()); i++ {
+				if c := n.Child(i); stringNodes[typ(c)] {
+					part := stringToken(c, src, typ)
+					joined.text += part.text
+					joined.interp = joined.interp || part.interp
+				}
+			}
+			out = append(out, joined)
+			descend = false
 		case n.ChildCount() == 0:
 			if text := strings.TrimSpace(n.Content(src)); text != "" {
 				out = append(out, token{text: text, line: int(n.StartPoint().Row) + 1})

@@ -8,6 +8,8 @@
 //
 //   - .gitignore files (in the folder, its ancestors up to the root, and its descendants) and
 //     .git/info/exclude are honoured with git's semantics; .git folders are never entered;
+//   - but git's index decides first: a file a repository tracks (one whose .git lies at or
+//     below a root) is listed even when an ignore pattern matches it, as git itself does;
 //   - a symbolic link is reported only when it points at a regular file inside a root, and
 //     symbolic links to folders are never followed, so a walk cannot loop or leave the roots;
 //   - every File carries its language (go-enry, the Go port of GitHub Linguist) and whether it
@@ -56,6 +58,8 @@ func DefaultLimits() Limits { return Limits{MaxFileSize: 1 << 20, MaxFiles: 50_0
 type Workspace struct {
 	roots  []string
 	limits Limits
+	index  *indexCache
+	class  *classCache
 }
 
 // File is one file found by Walk.
@@ -80,7 +84,7 @@ func New(roots ...string) (*Workspace, error) {
 	if len(roots) == 0 {
 		return nil, errors.New("workspace: no root given")
 	}
-	w := &Workspace{limits: DefaultLimits()}
+	w := &Workspace{limits: DefaultLimits(), index: &indexCache{byPath: map[string]*gitIndex{}}, class: &classCache{m: map[classKey]classOf{}}}
 	for _, r := range roots {
 		abs, err := filepath.Abs(r)
 		if err != nil {
@@ -211,6 +215,7 @@ func (w *Workspace) Walk(ctx context.Context, dir string, fn func(File) error) e
 	parts := splitRel(rel)
 	for i := 0; i < len(parts); i++ {
 		wk.loadIgnore(parts[:i])
+		wk.loadIndex(parts[:i])
 	}
 	if !fi.IsDir() {
 		return wk.file(ctx, dir, fs.FileInfoToDirEntry(fi))
@@ -228,6 +233,7 @@ func (w *Workspace) Walk(ctx context.Context, dir string, fn func(File) error) e
 		if d.IsDir() {
 			if p == dir {
 				wk.loadIgnore(parts)
+				wk.loadIndex(parts)
 				return nil
 			}
 			return wk.dir(p, d)
@@ -253,7 +259,8 @@ func (w *Workspace) Ignored(p string) bool {
 	wk.loadExclude()
 	for i := range parts {
 		wk.loadIgnore(parts[:i])
-		if i > 0 && wk.ignored(parts[:i], true) {
+		wk.loadIndex(parts[:i])
+		if i > 0 && wk.ignored(parts[:i], true) && !wk.tracked.dirs[strings.Join(parts[:i], "/")] {
 			return true
 		}
 	}
@@ -261,7 +268,11 @@ func (w *Workspace) Ignored(p string) bool {
 		return false
 	}
 	fi, err := os.Lstat(p)
-	return wk.ignored(parts, err == nil && fi.IsDir())
+	isDir := err == nil && fi.IsDir()
+	if isDir && wk.tracked.dirs[rel] || !isDir && wk.tracked.files[rel] {
+		return false
+	}
+	return wk.ignored(parts, isDir)
 }
 
 type walker struct {
@@ -270,6 +281,7 @@ type walker struct {
 	start    string // the path Walk was given: walked even when ignored, since it was asked for
 	fn       func(File) error
 	patterns []gitignore.Pattern
+	tracked  tracked
 	count    int // files listed, vendored ones apart
 	vendored int
 }
@@ -314,11 +326,12 @@ func (wk *walker) ignored(parts []string, isDir bool) bool {
 func (wk *walker) dir(p string, d fs.DirEntry) error {
 	_, rel, _ := wk.w.Root(p)
 	parts := splitRel(rel)
-	if d.Name() == ".git" || wk.ignored(parts, true) ||
+	if d.Name() == ".git" || (wk.ignored(parts, true) && !wk.tracked.dirs[rel]) ||
 		(wk.vendored >= wk.w.limits.MaxFiles && enry.IsVendor(rel+"/")) {
 		return filepath.SkipDir
 	}
 	wk.loadIgnore(parts)
+	wk.loadIndex(parts)
 	return nil
 }
 
@@ -327,7 +340,7 @@ func (wk *walker) file(ctx context.Context, p string, d fs.DirEntry) error {
 	if !ok {
 		return nil
 	}
-	if p != wk.start && wk.ignored(splitRel(rel), false) {
+	if p != wk.start && !wk.tracked.files[rel] && wk.ignored(splitRel(rel), false) {
 		return nil
 	}
 	target := p
@@ -367,13 +380,8 @@ func (wk *walker) file(ctx context.Context, p string, d fs.DirEntry) error {
 		if err != nil {
 			return nil // vanished or unreadable since listed
 		}
-		f.Binary = enry.IsBinary(f.Content)
 	}
-	if !f.Binary {
-		f.Language = enry.GetLanguage(filepath.Base(rel), f.Content)
-	}
-	// Linguist counts Go vendor folders as generated too; one reason to leave a file out is enough.
-	f.Generated = !f.Vendored && !f.Binary && enry.IsGenerated(rel, f.Content)
+	wk.w.class.classify(&f)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

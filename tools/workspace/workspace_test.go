@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -381,5 +382,67 @@ func TestResolveDevice(t *testing.T) {
 	n := 0
 	if err := ws.Walk(context.Background(), ws.Roots()[0], func(workspace.File) error { n++; return nil }); err != nil || n != 0 {
 		t.Errorf("walk listed %d files (err %v) in a folder holding only a device", n, err)
+	}
+}
+
+// TestTrackedFilesBeatIgnorePatterns: git lists a tracked file even when .gitignore matches
+// it (a package.json added with "git add -f", a dist folder committed on purpose), and so does
+// Walk; the index of a repository nested in the root counts too.
+func TestTrackedFilesBeatIgnorePatterns(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("needs git to write a real index")
+	}
+	root := t.TempDir()
+	files := map[string]string{
+		".gitignore":               "*.json\ndist/\n",
+		"package.json":             "{}",
+		"other.json":               "{}",
+		"dist/keep/index.js":       "x",
+		"dist/drop.js":             "x",
+		"nested/.gitignore":        "*.py\n",
+		"nested/tracked.py":        "x",
+		"nested/untracked.py":      "x",
+		"nested/src/deep/kept.py":  "x",
+		"nested/src/deep/other.py": "x",
+	}
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(git, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run(root, "init", "-q")
+	run(root, "add", "-f", ".gitignore", "package.json", "dist/keep/index.js")
+	nested := filepath.Join(root, "nested")
+	run(nested, "init", "-q")
+	run(nested, "add", "-f", ".gitignore", "tracked.py", "src/deep/kept.py")
+
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := keys(walkAll(t, ws, ws.Roots()[0]))
+	want := []string{".gitignore", "dist/keep/index.js", "nested/.gitignore", "nested/src/deep/kept.py", "nested/tracked.py", "package.json"}
+	if !slices.Equal(got, want) {
+		t.Errorf("walked %q, want %q", got, want)
+	}
+	for rel, ignored := range map[string]bool{"package.json": false, "other.json": true, "dist/keep": false,
+		"dist/drop.js": true, "nested/src/deep/kept.py": false, "nested/untracked.py": true} {
+		if got := ws.Ignored(filepath.Join(root, filepath.FromSlash(rel))); got != ignored {
+			t.Errorf("Ignored(%s) = %v, want %v", rel, got, ignored)
+		}
 	}
 }

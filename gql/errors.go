@@ -1,0 +1,55 @@
+package gql
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"net/http"
+)
+
+// The codes of errors[].extensions.code, in every error body the service writes (DESIGN.md):
+// GraphQL errors and the answers of the layers around the API.
+const (
+	CodeBadRequest                  = "BAD_REQUEST"
+	CodeValidation                  = "GRAPHQL_VALIDATION_FAILED"
+	CodeBadUserInput                = "BAD_USER_INPUT"
+	CodeUnauthenticated             = "UNAUTHENTICATED"
+	CodeForbidden                   = "FORBIDDEN"
+	CodeNotFound                    = "NOT_FOUND"
+	CodeProjectNotFound             = "PROJECT_NOT_FOUND"
+	CodeConflict                    = "CONFLICT"
+	CodeTooLarge                    = "RESULT_TOO_LARGE"
+	CodeInternal                    = "INTERNAL"
+	CodeIdentityProviderUnavailable = "IDENTITY_PROVIDER_UNAVAILABLE"
+)
+
+// ErrorBody is the shape of an error answer written outside GraphQL execution: the GraphQL
+// response's errors, so one client-side parser reads both.
+type ErrorBody struct {
+	Errors []ErrorItem `json:"errors"`
+}
+
+// ErrorItem is one error.
+type ErrorItem struct {
+	Message    string         `json:"message"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// WriteError answers status with one error of code, as application/json; the entries of ext
+// join the extensions beside the code.
+func WriteError(w http.ResponseWriter, status int, code, msg string, ext map[string]any) {
+	writeError(w, mediaJSON, status, code, msg, ext)
+}
+
+func writeError(w http.ResponseWriter, media string, status int, code, msg string, ext map[string]any) {
+	all := map[string]any{"code": code}
+	maps.Copy(all, ext)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	// Messages quote what the caller sent; they are read as JSON, never as HTML.
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(ErrorBody{Errors: []ErrorItem{{Message: msg, Extensions: all}}})
+	w.Header().Set("Content-Type", media+"; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}

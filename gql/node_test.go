@@ -1,0 +1,36 @@
+package gql_test
+
+import (
+	"os"
+	osexec "os/exec"
+	"strings"
+	"testing"
+
+	"github.com/platform-dev/platform/gql"
+)
+
+// TestNodeClients runs real clients from npm against the API: graphql-http's server audit
+// (every check, notices included, must pass) and graphql-js's getIntrospectionQuery with
+// buildClientSchema. .ci/run installs node and the pinned packages (gql/testdata/npm).
+func TestNodeClients(t *testing.T) {
+	node, err := osexec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed; .ci/run installs it")
+	}
+	if _, err := os.Stat("testdata/npm/node_modules/graphql-http/package.json"); err != nil {
+		t.Skip("the npm packages are not installed: npm ci --prefix gql/testdata/npm (.ci/run does)")
+	}
+	srv := serve(t, gql.Config{Tables: []gql.Table{products()}, Introspection: true})
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	for _, script := range []string{"audit.mjs", "introspect.mjs"} {
+		t.Run(script, func(t *testing.T) {
+			cmd := osexec.CommandContext(t.Context(), node, script, addr, addr)
+			cmd.Dir = "testdata/npm"
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("node %s: %v\n%s", script, err, out)
+			}
+			t.Logf("node %s: %s", script, out)
+		})
+	}
+}

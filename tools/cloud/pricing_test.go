@@ -1,0 +1,252 @@
+package cloud_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/platform-dev/platform/tools/cloud"
+)
+
+// writeTree lays out files (slash-separated path -> content) below a new folder.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	return dir
+}
+
+// writeFiles writes files (slash-separated path -> content) below dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func byAddress(r *cloud.Report) map[string]cloud.ResourceEntry {
+	out := map[string]cloud.ResourceEntry{}
+	for _, e := range r.Resources {
+		out[e.Address] = e
+	}
+	return out
+}
+
+// The same thing declared in Terraform and in CloudFormation belongs to the same service.
+func TestOneServiceVocabulary(t *testing.T) {
+	pairs := [][2]string{
+		{"aws_subnet", "AWS::EC2::Subnet"}, {"aws_vpc", "AWS::EC2::VPC"}, {"aws_route_table", "AWS::EC2::RouteTable"},
+		{"aws_internet_gateway", "AWS::EC2::InternetGateway"}, {"aws_nat_gateway", "AWS::EC2::NatGateway"},
+		{"aws_volume_attachment", "AWS::EC2::VolumeAttachment"}, {"aws_ebs_volume", "AWS::EC2::Volume"},
+		{"aws_instance", "AWS::EC2::Instance"}, {"aws_cloudwatch_log_group", "AWS::Logs::LogGroup"},
+		{"aws_api_gateway_rest_api", "AWS::ApiGateway::RestApi"}, {"aws_apigatewayv2_api", "AWS::ApiGatewayV2::Api"},
+		{"aws_lb", "AWS::ElasticLoadBalancingV2::LoadBalancer"}, {"aws_elb", "AWS::ElasticLoadBalancing::LoadBalancer"},
+		{"aws_acm_certificate", "AWS::CertificateManager::Certificate"}, {"aws_sfn_state_machine", "AWS::StepFunctions::StateMachine"},
+		{"aws_db_instance", "AWS::RDS::DBInstance"}, {"aws_lambda_function", "AWS::Lambda::Function"},
+	}
+	var tf, cfn strings.Builder
+	cfn.WriteString("AWSTemplateFormatVersion: '2010-09-09'\nResources:\n")
+	for i, p := range pairs {
+		tf.WriteString("resource \"" + p[0] + "\" \"r" + string(rune('a'+i)) + "\" {}\n")
+		cfn.WriteString("  R" + string(rune('a'+i)) + ":\n    Type: " + p[1] + "\n    Properties: {}\n")
+	}
+	a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": tf.String(), "stack.yaml": cfn.String()}))
+	got := byAddress(call(t, a, `{"cost_analysis":false}`))
+	for i, p := range pairs {
+		ta, ca := p[0]+".r"+string(rune('a'+i)), "R"+string(rune('a'+i))
+		if got[ta].Service == "" || got[ta].Service != got[ca].Service {
+			t.Errorf("%s is %q, %s is %q", p[0], got[ta].Service, p[1], got[ca].Service)
+		}
+	}
+}
+
+// Resources that cost nothing by themselves are priced at $0, not left unpriced; the charged
+// ones whose names extend a free one's are not.
+func TestFreeResourcesCostZero(t *testing.T) {
+	tf := `provider "aws" { region = "us-east-1" }
+resource "aws_route_table" "a" {}
+resource "aws_route_table_association" "b" {}
+resource "aws_network_acl" "c" {}
+resource "aws_ecs_cluster" "d" {}
+resource "aws_ecs_task_definition" "e" {}
+resource "aws_key_pair" "f" {}
+resource "aws_security_group_rule" "g" {}
+resource "aws_db_subnet_group" "h" {}
+resource "aws_vpc_endpoint" "charged" {}
+resource "aws_route53_zone" "charged2" {}
+`
+	cfn := `Resources:
+  Rt: {Type: AWS::EC2::RouteTable, Properties: {}}
+  Attach: {Type: AWS::EC2::VPCGatewayAttachment, Properties: {}}
+  Ingress: {Type: AWS::EC2::SecurityGroupIngress, Properties: {}}
+  Cluster: {Type: AWS::ECS::Cluster, Properties: {}}
+  Endpoint: {Type: AWS::EC2::VPCEndpoint, Properties: {}}
+`
+	a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": tf, "stack.yaml": cfn}))
+	for addr, e := range byAddress(call(t, a, `{"region":"us-east-1"}`)) {
+		charged := strings.Contains(addr, "charged") || addr == "Endpoint"
+		if zero := e.Cost.Monthly != nil && *e.Cost.Monthly == 0; zero == charged {
+			t.Errorf("%s (%s): cost %+v", addr, e.Type, e.Cost)
+		}
+	}
+}
+
+// Prices come from the declared region; regions AWS prices like us-east-1 are in the table, a
+// type a region does not offer is not priced there, and a region the table lacks says so.
+func TestRegionalPrices(t *testing.T) {
+	tf := `provider "aws" { region = "%s" }
+resource "aws_instance" "web" { instance_type = "%s" }
+`
+	for _, tt := range []struct {
+		region, typ string
+		monthly     float64 // -1: unpriced
+		note        string
+	}{
+		{"us-east-1", "t3.micro", 7.59, ""},
+		{"us-west-2", "t3.micro", 7.59, ""},
+		{"us-east-2", "m5.large", 70.08, ""},
+		{"us-east-2", "m3.medium", -1, `instance type "m3.medium" not in the price table`},
+		{"eu-west-3", "t3.micro", -1, "no prices for region aws/eu-west-3"},
+	} {
+		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tf, tt.region, tt.typ)}))
+		e := byAddress(call(t, a, `{}`))["aws_instance.web"]
+		switch {
+		case tt.monthly < 0 && (e.Cost.Monthly != nil || !strings.Contains(e.Cost.Note, tt.note)):
+			t.Errorf("%s %s: %+v, want unpriced: %s", tt.region, tt.typ, e.Cost, tt.note)
+		case tt.monthly >= 0 && (e.Cost.Monthly == nil || *e.Cost.Monthly != tt.monthly):
+			t.Errorf("%s %s: %+v, want %v", tt.region, tt.typ, e.Cost, tt.monthly)
+		}
+	}
+}
+
+// A recommendation never names a type that does not exist: n1-standard-1 has no
+// e2-standard-1, m1.small no m5.small.
+func TestRecommendationsNameOnlyExistingTypes(t *testing.T) {
+	dir := writeTree(t, map[string]string{"main.tf": `provider "google" { region = "us-central1" }
+resource "google_compute_instance" "small" {
+  machine_type = "n1-standard-1"
+  zone         = "us-central1-a"
+}
+resource "google_compute_instance" "mid" {
+  machine_type = "n1-standard-2"
+  zone         = "us-central1-a"
+}
+`, "aws.tf": `provider "aws" { region = "us-east-1" }
+resource "aws_instance" "old" { instance_type = "m1.small" }
+`})
+	a, _ := newAnalyzer(t, dir)
+	actions := map[string]string{}
+	for _, r := range call(t, a, `{}`).Recommendations {
+		if r.ID == cloud.RecPreviousGeneration {
+			actions[r.Resource] = r.Action
+		}
+	}
+	for res, bad := range map[string]string{"google_compute_instance.small": "e2-standard-1", "aws_instance.old": "m5.small"} {
+		if a := actions[res]; a == "" || strings.Contains(a, bad) {
+			t.Errorf("%s: action %q", res, a)
+		}
+	}
+	if a := actions["google_compute_instance.mid"]; !strings.Contains(a, "e2-standard-2") {
+		t.Errorf("mid: action %q, want e2-standard-2 named", a)
+	}
+}
+
+// commit writes files into the repository's work tree and commits them.
+func commit(t *testing.T, repo *git.Repository, dir string, files map[string]string, msg string) {
+	t.Helper()
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, files)
+	for name := range files {
+		if _, err := wt.Add(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sig := &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1_700_000_000, 0)}
+	if _, err := wt.Commit(msg, &git.CommitOptions{Author: sig}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A cost diff between two revisions, and between a revision and the working tree, lists what
+// was added, removed and resized with the monthly delta of each.
+func TestCostDiffBetweenGitRevisions(t *testing.T) {
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const provider = "provider \"aws\" { region = \"us-east-1\" }\n"
+	commit(t, repo, dir, map[string]string{"infra/main.tf": provider +
+		"resource \"aws_instance\" \"web\" { instance_type = \"t3.micro\" }\n" +
+		"resource \"aws_nat_gateway\" \"nat\" {}\n"}, "first")
+	if _, err := repo.CreateTag("v1", mustHead(t, repo), nil); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, repo, dir, map[string]string{"infra/main.tf": provider +
+		"resource \"aws_instance\" \"web\" { instance_type = \"t3.large\" }\n" +
+		"resource \"aws_ebs_volume\" \"data\" {\n  size = 100\n  type = \"gp3\"\n}\n"}, "second")
+	// Uncommitted: the volume grows.
+	writeFiles(t, dir, map[string]string{"infra/main.tf": provider +
+		"resource \"aws_instance\" \"web\" { instance_type = \"t3.large\" }\n" +
+		"resource \"aws_ebs_volume\" \"data\" {\n  size = 200\n  type = \"gp3\"\n}\n"})
+	a, _ := newAnalyzer(t, dir)
+	type change struct {
+		address, change string
+		delta           float64
+	}
+	for _, tt := range []struct {
+		args              string
+		base, head, delta float64
+		changes           []change
+	}{
+		// t3.micro 7.59 + NAT 32.85 = 40.44 -> t3.large 60.74 + gp3 100 GB 8 = 68.74
+		{`{"path":"infra","base_ref":"v1","head_ref":"HEAD"}`, 40.44, 68.74, 28.3,
+			[]change{{"aws_instance.web", "changed", 53.15}, {"aws_nat_gateway.nat", "removed", -32.85}, {"aws_ebs_volume.data", "added", 8}}},
+		// HEAD -> working tree: the volume doubles.
+		{`{"path":"infra","base_ref":"HEAD"}`, 68.74, 76.74, 8, []change{{"aws_ebs_volume.data", "changed", 8}}},
+	} {
+		d := call(t, a, tt.args).CostDiff
+		if d == nil {
+			t.Fatalf("%s: no costDiff", tt.args)
+		}
+		var got []change
+		for _, c := range d.Changes {
+			got = append(got, change{c.Address, c.Change, c.Delta})
+		}
+		if d.BaseTotal != tt.base || d.HeadTotal != tt.head || d.Delta != tt.delta || fmt.Sprint(got) != fmt.Sprint(tt.changes) {
+			t.Errorf("%s: %v -> %v (%v): %v; want %v -> %v (%v): %v", tt.args, d.BaseTotal, d.HeadTotal, d.Delta, got, tt.base, tt.head, tt.delta, tt.changes)
+		}
+	}
+	for _, args := range []string{`{"base_ref":"no-such-ref"}`, `{"head_ref":"HEAD"}`} {
+		if _, err := a.Call(context.Background(), json.RawMessage(args)); err == nil {
+			t.Errorf("%s accepted", args)
+		}
+	}
+}
+
+func mustHead(t *testing.T, repo *git.Repository) plumbing.Hash {
+	t.Helper()
+	ref, err := repo.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.Hash()
+}

@@ -1,0 +1,92 @@
+package security
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/platform-dev/platform/tools/cloud"
+)
+
+// Rules for configurations that are wrong as written (a flag set to the unsafe value), which
+// tfsec, Checkov and kube-score report and the rules of infra.go did not cover.
+var (
+	ruleHostNamespace = infraRule{"iac/host-namespace", "high", "CWE-668", "CIS Kubernetes 5.2.3-5.2.5",
+		"Remove hostNetwork, hostPID and hostIPC: a pod sharing the node's namespaces sees and reaches the node's processes and network", "Pod shares the node's namespaces"}
+	ruleCapabilities = infraRule{"iac/dangerous-capabilities", "high", "CWE-250", "CIS Kubernetes 5.2.9",
+		"Drop ALL capabilities and add back only the one the process needs (NET_BIND_SERVICE, for instance); never SYS_ADMIN, NET_ADMIN or ALL", "Container adds powerful Linux capabilities"}
+	ruleEscalation = infraRule{"iac/privilege-escalation", "medium", "CWE-250", "CIS Kubernetes 5.2.6",
+		"Set securityContext.allowPrivilegeEscalation: false", "Container allows privilege escalation"}
+	ruleClusterAdmin = infraRule{"iac/cluster-admin-binding", "high", "CWE-269", "CIS Kubernetes 5.1.1",
+		"Bind a Role or ClusterRole with the verbs and resources the subject needs; keep cluster-admin for break-glass accounts outside the repository", "Subject bound to cluster-admin"}
+	rulePublicDatabase = infraRule{"iac/public-database", "high", "CWE-284", "CIS AWS Foundations 2.3.3",
+		"Set publicly_accessible = false (PubliclyAccessible: false) and reach the database through the VPC, a bastion or a proxy", "Database reachable from the internet"}
+	ruleIMDSv1 = infraRule{"iac/imds-v1", "medium", "CWE-918", "CIS AWS Foundations 5.6",
+		"Set metadata_options { http_tokens = \"required\" } (MetadataOptions.HttpTokens: required) so that SSRF cannot read the instance's credentials", "Instance metadata service v1 allowed"}
+)
+
+// dangerousCaps are capabilities that amount to root on the node or its network.
+var dangerousCaps = map[string]bool{"ALL": true, "SYS_ADMIN": true, "NET_ADMIN": true, "SYS_PTRACE": true, "SYS_MODULE": true, "DAC_READ_SEARCH": true, "BPF": true}
+
+// explicitFindings applies the rules of this file to one resource.
+func explicitFindings(r *cloud.Resource) []Finding {
+	var out []Finding
+	switch r.Type {
+	case "aws_db_instance", "aws_rds_cluster_instance":
+		if v, ok := r.Bool("publicly_accessible"); ok && v {
+			out = append(out, rulePublicDatabase.finding(r, r.LineOf("publicly_accessible"), fmt.Sprintf("%s is publicly accessible", r.Address)))
+		}
+	case "AWS::RDS::DBInstance":
+		if v, ok := r.Bool("PubliclyAccessible"); ok && v {
+			out = append(out, rulePublicDatabase.finding(r, r.LineOf("PubliclyAccessible"), fmt.Sprintf("%s is publicly accessible", r.Address)))
+		}
+	case "aws_instance", "aws_launch_template":
+		for i, m := range r.Blocks("metadata_options") {
+			if t, _ := m["http_tokens"].(string); t == "optional" {
+				out = append(out, ruleIMDSv1.finding(r, r.LineOf("metadata_options", i, "http_tokens"), fmt.Sprintf("%s accepts IMDSv1 (http_tokens = \"optional\")", r.Address)))
+			}
+		}
+	case "AWS::EC2::LaunchTemplate":
+		if t := r.String("LaunchTemplateData", "MetadataOptions", "HttpTokens"); t == "optional" {
+			out = append(out, ruleIMDSv1.finding(r, r.LineOf("LaunchTemplateData", "MetadataOptions", "HttpTokens"), fmt.Sprintf("%s accepts IMDSv1 (HttpTokens: optional)", r.Address)))
+		}
+	case "ClusterRoleBinding", "RoleBinding":
+		if r.Source == cloud.SourceKubernetes && r.String("roleRef", "name") == "cluster-admin" {
+			out = append(out, ruleClusterAdmin.finding(r, r.LineOf("roleRef", "name"), fmt.Sprintf("%s binds its subjects to cluster-admin", r.Address)))
+		}
+	}
+	if r.Source != cloud.SourceKubernetes {
+		return out
+	}
+	spec, ok := cloud.PodSpec(r)
+	if !ok {
+		return out
+	}
+	at := func(p ...any) []any { return append(append([]any{}, spec...), p...) }
+	for _, ns := range []string{"hostNetwork", "hostPID", "hostIPC"} {
+		if v, ok := r.Bool(at(ns)...); ok && v {
+			out = append(out, ruleHostNamespace.finding(r, r.LineOf(at(ns)...), fmt.Sprintf("%s sets %s: true", r.Address, ns)))
+		}
+	}
+	for _, kind := range []string{"containers", "initContainers"} {
+		for i, c := range r.Blocks(at(kind)...) {
+			name, _ := c["name"].(string)
+			cp := at(kind, i, "securityContext")
+			if v, _ := cloud.Lookup(c, "securityContext", "allowPrivilegeEscalation").(bool); v {
+				out = append(out, ruleEscalation.finding(r, r.LineOf(append(cp, "allowPrivilegeEscalation")...),
+					fmt.Sprintf("container %q of %s sets allowPrivilegeEscalation: true", name, r.Address)))
+			}
+			added, _ := cloud.Lookup(c, "securityContext", "capabilities", "add").([]any)
+			var bad []string
+			for _, cp := range added {
+				if s, ok := cp.(string); ok && dangerousCaps[strings.TrimPrefix(strings.ToUpper(s), "CAP_")] {
+					bad = append(bad, s)
+				}
+			}
+			if len(bad) > 0 {
+				out = append(out, ruleCapabilities.finding(r, r.LineOf(append(cp, "capabilities", "add")...),
+					fmt.Sprintf("container %q of %s adds %s", name, r.Address, strings.Join(bad, ", "))))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,541 @@
+package security_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/platform-dev/platform/tools"
+	"github.com/platform-dev/platform/tools/security"
+	"github.com/platform-dev/platform/tools/workspace"
+)
+
+// writeTree lays out files (slash-separated path -> content) below a new folder.
+func writeTree(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func assessorOn(t testing.TB, dir string) *security.Assessor {
+	t.Helper()
+	ws, err := workspace.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := security.New(ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// locations lists "rule location" of every finding.
+func locations(rep *security.Report) []string {
+	var out []string
+	for _, f := range rep.Findings {
+		out = append(out, f.RuleID+" "+f.Location)
+	}
+	return out
+}
+
+// Secrets (gitleaks:allow on each line of this test: they are planted, not leaked).
+const (
+	awsKey    = "AKIAZ3MHQB7XK4RL2PNA"                                   // gitleaks:allow
+	githubPAT = "ghp_R8kZ2vQm4Xw7Lp9Tn3Jb6Yc1Hs5Fd0Ga2Ke4"               // gitleaks:allow
+	slackTok  = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx" // gitleaks:allow
+)
+
+// Paths Linguist calls vendored (config/env/, vendor/, testdata/, node_modules/) are third-party
+// code for the code rules, but a secret committed there leaks all the same: each one is
+// reported once, labelled vendored.
+func TestSecretsInVendoredPathsAreReportedOnceAndLabelled(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"config/env/prod.env":           "AWS_ACCESS_KEY_ID=" + awsKey + "\n",
+		"vendor/github.com/x/y/conf.go": "package y\n\nconst token = \"" + githubPAT + "\"\n",
+		"testdata/fixture.txt":          "slack: " + slackTok + "\n",
+		"node_modules/pkg/index.js":     "module.exports = { key: '" + awsKey + "' };\n",
+		"app/settings.py":               "GITHUB = \"" + githubPAT + "\"\n",
+	})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"both"}`)
+	got := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.Category != security.CategorySecret {
+			t.Errorf("unexpected %s at %s", f.RuleID, f.Location)
+			continue
+		}
+		file := f.File
+		if got[file] {
+			t.Errorf("%s reported twice", file)
+		}
+		got[file] = true
+		if want := file != "app/settings.py"; f.Vendored != want {
+			t.Errorf("%s: vendored %v, want %v", f.Location, f.Vendored, want)
+		}
+	}
+	for _, file := range []string{"config/env/prod.env", "vendor/github.com/x/y/conf.go", "testdata/fixture.txt", "node_modules/pkg/index.js", "app/settings.py"} {
+		if !got[file] {
+			t.Errorf("no secret found in %s; got %v", file, locations(rep))
+		}
+	}
+}
+
+// A credential that several rules see (gitleaks' generic rule, the hard-coded credential rule,
+// the manifest rules) is one finding that names the others.
+func TestOneFindingPerSecretAndLocation(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"Dockerfile": "FROM python:3.12\nENV API_TOKEN=abcd1234efgh5678ijkl\nUSER app\n", // gitleaks:allow
+		"k8s.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: api}
+spec:
+  containers:
+    - name: api
+      image: api:1.0
+      securityContext: {runAsNonRoot: true}
+      env:
+        - name: DB_PASSWORD
+          value: "Zx9-qLw3-Vb7T-pR2m"
+`,
+	})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"both"}`)
+	per := map[string][]security.Finding{}
+	for _, f := range rep.Findings {
+		if f.CWE == "CWE-798" {
+			per[f.Location] = append(per[f.Location], f)
+		}
+	}
+	for _, loc := range []string{"Dockerfile:2", "k8s.yaml:10"} {
+		if len(per[loc]) != 1 {
+			t.Errorf("%s: %d credential findings, want 1: %+v", loc, len(per[loc]), per[loc])
+		}
+	}
+	if fs := per["Dockerfile:2"]; len(fs) == 1 && (fs[0].RuleID != "docker/secret-in-image" || !contains(fs[0].AlsoMatched, "secret/generic-api-key")) {
+		t.Errorf("Dockerfile:2 kept %s, also %v", fs[0].RuleID, fs[0].AlsoMatched)
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// A mask never shows more than 4 characters, and none of a secret shorter than 12.
+func TestMasksRevealNothingOfShortSecrets(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"docker-compose.yml": "services:\n  db:\n    image: postgres:16\n    environment:\n      POSTGRES_PASSWORD: Tr0ub4dor&3\n",
+		"settings.py":        "DB_PASSWORD = \"hunter2hunter2-prod\"\n",
+	})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"both"}`)
+	b, _ := json.Marshal(rep)
+	for _, leak := range []string{"Tr0u", "Tr0ub4dor", "hunter2hunter2"} {
+		if strings.Contains(string(b), leak) {
+			t.Errorf("output shows %q: %s", leak, b)
+		}
+	}
+	if !strings.Contains(string(b), "******** (11 chars)") || !strings.Contains(string(b), "hunt************ (19 chars)") {
+		t.Errorf("masks not as documented: %s", b)
+	}
+}
+
+// Each case is one Python, JavaScript or Java file; want says whether code/sql-injection fires.
+func TestSQLInjectionCases(t *testing.T) {
+	for _, tt := range []struct {
+		name, file, src string
+		want            bool
+	}{
+		{"py adjacent literals with %", "a.py", "def f(c, u, p):\n    c.execute(\"SELECT * FROM users WHERE username='%s' \"\n              \"AND password='%s'\" % (u, p))\n", true},
+		{"py adjacent literals with format", "a.py", "def f(c, u):\n    c.execute(\"SELECT id FROM users \"\n              \"WHERE name = '{}'\".format(u))\n", true},
+		{"py concatenation", "a.py", "def f(c, u):\n    c.execute(\"SELECT * FROM t WHERE id = \" + u)\n", true},
+		{"py f-string", "a.py", "def f(c, u):\n    c.execute(f\"DELETE FROM t WHERE id = {u}\")\n", true},
+		{"py variable formatted later", "a.py", "def f(c, u):\n    q = \"SELECT * FROM t WHERE name = '%s'\"\n    c.execute(q % u)\n", true},
+		{"py variable extended later", "a.py", "def f(c, u):\n    q = \"SELECT * FROM t WHERE name = \"\n    q += u\n    c.execute(q)\n", true},
+		{"py bound parameter", "a.py", "def f(c, u):\n    c.execute(\"SELECT * FROM t WHERE name = %s\", (u,))\n", false},
+		{"py adjacent constant literals", "a.py", "def f(c, u):\n    c.execute(\"SELECT * FROM t \"\n              \"WHERE name = %s\", (u,))\n", false},
+		{"py int parameter", "a.py", "def f(c, uid: int):\n    c.execute(\"SELECT * FROM t WHERE id = %d\" % uid)\n", false},
+		{"py constant table", "a.py", "TABLE = 'users'\ndef f(c, u):\n    c.execute(\"SELECT * FROM \" + TABLE + \" WHERE id = %s\", (u,))\n", false},
+		{"js concatenation after constant pieces", "a.js", "function f(db, id) {\n  db.query('SELECT * FROM t ' + 'WHERE id = ' + id);\n}\n", true},
+		{"js placeholder", "a.js", "function f(db, id) {\n  db.query('SELECT * FROM t WHERE id = $1', [id]);\n}\n", false},
+		{"java concatenation", "A.java", "class A { void f(java.sql.Statement s, String id) throws Exception {\n s.executeQuery(\"SELECT * FROM t WHERE id = '\" + id + \"'\");\n} }\n", true},
+		{"java String.format", "A.java", "class A { void f(java.sql.Statement s, String id) throws Exception {\n s.executeQuery(String.format(\"SELECT * FROM t WHERE id = '%s'\", id));\n} }\n", true},
+		{"java constants", "A.java", "class A { static final String T = \"t\"; static final String COLS = \"a, b\";\n void f(java.sql.Connection c) throws Exception {\n c.prepareStatement(\"SELECT \" + COLS + \" FROM \" + T_NAME + \" WHERE id = ?\");\n} }\n", false},
+		{"java int parameter", "A.java", "class A { void f(java.sql.Statement s, int id) throws Exception {\n s.executeQuery(\"SELECT * FROM t WHERE id = \" + id);\n} }\n", false},
+		{"java length", "A.java", "class A { void f(java.sql.Statement s, String id) throws Exception {\n s.executeQuery(\"SELECT * FROM t LIMIT \" + id.length());\n} }\n", false},
+		{"java placeholder pieces", "A.java", "class A { void f(java.sql.Connection c) throws Exception {\n c.prepareStatement(\"SELECT * FROM t \" +\n   \"WHERE id = ?\");\n} }\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTree(t, map[string]string{tt.file: tt.src})
+			rep := assess(t, assessorOn(t, dir), `{"scope":"code"}`)
+			got := false
+			for _, f := range rep.Findings {
+				got = got || f.RuleID == "code/sql-injection"
+			}
+			if got != tt.want {
+				t.Errorf("sql-injection %v, want %v; findings %v", got, tt.want, locations(rep))
+			}
+		})
+	}
+}
+
+func TestHardcodedCredentials(t *testing.T) {
+	for _, tt := range []struct {
+		file, src string
+		want      bool
+	}{
+		{"a.py", "DB_PASSWORD = \"s3cr3t-Pa55\"\n", true},
+		{"a.py", "conn = connect(host='db', password='s3cr3t-Pa55')\n", true},
+		{"a.py", "cfg = {\"api_key\": \"k-93jf83hf8\"}\n", true},
+		{"a.py", "password = os.environ['DB_PASSWORD']\n", false},
+		{"a.py", "KEY_PASSWORD = \"password\"\n", false},
+		{"a.py", "password = \"\"\n", false},
+		{"a.py", "password_field = \"s3cr3t-Pa55\"\n", false},
+		{"a.js", "const apiKey = 'k-93jf83hf8';\n", true},
+		{"a.js", "const cfg = { password: 'hunter22' };\n", true},
+		{"a.js", "const cfg = { password: process.env.PW };\n", false},
+		{"a.ts", "export class C { private readonly clientSecret = \"cs-83hf8e7\"; }\n", true},
+		{"a.ts", "const secret = '${SECRET}';\n", false},
+		{"A.java", "class A { private static final String DB_PASSWORD = \"s3cr3t-Pa55\"; }\n", true},
+		{"A.java", "class A { String password = System.getenv(\"PW\"); }\n", false},
+	} {
+		t.Run(tt.file+" "+tt.src, func(t *testing.T) {
+			dir := writeTree(t, map[string]string{tt.file: tt.src})
+			rep := assess(t, assessorOn(t, dir), `{"scope":"code"}`)
+			got := false
+			for _, f := range rep.Findings {
+				if f.CWE == "CWE-798" {
+					got = true
+					if f.Line != 1 || f.Category != security.CategorySecret {
+						t.Errorf("finding %+v", f)
+					}
+				}
+			}
+			if got != tt.want {
+				t.Errorf("credential found %v, want %v: %v", got, tt.want, locations(rep))
+			}
+		})
+	}
+}
+
+// Without a module cache the go command may not load a module at all: it needs a newer
+// toolchain it cannot download (GOTOOLCHAIN=local, GOPROXY=off), or a dependency that is not
+// there. gosec's AST rules still run on the parsed files, and a note says how far it got.
+func TestGoFindingsWithoutTheModuleCache(t *testing.T) {
+	main := `package main
+
+import (
+	"crypto/md5"
+	"fmt"
+	"os/exec"
+
+	"example.invalid/never/dep"
+)
+
+func main() {
+	fmt.Println(md5.Sum([]byte(dep.Name)))
+	_ = exec.Command("sh", "-c", dep.Name).Run()
+}
+`
+	for _, tt := range []struct{ name, gomod, note string }{
+		{"newer toolchain", "module example.com/svc\n\ngo 1.99\n\nrequire example.invalid/never v1.2.3\n", "AST rules ran on the parsed files"},
+		{"missing dependency", "module example.com/svc\n\ngo 1.22\n\nrequire example.invalid/never v1.2.3\n", "findings may be incomplete"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := assess(t, assessorOn(t, writeTree(t, map[string]string{"go.mod": tt.gomod, "main.go": main})), `{"scope":"code"}`)
+			got := strings.Join(locations(rep), "\n")
+			for _, want := range []string{"gosec/G501 main.go:4", "gosec/G401 main.go:12", "gosec/G204 main.go:13"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("missing %s in\n%s", want, got)
+				}
+			}
+			if !strings.Contains(strings.Join(rep.Notes, " "), tt.note) {
+				t.Errorf("notes %q do not say %q", rep.Notes, tt.note)
+			}
+		})
+	}
+}
+
+// Ignore directives silence one rule (or a family, or all) on their line or the next; the
+// report counts what they silenced.
+func TestIgnoreDirectives(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"a.py": `import hashlib, os
+def f(c, u, cmd):
+    c.execute("SELECT * FROM t WHERE id = " + u)  # platform:ignore code/sql-injection
+    # platform:ignore code/command-injection
+    os.system(cmd)
+    hashlib.md5(u)  # platform:ignore code/sql-injection (another rule: still reported)
+    os.system(cmd + u)  # platform:ignore code/
+`,
+		"main.tf": `resource "aws_security_group" "ssh" {
+  # platform:ignore iac/ingress-open-admin-port
+  ingress {
+    from_port   = 22
+    to_port     = 22
+    protocol    = "tcp"
+    cidr_blocks = ["0.0.0.0/0"]
+  }
+}
+`,
+	})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"both"}`)
+	if got := strings.Join(locations(rep), ","); got != "code/weak-hash a.py:6" {
+		t.Errorf("findings %s, want only the weak hash", got)
+	}
+	if rep.Suppressed != 4 {
+		t.Errorf("suppressed %d, want 4", rep.Suppressed)
+	}
+}
+
+// A baseline (a report saved earlier) hides the findings it lists, by fingerprint, even after
+// they moved; a new finding still shows.
+func TestBaselineShowsOnlyNewFindings(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"a.py": "import os\ndef f(c, u):\n    c.execute(\"SELECT * FROM t WHERE id = \" + u)\n",
+	})
+	a := assessorOn(t, dir)
+	first := assess(t, a, `{"scope":"code"}`)
+	if first.Summary.Total != 1 {
+		t.Fatalf("first run: %v", locations(first))
+	}
+	saved, _ := json.Marshal(first)
+	if err := os.WriteFile(filepath.Join(dir, "baseline.json"), saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The old finding moves two lines down; a new one appears.
+	if err := os.WriteFile(filepath.Join(dir, "a.py"), []byte("import os\n\n\ndef f(c, u):\n    c.execute(\"SELECT * FROM t WHERE id = \" + u)\n    os.system(u)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := assess(t, a, `{"scope":"code","baseline":"baseline.json"}`)
+	if got := strings.Join(locations(rep), ","); got != "code/command-injection a.py:6" || rep.Baselined != 1 || rep.Baseline != "baseline.json" {
+		t.Errorf("with baseline: %s, baselined %d (%q)", got, rep.Baselined, rep.Baseline)
+	}
+	// The conventional name is picked up without being named.
+	if err := os.Rename(filepath.Join(dir, "baseline.json"), filepath.Join(dir, security.BaselineFile)); err != nil {
+		t.Fatal(err)
+	}
+	if rep := assess(t, a, `{"scope":"code"}`); rep.Baselined != 1 || rep.Baseline != security.BaselineFile {
+		t.Errorf("default baseline not used: %+v", rep)
+	}
+	if _, err := a.Call(context.Background(), json.RawMessage(`{"scope":"code","baseline":"a.py"}`)); err == nil {
+		t.Error("a file that is not a report accepted as baseline")
+	}
+}
+
+// The cache is by content: an edited file is scanned again, an unchanged one answers the same.
+func TestEditedFileIsScannedAgain(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"a.py": "import os\ndef f(u):\n    os.system(u)\n",
+		"b.py": "import pickle\ndef g(b):\n    return pickle.loads(b)\n",
+	})
+	a := assessorOn(t, dir)
+	before := strings.Join(locations(assess(t, a, `{"scope":"code"}`)), ",")
+	if err := os.WriteFile(filepath.Join(dir, "a.py"), []byte("import os\ndef f(u):\n    eval(u)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after := strings.Join(locations(assess(t, a, `{"scope":"code"}`)), ",")
+	if before != "code/command-injection a.py:3,code/unsafe-deserialization b.py:3" || after != "code/eval a.py:3,code/unsafe-deserialization b.py:3" {
+		t.Errorf("before %s; after %s", before, after)
+	}
+}
+
+// A tree too large for the caller's deadline answers partial findings flagged truncated before
+// the deadline, not a timeout.
+func TestTruncatedBeforeTheDeadline(t *testing.T) {
+	files := map[string]string{}
+	for i := range 4000 {
+		files[fmt.Sprintf("pkg%02d/m%04d.py", i%40, i)] = strings.Repeat("def f(c, u):\n    c.execute(\"SELECT * FROM t WHERE id = \" + u)\n", 30)
+	}
+	a := assessorOn(t, writeTree(t, files))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	out, err := a.Call(ctx, json.RawMessage(`{"scope":"code","limit":1}`))
+	if err != nil {
+		t.Fatalf("err %v, want a partial report", err)
+	}
+	rep := out.(*security.Report)
+	if !rep.Truncated || rep.Summary.Total == 0 || ctx.Err() != nil {
+		t.Errorf("truncated %v, %d findings, ctx %v", rep.Truncated, rep.Summary.Total, ctx.Err())
+	}
+}
+
+// Ten calls at once share the workers and the Go analysis slot: every one answers, with the
+// same findings, and the ones that wait say so through the progress seam.
+func TestConcurrentCallsShareTheWorkers(t *testing.T) {
+	a := newAssessor(t)
+	var mu sync.Mutex
+	var messages []string
+	ctx := tools.WithProgress(context.Background(), func(_, _ float64, msg string) {
+		mu.Lock()
+		messages = append(messages, msg)
+		mu.Unlock()
+	})
+	totals := make([]int, 10)
+	var wg sync.WaitGroup
+	for i := range totals {
+		wg.Go(func() {
+			rep, err := a.Assess(ctx, security.Options{Scope: security.ScopeBoth})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			totals[i] = rep.Summary.Total
+		})
+	}
+	wg.Wait()
+	for i, n := range totals {
+		if n != len(planted) {
+			t.Errorf("call %d: %d findings, want %d", i, n, len(planted))
+		}
+	}
+	if !slices.ContainsFunc(messages, func(m string) bool { return strings.HasPrefix(m, "analysing the Go packages of gosvc") }) {
+		t.Errorf("progress messages %q", messages)
+	}
+}
+
+// Linguist calls env/ vendored, yet Terraform environments live there: their declarations are
+// assessed; test fixtures and third-party folders are not the project's infrastructure.
+func TestDeclarationsUnderVendoredPaths(t *testing.T) {
+	sg := `resource "aws_security_group" "ssh" {
+  ingress {
+    from_port   = 22
+    to_port     = 22
+    protocol    = "tcp"
+    cidr_blocks = ["0.0.0.0/0"]
+  }
+}
+`
+	dir := writeTree(t, map[string]string{"env/prod/main.tf": sg, "testdata/main.tf": sg, "vendor/mod/main.tf": sg})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
+	if got := strings.Join(locations(rep), ","); got != "iac/ingress-open-admin-port env/prod/main.tf:2" {
+		t.Errorf("findings %s", got)
+	}
+}
+
+// Configurations unsafe as written that tfsec, Checkov and kube-score report: one finding each,
+// none for the safe forms beside them.
+func TestExplicitMisconfigurations(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"main.tf": `resource "aws_db_instance" "open" {
+  publicly_accessible = true
+  storage_encrypted   = true
+}
+resource "aws_db_instance" "closed" {
+  publicly_accessible = false
+  storage_encrypted   = true
+}
+resource "aws_instance" "v1" {
+  metadata_options {
+    http_tokens = "optional"
+  }
+}
+resource "aws_instance" "v2" {
+  metadata_options {
+    http_tokens = "required"
+  }
+}
+`,
+		"k8s.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: node-agent}
+spec:
+  hostNetwork: true
+  hostPID: false
+  securityContext: {runAsNonRoot: true}
+  containers:
+    - name: agent
+      image: agent:1.0
+      securityContext:
+        allowPrivilegeEscalation: true
+        capabilities:
+          add: ["NET_BIND_SERVICE", "SYS_ADMIN"]
+    - name: safe
+      image: agent:1.0
+      securityContext:
+        allowPrivilegeEscalation: false
+        capabilities:
+          drop: ["ALL"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: ci-admin}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: cluster-admin
+subjects:
+  - kind: ServiceAccount
+    name: ci
+    namespace: default
+`,
+	})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
+	want := "iac/host-namespace k8s.yaml:5,iac/dangerous-capabilities k8s.yaml:14,iac/cluster-admin-binding k8s.yaml:28," +
+		"iac/public-database main.tf:2,iac/privilege-escalation k8s.yaml:12,iac/imds-v1 main.tf:11"
+	if got := strings.Join(locations(rep), ","); got != want {
+		t.Errorf("findings\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A secret committed and removed later is still in every clone: the history scan reports it
+// (once, where it was added), and a secret still in the file only once, from the working tree.
+func TestSecretsInGitHistory(t *testing.T) {
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(files map[string]string) {
+		for name, content := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := wt.Add(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sig := &object.Signature{Name: "t", Email: "t@example.com", When: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
+		if _, err := wt.Commit("change", &git.CommitOptions{Author: sig}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(map[string]string{"deploy.env": "REGION=eu-west-1\nAWS_ACCESS_KEY_ID=" + awsKey + "\n", "ci.env": "TOKEN=" + githubPAT + "\n"})
+	commit(map[string]string{"deploy.env": "REGION=eu-west-1\nAWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID}\n"})
+	a := assessorOn(t, dir)
+	if got := strings.Join(locations(assess(t, a, `{"scope":"code"}`)), ","); got != "secret/github-pat ci.env:1" {
+		t.Errorf("without history: %s", got)
+	}
+	rep := assess(t, a, `{"scope":"code","history":true}`)
+	if got := strings.Join(locations(rep), ","); got != "secret/github-pat ci.env:1,secret/aws-access-token deploy.env:2" {
+		t.Errorf("with history: %s", got)
+	}
+	if len(rep.Findings) == 2 && !strings.Contains(rep.Findings[1].Message, "no longer in the file") {
+		t.Errorf("message %q", rep.Findings[1].Message)
+	}
+}

@@ -1,0 +1,64 @@
+package workspace
+
+import (
+	"path/filepath"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/go-enry/go-enry/v2"
+)
+
+const (
+	// maxClassEntries bounds the classification cache; past it, the cache starts again.
+	maxClassEntries = 200_000
+	// classifyBytes is how much of a file language detection reads.
+	classifyBytes = 16 << 10
+)
+
+// classCache remembers what Linguist said of a file's content at a path. Linguist's
+// classifier (a naive Bayes over regular-expression tokens, for extensions several languages
+// share, such as .h or .s) costs more than reading the file, and a repository's files rarely
+// change between two walks.
+type classCache struct {
+	mu sync.Mutex
+	m  map[classKey]classOf
+}
+
+type classKey struct {
+	rel  string
+	hash uint64 // of the content; 0 for files not read
+	size int64
+}
+
+type classOf struct {
+	language          string
+	binary, generated bool
+}
+
+// classify sets f's Language, Binary and Generated from its name and content.
+func (c *classCache) classify(f *File) {
+	k := classKey{rel: f.Rel, size: f.Size}
+	if f.Content != nil {
+		k.hash = xxhash.Sum64(f.Content)
+	}
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
+	if !ok {
+		v.binary = f.Content != nil && enry.IsBinary(f.Content)
+		if !v.binary {
+			// The start of a file decides its language; Linguist's classifier tokenises what it
+			// is given with regular expressions, so a long file costs in proportion.
+			v.language = enry.GetLanguage(filepath.Base(f.Rel), f.Content[:min(len(f.Content), classifyBytes)])
+		}
+		// Linguist counts Go vendor folders as generated too; one reason to leave a file out is enough.
+		v.generated = !f.Vendored && !v.binary && enry.IsGenerated(f.Rel, f.Content)
+		c.mu.Lock()
+		if len(c.m) >= maxClassEntries {
+			clear(c.m)
+		}
+		c.m[k] = v
+		c.mu.Unlock()
+	}
+	f.Language, f.Binary, f.Generated = v.language, v.binary, v.generated
+}
