@@ -245,11 +245,6 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	mountHealth(e, logger, stores, mcp.Ready)
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
 	reg.MountAdmin(e, adminToken)
-	con, err := console.New(console.Config{Registry: reg, Stores: stores, AdminToken: adminToken, Metrics: metrics.reg, Logger: logger})
-	if err != nil {
-		return err
-	}
-	con.Mount(e)
 	reg.MountGraphQL(e)
 	var devIssuer *tenant.DevIssuer
 	switch {
@@ -261,6 +256,11 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	case cfg.DevIssuer != "off" && cfg.DevIssuer != "auto":
 		return fmt.Errorf("--dev-issuer %q: want on, off or auto", cfg.DevIssuer)
 	}
+	con, err := console.New(console.Config{Registry: reg, Stores: stores, AdminToken: adminToken, Metrics: metrics.reg, DevIssuer: devIssuer, Logger: logger})
+	if err != nil {
+		return err
+	}
+	con.Mount(e)
 	e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
 
 	ln, err := net.Listen("tcp", cfg.Addr)

@@ -48,7 +48,9 @@ type Config struct {
 	// Metrics is the process's metrics registry; the health page shows MCP and HTTP figures
 	// from it. Nil leaves them out.
 	Metrics prometheus.Gatherer
-	Logger  *slog.Logger
+	// DevIssuer, when the server runs one, mints test tokens for the projects that trust it.
+	DevIssuer *tenant.DevIssuer
+	Logger    *slog.Logger
 }
 
 // Console serves the operator console.
@@ -116,6 +118,8 @@ func (con *Console) Mount(e *echo.Echo) {
 	con.mountProjects(s)
 	con.mountRecords(s)
 	s.GET("/health", con.health)
+	s.GET("/projects/:id/identity", con.identity)
+	s.POST("/projects/:id/identity/token", con.mintToken)
 }
 
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {

@@ -572,3 +572,68 @@ func TestFirstLoadIsSmall(t *testing.T) {
 		t.Errorf("the sign-in page loads something from elsewhere: %s", page.body)
 	}
 }
+
+// TestIdentity: a project's issuer, audience and keys fetched from its JWKS; under the
+// development issuer a token minted here passes the project's own verifier.
+func TestIdentity(t *testing.T) {
+	dev, err := tenant.OpenDevIssuer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks := httptest.NewServer(dev)
+	t.Cleanup(jwks.Close)
+	f := start(t, console.Config{DevIssuer: dev})
+	ctx := context.Background()
+	demo, err := dev.DemoProject(jwks.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nowhere := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(nowhere.Close)
+	other, err := tenant.ParseDocument([]byte(`{"id":"other","auth":{"jwksURL":"` + nowhere.URL + `/jwks.json","issuer":"https://idp.example/","audience":"other"},
+		"tables":{"notes":{"fields":{"text":{"type":"String"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*tenant.Project{demo, other} {
+		if _, _, err := f.reg.Put(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := f.browser(t)
+	b.signIn()
+
+	page := b.do(http.MethodGet, "/console/projects/demo/identity", nil, false)
+	for _, want := range []string{"<code>" + tenant.DevIssuerName + "</code>", "<code>demo</code>", "ok: 1 keys", "Mint token"} {
+		if page.status != http.StatusOK || !strings.Contains(page.body, want) {
+			t.Errorf("identity of demo: %d, want %q in %s", page.status, want, page.body)
+		}
+	}
+	minted := b.do(http.MethodPost, "/console/projects/demo/identity/token", url.Values{"sub": {"alice"}}, true)
+	m := regexp.MustCompile(`readonly rows="4" spellcheck="false">([^<]+)</textarea>`).FindStringSubmatch(minted.body)
+	if minted.status != http.StatusOK || m == nil {
+		t.Fatalf("mint: %d %s", minted.status, minted.body)
+	}
+	rt, err := f.reg.Runtime(ctx, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := rt.Verifier.Verify(ctx, m[1])
+	if err != nil || claims["sub"] != "alice" {
+		t.Fatalf("the minted token: %v %v", claims, err)
+	}
+	if strings.Contains(f.log.String(), m[1]) {
+		t.Error("the minted token is in the log")
+	}
+
+	page = b.do(http.MethodGet, "/console/projects/other/identity", nil, false)
+	if !strings.Contains(page.body, "fetch JWKS: 404 Not Found") || strings.Contains(page.body, "Mint token") {
+		t.Errorf("identity of other: %s", page.body)
+	}
+	if a := b.do(http.MethodPost, "/console/projects/other/identity/token", url.Values{"sub": {"alice"}}, true); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "does not trust") {
+		t.Errorf("mint for a project of another issuer: %d %s", a.status, a.body)
+	}
+	if a := b.do(http.MethodPost, "/console/projects/demo/identity/token", url.Values{"sub": {""}}, true); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "needs a subject") {
+		t.Errorf("mint without a subject: %d %s", a.status, a.body)
+	}
+}
