@@ -25,6 +25,7 @@ import (
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/telemetry"
 	"github.com/platform-dev/platform/tenant"
+	"github.com/platform-dev/platform/tenant/console"
 	"github.com/platform-dev/platform/tools"
 )
 
@@ -278,6 +279,11 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	case cfg.DevIssuer != "off" && cfg.DevIssuer != "auto":
 		return fmt.Errorf("--dev-issuer %q: want on, off or auto", cfg.DevIssuer)
 	}
+	con, err := console.New(console.Config{Registry: reg, Stores: stores, AdminToken: adminToken, Metrics: metrics.reg, DevIssuer: devIssuer, Logger: logger})
+	if err != nil {
+		return err
+	}
+	con.Mount(e)
 	e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
 
 	// No WriteTimeout: MCP notification streams stay open for as long as their clients listen.
@@ -300,6 +306,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	logger.Info("platform serving",
 		"addr", ln.Addr().String(),
 		"admin", fmt.Sprintf("http://%s:%d/admin/v1/projects", cfg.Domain, port),
+		"console", fmt.Sprintf("http://%s:%d/console/", cfg.Domain, port),
 		"mcp", fmt.Sprintf("http://%s:%d/mcp", cfg.Domain, port),
 		"graphql", fmt.Sprintf("http://<project>.%s:%d/api/v1/graphql", cfg.Domain, port),
 		"version", version)

@@ -1,0 +1,639 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/platform-dev/platform/store"
+	"github.com/platform-dev/platform/tenant"
+	"github.com/platform-dev/platform/tenant/console"
+)
+
+const adminToken = "console-test-admin-token-0123456789"
+
+// lockedBuffer collects the server's log; handlers write to it from many goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type fixture struct {
+	srv    *httptest.Server
+	reg    *tenant.Registry
+	stores *store.Stores
+	log    *lockedBuffer
+}
+
+// start serves the console as `platform serve` mounts it, on real embedded stores, with the
+// requests logged as the service logs them (so a test can look for the token in the log).
+func start(t *testing.T, cfg console.Config) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	stores, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stores.Close(context.Background()) })
+	logs := &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	cfg.Registry, cfg.Stores, cfg.AdminToken, cfg.Logger = reg, stores, adminToken, logger
+	con, err := console.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			err := next(c)
+			logger.Info("request", "method", c.Request().Method, "uri", c.Request().RequestURI, "status", c.Response().Status)
+			return err
+		}
+	})
+	e.Use(reg.Hosts(tenant.HostOptions{Domain: "localhost"}))
+	con.Mount(e)
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	return &fixture{srv: srv, reg: reg, stores: stores, log: logs}
+}
+
+// browser is what a browser keeps between requests: the session cookie and the page's CSRF
+// token.
+type browser struct {
+	t      *testing.T
+	f      *fixture
+	host   string
+	cookie *http.Cookie
+	csrf   string
+}
+
+func (f *fixture) browser(t *testing.T) *browser {
+	return &browser{t: t, f: f, host: "localhost"}
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// do sends a request; htmx marks it as an htmx request and sends the CSRF token, as the
+// console's pages make the browser do.
+func (b *browser) do(method, path string, form url.Values, htmx bool) answer {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.f.srv.URL+path, body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Host = b.host
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if b.cookie != nil {
+		req.AddCookie(b.cookie)
+	}
+	if htmx {
+		req.Header.Set("HX-Request", "true")
+		if b.csrf != "" {
+			req.Header.Set("X-CSRF-Token", b.csrf)
+		}
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == "platform_console" {
+			if c.MaxAge < 0 {
+				b.cookie = nil
+			} else {
+				b.cookie = c
+			}
+		}
+	}
+	// Bodies are compared as a reader sees them: html/template writes "+" as "&#43;".
+	return answer{status: resp.StatusCode, header: resp.Header, body: html.UnescapeString(string(raw))}
+}
+
+var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
+
+// signIn posts the token as the sign-in form does and reads the CSRF token of the page
+// it lands on.
+func (b *browser) signIn() {
+	b.t.Helper()
+	a := b.do(http.MethodPost, "/console/login", url.Values{"token": {adminToken}}, false)
+	if a.status != http.StatusSeeOther || b.cookie == nil {
+		b.t.Fatalf("sign in: %d, cookie %v: %s", a.status, b.cookie, a.body)
+	}
+	page := b.do(http.MethodGet, "/console/", nil, false)
+	m := csrfMeta.FindStringSubmatch(page.body)
+	if m == nil {
+		b.t.Fatalf("no csrf-token meta after signing in: %s", page.body)
+	}
+	b.csrf = m[1]
+}
+
+func TestSignInAndOut(t *testing.T) {
+	f := start(t, console.Config{})
+	b := f.browser(t)
+
+	form := b.do(http.MethodGet, "/console/", nil, false)
+	if form.status != http.StatusOK || !strings.Contains(form.body, `action="/console/login"`) || !strings.Contains(form.body, `name="token"`) {
+		t.Fatalf("sign-in form: %d %s", form.status, form.body)
+	}
+	csp := form.header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "script-src 'self'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("Content-Security-Policy %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe") {
+		t.Errorf("Content-Security-Policy allows unsafe sources: %q", csp)
+	}
+
+	wrong := b.do(http.MethodPost, "/console/login", url.Values{"token": {"not-the-token"}}, false)
+	if wrong.status != http.StatusUnauthorized || !strings.Contains(wrong.body, "not the admin token") || b.cookie != nil {
+		t.Fatalf("wrong token: %d, cookie %v: %s", wrong.status, b.cookie, wrong.body)
+	}
+	if a := b.do(http.MethodGet, "/console/projects/new", nil, false); a.status != http.StatusSeeOther {
+		t.Fatalf("a page without a session: %d, want a redirect to the sign-in form", a.status)
+	}
+
+	b.signIn()
+	if !b.cookie.HttpOnly || b.cookie.SameSite != http.SameSiteStrictMode || b.cookie.MaxAge <= 0 || b.cookie.MaxAge > 3600 {
+		t.Errorf("session cookie %+v: want HttpOnly, SameSite=Strict, a short Max-Age", b.cookie)
+	}
+	if page := b.do(http.MethodGet, "/console/", nil, false); !strings.Contains(page.body, "No projects yet") {
+		t.Errorf("signed-in home: %s", page.body)
+	}
+
+	csrf := b.csrf
+	b.csrf = ""
+	if a := b.do(http.MethodPost, "/console/logout", nil, true); a.status != http.StatusForbidden || !strings.Contains(a.body, "CSRF") {
+		t.Fatalf("sign out without the CSRF token: %d %s", a.status, a.body)
+	}
+	b.csrf = "x" + csrf[1:]
+	if a := b.do(http.MethodPost, "/console/logout", nil, true); a.status != http.StatusForbidden {
+		t.Fatalf("sign out with a wrong CSRF token: %d %s", a.status, a.body)
+	}
+	b.csrf = csrf
+	stolen := b.cookie
+	if a := b.do(http.MethodPost, "/console/logout", nil, true); a.status != http.StatusNoContent || a.header.Get("HX-Redirect") != "/console/" || b.cookie != nil {
+		t.Fatalf("sign out: %d %v, cookie %v", a.status, a.header, b.cookie)
+	}
+	// The session ended on the server too: the old cookie is worth nothing.
+	b.cookie = stolen
+	if a := b.do(http.MethodGet, "/console/", nil, false); !strings.Contains(a.body, `name="token"`) {
+		t.Fatalf("the cookie of an ended session still signs in: %s", a.body)
+	}
+
+	if strings.Contains(f.log.String(), adminToken) {
+		t.Errorf("the admin token is in the log:\n%s", f.log.String())
+	}
+	if !strings.Contains(f.log.String(), "console: wrong admin token") {
+		t.Errorf("a wrong token was not logged:\n%s", f.log.String())
+	}
+}
+
+func TestWrongTokensAreLimited(t *testing.T) {
+	f := start(t, console.Config{LoginAttempts: 3})
+	b := f.browser(t)
+	for i := range 3 {
+		if a := b.do(http.MethodPost, "/console/login", url.Values{"token": {"guess"}}, false); a.status != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d: %d", i+1, a.status)
+		}
+	}
+	// Once the attempts are spent even the right token waits, or guessing would go on.
+	a := b.do(http.MethodPost, "/console/login", url.Values{"token": {adminToken}}, false)
+	if a.status != http.StatusTooManyRequests || a.header.Get("Retry-After") != "20" || b.cookie != nil {
+		t.Fatalf("after 3 wrong tokens: %d, Retry-After %q, cookie %v", a.status, a.header.Get("Retry-After"), b.cookie)
+	}
+}
+
+func TestConsoleIsOnTheApexHostOnly(t *testing.T) {
+	f := start(t, console.Config{})
+	p, err := tenant.ParseDocument([]byte(`{"id":"demo","tables":{"notes":{"fields":{"text":{"type":"String"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.reg.Put(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser(t)
+	b.host = "demo.localhost"
+	for _, path := range []string{"/console/", "/console/assets/htmx.min.js"} {
+		if a := b.do(http.MethodGet, path, nil, false); a.status != http.StatusNotFound {
+			t.Errorf("%s on a project host: %d, want 404", path, a.status)
+		}
+	}
+	if a := b.do(http.MethodPost, "/console/login", url.Values{"token": {adminToken}}, false); a.status != http.StatusNotFound || b.cookie != nil {
+		t.Errorf("sign in on a project host: %d", a.status)
+	}
+	b.host = "localhost"
+	a := b.do(http.MethodGet, "/console/assets/htmx.min.js", nil, false)
+	if a.status != http.StatusOK || !strings.HasPrefix(a.body, "var htmx=") {
+		t.Errorf("htmx on the apex host: %d", a.status)
+	}
+}
+
+func TestProjectEditor(t *testing.T) {
+	f := start(t, console.Config{})
+	b := f.browser(t)
+	b.signIn()
+	ctx := context.Background()
+
+	mistake := `id: shop
+tables:
+  products:
+    fields:
+      name: {type: String, required: true}
+      price:
+        type: Flot
+`
+	a := b.do(http.MethodPost, "/console/projects/apply", url.Values{"document": {mistake}}, true)
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "tables.products.fields.price.type</code> <span class=\"line\">line 7</span>") {
+		t.Fatalf("a wrong field type: %d %s", a.status, a.body)
+	}
+	if _, err := f.reg.Get(ctx, "shop"); !errors.Is(err, tenant.ErrProjectNotFound) {
+		t.Fatalf("a refused document was stored: %v", err)
+	}
+
+	fixed := strings.Replace(mistake, "Flot", "Float", 1)
+	steps := []struct {
+		path, doc string
+		want      []string
+	}{
+		{"check", fixed, []string{"project shop would be created\n  + project shop\n  + table products", "Nothing is stored"}},
+		{"apply", fixed, []string{"project shop created (version 1)\n  + project shop\n  + table products"}},
+		{"apply", fixed, []string{"project shop unchanged (version 1)</pre>"}},
+		{"check", fixed + "      sku: {type: String}\n", []string{"project shop would be configured\n  + field products.sku</pre>"}},
+		{"apply", fixed + "      sku: {type: String}\n", []string{"project shop configured (version 2)\n  + field products.sku</pre>"}},
+	}
+	for _, s := range steps {
+		a := b.do(http.MethodPost, "/console/projects/"+s.path, url.Values{"document": {s.doc}}, true)
+		for _, w := range s.want {
+			if a.status != http.StatusOK || !strings.Contains(a.body, w) {
+				t.Fatalf("%s: %d, want %q in\n%s", s.path, a.status, w, a.body)
+			}
+		}
+	}
+
+	list := b.do(http.MethodGet, "/console/", nil, false)
+	if !strings.Contains(list.body, `href="/console/projects/shop"`) || !regexp.MustCompile(`products <span class="count">0</span>`).MatchString(list.body) {
+		t.Errorf("project list: %s", list.body)
+	}
+	edit := b.do(http.MethodGet, "/console/projects/shop", nil, false)
+	if edit.status != http.StatusOK || !strings.Contains(edit.body, "sku:") || !strings.Contains(edit.body, "type: Float") ||
+		!regexp.MustCompile(`type product \{[^}]*sku: String`).MatchString(edit.body) {
+		t.Errorf("editor of shop: %d %s", edit.status, edit.body)
+	}
+	// The YAML the editor shows applies as it is.
+	doc := regexp.MustCompile(`(?s)<textarea[^>]*>(.*)</textarea>`).FindStringSubmatch(edit.body)[1]
+	if a := b.do(http.MethodPost, "/console/projects/apply", url.Values{"document": {doc}}, true); !strings.Contains(a.body, "project shop unchanged (version 2)") {
+		t.Errorf("applying the editor's own document: %s", a.body)
+	}
+
+	b.csrf = "forged"
+	if a := b.do(http.MethodDelete, "/console/projects/shop", nil, true); a.status != http.StatusForbidden {
+		t.Fatalf("delete without the CSRF token: %d", a.status)
+	}
+	b.signIn()
+	if a := b.do(http.MethodDelete, "/console/projects/shop", nil, true); a.status != http.StatusNoContent || a.header.Get("HX-Redirect") != "/console/" {
+		t.Fatalf("delete: %d %s", a.status, a.body)
+	}
+	if _, err := f.reg.Get(ctx, "shop"); !errors.Is(err, tenant.ErrProjectNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+	if a := b.do(http.MethodGet, "/console/projects/shop", nil, false); a.status != http.StatusNotFound {
+		t.Errorf("editor of a deleted project: %d", a.status)
+	}
+}
+
+func TestRecords(t *testing.T) {
+	f := start(t, console.Config{})
+	ctx := context.Background()
+	p, err := tenant.ParseDocument([]byte(`id: shop
+tables:
+  products:
+    fields:
+      name: {type: String, required: true}
+      price: {type: Float, required: true}
+      stock: {type: Int, default: 1}
+      tags: {type: "[String]"}
+      onSale: {type: Boolean}
+      meta: {type: JSON}
+    indexes: [{fields: [name], unique: true}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.reg.Put(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser(t)
+	b.signIn()
+	base := "/console/projects/shop/tables/products"
+
+	empty := b.do(http.MethodGet, base, nil, false)
+	if empty.status != http.StatusOK || !strings.Contains(empty.body, "No records yet") || !strings.Contains(empty.body, "http://shop.localhost") {
+		t.Fatalf("empty table: %d %s", empty.status, empty.body)
+	}
+	newForm := b.do(http.MethodGet, base+"/new", nil, false)
+	if !strings.Contains(newForm.body, `name="field.stock" value="1"`) || !strings.Contains(newForm.body, "[String], one item a line") {
+		t.Errorf("new record form lacks the default or the list hint: %s", newForm.body)
+	}
+
+	refused := []struct {
+		name string
+		form url.Values
+		want string
+	}{
+		{"missing required", url.Values{"field.name": {"x"}}, "required"},
+		{"bad float", url.Values{"field.name": {"x"}, "field.price": {"cheap"}}, `"cheap" is not a number`},
+		{"int out of range", url.Values{"field.name": {"x"}, "field.price": {"1"}, "field.stock": {"3000000000"}}, "not a whole number"},
+		{"bad list item", url.Values{"field.name": {"x"}, "field.price": {"1"}, "field.tags": {"a"}, "field.meta": {"{"}}, "not JSON"},
+	}
+	for _, r := range refused {
+		a := b.do(http.MethodPost, base+"/records", r.form, true)
+		if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, r.want) {
+			t.Errorf("%s: %d, want %q in %s", r.name, a.status, r.want, a.body)
+		}
+	}
+
+	for i, name := range []string{"apple", "Banana", "cherry", "date", "Éclair"} {
+		a := b.do(http.MethodPost, base+"/records", url.Values{
+			"field.name": {name}, "field.price": {fmt.Sprint(i + 1)}, "field.stock": {"1"},
+			"field.tags": {"fruit\nred"}, "field.onSale": {"true"}, "field.meta": {`{"n":1}`},
+		}, true)
+		if a.status != http.StatusNoContent || a.header.Get("HX-Redirect") != base {
+			t.Fatalf("create %s: %d %s", name, a.status, a.body)
+		}
+	}
+	if a := b.do(http.MethodPost, base+"/records", url.Values{"field.name": {"apple"}, "field.price": {"9"}}, true); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "name") {
+		t.Errorf("a duplicate of a unique field: %d %s", a.status, a.body)
+	}
+	b.csrf = ""
+	if a := b.do(http.MethodPost, base+"/records", url.Values{"field.name": {"fig"}, "field.price": {"9"}}, true); a.status != http.StatusForbidden {
+		t.Errorf("create without the CSRF token: %d", a.status)
+	}
+	b.signIn()
+
+	// Columns come in field order (meta, name, ...): the name is the second after the uid.
+	names := regexp.MustCompile(`</code></a></td>\s*<td class="value"[^>]*>[^<]*</td>\s*<td class="value"[^>]*>([^<]*)</td>`)
+	list := func(query string) []string {
+		t.Helper()
+		a := b.do(http.MethodGet, base+query, nil, false)
+		if a.status != http.StatusOK {
+			t.Fatalf("list %s: %d %s", query, a.status, a.body)
+		}
+		var out []string
+		for _, m := range names.FindAllStringSubmatch(a.body, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	lists := []struct {
+		query string
+		want  string
+	}{
+		{"", "Éclair date cherry Banana apple"},
+		{"?sort=name", "Banana apple cherry date Éclair"},
+		{"?sort=name&desc=1", "Éclair date cherry apple Banana"},
+		{"?sort=price&field=price&op=gt&value=2.5", "cherry date Éclair"},
+		{"?field=name&op=icontains&value=AN", "Banana"},
+		{"?field=name&op=icontains&value=éCL", "Éclair"},
+		{"?sort=name&field=tags&op=has&value=red", "Banana apple cherry date Éclair"},
+		{"?field=onSale&op=isNull&value=true", ""},
+	}
+	for _, l := range lists {
+		if got := strings.Join(list(l.query), " "); got != l.want {
+			t.Errorf("list %s: %q, want %q", l.query, got, l.want)
+		}
+	}
+	if a := b.do(http.MethodGet, base+"?field=price&op=gt&value=cheap", nil, false); a.status != http.StatusBadRequest || !strings.Contains(a.body, `price: "cheap" is not a number`) {
+		t.Errorf("a filter value of the wrong type: %d %s", a.status, a.body)
+	}
+
+	// Edit apple: a new price, tags removed.
+	var uid string
+	page := b.do(http.MethodGet, base+"?field=name&op=eq&value=apple", nil, false)
+	if m := regexp.MustCompile(`/records/([0-9a-f-]{36})"`).FindStringSubmatch(page.body); m != nil {
+		uid = m[1]
+	} else {
+		t.Fatalf("no record link: %s", page.body)
+	}
+	edit := b.do(http.MethodGet, base+"/records/"+uid, nil, false)
+	if !strings.Contains(edit.body, "fruit\nred</textarea>") || !strings.Contains(edit.body, `{"n":1}</textarea>`) || !strings.Contains(edit.body, "<option selected>true</option>") {
+		t.Errorf("edit form does not show the record: %s", edit.body)
+	}
+	a := b.do(http.MethodPut, base+"/records/"+uid, url.Values{"field.name": {"apple"}, "field.price": {"7.25"}, "field.stock": {"3"}}, true)
+	if a.status != http.StatusNoContent {
+		t.Fatalf("update: %d %s", a.status, a.body)
+	}
+	var got []map[string]any
+	recs, err := f.stores.ProjectRecords(ctx, "shop", "", p.StoreTables())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Find(ctx, "products", store.Query{Filter: store.Compare(store.KeyUID, store.Eq, uid)}, &got); err != nil || len(got) != 1 {
+		t.Fatalf("read back: %v %v", got, err)
+	}
+	if got[0]["price"] != 7.25 || got[0]["stock"] != float64(3) || got[0]["tags"] != nil || got[0]["onSale"] != nil {
+		t.Errorf("after the update: %v", got[0])
+	}
+
+	// Paging: 30 more records, pages of 25 by keyset, nothing lost or repeated.
+	for i := range 30 {
+		if a := b.do(http.MethodPost, base+"/records", url.Values{"field.name": {fmt.Sprintf("item%02d", i)}, "field.price": {"1"}}, true); a.status != http.StatusNoContent {
+			t.Fatalf("create item%02d: %d", i, a.status)
+		}
+	}
+	first := b.do(http.MethodGet, base+"?sort=name", nil, false)
+	next := regexp.MustCompile(`href="\?([^"]+)" rel="next"`).FindStringSubmatch(first.body)
+	if next == nil || !strings.Contains(first.body, "35 records") {
+		t.Fatalf("first page: no next link or count: %s", first.body)
+	}
+	seen := append(list("?sort=name"), list("?"+next[1])...)
+	if len(seen) != 35 || !slices.IsSorted(seen[:30]) || seen[0] != "Banana" || seen[34] != "Éclair" {
+		t.Errorf("two pages: %d records %v", len(seen), seen)
+	}
+
+	if a := b.do(http.MethodDelete, base+"/records/"+uid, nil, true); a.status != http.StatusOK {
+		t.Fatalf("delete: %d %s", a.status, a.body)
+	}
+	if n, err := recs.Count(ctx, "products", store.Compare("name", store.Eq, "apple")); err != nil || n != 0 {
+		t.Errorf("after delete: %d records named apple, %v", n, err)
+	}
+	if a := b.do(http.MethodGet, "/console/projects/shop/tables/nope", nil, false); a.status != http.StatusNotFound {
+		t.Errorf("an unknown table: %d", a.status)
+	}
+}
+
+// TestHealth: the stores answer, and the figures come from the metrics registry under the
+// names mcpserver and telemetry register them with; the fragment htmx polls is the same.
+func TestHealth(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	calls := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_tool_calls_total"}, []string{"tool", "outcome"})
+	seconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "platform_mcp_tool_call_duration_seconds"}, []string{"tool"})
+	limits := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_limiter_decisions_total"}, []string{"limit", "decision"})
+	reg.MustRegister(calls, seconds, limits)
+	calls.WithLabelValues("analyze_code", "ok").Add(3)
+	calls.WithLabelValues("analyze_code", "timeout").Inc()
+	seconds.WithLabelValues("analyze_code").Observe(0.5)
+	seconds.WithLabelValues("analyze_code").Observe(1.5)
+	limits.WithLabelValues("rate", "refused").Add(2)
+
+	f := start(t, console.Config{Metrics: reg})
+	b := f.browser(t)
+	b.signIn()
+	for _, path := range []string{"/console/health", "/console/health?figures=1"} {
+		a := b.do(http.MethodGet, path, nil, path != "/console/health")
+		for _, want := range []string{
+			`<td>database (sqlite)</td><td class="ok">ok</td>`, `<td>redis</td><td class="ok">ok</td>`,
+			`<td>analyze_code</td><td>4</td><td>1</td><td>1s</td>`, `<td>rate</td><td>refused</td><td>2</td>`,
+			`hx-trigger="every 5s"`,
+		} {
+			if a.status != http.StatusOK || !strings.Contains(a.body, want) {
+				t.Errorf("%s: %d, want %q in %s", path, a.status, want, a.body)
+			}
+		}
+	}
+	if a := b.do(http.MethodGet, "/console/health?figures=1", nil, true); strings.Contains(a.body, "<html") {
+		t.Errorf("the polled figures are a whole page: %s", a.body)
+	}
+}
+
+// TestFirstLoadIsSmall: the sign-in page and everything it loads stay within the issue's
+// 200 KB, uncompressed (the server does not compress), and come from the console itself.
+func TestFirstLoadIsSmall(t *testing.T) {
+	f := start(t, console.Config{})
+	b := f.browser(t)
+	page := b.do(http.MethodGet, "/console/", nil, false)
+	total := len(page.body)
+	refs := regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(page.body, -1)
+	assets := 0
+	for _, r := range refs {
+		if !strings.HasPrefix(r[1], "/console/assets/") {
+			continue
+		}
+		a := b.do(http.MethodGet, r[1], nil, false)
+		if a.status != http.StatusOK {
+			t.Fatalf("%s: %d", r[1], a.status)
+		}
+		total += len(a.body)
+		assets++
+	}
+	if assets != 2 || total > 200<<10 {
+		t.Errorf("first load: %d assets, %d bytes; want the script and the style sheet within 200 KB", assets, total)
+	}
+	if strings.Contains(page.body, "://") {
+		t.Errorf("the sign-in page loads something from elsewhere: %s", page.body)
+	}
+}
+
+// TestIdentity: a project's issuer, audience and keys fetched from its JWKS; under the
+// development issuer a token minted here passes the project's own verifier.
+func TestIdentity(t *testing.T) {
+	dev, err := tenant.OpenDevIssuer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks := httptest.NewServer(dev)
+	t.Cleanup(jwks.Close)
+	f := start(t, console.Config{DevIssuer: dev})
+	ctx := context.Background()
+	demo, err := dev.DemoProject(jwks.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nowhere := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(nowhere.Close)
+	other, err := tenant.ParseDocument([]byte(`{"id":"other","auth":{"jwksURL":"` + nowhere.URL + `/jwks.json","issuer":"https://idp.example/","audience":"other"},
+		"tables":{"notes":{"fields":{"text":{"type":"String"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*tenant.Project{demo, other} {
+		if _, _, err := f.reg.Put(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := f.browser(t)
+	b.signIn()
+
+	page := b.do(http.MethodGet, "/console/projects/demo/identity", nil, false)
+	for _, want := range []string{"<code>" + tenant.DevIssuerName + "</code>", "<code>demo</code>", "ok: 1 keys", "Mint token"} {
+		if page.status != http.StatusOK || !strings.Contains(page.body, want) {
+			t.Errorf("identity of demo: %d, want %q in %s", page.status, want, page.body)
+		}
+	}
+	minted := b.do(http.MethodPost, "/console/projects/demo/identity/token", url.Values{"sub": {"alice"}}, true)
+	m := regexp.MustCompile(`readonly rows="4" spellcheck="false">([^<]+)</textarea>`).FindStringSubmatch(minted.body)
+	if minted.status != http.StatusOK || m == nil {
+		t.Fatalf("mint: %d %s", minted.status, minted.body)
+	}
+	rt, err := f.reg.Runtime(ctx, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := rt.Verifier.Verify(ctx, m[1])
+	if err != nil || claims["sub"] != "alice" {
+		t.Fatalf("the minted token: %v %v", claims, err)
+	}
+	if strings.Contains(f.log.String(), m[1]) {
+		t.Error("the minted token is in the log")
+	}
+
+	page = b.do(http.MethodGet, "/console/projects/other/identity", nil, false)
+	if !strings.Contains(page.body, "fetch JWKS: 404 Not Found") || strings.Contains(page.body, "Mint token") {
+		t.Errorf("identity of other: %s", page.body)
+	}
+	if a := b.do(http.MethodPost, "/console/projects/other/identity/token", url.Values{"sub": {"alice"}}, true); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "does not trust") {
+		t.Errorf("mint for a project of another issuer: %d %s", a.status, a.body)
+	}
+	if a := b.do(http.MethodPost, "/console/projects/demo/identity/token", url.Values{"sub": {""}}, true); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "needs a subject") {
+		t.Errorf("mint without a subject: %d %s", a.status, a.body)
+	}
+}

@@ -1,0 +1,192 @@
+package console
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
+)
+
+const (
+	cookieName = "platform_console"
+	csrfHeader = "X-CSRF-Token"
+	sessionKey = "console.session"
+)
+
+// session is a signed-in browser. Sessions live in Redis, so every replica knows them and
+// signing out ends them everywhere; the key is a hash of the cookie, so reading Redis does
+// not give a usable cookie.
+type session struct {
+	key  string // Redis key
+	csrf string
+}
+
+func sessionOf(c echo.Context) *session {
+	s, _ := c.Get(sessionKey).(*session)
+	return s
+}
+
+func redisKey(cookie string) string {
+	sum := sha256.Sum256([]byte(cookie))
+	return "console:session:" + hex.EncodeToString(sum[:])
+}
+
+func randomToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("random token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// lookup returns the request's session, extending it, or nil when there is none.
+func (con *Console) lookup(c echo.Context) (*session, error) {
+	ck, err := c.Cookie(cookieName)
+	if err != nil || ck.Value == "" {
+		return nil, nil
+	}
+	key := redisKey(ck.Value)
+	ctx := c.Request().Context()
+	csrf, err := con.cfg.Stores.Redis.GetEx(ctx, key, con.cfg.SessionTTL).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read console session: %w", err)
+	}
+	con.setCookie(c, ck.Value, con.cfg.SessionTTL)
+	return &session{key: key, csrf: csrf}, nil
+}
+
+func (con *Console) setCookie(c echo.Context, value string, ttl time.Duration) {
+	c.SetCookie(&http.Cookie{
+		Name: cookieName, Value: value, Path: "/console/",
+		MaxAge:   int(ttl / time.Second),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: c.Scheme() == "https",
+	})
+}
+
+// requireSession lets signed-in requests through; a change (any method but GET and HEAD)
+// also needs the session's CSRF token in X-CSRF-Token. Without a session a page request is
+// sent to the sign-in form and an htmx request is told to load it.
+func (con *Console) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		s, err := con.lookup(c)
+		if err != nil {
+			return con.fail(c, "read session", err)
+		}
+		req := c.Request()
+		if s == nil {
+			if req.Method == http.MethodGet && fragmentFor(c) == "" {
+				return c.Redirect(http.StatusSeeOther, "/console/")
+			}
+			c.Response().Header().Set("HX-Redirect", "/console/")
+			return con.render(c, http.StatusUnauthorized, "error", fragmentFor(c), view{Title: "Signed out", Error: "your session has ended; sign in again"})
+		}
+		if req.Method != http.MethodGet && req.Method != http.MethodHead &&
+			subtle.ConstantTimeCompare([]byte(req.Header.Get(csrfHeader)), []byte(s.csrf)) != 1 {
+			return con.render(c, http.StatusForbidden, "error", fragmentFor(c), view{Title: "Refused", Error: "this change lacks the page's CSRF token (" + csrfHeader + "); reload the page and try again"})
+		}
+		c.Set(sessionKey, s)
+		return next(c)
+	}
+}
+
+// fragmentFor answers htmx requests with the message alone, others with a whole page.
+func fragmentFor(c echo.Context) string {
+	if c.Request().Header.Get("HX-Request") == "true" {
+		return "message"
+	}
+	return ""
+}
+
+func (con *Console) home(c echo.Context) error {
+	s, err := con.lookup(c)
+	if err != nil {
+		return con.fail(c, "read session", err)
+	}
+	if s == nil {
+		return con.render(c, http.StatusOK, "login", "", view{Title: "Sign in"})
+	}
+	c.Set(sessionKey, s)
+	return con.projectList(c)
+}
+
+// login checks the admin token posted in the form field "token". Wrong tokens are limited
+// per client address (the connection's, not X-Forwarded-For, which a client can write): once
+// a client has spent its attempts it is refused, right token or not, until one comes back.
+func (con *Console) login(c echo.Context) error {
+	ctx := c.Request().Context()
+	limit := redis_rate.Limit{Rate: con.cfg.LoginAttempts, Burst: con.cfg.LoginAttempts, Period: time.Minute}
+	key := "console:login:" + clientAddr(c.Request())
+	left, err := con.limiter.AllowN(ctx, key, limit, 0)
+	if err != nil {
+		return con.fail(c, "check sign-in rate", err)
+	}
+	if left.Remaining < 1 {
+		retry := int(math.Ceil((time.Minute / time.Duration(con.cfg.LoginAttempts)).Seconds()))
+		c.Response().Header().Set("Retry-After", strconv.Itoa(retry))
+		return con.render(c, http.StatusTooManyRequests, "login", "", view{Title: "Sign in", Error: fmt.Sprintf("too many wrong tokens from your address; wait %d seconds and try again", retry)})
+	}
+	token := c.FormValue("token")
+	if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(con.cfg.AdminToken)) != 1 {
+		if _, err := con.limiter.Allow(ctx, key, limit); err != nil {
+			return con.fail(c, "count wrong token", err)
+		}
+		con.cfg.Logger.WarnContext(ctx, "console: wrong admin token", "client", clientAddr(c.Request()))
+		return con.render(c, http.StatusUnauthorized, "login", "", view{Title: "Sign in", Error: "that is not the admin token"})
+	}
+	cookie, err := randomToken()
+	if err != nil {
+		return con.fail(c, "start session", err)
+	}
+	csrf, err := randomToken()
+	if err != nil {
+		return con.fail(c, "start session", err)
+	}
+	if err := con.cfg.Stores.Redis.Set(ctx, redisKey(cookie), csrf, con.cfg.SessionTTL).Err(); err != nil {
+		return con.fail(c, "store session", err)
+	}
+	con.setCookie(c, cookie, con.cfg.SessionTTL)
+	con.cfg.Logger.InfoContext(ctx, "console: signed in", "client", clientAddr(c.Request()))
+	return c.Redirect(http.StatusSeeOther, "/console/")
+}
+
+func (con *Console) logout(c echo.Context) error {
+	if err := con.cfg.Stores.Redis.Del(c.Request().Context(), sessionOf(c).key).Err(); err != nil {
+		return con.fail(c, "end session", err)
+	}
+	con.setCookie(c, "", -time.Second)
+	return con.redirect(c, "/console/")
+}
+
+// redirect sends the browser to path after a change: htmx follows HX-Redirect with a page
+// load, a plain form post follows a 303.
+func (con *Console) redirect(c echo.Context, path string) error {
+	if fragmentFor(c) != "" {
+		c.Response().Header().Set("HX-Redirect", path)
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.Redirect(http.StatusSeeOther, path)
+}
+
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
