@@ -414,16 +414,26 @@ func countSQL(t *Table, cols columns, f Filter) (string, []any, error) {
 	return `SELECT count(*) FROM ` + sqlTable(t) + ` WHERE ` + where, c.args, nil
 }
 
-func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Record) (bool, error)) error {
+// fileFor opens the project's file with the columns of t, which callers release when done.
+func (p *sqliteProject) fileFor(ctx context.Context, t *Table) (*sqliteFile, columns, func(), error) {
 	f, release, err := p.file()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cols, err := f.columns(ctx, t)
+	if err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	return f, cols, release, nil
+}
+
+func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Record) (bool, error)) error {
+	f, cols, release, err := p.fileFor(ctx, t)
 	if err != nil {
 		return err
 	}
 	defer release()
-	cols, err := f.columns(ctx, t)
-	if err != nil {
-		return err
-	}
 	query, args, err := findSQL(t, cols, q)
 	if err != nil || query == "" {
 		return err
@@ -486,15 +496,11 @@ func (c *sqlCompiler) keyset(q Query) (bound string, exact bool) {
 }
 
 func (p *sqliteProject) count(ctx context.Context, t *Table, flt Filter) (int64, error) {
-	f, release, err := p.file()
+	f, cols, release, err := p.fileFor(ctx, t)
 	if err != nil {
 		return 0, err
 	}
 	defer release()
-	cols, err := f.columns(ctx, t)
-	if err != nil {
-		return 0, err
-	}
 	query, args, err := countSQL(t, cols, flt)
 	if err != nil {
 		return 0, err
@@ -628,15 +634,11 @@ func (p *sqliteProject) update(ctx context.Context, t *Table, uid string, flt Fi
 }
 
 func (p *sqliteProject) remove(ctx context.Context, t *Table, uid string, flt Filter) error {
-	f, release, err := p.file()
+	f, cols, release, err := p.fileFor(ctx, t)
 	if err != nil {
 		return err
 	}
 	defer release()
-	cols, err := f.columns(ctx, t)
-	if err != nil {
-		return err
-	}
 	c := sqlCompiler{t: t, cols: cols}
 	where, err := c.where(And(Compare(KeyUID, Eq, uid), flt))
 	if err != nil {
