@@ -26,6 +26,18 @@ type PutResult struct {
 	Project *Project `json:"project"`
 }
 
+// ApplyOutcome is the word `platform apply` and the console use for what an apply did:
+// "created", "unchanged" (no change), or "configured".
+func ApplyOutcome(created bool, changes []string) string {
+	switch {
+	case created:
+		return "created"
+	case len(changes) == 0:
+		return "unchanged"
+	}
+	return "configured"
+}
+
 // MountAdmin registers the admin API (apex host only) on e. Every call needs
 // "Authorization: Bearer <token>".
 func (r *Registry) MountAdmin(e *echo.Echo, token string) {

@@ -126,13 +126,7 @@ func applyFile(ctx context.Context, out io.Writer, stdin io.Reader, cfg applyCon
 	if err := json.Unmarshal(raw, &res); err != nil || res.Project == nil {
 		return errors.Join(fmt.Errorf("apply %s: unexpected answer from %s", file, endpoint), err)
 	}
-	verb := "configured"
-	if res.Created {
-		verb = "created"
-	} else if len(res.Changes) == 0 {
-		verb = "unchanged"
-	}
-	fmt.Fprintf(out, "project %s %s (version %d)\n", res.Project.ID, verb, res.Project.Version)
+	fmt.Fprintf(out, "project %s %s (version %d)\n", res.Project.ID, tenant.ApplyOutcome(res.Created, res.Changes), res.Project.Version)
 	for _, c := range res.Changes {
 		fmt.Fprintf(out, "  %s\n", c)
 	}

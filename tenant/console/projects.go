@@ -225,13 +225,7 @@ func (con *Console) applyProject(c echo.Context) error {
 // summary is the first line `platform apply` prints ("project demo configured (version 3)"),
 // or, before applying (tense "would be "), what it would print.
 func summary(id string, created bool, changes []string, tense string, version int64) string {
-	verb := "configured"
-	if created {
-		verb = "created"
-	} else if len(changes) == 0 {
-		verb = "unchanged"
-	}
-	s := "project " + id + " " + tense + verb
+	s := "project " + id + " " + tense + tenant.ApplyOutcome(created, changes)
 	if version > 0 {
 		s += fmt.Sprintf(" (version %d)", version)
 	}
