@@ -19,6 +19,7 @@ const (
 	CodeProjectNotFound             = "PROJECT_NOT_FOUND"
 	CodeConflict                    = "CONFLICT"
 	CodeTooLarge                    = "RESULT_TOO_LARGE"
+	CodeRateLimited                 = "RATE_LIMITED"
 	CodeInternal                    = "INTERNAL"
 	CodeIdentityProviderUnavailable = "IDENTITY_PROVIDER_UNAVAILABLE"
 )

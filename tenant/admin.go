@@ -1,10 +1,10 @@
 package tenant
 
 import (
-	"crypto/subtle"
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,29 +39,38 @@ func ApplyOutcome(created bool, changes []string) string {
 }
 
 // MountAdmin registers the admin API (apex host only) on e. Every call needs
-// "Authorization: Bearer <token>".
-func (r *Registry) MountAdmin(e *echo.Echo, token string) {
-	g := e.Group("/admin/v1", ApexOnly, adminAuth(token))
+// "Authorization: Bearer <token>" that gate accepts.
+func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
+	g := e.Group("/admin/v1", ApexOnly, r.adminAuth(gate))
 	g.GET("/projects", r.listProjects)
 	g.GET("/projects/:id", r.getProject)
 	g.PUT("/projects/:id", r.putProject)
 	g.DELETE("/projects/:id", r.deleteProject)
 }
 
-func adminAuth(token string) echo.MiddlewareFunc {
-	want := []byte(token)
+func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			got, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
+			req := c.Request()
+			got, ok := strings.CutPrefix(req.Header.Get(echo.HeaderAuthorization), "Bearer ")
 			if !ok || got == "" {
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="platform admin"`)
 				return WriteError(c, http.StatusUnauthorized, CodeUnauthenticated, "the admin API needs Authorization: Bearer <admin token>")
 			}
-			if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			err := gate.Check(req.Context(), req, got)
+			var many *TooManyAttempts
+			switch {
+			case err == nil:
+				return next(c)
+			case errors.As(err, &many):
+				c.Response().Header().Set("Retry-After", strconv.Itoa(many.Seconds()))
+				return WriteError(c, http.StatusTooManyRequests, CodeRateLimited, many.Error())
+			case errors.Is(err, ErrWrongAdminToken):
+				r.opts.Logger.WarnContext(req.Context(), "admin API: wrong admin token", "client", gate.Client(req))
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="platform admin", error="invalid_token"`)
 				return WriteError(c, http.StatusUnauthorized, CodeUnauthenticated, "the admin token is not valid")
 			}
-			return next(c)
+			return r.internal(c, "check admin token", err)
 		}
 	}
 }

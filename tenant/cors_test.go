@@ -100,14 +100,19 @@ func TestCORS(t *testing.T) {
 // TestCORSNotOnAdmin: the admin API answers a browser's preflight with no CORS headers, even
 // from an origin a project lists.
 func TestCORSNotOnAdmin(t *testing.T) {
-	reg, err := tenant.NewRegistry(context.Background(), openStores(t), tenant.Options{})
+	stores := openStores(t)
+	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(reg.Close)
+	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: "secret", Redis: stores.Redis})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e := echo.New()
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
-	reg.MountAdmin(e, "secret")
+	reg.MountAdmin(e, gate)
 	reg.MountGraphQL(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)

@@ -14,6 +14,7 @@ const (
 	CodeNotFound        = gql.CodeNotFound
 	CodeProjectNotFound = gql.CodeProjectNotFound
 	CodeInternal        = gql.CodeInternal
+	CodeRateLimited     = gql.CodeRateLimited
 	// CodeIdentityProviderUnavailable is the code of a request refused because the
 	// project's identity provider cannot be reached.
 	CodeIdentityProviderUnavailable = gql.CodeIdentityProviderUnavailable

@@ -264,10 +264,19 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	if err != nil {
 		return err
 	}
+	clientIP, err := tenant.ClientIP(splitList(cfg.MCPTrustedProxies))
+	if err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: adminToken, Redis: stores.Redis, ClientIP: clientIP})
+	if err != nil {
+		return err
+	}
 	e := newEcho(logger, httpMetrics.Middleware)
+	e.IPExtractor = clientIP
 	mountHealth(e, logger, stores, mcp.Ready)
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
-	reg.MountAdmin(e, adminToken)
+	reg.MountAdmin(e, gate)
 	reg.MountGraphQL(e)
 	var devIssuer *tenant.DevIssuer
 	switch {
@@ -279,7 +288,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	case cfg.DevIssuer != "off" && cfg.DevIssuer != "auto":
 		return fmt.Errorf("--dev-issuer %q: want on, off or auto", cfg.DevIssuer)
 	}
-	con, err := console.New(console.Config{Registry: reg, Stores: stores, AdminToken: adminToken, Metrics: metrics.reg, DevIssuer: devIssuer, Logger: logger})
+	con, err := console.New(console.Config{Registry: reg, Stores: stores, Gate: gate, Metrics: metrics.reg, DevIssuer: devIssuer, Logger: logger})
 	if err != nil {
 		return err
 	}

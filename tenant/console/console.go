@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -39,12 +38,11 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 type Config struct {
 	Registry *tenant.Registry
 	Stores   *store.Stores
-	// AdminToken is the token the admin API takes; signing in needs it.
-	AdminToken string
+	// Gate checks the admin token (the one the admin API takes) and counts wrong ones
+	// together with the admin API's.
+	Gate *tenant.AdminGate
 	// SessionTTL is how long a session lasts without use (30 minutes when zero).
 	SessionTTL time.Duration
-	// LoginAttempts is how many wrong tokens one client may send per minute (5 when zero).
-	LoginAttempts int
 	// Metrics is the process's metrics registry; the health page shows MCP and HTTP figures
 	// from it. Nil leaves them out.
 	Metrics prometheus.Gatherer
@@ -55,21 +53,17 @@ type Config struct {
 
 // Console serves the operator console.
 type Console struct {
-	cfg     Config
-	pages   map[string]*template.Template
-	limiter *redis_rate.Limiter
+	cfg   Config
+	pages map[string]*template.Template
 }
 
 // New parses the console's templates.
 func New(cfg Config) (*Console, error) {
-	if cfg.Registry == nil || cfg.Stores == nil || cfg.AdminToken == "" {
-		return nil, errors.New("console: Registry, Stores and AdminToken are required")
+	if cfg.Registry == nil || cfg.Stores == nil || cfg.Gate == nil {
+		return nil, errors.New("console: Registry, Stores and Gate are required")
 	}
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 30 * time.Minute
-	}
-	if cfg.LoginAttempts <= 0 {
-		cfg.LoginAttempts = 5
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -78,7 +72,7 @@ func New(cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Console{cfg: cfg, pages: pages, limiter: redis_rate.NewLimiter(cfg.Stores.Redis)}, nil
+	return &Console{cfg: cfg, pages: pages}, nil
 }
 
 // parseTemplates makes one template set per page file: the shared layout and fragments

@@ -69,7 +69,12 @@ func start(t *testing.T, cfg console.Config) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(reg.Close)
-	cfg.Registry, cfg.Stores, cfg.AdminToken, cfg.Logger = reg, stores, adminToken, logger
+	// Three wrong tokens a minute, so the limit is quick to reach.
+	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: adminToken, Redis: stores.Redis, AttemptsPerMinute: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Registry, cfg.Stores, cfg.Gate, cfg.Logger = reg, stores, gate, logger
 	con, err := console.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +89,7 @@ func start(t *testing.T, cfg console.Config) *fixture {
 	})
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: "localhost"}))
 	con.Mount(e)
+	reg.MountAdmin(e, gate)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 	return &fixture{srv: srv, reg: reg, stores: stores, log: logs}
@@ -237,18 +243,40 @@ func TestSignInAndOut(t *testing.T) {
 	}
 }
 
+// TestWrongTokensAreLimited guesses through both doors the admin token opens: the console's
+// sign-in and the admin API count against one limit.
 func TestWrongTokensAreLimited(t *testing.T) {
-	f := start(t, console.Config{LoginAttempts: 3})
+	f := start(t, console.Config{})
 	b := f.browser(t)
-	for i := range 3 {
+	for i := range 2 {
 		if a := b.do(http.MethodPost, "/console/login", url.Values{"token": {"guess"}}, false); a.status != http.StatusUnauthorized {
 			t.Fatalf("wrong token %d: %d", i+1, a.status)
 		}
+	}
+	admin := func(token string) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, f.srv.URL+"/admin/v1/projects", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "localhost"
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := f.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	if res := admin("another-guess"); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("wrong token on the admin API: %d", res.StatusCode)
 	}
 	// Once the attempts are spent even the right token waits, or guessing would go on.
 	a := b.do(http.MethodPost, "/console/login", url.Values{"token": {adminToken}}, false)
 	if a.status != http.StatusTooManyRequests || a.header.Get("Retry-After") != "20" || b.cookie != nil {
 		t.Fatalf("after 3 wrong tokens: %d, Retry-After %q, cookie %v", a.status, a.header.Get("Retry-After"), b.cookie)
+	}
+	if res := admin(adminToken); res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "20" {
+		t.Fatalf("admin API after 3 wrong tokens: %d, Retry-After %q", res.StatusCode, res.Header.Get("Retry-After"))
 	}
 }
 

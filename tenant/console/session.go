@@ -8,15 +8,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/platform-dev/platform/tenant"
 )
 
 const (
@@ -125,29 +124,22 @@ func (con *Console) home(c echo.Context) error {
 	return con.projectList(c)
 }
 
-// login checks the admin token posted in the form field "token". Wrong tokens are limited
-// per client address (the connection's, not X-Forwarded-For, which a client can write): once
-// a client has spent its attempts it is refused, right token or not, until one comes back.
+// login checks the admin token posted in the form field "token". The gate limits wrong
+// tokens per client: once a client has spent its attempts it is refused, right token or
+// not, until one comes back.
 func (con *Console) login(c echo.Context) error {
-	ctx := c.Request().Context()
-	limit := redis_rate.Limit{Rate: con.cfg.LoginAttempts, Burst: con.cfg.LoginAttempts, Period: time.Minute}
-	key := "console:login:" + clientAddr(c.Request())
-	left, err := con.limiter.AllowN(ctx, key, limit, 0)
-	if err != nil {
-		return con.fail(c, "check sign-in rate", err)
-	}
-	if left.Remaining < 1 {
-		retry := int(math.Ceil((time.Minute / time.Duration(con.cfg.LoginAttempts)).Seconds()))
-		c.Response().Header().Set("Retry-After", strconv.Itoa(retry))
-		return con.render(c, http.StatusTooManyRequests, "login", "", view{Title: "Sign in", Error: fmt.Sprintf("too many wrong tokens from your address; wait %d seconds and try again", retry)})
-	}
-	token := c.FormValue("token")
-	if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(con.cfg.AdminToken)) != 1 {
-		if _, err := con.limiter.Allow(ctx, key, limit); err != nil {
-			return con.fail(c, "count wrong token", err)
-		}
-		con.cfg.Logger.WarnContext(ctx, "console: wrong admin token", "client", clientAddr(c.Request()))
+	ctx, req := c.Request().Context(), c.Request()
+	err := con.cfg.Gate.Check(ctx, req, c.FormValue("token"))
+	var many *tenant.TooManyAttempts
+	switch {
+	case errors.As(err, &many):
+		c.Response().Header().Set("Retry-After", strconv.Itoa(many.Seconds()))
+		return con.render(c, http.StatusTooManyRequests, "login", "", view{Title: "Sign in", Error: fmt.Sprintf("too many wrong tokens from your address; wait %d seconds and try again", many.Seconds())})
+	case errors.Is(err, tenant.ErrWrongAdminToken):
+		con.cfg.Logger.WarnContext(ctx, "console: wrong admin token", "client", con.cfg.Gate.Client(req))
 		return con.render(c, http.StatusUnauthorized, "login", "", view{Title: "Sign in", Error: "that is not the admin token"})
+	case err != nil:
+		return con.fail(c, "check admin token", err)
 	}
 	cookie, err := randomToken()
 	if err != nil {
@@ -161,7 +153,7 @@ func (con *Console) login(c echo.Context) error {
 		return con.fail(c, "store session", err)
 	}
 	con.setCookie(c, cookie, con.cfg.SessionTTL)
-	con.cfg.Logger.InfoContext(ctx, "console: signed in", "client", clientAddr(c.Request()))
+	con.cfg.Logger.InfoContext(ctx, "console: signed in", "client", con.cfg.Gate.Client(req))
 	return c.Redirect(http.StatusSeeOther, "/console/")
 }
 
@@ -181,12 +173,4 @@ func (con *Console) redirect(c echo.Context, path string) error {
 		return c.NoContent(http.StatusNoContent)
 	}
 	return c.Redirect(http.StatusSeeOther, path)
-}
-
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

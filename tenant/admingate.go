@@ -1,0 +1,104 @@
+package tenant
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrWrongAdminToken is the refusal of a token that is not the admin token.
+var ErrWrongAdminToken = errors.New("not the admin token")
+
+// TooManyAttempts refuses a client that has spent its wrong tokens, right token or not,
+// until RetryAfter has passed.
+type TooManyAttempts struct{ RetryAfter time.Duration }
+
+func (e *TooManyAttempts) Error() string {
+	return fmt.Sprintf("too many wrong admin tokens from this address; retry after %d s", e.Seconds())
+}
+
+// Seconds is RetryAfter rounded up, as Retry-After carries it.
+func (e *TooManyAttempts) Seconds() int { return int(math.Ceil(e.RetryAfter.Seconds())) }
+
+// AdminGateConfig is what an AdminGate needs.
+type AdminGateConfig struct {
+	Token string
+	// Redis counts wrong tokens, so the count holds across replicas.
+	Redis *redis.Client
+	// AttemptsPerMinute is how many wrong tokens one client may send per minute (5 when zero).
+	AttemptsPerMinute int
+	// ClientIP names the client of a request (echo.IPExtractor); nil takes the TCP peer,
+	// never X-Forwarded-For, which any client can write.
+	ClientIP echo.IPExtractor
+}
+
+// AdminGate checks the admin token wherever it opens something: the admin API and the
+// console's sign-in. Wrong tokens are counted per client through both doors together, so
+// guessing costs the same whichever door a guesser uses.
+type AdminGate struct {
+	token    []byte
+	limiter  *redis_rate.Limiter
+	limit    redis_rate.Limit
+	clientIP echo.IPExtractor
+}
+
+// NewAdminGate returns the gate of cfg.Token.
+func NewAdminGate(cfg AdminGateConfig) (*AdminGate, error) {
+	if cfg.Token == "" || cfg.Redis == nil {
+		return nil, errors.New("admin gate: Token and Redis are required")
+	}
+	if cfg.AttemptsPerMinute <= 0 {
+		cfg.AttemptsPerMinute = 5
+	}
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = peerIP
+	}
+	n := cfg.AttemptsPerMinute
+	return &AdminGate{
+		token:    []byte(cfg.Token),
+		limiter:  redis_rate.NewLimiter(cfg.Redis),
+		limit:    redis_rate.Limit{Rate: n, Burst: n, Period: time.Minute},
+		clientIP: cfg.ClientIP,
+	}, nil
+}
+
+// Client names the client of r as the gate counts it.
+func (g *AdminGate) Client(r *http.Request) string { return g.clientIP(r) }
+
+// Check answers nil for the admin token, ErrWrongAdminToken for another (and counts it
+// against the client), and *TooManyAttempts once the client has spent its attempts.
+func (g *AdminGate) Check(ctx context.Context, r *http.Request, token string) error {
+	key := "admin:wrong-token:" + g.clientIP(r)
+	left, err := g.limiter.AllowN(ctx, key, g.limit, 0)
+	if err != nil {
+		return fmt.Errorf("check admin token attempts: %w", err)
+	}
+	if left.Remaining < 1 {
+		return &TooManyAttempts{RetryAfter: g.limit.Period / time.Duration(g.limit.Rate)}
+	}
+	if token != "" && subtle.ConstantTimeCompare([]byte(token), g.token) == 1 {
+		return nil
+	}
+	if _, err := g.limiter.Allow(ctx, key, g.limit); err != nil {
+		return fmt.Errorf("count wrong admin token: %w", err)
+	}
+	return ErrWrongAdminToken
+}
+
+// peerIP is the address of the TCP peer.
+func peerIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
