@@ -169,10 +169,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// exec runs the document (as prepared: with the seed's response keys) under the request's
-// time limit. metaOnly operations (asking only
-// for __schema, __type and __typename) run on the schema whose depth limit fits tools'
-// introspection queries: their nesting walks the schema, not records.
+// exec runs the document, as prepared (with the seed's response keys), under the request's
+// time limit. metaOnly operations (asking only for __schema, __type and __typename) run on the
+// schema whose depth limit fits tools' introspection queries: their nesting walks the schema,
+// not records.
 func (a *API) exec(ctx context.Context, query, opName string, vars map[string]any, metaOnly bool) response {
 	schema := a.schema
 	if metaOnly {
