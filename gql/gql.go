@@ -80,7 +80,7 @@ type API struct {
 	cfg    Config
 	sdl    string
 	schema *graphql.Schema // nil when the project has no tables
-	keys   responseKeys
+	docs   documents
 	// meta is the schema that runs operations asking only for __schema, __type and
 	// __typename, with a depth limit that fits introspection queries; built on first use,
 	// since most projects' APIs are never introspected.
@@ -139,7 +139,7 @@ func New(cfg Config) (*API, error) {
 		return graphql.MustParseSchema(a.sdl, root, append(opts, graphql.MaxDepth(metaMaxDepth))...)
 	})
 	// A token is at least one byte, so the query length limit bounds tokens too.
-	a.keys = newResponseKeys(tables, cfg.MaxQueryBytes)
+	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes))
 	return a, nil
 }
 

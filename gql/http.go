@@ -127,7 +127,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var resp response
-	switch op := a.keys.operation(*req.Query, opName, r.Method == http.MethodGet); {
+	doc := a.docs.prepare(*req.Query, opName, r.Method == http.MethodGet)
+	switch op := doc.op; {
 	case a.schema == nil:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "this project has no tables yet, so its API has no operations"}}
 	case len(*req.Query) > a.cfg.MaxQueryBytes:
@@ -142,7 +143,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !a.cfg.Introspection && op.introspects:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	default:
-		resp = a.exec(r.Context(), *req.Query, opName, vars, op.metaOnly)
+		resp = a.exec(r.Context(), doc.exec, opName, vars, op.metaOnly)
 	}
 	for _, e := range resp.Errors {
 		readable(e)
@@ -168,9 +169,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// exec runs the document under the request's time limit. metaOnly operations (asking only
-// for __schema, __type and __typename) run on the schema whose depth limit fits tools'
-// introspection queries: their nesting walks the schema, not records.
+// exec runs the document, as prepared (with the seed's response keys), under the request's
+// time limit. metaOnly operations (asking only for __schema, __type and __typename) run on the
+// schema whose depth limit fits tools' introspection queries: their nesting walks the schema,
+// not records.
 func (a *API) exec(ctx context.Context, query, opName string, vars map[string]any, metaOnly bool) response {
 	schema := a.schema
 	if metaOnly {
@@ -182,7 +184,7 @@ func (a *API) exec(ctx context.Context, query, opName string, vars map[string]an
 	if a.cfg.Tracer != nil {
 		ctx, span = a.cfg.Tracer.Start(ctx, "graphql.execute", trace.WithAttributes(attribute.String("graphql.operation.name", opName)))
 	}
-	res := schema.Exec(ctx, a.keys.rewrite(query), opName, vars)
+	res := schema.Exec(ctx, query, opName, vars)
 	if span != nil {
 		span.SetAttributes(attribute.Int("graphql.errors", len(res.Errors)))
 		span.End()

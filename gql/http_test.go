@@ -152,3 +152,46 @@ func TestReadableErrors(t *testing.T) {
 		t.Errorf("edge description %s", r.raw)
 	}
 }
+
+// TestDocumentsSentAgain sends the same documents several times and in different ways: the
+// endpoint remembers what it read from a document, and each answer must still be the one
+// its method and operationName call for.
+func TestDocumentsSentAgain(t *testing.T) {
+	srv := serve(t, gql.Config{Tables: []gql.Table{products()}, Introspection: true})
+	const mutation = `mutation createproduct($data: productInput!) { createproduct(data: $data) { name } }`
+	two := `query a { products { name } } mutation b { createproduct(data: {name: "Tea", price: 1}) { name } }`
+	get := func(query, op string) string {
+		params := url.Values{"query": {query}}
+		if op != "" {
+			params.Set("operationName", op)
+		}
+		return srv.URL + "/api/v1/graphql?" + params.Encode()
+	}
+	postBody := func(query, op string, vars map[string]any) string {
+		b, err := json.Marshal(map[string]any{"query": query, "operationName": op, "variables": vars})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	vars := map[string]any{"data": map[string]any{"name": "Tea", "price": 3.5}}
+	for round := range 3 {
+		for _, c := range []struct {
+			name, method, target, body string
+			status                     int
+			want                       string
+		}{
+			{"POST mutation", "POST", srv.URL, postBody(mutation, "", vars), 200, `{"data":{"createProduct":{"name":"Tea"}}}`},
+			{"GET mutation", "GET", get(mutation, ""), "", 405, `"a mutation must be sent with POST`},
+			{"GET query of two", "GET", get(two, "a"), "", 200, `{"data":{"products":[`},
+			{"GET mutation of two", "GET", get(two, "b"), "", 405, `"a mutation must be sent with POST`},
+			{"POST mutation of two", "POST", srv.URL, postBody(two, "b", nil), 200, `{"data":{"createProduct":{"name":"Tea"}}}`},
+			{"POST introspection", "POST", srv.URL, postBody(`{ __type(name: "product") { name } }`, "", nil), 200, `{"data":{"__type":{"name":"product"}}}`},
+		} {
+			status, _, body := call(t, c.method, c.target, "", c.body)
+			if status != c.status || !strings.Contains(body, c.want) {
+				t.Errorf("round %d, %s: %d %s, want %d %s", round, c.name, status, body, c.status, c.want)
+			}
+		}
+	}
+}

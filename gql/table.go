@@ -545,6 +545,10 @@ func (t *table) query(a args) (store.Query, error) {
 			return q, err
 		}
 	}
+	if a.UID.set && a.UID.v != nil && q.Limit > 1 {
+		// A uid names one record: the store stops at it instead of looking for a second.
+		q.Limit = 1
+	}
 	return q, nil
 }
 
