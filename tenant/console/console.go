@@ -84,7 +84,7 @@ func New(cfg Config) (*Console, error) {
 // parseTemplates makes one template set per page file: the shared layout and fragments
 // (files starting with an underscore) with that page's "content".
 func parseTemplates() (map[string]*template.Template, error) {
-	funcs := template.FuncMap{"join": strings.Join}
+	funcs := template.FuncMap{"join": strings.Join, "stamp": stamp}
 	base, err := template.New("console").Funcs(funcs).ParseFS(templateFiles, "templates/_*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console templates: %w", err)
@@ -165,6 +165,11 @@ func (con *Console) render(c echo.Context, status int, page, fragment string, v 
 		return fmt.Errorf("render %s: %w", page, err)
 	}
 	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// stamp shows a moment in UTC to the second, with how long ago it was.
+func stamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + time.Since(t).Round(time.Second).String() + " ago)"
 }
 
 // fail logs an unexpected error and answers with a page that says where to look.

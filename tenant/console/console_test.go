@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -635,5 +636,72 @@ func TestIdentity(t *testing.T) {
 	}
 	if a := b.do(http.MethodPost, "/console/projects/demo/identity/token", url.Values{"sub": {""}}, true); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "needs a subject") {
 		t.Errorf("mint without a subject: %d %s", a.status, a.body)
+	}
+}
+
+// TestIdentityVerifierStatus: the identity page shows the state of the JWKS client that
+// verifies the project's tokens, here after a JWKS server that failed once: its first fetch
+// failed, the token's unknown key fetched again, and the page names both.
+func TestIdentityVerifierStatus(t *testing.T) {
+	dev, err := tenant.OpenDevIssuer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failNext atomic.Bool
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failNext.CompareAndSwap(true, false) {
+			http.Error(w, "the key server is restarting", http.StatusInternalServerError)
+			return
+		}
+		dev.ServeHTTP(w, r)
+	}))
+	t.Cleanup(jwks.Close)
+	f := start(t, console.Config{DevIssuer: dev})
+	ctx := context.Background()
+	demo, err := dev.DemoProject(jwks.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.reg.Put(ctx, demo); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser(t)
+	b.signIn()
+	verifier := regexp.MustCompile(`(?s)<td class="verifier">(.*?)</td>`)
+	row := func() string {
+		t.Helper()
+		page := b.do(http.MethodGet, "/console/projects/demo/identity", nil, false)
+		m := verifier.FindStringSubmatch(page.body)
+		if page.status != http.StatusOK || m == nil {
+			t.Fatalf("identity: %d %s", page.status, page.body)
+		}
+		return m[1]
+	}
+	if got := row(); !strings.Contains(got, "not fetched yet") {
+		t.Errorf("before any token: %q", got)
+	}
+
+	minted := b.do(http.MethodPost, "/console/projects/demo/identity/token", url.Values{"sub": {"alice"}}, true)
+	m := regexp.MustCompile(`spellcheck="false">([^<]+)</textarea>`).FindStringSubmatch(minted.body)
+	if m == nil {
+		t.Fatalf("mint: %d %s", minted.status, minted.body)
+	}
+	rt, err := f.reg.Runtime(ctx, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failNext.Store(true)
+	if _, err := rt.Verifier.Verify(ctx, m[1]); err != nil {
+		t.Fatalf("the token after one failed fetch: %v", err)
+	}
+	st := rt.Verifier.JWKSStatus()
+	if !st.Started || st.Keys != 1 || st.LastRefresh.IsZero() || !strings.Contains(st.LastError, "500") || st.LastRefresh.Before(st.LastErrorAt) {
+		t.Errorf("status after a failed and a good fetch: %+v", st)
+	}
+	got := row()
+	for _, want := range []string{`<span class="ok">1 keys</span>, last refresh ` + st.LastRefresh.UTC().Format("2006-01-02 15:04:05 UTC"), `<span class="error">last error `, "500"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("after a failed and a good fetch: want %q in %q", want, got)
+		}
 	}
 }
