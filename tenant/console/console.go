@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/platform-dev/platform/store"
@@ -48,6 +49,9 @@ type Config struct {
 	// Metrics is the process's metrics registry; the health page shows MCP and HTTP figures
 	// from it. Nil leaves them out.
 	Metrics prometheus.Gatherer
+	// SampleInterval is how often the health page's figures are sampled and polled (5
+	// seconds when zero); its charts span historySize samples.
+	SampleInterval time.Duration
 	// DevIssuer, when the server runs one, mints test tokens for the projects that trust it.
 	DevIssuer *tenant.DevIssuer
 	Logger    *slog.Logger
@@ -58,6 +62,7 @@ type Console struct {
 	cfg     Config
 	pages   map[string]*template.Template
 	limiter *redis_rate.Limiter
+	history history // samples of the health page's figures
 }
 
 // New parses the console's templates.
@@ -70,6 +75,9 @@ func New(cfg Config) (*Console, error) {
 	}
 	if cfg.LoginAttempts <= 0 {
 		cfg.LoginAttempts = 5
+	}
+	if cfg.SampleInterval <= 0 {
+		cfg.SampleInterval = 5 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -107,7 +115,9 @@ func parseTemplates() (map[string]*template.Template, error) {
 // Mount registers the console under /console/ on the apex host; other hosts answer 404.
 func (con *Console) Mount(e *echo.Echo) {
 	e.GET("/console", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/console/") }, tenant.ApexOnly)
-	g := e.Group("/console", tenant.ApexOnly, securityHeaders)
+	// Pages and assets are compressed (htmx is 52 KB, 17 KB gzipped); answers too short to
+	// gain are not.
+	g := e.Group("/console", tenant.ApexOnly, securityHeaders, middleware.GzipWithConfig(middleware.GzipConfig{MinLength: 1024}))
 	static, _ := fs.Sub(assets, "assets")
 	g.GET("/assets/*", echo.WrapHandler(http.StripPrefix("/console/assets/", http.FileServerFS(static))))
 	g.GET("/", con.home)
