@@ -514,20 +514,35 @@ tables:
 	}
 }
 
+// mcpMetrics are the series of mcpserver and telemetry the health page reads, under their
+// names, in a registry of the test's own.
+type mcpMetrics struct {
+	reg                     *prometheus.Registry
+	requests, calls, limits *prometheus.CounterVec
+	seconds                 *prometheus.HistogramVec
+	sessions                atomic.Int64
+}
+
+func newMCPMetrics() *mcpMetrics {
+	m := &mcpMetrics{
+		reg:      prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_http_requests_total"}, []string{"project", "operation", "status"}),
+		calls:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_tool_calls_total"}, []string{"tool", "outcome"}),
+		seconds:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "platform_mcp_tool_call_duration_seconds"}, []string{"tool"}),
+		limits:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_limiter_decisions_total"}, []string{"limit", "decision"}),
+	}
+	m.reg.MustRegister(m.requests, m.calls, m.seconds, m.limits, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "platform_mcp_sessions"},
+		func() float64 { return float64(m.sessions.Load()) }))
+	return m
+}
+
 // TestHealth: the stores answer, and the figures come from the metrics registry under the
 // names mcpserver and telemetry register them with, sampled into charts; the fragment htmx
 // polls is the same.
 func TestHealth(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_http_requests_total"}, []string{"project", "operation", "status"})
-	calls := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_tool_calls_total"}, []string{"tool", "outcome"})
-	seconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "platform_mcp_tool_call_duration_seconds"}, []string{"tool"})
-	limits := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_limiter_decisions_total"}, []string{"limit", "decision"})
-	var sessions atomic.Int64
-	reg.MustRegister(requests, calls, seconds, limits, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "platform_mcp_sessions"},
-		func() float64 { return float64(sessions.Load()) }))
-
-	f := start(t, console.Config{Metrics: reg, SampleInterval: 20 * time.Millisecond})
+	m := newMCPMetrics()
+	requests, calls, seconds, limits := m.requests, m.calls, m.seconds, m.limits
+	f := start(t, console.Config{Metrics: m.reg, SampleInterval: 20 * time.Millisecond})
 	b := f.browser(t)
 	b.signIn()
 	// Three samples, 30 ms apart: traffic between the first two, a slower call before the third.
@@ -540,7 +555,7 @@ func TestHealth(t *testing.T) {
 	seconds.WithLabelValues("analyze_code").Observe(1.5)
 	limits.WithLabelValues("rate", "refused").Add(2)
 	limits.WithLabelValues("concurrency", "refused").Inc()
-	sessions.Store(3)
+	m.sessions.Store(3)
 	time.Sleep(30 * time.Millisecond)
 	b.do(http.MethodGet, "/console/health?figures=1", nil, true)
 	seconds.WithLabelValues("analyze_code").Observe(0.25)
