@@ -47,6 +47,15 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	// Every page notes what the Content-Security-Policy blocked; none may be blocked.
+	if err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
+		_, err := page.AddScriptToEvaluateOnNewDocument(`window.blocked = [];
+			document.addEventListener("securitypolicyviolation", e => blocked.push(e.violatedDirective + " " + e.blockedURI));`).Do(ctx)
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+
 	shots := os.Getenv("CONSOLE_SCREENSHOTS")
 	shot := func(name string) chromedp.Action {
 		return chromedp.ActionFunc(func(ctx context.Context) error {
@@ -143,13 +152,15 @@ func TestBrowser(t *testing.T) {
 	run("health after polling", chromedp.WaitVisible(`//td[text()="consult_expert"]`), shot("6-health"))
 	// htmx swaps the figures every 300 ms: one script reads them at once.
 	var health struct {
-		Tools string
-		Paths int
+		Tools   string
+		Paths   int
+		Blocked []string
 	}
 	run("charts", chromedp.Evaluate(`({Tools: document.querySelector(".tools").textContent,
-		Paths: document.querySelectorAll("svg.spark path").length})`, &health))
-	if !strings.Contains(health.Tools, "analyze_codebase") || health.Paths < 10 {
-		t.Errorf("health after polling: tools %q, %d charts drawn; want both tools and the cards' and tools' charts", health.Tools, health.Paths)
+		Paths: document.querySelectorAll("svg.spark path").length, Blocked: blocked})`, &health))
+	if !strings.Contains(health.Tools, "analyze_codebase") || health.Paths < 10 || len(health.Blocked) > 0 {
+		t.Errorf("health after polling: tools %q, %d charts drawn, blocked by the CSP %q; want both tools, the cards' and tools' charts, nothing blocked",
+			health.Tools, health.Paths, health.Blocked)
 	}
 
 	var status int
@@ -179,12 +190,15 @@ func phone(t *testing.T, ctx context.Context, base, name string, shot func(strin
 		}
 	}()
 	for _, p := range pages {
-		var width struct{ Scroll, Inner int }
+		var width struct {
+			Scroll, Inner int
+			Blocked       []string
+		}
 		var focus struct{ Tag, Style, Width string }
 		err := chromedp.Run(ctx,
 			chromedp.Navigate(base+p),
 			chromedp.WaitReady("main", chromedp.ByQuery),
-			chromedp.Evaluate(`({Scroll: document.documentElement.scrollWidth, Inner: innerWidth})`, &width),
+			chromedp.Evaluate(`({Scroll: document.documentElement.scrollWidth, Inner: innerWidth, Blocked: blocked})`, &width),
 			chromedp.KeyEvent(kb.Tab),
 			chromedp.Evaluate(`(() => { const e = document.activeElement, s = getComputedStyle(e);
 				return {Tag: e.tagName, Style: s.outlineStyle, Width: s.outlineWidth}; })()`, &focus))
@@ -193,6 +207,9 @@ func phone(t *testing.T, ctx context.Context, base, name string, shot func(strin
 		}
 		if width.Inner != 390 || width.Scroll > width.Inner {
 			t.Errorf("phone %s: the page is %d pixels wide on a screen of %d", p, width.Scroll, width.Inner)
+		}
+		if len(width.Blocked) > 0 {
+			t.Errorf("phone %s: the CSP blocked %q", p, width.Blocked)
 		}
 		if focus.Tag == "BODY" || focus.Style == "none" || focus.Width == "0px" {
 			t.Errorf("phone %s: Tab focuses %s with outline %s %s; want a visible focus", p, focus.Tag, focus.Style, focus.Width)
