@@ -94,7 +94,8 @@ func (con *Console) sampleIfStale(ctx context.Context) []sample {
 	h.sampling.Lock()
 	defer h.sampling.Unlock()
 	if last, ok := h.latest(); !ok || time.Since(last.at) >= con.cfg.SampleInterval*9/10 {
-		h.add(con.sample(ctx))
+		// The sample is shared by every page: a request that goes away does not cut it short.
+		h.add(con.sample(context.WithoutCancel(ctx)))
 	}
 	return h.all()
 }
