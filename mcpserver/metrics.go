@@ -1,8 +1,10 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -18,7 +20,9 @@ type metrics struct {
 // Label values of tool calls that do not name a tool of the catalog.
 const unknownTool = "_unknown"
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// newMetrics registers the series with reg (none when nil); the sessions gauge counts the
+// live sessions in st when scraped, so it is the same on every replica.
+func newMetrics(reg prometheus.Registerer, st *store) (*metrics, error) {
 	m := &metrics{
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "platform_mcp_tool_calls_total",
@@ -37,7 +41,19 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.toolCalls, m.toolSeconds, m.limiter} {
+	sessions := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "platform_mcp_sessions",
+		Help: "Live MCP sessions (all replicas: counted in Redis when scraped); NaN when Redis did not answer.",
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+		defer cancel()
+		n, err := st.countSessions(ctx)
+		if err != nil {
+			return math.NaN()
+		}
+		return float64(n)
+	})
+	for _, c := range []prometheus.Collector{m.toolCalls, m.toolSeconds, m.limiter, sessions} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("mcpserver: register metrics: %w", err)
 		}

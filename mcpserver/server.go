@@ -112,20 +112,24 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	m, err := newMetrics(cfg.Registerer)
+	rdb, own := boundedClient(rdb, cfg.StoreTimeout)
+	st := &store{rdb: rdb, k: keyspace{cfg.KeyPrefix}, ttl: cfg.SessionTTL, backlog: cfg.EventBacklog,
+		maxSlotTTL: max(cfg.RequestTimeout+pollInterval, 3*pollInterval), replica: newID()[:8] + ":"}
+	m, err := newMetrics(cfg.Registerer, st)
 	if err != nil {
+		if own {
+			_ = rdb.Close()
+		}
 		return nil, err
 	}
-	rdb, own := boundedClient(rdb, cfg.StoreTimeout)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		cfg:     cfg,
-		proxies: proxies,
-		rdb:     rdb,
-		ownRDB:  own,
-		redact:  newRedactor(cfg.HiddenPaths),
-		st: &store{rdb: rdb, k: keyspace{cfg.KeyPrefix}, ttl: cfg.SessionTTL, backlog: cfg.EventBacklog,
-			maxSlotTTL: max(cfg.RequestTimeout+pollInterval, 3*pollInterval), replica: newID()[:8] + ":"},
+		cfg:       cfg,
+		proxies:   proxies,
+		rdb:       rdb,
+		ownRDB:    own,
+		redact:    newRedactor(cfg.HiddenPaths),
+		st:        st,
 		log:       logger.With("component", "mcpserver"),
 		stats:     newStats(),
 		metrics:   m,

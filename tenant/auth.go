@@ -334,6 +334,51 @@ type keySet struct {
 	cancel context.CancelFunc
 	// lastErr holds the error of the latest fetch, nil after a successful one.
 	lastErr atomic.Pointer[error]
+	// status is what the operator sees of the fetches (JWKSStatus); written by every fetch.
+	statusMu sync.Mutex
+	status   JWKSStatus
+}
+
+// JWKSStatus is what a project's JWKS client has fetched: the operator console shows it.
+type JWKSStatus struct {
+	// Started is false until the first token to verify starts the client (nothing fetched).
+	Started bool
+	// Keys is how many keys the latest successful fetch returned.
+	Keys int
+	// LastRefresh is when the key set was last fetched successfully (zero: never).
+	LastRefresh time.Time
+	// LastError is why the latest failed fetch failed (empty: none failed), at LastErrorAt;
+	// it stays after a later success, which LastRefresh being after LastErrorAt shows.
+	LastError   string
+	LastErrorAt time.Time
+}
+
+// JWKSStatus returns the state of the verifier's JWKS client; the zero status when the
+// project trusts no identity provider.
+func (v *Verifier) JWKSStatus() JWKSStatus {
+	if v == nil || v.keys == nil {
+		return JWKSStatus{}
+	}
+	k := v.keys
+	k.statusMu.Lock()
+	defer k.statusMu.Unlock()
+	return k.status
+}
+
+// fetched records the outcome of one fetch of the key set: keys on success, else err.
+func (k *keySet) fetched(keys int, err error) {
+	if err == nil {
+		k.lastErr.Store(nil)
+	} else {
+		k.lastErr.Store(&err)
+	}
+	k.statusMu.Lock()
+	defer k.statusMu.Unlock()
+	if err != nil {
+		k.status.LastError, k.status.LastErrorAt = err.Error(), time.Now()
+		return
+	}
+	k.status.Keys, k.status.LastRefresh = keys, time.Now()
 }
 
 func (k *keySet) close() {
@@ -363,6 +408,9 @@ func (k *keySet) keyfunc() (keyfunc.Keyfunc, error) {
 	if k.kf != nil {
 		return k.kf, nil
 	}
+	k.statusMu.Lock()
+	k.status.Started = true
+	k.statusMu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	refresh := k.cfg.RefreshInterval
 	if k.closed {
@@ -378,7 +426,7 @@ func (k *keySet) keyfunc() (keyfunc.Keyfunc, error) {
 		HTTPTimeout:               k.cfg.FetchTimeout,
 		NoErrorReturnFirstHTTPReq: true,
 		RefreshErrorHandler: func(ctx context.Context, err error) {
-			k.lastErr.Store(&err)
+			k.fetched(0, err)
 			k.cfg.Logger.WarnContext(ctx, "fetch JWKS", "url", k.url, "err", err)
 		},
 		RefreshInterval: refresh,
@@ -386,6 +434,7 @@ func (k *keySet) keyfunc() (keyfunc.Keyfunc, error) {
 	})
 	if err != nil {
 		cancel()
+		k.fetched(0, err)
 		return nil, fmt.Errorf("%w from %s: %v", ErrJWKSUnavailable, k.url, err)
 	}
 	storage, err = jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
@@ -409,15 +458,19 @@ func (k *keySet) keyfunc() (keyfunc.Keyfunc, error) {
 }
 
 // fetchTracker notes successful fetches: the JWKS library reports failures through its error
-// handler but successes only by replacing the stored keys.
+// handler but successes only by replacing the stored keys (on every fetch, the first, the
+// background refreshes and those an unknown kid triggers).
 type fetchTracker struct {
 	jwkset.Storage
 	set *keySet
 }
 
 func (f *fetchTracker) KeyReplaceAll(ctx context.Context, given []jwkset.JWK) error {
-	f.set.lastErr.Store(nil)
-	return f.Storage.KeyReplaceAll(ctx, given)
+	if err := f.Storage.KeyReplaceAll(ctx, given); err != nil {
+		return err
+	}
+	f.set.fetched(len(given), nil)
+	return nil
 }
 
 func transportOf(c *http.Client) http.RoundTripper {

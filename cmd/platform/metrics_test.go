@@ -86,10 +86,14 @@ func TestMetrics(t *testing.T) {
 		s.graphql(id, "", `{ productsCount }`, nil)
 	}
 
-	// MCP: a tool that runs, an unknown tool, then calls past the rate limit (8 per window).
+	// MCP: a session, a tool that runs, an unknown tool, then calls past the rate limit (8 per
+	// window).
+	if resp, body := s.mcp(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"metrics-test","version":"1"}}}`); resp.Header.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
 	s.mcp(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"analyze_codebase","arguments":{"path":"."}}}`)
 	s.mcp(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no_such_tool"}}`)
-	for i := range 7 {
+	for i := range 6 {
 		s.mcp(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"consult_expert","arguments":{"question":"How do I size Redis?"}}}`, 10+i))
 	}
 
@@ -108,7 +112,8 @@ func TestMetrics(t *testing.T) {
 		`platform_mcp_tool_calls_total{outcome="rate_limited",tool="consult_expert"} 1`,
 		`platform_mcp_limiter_decisions_total{decision="allowed",limit="rate"} 8`,
 		`platform_mcp_limiter_decisions_total{decision="refused",limit="rate"} 1`,
-		`platform_mcp_tool_call_duration_seconds_count{tool="consult_expert"} 6`,
+		`platform_mcp_tool_call_duration_seconds_count{tool="consult_expert"} 5`,
+		`platform_mcp_sessions 1`,
 		`platform_store_up{store="database"} 1`,
 		`platform_store_up{store="redis"} 1`,
 		`platform_store_ping_duration_seconds_count{store="database"}`,

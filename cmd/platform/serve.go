@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -293,6 +294,12 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		return err
 	}
 	con.Mount(e)
+	// The console samples its health figures in the background, so its charts cover the last
+	// minutes when a page opens; the sampler ends before the stores close.
+	sampling, stopSampling := context.WithCancel(ctx)
+	var sampler sync.WaitGroup
+	sampler.Go(func() { con.Run(sampling) })
+	defer func() { stopSampling(); sampler.Wait() }()
 	e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
 
 	// No WriteTimeout: MCP notification streams stay open for as long as their clients listen.

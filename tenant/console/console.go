@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/platform-dev/platform/store"
@@ -46,6 +47,9 @@ type Config struct {
 	// Metrics is the process's metrics registry; the health page shows MCP and HTTP figures
 	// from it. Nil leaves them out.
 	Metrics prometheus.Gatherer
+	// SampleInterval is how often the health page's figures are sampled and polled (5
+	// seconds when zero); its charts span historySize samples.
+	SampleInterval time.Duration
 	// DevIssuer, when the server runs one, mints test tokens for the projects that trust it.
 	DevIssuer *tenant.DevIssuer
 	Logger    *slog.Logger
@@ -53,8 +57,9 @@ type Config struct {
 
 // Console serves the operator console.
 type Console struct {
-	cfg   Config
-	pages map[string]*template.Template
+	cfg     Config
+	pages   map[string]*template.Template
+	history history // samples of the health page's figures
 }
 
 // New parses the console's templates.
@@ -64,6 +69,9 @@ func New(cfg Config) (*Console, error) {
 	}
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 30 * time.Minute
+	}
+	if cfg.SampleInterval <= 0 {
+		cfg.SampleInterval = 5 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -78,7 +86,7 @@ func New(cfg Config) (*Console, error) {
 // parseTemplates makes one template set per page file: the shared layout and fragments
 // (files starting with an underscore) with that page's "content".
 func parseTemplates() (map[string]*template.Template, error) {
-	funcs := template.FuncMap{"join": strings.Join}
+	funcs := template.FuncMap{"join": strings.Join, "stamp": stamp}
 	base, err := template.New("console").Funcs(funcs).ParseFS(templateFiles, "templates/_*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console templates: %w", err)
@@ -101,7 +109,9 @@ func parseTemplates() (map[string]*template.Template, error) {
 // Mount registers the console under /console/ on the apex host; other hosts answer 404.
 func (con *Console) Mount(e *echo.Echo) {
 	e.GET("/console", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/console/") }, tenant.ApexOnly)
-	g := e.Group("/console", tenant.ApexOnly, securityHeaders)
+	// Pages and assets are compressed (htmx is 52 KB, 17 KB gzipped); answers too short to
+	// gain are not.
+	g := e.Group("/console", tenant.ApexOnly, securityHeaders, middleware.GzipWithConfig(middleware.GzipConfig{MinLength: 1024}))
 	static, _ := fs.Sub(assets, "assets")
 	g.GET("/assets/*", echo.WrapHandler(http.StripPrefix("/console/assets/", http.FileServerFS(static))))
 	g.GET("/", con.home)
@@ -159,6 +169,11 @@ func (con *Console) render(c echo.Context, status int, page, fragment string, v 
 		return fmt.Errorf("render %s: %w", page, err)
 	}
 	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// stamp shows a moment in UTC to the second, with how long ago it was.
+func stamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + time.Since(t).Round(time.Second).String() + " ago)"
 }
 
 // fail logs an unexpected error and answers with a page that says where to look.

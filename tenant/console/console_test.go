@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +16,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -539,29 +542,71 @@ tables:
 	}
 }
 
+// mcpMetrics are the series of mcpserver and telemetry the health page reads, under their
+// names, in a registry of the test's own.
+type mcpMetrics struct {
+	reg                     *prometheus.Registry
+	requests, calls, limits *prometheus.CounterVec
+	seconds                 *prometheus.HistogramVec
+	sessions                atomic.Int64
+}
+
+func newMCPMetrics() *mcpMetrics {
+	m := &mcpMetrics{
+		reg:      prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_http_requests_total"}, []string{"project", "operation", "status"}),
+		calls:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_tool_calls_total"}, []string{"tool", "outcome"}),
+		seconds:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "platform_mcp_tool_call_duration_seconds"}, []string{"tool"}),
+		limits:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_limiter_decisions_total"}, []string{"limit", "decision"}),
+	}
+	m.reg.MustRegister(m.requests, m.calls, m.seconds, m.limits, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "platform_mcp_sessions"},
+		func() float64 { return float64(m.sessions.Load()) }))
+	return m
+}
+
 // TestHealth: the stores answer, and the figures come from the metrics registry under the
-// names mcpserver and telemetry register them with; the fragment htmx polls is the same.
+// names mcpserver and telemetry register them with, sampled into charts; the fragment htmx
+// polls is the same.
 func TestHealth(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	calls := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_tool_calls_total"}, []string{"tool", "outcome"})
-	seconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "platform_mcp_tool_call_duration_seconds"}, []string{"tool"})
-	limits := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platform_mcp_limiter_decisions_total"}, []string{"limit", "decision"})
-	reg.MustRegister(calls, seconds, limits)
+	m := newMCPMetrics()
+	requests, calls, seconds, limits := m.requests, m.calls, m.seconds, m.limits
+	f := start(t, console.Config{Metrics: m.reg, SampleInterval: 20 * time.Millisecond})
+	b := f.browser(t)
+	b.signIn()
+	// Three samples, 30 ms apart: traffic between the first two, a slower call before the third.
+	b.do(http.MethodGet, "/console/health", nil, false)
+	requests.WithLabelValues("_none", "mcp", "200").Add(30)
+	requests.WithLabelValues("shop", "list", "200").Add(10)
 	calls.WithLabelValues("analyze_code", "ok").Add(3)
 	calls.WithLabelValues("analyze_code", "timeout").Inc()
 	seconds.WithLabelValues("analyze_code").Observe(0.5)
 	seconds.WithLabelValues("analyze_code").Observe(1.5)
 	limits.WithLabelValues("rate", "refused").Add(2)
+	limits.WithLabelValues("concurrency", "refused").Inc()
+	m.sessions.Store(3)
+	time.Sleep(30 * time.Millisecond)
+	b.do(http.MethodGet, "/console/health?figures=1", nil, true)
+	seconds.WithLabelValues("analyze_code").Observe(0.25)
+	time.Sleep(30 * time.Millisecond)
 
-	f := start(t, console.Config{Metrics: reg})
-	b := f.browser(t)
-	b.signIn()
-	for _, path := range []string{"/console/health", "/console/health?figures=1"} {
+	card := func(name, value string) string {
+		return `<h2>` + name + `</h2>
+<p class="figure">` + value + `</p>
+<svg class="spark" viewBox="0 0 120 28" preserveAspectRatio="none" role="img" aria-label="` + name + `: last 2 samples, highest `
+	}
+	for _, path := range []string{"/console/health?figures=1", "/console/health"} {
 		a := b.do(http.MethodGet, path, nil, path != "/console/health")
 		for _, want := range []string{
 			`<td>database (sqlite)</td><td class="ok">ok</td>`, `<td>redis</td><td class="ok">ok</td>`,
-			`<td>analyze_code</td><td>4</td><td>1</td><td>1s</td>`, `<td>rate</td><td>refused</td><td>2</td>`,
-			`hx-trigger="every 5s"`,
+			card("MCP requests/min", "0.0"), card("HTTP requests/min", "0.0"),
+			`<path d="M0.0,1.0 L120.0,27.0"/>`, // a burst of requests, then none
+			"<h2>MCP sessions</h2>\n<p class=\"figure\">3</p>",
+			"<h2>Rate-limit rejections</h2>\n<p class=\"figure\">2</p>",
+			"<h2>Connection-limit rejections</h2>\n<p class=\"figure\">1</p>",
+			// Calls, failed, mean since the start and over the window: (0.5+1.5+0.25)/3 s.
+			`<td>analyze_code</td><td>4</td><td>1</td><td>750ms</td><td>750ms</td>`,
+			`aria-label="analyze_code mean time: last 2 samples, highest 1000.0 ms"><title>last 2 samples, highest 1000.0 ms</title><path d="M0.0,1.0 L120.0,20.5"/>`,
+			`hx-trigger="every 20ms"`,
 		} {
 			if a.status != http.StatusOK || !strings.Contains(a.body, want) {
 				t.Errorf("%s: %d, want %q in %s", path, a.status, want, a.body)
@@ -574,30 +619,60 @@ func TestHealth(t *testing.T) {
 }
 
 // TestFirstLoadIsSmall: the sign-in page and everything it loads stay within the issue's
-// 200 KB, uncompressed (the server does not compress), and come from the console itself.
+// 200 KB compressed, come from the console itself, and are sent gzipped to a browser that
+// accepts it.
 func TestFirstLoadIsSmall(t *testing.T) {
 	f := start(t, console.Config{})
-	b := f.browser(t)
-	page := b.do(http.MethodGet, "/console/", nil, false)
-	total := len(page.body)
-	refs := regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(page.body, -1)
+	get := func(path string) (plain, sent int, body string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "localhost"
+		req.Header.Set("Accept-Encoding", "gzip, deflate, br")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
+		}
+		if resp.Header.Get("Content-Encoding") != "gzip" {
+			// Answers under a kilobyte go as they are.
+			if len(raw) >= 1024 {
+				t.Errorf("%s (%d bytes) is not compressed: %v", path, len(raw), resp.Header)
+			}
+			return len(raw), len(raw), string(raw)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return len(text), len(raw), string(text)
+	}
+	plain, sent, page := get("/console/")
 	assets := 0
-	for _, r := range refs {
+	for _, r := range regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(page, -1) {
 		if !strings.HasPrefix(r[1], "/console/assets/") {
 			continue
 		}
-		a := b.do(http.MethodGet, r[1], nil, false)
-		if a.status != http.StatusOK {
-			t.Fatalf("%s: %d", r[1], a.status)
-		}
-		total += len(a.body)
+		p, s, _ := get(r[1])
+		plain, sent = plain+p, sent+s
 		assets++
 	}
-	if assets != 2 || total > 200<<10 {
-		t.Errorf("first load: %d assets, %d bytes; want the script and the style sheet within 200 KB", assets, total)
+	t.Logf("first load: page and %d assets, %d bytes, %d bytes gzipped", assets, plain, sent)
+	if assets != 2 || sent > 200<<10 {
+		t.Errorf("first load: %d assets, %d bytes gzipped; want the script and the style sheet within 200 KB", assets, sent)
 	}
-	if strings.Contains(page.body, "://") {
-		t.Errorf("the sign-in page loads something from elsewhere: %s", page.body)
+	if strings.Contains(page, "://") {
+		t.Errorf("the sign-in page loads something from elsewhere: %s", page)
 	}
 }
 
@@ -663,5 +738,72 @@ func TestIdentity(t *testing.T) {
 	}
 	if a := b.do(http.MethodPost, "/console/projects/demo/identity/token", url.Values{"sub": {""}}, true); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "needs a subject") {
 		t.Errorf("mint without a subject: %d %s", a.status, a.body)
+	}
+}
+
+// TestIdentityVerifierStatus: the identity page shows the state of the JWKS client that
+// verifies the project's tokens, here after a JWKS server that failed once: its first fetch
+// failed, the token's unknown key fetched again, and the page names both.
+func TestIdentityVerifierStatus(t *testing.T) {
+	dev, err := tenant.OpenDevIssuer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failNext atomic.Bool
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failNext.CompareAndSwap(true, false) {
+			http.Error(w, "the key server is restarting", http.StatusInternalServerError)
+			return
+		}
+		dev.ServeHTTP(w, r)
+	}))
+	t.Cleanup(jwks.Close)
+	f := start(t, console.Config{DevIssuer: dev})
+	ctx := context.Background()
+	demo, err := dev.DemoProject(jwks.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.reg.Put(ctx, demo); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser(t)
+	b.signIn()
+	verifier := regexp.MustCompile(`(?s)<td class="verifier">(.*?)</td>`)
+	row := func() string {
+		t.Helper()
+		page := b.do(http.MethodGet, "/console/projects/demo/identity", nil, false)
+		m := verifier.FindStringSubmatch(page.body)
+		if page.status != http.StatusOK || m == nil {
+			t.Fatalf("identity: %d %s", page.status, page.body)
+		}
+		return m[1]
+	}
+	if got := row(); !strings.Contains(got, "not fetched yet") {
+		t.Errorf("before any token: %q", got)
+	}
+
+	minted := b.do(http.MethodPost, "/console/projects/demo/identity/token", url.Values{"sub": {"alice"}}, true)
+	m := regexp.MustCompile(`spellcheck="false">([^<]+)</textarea>`).FindStringSubmatch(minted.body)
+	if m == nil {
+		t.Fatalf("mint: %d %s", minted.status, minted.body)
+	}
+	rt, err := f.reg.Runtime(ctx, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failNext.Store(true)
+	if _, err := rt.Verifier.Verify(ctx, m[1]); err != nil {
+		t.Fatalf("the token after one failed fetch: %v", err)
+	}
+	st := rt.Verifier.JWKSStatus()
+	if !st.Started || st.Keys != 1 || st.LastRefresh.IsZero() || !strings.Contains(st.LastError, "500") || st.LastRefresh.Before(st.LastErrorAt) {
+		t.Errorf("status after a failed and a good fetch: %+v", st)
+	}
+	got := row()
+	for _, want := range []string{`<span class="ok">1 keys</span>, last refresh ` + st.LastRefresh.UTC().Format("2006-01-02 15:04:05 UTC"), `<span class="error">last error `, "500"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("after a failed and a good fetch: want %q in %q", want, got)
+		}
 	}
 }

@@ -25,6 +25,10 @@ type identityView struct {
 	Keys    []string // "kid (alg)" of each key the JWKS holds
 	Fetch   string   // how the fetch went, or why it failed
 	Took    string
+	// Verifier is the state of the JWKS client that verifies the project's tokens; nil when
+	// the project could not be made ready (VerifierErr says why).
+	Verifier    *tenant.JWKSStatus
+	VerifierErr string
 	// Dev is set when the project trusts this server's development issuer, which can mint.
 	Dev   bool
 	Token string // a minted token, shown once
@@ -50,6 +54,12 @@ func (con *Console) identityOf(c echo.Context) (*identityView, error) {
 		return v, nil
 	}
 	v.Dev = con.cfg.DevIssuer != nil && p.Auth.Issuer == tenant.DevIssuerName
+	if rt, err := con.cfg.Registry.Runtime(c.Request().Context(), p.ID); err != nil {
+		v.VerifierErr = err.Error()
+	} else {
+		st := rt.Verifier.JWKSStatus()
+		v.Verifier = &st
+	}
 	start := time.Now()
 	v.Keys, err = fetchKeys(c.Request().Context(), p.Auth.JWKSURL)
 	v.Took = time.Since(start).Round(time.Millisecond).String()
