@@ -198,7 +198,8 @@ func (a *API) root(tables []*table) any {
 		add(n.list, list)
 		add(n.count, reflect.ValueOf(guarded(a, noted(a, "count", t.count))))
 		add(n.connection, a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.conn, errorType}, false), noted(a, "list", t.connection)))
-		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.rec, errorType}, false)
+		// Mutations answer a nullable record: one that fails leaves the others their data.
+		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{reflect.PointerTo(t.rec), errorType}, false)
 		create, update := a.resolver(one, noted(a, "create", t.create)), a.resolver(one, noted(a, "update", t.update))
 		remove := reflect.ValueOf(guarded(a, noted(a, "delete", t.remove)))
 		for _, name := range dedupe(n.create, n.createCamel) {
@@ -210,6 +211,7 @@ func (a *API) root(tables []*table) any {
 		for _, name := range dedupe(n.del, n.delCamel) {
 			add(name, remove)
 		}
+		a.batchResolvers(t, add)
 	}
 	root := reflect.New(reflect.StructOf(fields))
 	for i, v := range values {

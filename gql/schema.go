@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/platform-dev/platform/store"
@@ -174,7 +175,8 @@ func checkNames(tables []Table) error {
 				return err
 			}
 		}
-		for _, f := range []string{n.create, n.update, n.del, n.createCamel, n.updateCamel, n.delCamel} {
+		creates, updates, dels := batchNames(t)
+		for _, f := range slices.Concat([]string{n.create, n.update, n.del, n.createCamel, n.updateCamel, n.delCamel}, creates, updates, dels) {
 			if err := claim("mutation", f, by); err != nil {
 				return err
 			}
@@ -218,14 +220,15 @@ func sdl(tables []Table) string {
 	for _, t := range tables {
 		n := namesOf(t)
 		for _, name := range dedupe(n.create, n.createCamel) {
-			fmt.Fprintf(&b, "  %q\n  %s(data: %s!): %s!\n", "Create "+withArticle(n.typ)+"; the required fields must be given.", name, n.input, n.typ)
+			fmt.Fprintf(&b, "  %q\n  %s(data: %s!): %s\n", "Create "+withArticle(n.typ)+"; the required fields must be given.", name, n.input, n.typ)
 		}
 		for _, name := range dedupe(n.update, n.updateCamel) {
-			fmt.Fprintf(&b, "  %q\n  %s(uid: ID, data: %s!): %s!\n", "Set the fields given in data (null removes an optional field) of the "+n.typ+" with uid.", name, n.input, n.typ)
+			fmt.Fprintf(&b, "  %q\n  %s(uid: ID, data: %s!): %s\n", "Set the fields given in data (null removes an optional field) of the "+n.typ+" with uid.", name, n.input, n.typ)
 		}
 		for _, name := range dedupe(n.del, n.delCamel) {
 			fmt.Fprintf(&b, "  %q\n  %s(uid: ID): String\n", "Delete the "+n.typ+" with uid; answers \"Document Deleted\".", name)
 		}
+		writeBatchMutations(&b, t)
 	}
 	b.WriteString("}\n")
 	return b.String()

@@ -345,11 +345,8 @@ func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
 	}
 	var owner string
 	if g := guardFrom(ctx); g != nil {
-		switch err := g.Allow(t.def.Name, Create, nil, data); {
-		case errors.Is(err, ErrForbidden):
-			return reflect.Value{}, userError(CodeForbidden, fmt.Sprintf("you may not create %s: %v", t.def.Name, err))
-		case err != nil:
-			return reflect.Value{}, fmt.Errorf("create rule of %s: %w", t.def.Name, err)
+		if err := t.allowCreate(g, data); err != nil {
+			return reflect.Value{}, err
 		}
 		owner = g.Owner()
 	}
@@ -357,7 +354,18 @@ func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
 	if err := t.records.Insert(ctx, t.def.Name, owner, []map[string]any{set}, out.Interface()); err != nil {
 		return reflect.Value{}, t.conflict(err)
 	}
-	return out.Elem(), nil
+	return out, nil
+}
+
+// allowCreate asks the Guard whether the caller may create a record of data.
+func (t *table) allowCreate(g Guard, data map[string]any) error {
+	switch err := g.Allow(t.def.Name, Create, nil, data); {
+	case errors.Is(err, ErrForbidden):
+		return userError(CodeForbidden, fmt.Sprintf("you may not create %s: %v", t.def.Name, err))
+	case err != nil:
+		return fmt.Errorf("create rule of %s: %w", t.def.Name, err)
+	}
+	return nil
 }
 
 // update answers updateproduct(uid, data).
@@ -382,7 +390,7 @@ func (t *table) update(ctx context.Context, a args) (reflect.Value, error) {
 	if err != nil {
 		return reflect.Value{}, t.conflict(err)
 	}
-	return out.Elem(), nil
+	return out, nil
 }
 
 // conflict answers a write that breaks a unique index as CONFLICT, naming the fields.

@@ -50,6 +50,10 @@ type backend interface {
 	update(ctx context.Context, t *Table, uid string, f Filter, set map[string]any, unset []string, at time.Time) (Record, error)
 	// remove deletes the record uid if it also matches f; ErrNotFound when nothing matches.
 	remove(ctx context.Context, t *Table, uid string, f Filter) error
+	// updateWhere is update for every record f selects; it answers the changed records.
+	updateWhere(ctx context.Context, t *Table, f Filter, set map[string]any, unset []string, at time.Time) ([]Record, error)
+	// removeWhere deletes every record f selects and answers their uids.
+	removeWhere(ctx context.Context, t *Table, f Filter) ([]string, error)
 	// drop removes every table of the project and its files or database.
 	drop(ctx context.Context) error
 	// tables lists the tables the database holds, for export.
