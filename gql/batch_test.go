@@ -13,15 +13,23 @@ import (
 
 const createMany = `mutation($data: [productInput!]!) { createproducts(data: $data) { uid name price } }`
 
-// guarded serves api to the caller sub, decided by testGuard.
-func guarded(t *testing.T, api *gql.API, sub string, checked bool) *httptest.Server {
+// guardedProducts serves the products table to alice, bob, admin and nobody, each decided
+// by testGuard; checked makes the rule ask about each record.
+func guardedProducts(t *testing.T, checked bool) (alice, bob, admin, nobody *httptest.Server) {
 	t.Helper()
-	g := testGuard{sub: sub, checked: checked}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		api.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), g)))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: records(t, products())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(sub string) *httptest.Server {
+		g := testGuard{sub: sub, checked: checked}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			api.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), g)))
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	return serve("alice"), serve("bob"), serve("admin"), serve("nobody")
 }
 
 // items is n product inputs named prefix0, prefix1, ....
@@ -95,12 +103,7 @@ func TestBatchCreate(t *testing.T) {
 func TestBatchRules(t *testing.T) {
 	for _, checked := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checked=%v", checked), func(t *testing.T) {
-			api, err := gql.New(gql.Config{Tables: []gql.Table{products()}, Records: records(t, products())})
-			if err != nil {
-				t.Fatal(err)
-			}
-			alice, bob, nobody := guarded(t, api, "alice", checked), guarded(t, api, "bob", checked), guarded(t, api, "nobody", checked)
-			admin := guarded(t, api, "admin", checked)
+			alice, bob, admin, nobody := guardedProducts(t, checked)
 
 			// The create rule sees every record before any is written: bob may not create
 			// a secret one, so none of his batch is.

@@ -70,7 +70,8 @@ type Config struct {
 	// Tracer, when set, gets a span for each execution; nil costs nothing.
 	Tracer trace.Tracer
 	// ObserveResolver, when set, is told how long each root field took to resolve, by kind
-	// (list, count, create, update, delete): the store call and the record conversion.
+	// (list, count, aggregate, create, update, delete): the store call and the record
+	// conversion.
 	ObserveResolver func(op string, took time.Duration)
 }
 
@@ -212,6 +213,7 @@ func (a *API) root(tables []*table) any {
 			add(name, remove)
 		}
 		a.batchResolvers(t, add)
+		a.aggregateResolver(t, add)
 	}
 	root := reflect.New(reflect.StructOf(fields))
 	for i, v := range values {

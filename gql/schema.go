@@ -170,7 +170,13 @@ func checkNames(tables []Table) error {
 				return err
 			}
 		}
-		for _, f := range []string{n.list, n.count, n.connection} {
+		aggField, aggResult, aggNumbers, aggBounds := aggregateNames(t)
+		for _, tn := range []string{aggResult, aggNumbers, aggBounds} {
+			if err := claim("type", tn, by); err != nil {
+				return err
+			}
+		}
+		for _, f := range []string{n.list, n.count, n.connection, aggField} {
 			if err := claim("query", f, by); err != nil {
 				return err
 			}
@@ -204,6 +210,7 @@ func sdl(tables []Table) string {
 	writeFilterInputs(&b)
 	for _, t := range tables {
 		writeTableTypes(&b, t)
+		writeAggregateTypes(&b, t)
 	}
 	b.WriteString("\ntype Query {\n")
 	for _, t := range tables {
@@ -215,6 +222,7 @@ func sdl(tables []Table) string {
 		fmt.Fprintf(&b, "  %q\n  %s(where: %s, orderBy: [%s!], first: Int, after: String): %s!\n",
 			"The "+t.Name+" matching where, in orderBy order, as keyset pages of first records after the cursor after: every page costs what the first does.",
 			n.connection, n.where, n.order, n.connType)
+		writeAggregateQuery(&b, t)
 	}
 	b.WriteString("}\n\ntype Mutation {\n")
 	for _, t := range tables {

@@ -54,6 +54,9 @@ type backend interface {
 	updateWhere(ctx context.Context, t *Table, f Filter, set map[string]any, unset []string, at time.Time) ([]Record, error)
 	// removeWhere deletes every record f selects and answers their uids.
 	removeWhere(ctx context.Context, t *Table, f Filter) ([]string, error)
+	// aggregate counts the records f selects and computes aggs over them (checked), in the
+	// database's own types.
+	aggregate(ctx context.Context, t *Table, f Filter, aggs []Aggregate) (Aggregated, error)
 	// drop removes every table of the project and its files or database.
 	drop(ctx context.Context) error
 	// tables lists the tables the database holds, for export.
