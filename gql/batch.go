@@ -97,7 +97,7 @@ func (t *table) createMany(ctx context.Context, a args) (reflect.Value, error) {
 		return reflect.Value{}, t.conflict(err)
 	}
 	// An after-write hook sees each of out.Elem()'s records here, once the batch is stored.
-	return out, nil
+	return out, t.withRelations(ctx, "", elems(out.Elem())...)
 }
 
 // atIndex makes an error about data (data.name ..., or a rule's refusal) name the record of

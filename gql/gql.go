@@ -102,6 +102,9 @@ func New(cfg Config) (*API, error) {
 	if err := checkNames(cfg.Tables); err != nil {
 		return nil, err
 	}
+	if err := CheckRelations(cfg.Tables); err != nil {
+		return nil, err
+	}
 	a := &API{cfg: cfg}
 	if len(cfg.Tables) == 0 {
 		return a, nil
@@ -111,9 +114,11 @@ func New(cfg Config) (*API, error) {
 	}
 	lim := limits{defaultLimit: cfg.DefaultLimit, maxLimit: cfg.MaxLimit, maxResultBytes: cfg.MaxResultBytes, bounds: cfg.Where}
 	tables := make([]*table, len(cfg.Tables))
-	for i, def := range cfg.Tables {
-		tables[i] = newTable(def, cfg.Records, lim)
+	byName := make(map[string]*table, len(cfg.Tables))
+	for i, def := range relationOrder(cfg.Tables) {
+		tables[i] = newTable(def, cfg.Records, lim, byName)
 		tables[i].public = a.public
+		byName[def.Name] = tables[i]
 	}
 	opts := []graphql.SchemaOpt{
 		graphql.UseFieldResolvers(),

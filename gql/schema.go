@@ -208,8 +208,12 @@ func sdl(tables []Table) string {
 	var b strings.Builder
 	b.WriteString(sharedSDL)
 	writeFilterInputs(&b)
+	byName := make(map[string]Table, len(tables))
 	for _, t := range tables {
-		writeTableTypes(&b, t)
+		byName[t.Name] = t
+	}
+	for _, t := range tables {
+		writeTableTypes(&b, t, byName)
 		writeAggregateTypes(&b, t)
 	}
 	b.WriteString("\ntype Query {\n")
@@ -251,13 +255,14 @@ func dedupe(a, b string) []string {
 	return []string{a, b}
 }
 
-func writeTableTypes(b *strings.Builder, t Table) {
+func writeTableTypes(b *strings.Builder, t Table, byName map[string]Table) {
 	n := namesOf(t)
 	fmt.Fprintf(b, "\n%q\ntype %s {\n  uid: ID!\n", "A record of the table "+t.Name+".", n.typ)
 	for _, f := range t.Fields {
 		writeDescription(b, f.Description)
 		fmt.Fprintf(b, "  %s: %s\n", f.Name, outputType(f))
 	}
+	writeRelationFields(b, t, byName)
 	b.WriteString("  createdAt: String!\n  updatedAt: String!\n}\n")
 
 	fmt.Fprintf(b, "\n%q\ninput %s {\n", "The fields of "+withArticle(n.typ)+". Create needs the required ones; update takes any of them.", n.input)

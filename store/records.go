@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -82,12 +83,14 @@ func (e *IndexError) Unwrap() error { return e.Err }
 
 // Records reads and writes the records of one project's tables.
 type Records struct {
-	b      backend
-	tables map[string]*Table
+	b       backend
+	tables  map[string]*Table
+	queries atomic.Int64 // see Queries
 }
 
 func newRecords(b backend, tables []Table) *Records {
-	r := &Records{b: b, tables: make(map[string]*Table, len(tables))}
+	r := &Records{tables: make(map[string]*Table, len(tables))}
+	r.b = countingBackend{backend: b, n: &r.queries}
 	for i := range tables {
 		t := tables[i]
 		t.index()
