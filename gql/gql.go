@@ -70,7 +70,8 @@ type Config struct {
 	// Tracer, when set, gets a span for each execution; nil costs nothing.
 	Tracer trace.Tracer
 	// ObserveResolver, when set, is told how long each root field took to resolve, by kind
-	// (list, count, create, update, delete): the store call and the record conversion.
+	// (list, count, aggregate, create, update, delete): the store call and the record
+	// conversion.
 	ObserveResolver func(op string, took time.Duration)
 }
 
@@ -101,6 +102,9 @@ func New(cfg Config) (*API, error) {
 	if err := checkNames(cfg.Tables); err != nil {
 		return nil, err
 	}
+	if err := CheckRelations(cfg.Tables); err != nil {
+		return nil, err
+	}
 	a := &API{cfg: cfg}
 	if len(cfg.Tables) == 0 {
 		return a, nil
@@ -110,9 +114,11 @@ func New(cfg Config) (*API, error) {
 	}
 	lim := limits{defaultLimit: cfg.DefaultLimit, maxLimit: cfg.MaxLimit, maxResultBytes: cfg.MaxResultBytes, bounds: cfg.Where}
 	tables := make([]*table, len(cfg.Tables))
-	for i, def := range cfg.Tables {
-		tables[i] = newTable(def, cfg.Records, lim)
+	byName := make(map[string]*table, len(cfg.Tables))
+	for i, def := range relationOrder(cfg.Tables) {
+		tables[i] = newTable(def, cfg.Records, lim, byName)
 		tables[i].public = a.public
+		byName[def.Name] = tables[i]
 	}
 	opts := []graphql.SchemaOpt{
 		graphql.UseFieldResolvers(),
@@ -198,7 +204,8 @@ func (a *API) root(tables []*table) any {
 		add(n.list, list)
 		add(n.count, reflect.ValueOf(guarded(a, noted(a, "count", t.count))))
 		add(n.connection, a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.conn, errorType}, false), noted(a, "list", t.connection)))
-		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.rec, errorType}, false)
+		// Mutations answer a nullable record: one that fails leaves the others their data.
+		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{reflect.PointerTo(t.rec), errorType}, false)
 		create, update := a.resolver(one, noted(a, "create", t.create)), a.resolver(one, noted(a, "update", t.update))
 		remove := reflect.ValueOf(guarded(a, noted(a, "delete", t.remove)))
 		for _, name := range dedupe(n.create, n.createCamel) {
@@ -210,6 +217,8 @@ func (a *API) root(tables []*table) any {
 		for _, name := range dedupe(n.del, n.delCamel) {
 			add(name, remove)
 		}
+		a.batchResolvers(t, add)
+		a.aggregateResolver(t, add)
 	}
 	root := reflect.New(reflect.StructOf(fields))
 	for i, v := range values {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/platform-dev/platform/store"
@@ -169,12 +170,19 @@ func checkNames(tables []Table) error {
 				return err
 			}
 		}
-		for _, f := range []string{n.list, n.count, n.connection} {
+		aggField, aggResult, aggNumbers, aggBounds := aggregateNames(t)
+		for _, tn := range []string{aggResult, aggNumbers, aggBounds} {
+			if err := claim("type", tn, by); err != nil {
+				return err
+			}
+		}
+		for _, f := range []string{n.list, n.count, n.connection, aggField} {
 			if err := claim("query", f, by); err != nil {
 				return err
 			}
 		}
-		for _, f := range []string{n.create, n.update, n.del, n.createCamel, n.updateCamel, n.delCamel} {
+		creates, updates, dels := batchNames(t)
+		for _, f := range slices.Concat([]string{n.create, n.update, n.del, n.createCamel, n.updateCamel, n.delCamel}, creates, updates, dels) {
 			if err := claim("mutation", f, by); err != nil {
 				return err
 			}
@@ -200,8 +208,13 @@ func sdl(tables []Table) string {
 	var b strings.Builder
 	b.WriteString(sharedSDL)
 	writeFilterInputs(&b)
+	byName := make(map[string]Table, len(tables))
 	for _, t := range tables {
-		writeTableTypes(&b, t)
+		byName[t.Name] = t
+	}
+	for _, t := range tables {
+		writeTableTypes(&b, t, byName)
+		writeAggregateTypes(&b, t)
 	}
 	b.WriteString("\ntype Query {\n")
 	for _, t := range tables {
@@ -213,19 +226,21 @@ func sdl(tables []Table) string {
 		fmt.Fprintf(&b, "  %q\n  %s(where: %s, orderBy: [%s!], first: Int, after: String): %s!\n",
 			"The "+t.Name+" matching where, in orderBy order, as keyset pages of first records after the cursor after: every page costs what the first does.",
 			n.connection, n.where, n.order, n.connType)
+		writeAggregateQuery(&b, t)
 	}
 	b.WriteString("}\n\ntype Mutation {\n")
 	for _, t := range tables {
 		n := namesOf(t)
 		for _, name := range dedupe(n.create, n.createCamel) {
-			fmt.Fprintf(&b, "  %q\n  %s(data: %s!): %s!\n", "Create "+withArticle(n.typ)+"; the required fields must be given.", name, n.input, n.typ)
+			fmt.Fprintf(&b, "  %q\n  %s(data: %s!): %s\n", "Create "+withArticle(n.typ)+"; the required fields must be given.", name, n.input, n.typ)
 		}
 		for _, name := range dedupe(n.update, n.updateCamel) {
-			fmt.Fprintf(&b, "  %q\n  %s(uid: ID, data: %s!): %s!\n", "Set the fields given in data (null removes an optional field) of the "+n.typ+" with uid.", name, n.input, n.typ)
+			fmt.Fprintf(&b, "  %q\n  %s(uid: ID, data: %s!): %s\n", "Set the fields given in data (null removes an optional field) of the "+n.typ+" with uid.", name, n.input, n.typ)
 		}
 		for _, name := range dedupe(n.del, n.delCamel) {
 			fmt.Fprintf(&b, "  %q\n  %s(uid: ID): String\n", "Delete the "+n.typ+" with uid; answers \"Document Deleted\".", name)
 		}
+		writeBatchMutations(&b, t)
 	}
 	b.WriteString("}\n")
 	return b.String()
@@ -240,13 +255,14 @@ func dedupe(a, b string) []string {
 	return []string{a, b}
 }
 
-func writeTableTypes(b *strings.Builder, t Table) {
+func writeTableTypes(b *strings.Builder, t Table, byName map[string]Table) {
 	n := namesOf(t)
 	fmt.Fprintf(b, "\n%q\ntype %s {\n  uid: ID!\n", "A record of the table "+t.Name+".", n.typ)
 	for _, f := range t.Fields {
 		writeDescription(b, f.Description)
 		fmt.Fprintf(b, "  %s: %s\n", f.Name, outputType(f))
 	}
+	writeRelationFields(b, t, byName)
 	b.WriteString("  createdAt: String!\n  updatedAt: String!\n}\n")
 
 	fmt.Fprintf(b, "\n%q\ninput %s {\n", "The fields of "+withArticle(n.typ)+". Create needs the required ones; update takes any of them.", n.input)

@@ -22,6 +22,8 @@ import (
 type Table struct {
 	store.Table
 	TypeName string
+	// Relations are the table's links to records of other tables.
+	Relations []Relation
 }
 
 // table serves one table's root fields. Its record type is a struct built at run time with
@@ -37,6 +39,8 @@ type table struct {
 	conn    reflect.Type // {edges, pageInfo, totalCount}
 	records *store.Records
 	limits  limits
+	// related are the tables t's relations lead to, by name.
+	related map[string]*table
 	// public turns a resolver error into what the caller sees (API.public); resolvers
 	// that graph-gophers calls directly, not through API.root, use it.
 	public func(context.Context, error) error
@@ -48,8 +52,8 @@ type limits struct {
 	bounds                 store.Bounds
 }
 
-func newTable(def Table, records *store.Records, lim limits) *table {
-	t := &table{def: def, names: namesOf(def), records: records, limits: lim}
+func newTable(def Table, records *store.Records, lim limits, related map[string]*table) *table {
+	t := &table{def: def, names: namesOf(def), records: records, limits: lim, related: related}
 	fields := []reflect.StructField{{Name: "UID", Type: reflect.TypeFor[graphql.ID](), Tag: `json:"uid" graphql:"uid"`}}
 	for i, f := range def.Fields {
 		fields = append(fields, reflect.StructField{
@@ -61,6 +65,7 @@ func newTable(def Table, records *store.Records, lim limits) *table {
 	fields = append(fields,
 		reflect.StructField{Name: "CreatedAt", Type: reflect.TypeFor[stamp](), Tag: `json:"createdAt" graphql:"createdAt"`},
 		reflect.StructField{Name: "UpdatedAt", Type: reflect.TypeFor[stamp](), Tag: `json:"updatedAt" graphql:"updatedAt"`})
+	fields = append(fields, relationFields(def, related)...)
 	t.rec = reflect.StructOf(fields)
 	t.recs = reflect.SliceOf(t.rec)
 	t.edge = reflect.StructOf([]reflect.StructField{
@@ -136,6 +141,9 @@ func (t *table) list(ctx context.Context, a args) (reflect.Value, error) {
 		list = reflect.Append(list, v)
 		return int64(list.Len()) < q.Limit, nil
 	})
+	if err == nil {
+		err = t.withRelations(ctx, "", elems(list)...)
+	}
 	if err != nil {
 		return reflect.Value{}, err
 	}
@@ -192,6 +200,13 @@ func (t *table) connection(ctx context.Context, a args) (reflect.Value, error) {
 		if err != nil {
 			return reflect.Value{}, err
 		}
+	}
+	nodes := make([]reflect.Value, edges.Len())
+	for i := range nodes {
+		nodes[i] = edges.Index(i).Field(1)
+	}
+	if err := t.withRelations(ctx, "edges.node.", nodes...); err != nil {
+		return reflect.Value{}, err
 	}
 	if n := edges.Len(); n > 0 {
 		end := edges.Index(n - 1).Field(0).String()
@@ -345,11 +360,8 @@ func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
 	}
 	var owner string
 	if g := guardFrom(ctx); g != nil {
-		switch err := g.Allow(t.def.Name, Create, nil, data); {
-		case errors.Is(err, ErrForbidden):
-			return reflect.Value{}, userError(CodeForbidden, fmt.Sprintf("you may not create %s: %v", t.def.Name, err))
-		case err != nil:
-			return reflect.Value{}, fmt.Errorf("create rule of %s: %w", t.def.Name, err)
+		if err := t.allowCreate(g, data); err != nil {
+			return reflect.Value{}, err
 		}
 		owner = g.Owner()
 	}
@@ -357,7 +369,18 @@ func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
 	if err := t.records.Insert(ctx, t.def.Name, owner, []map[string]any{set}, out.Interface()); err != nil {
 		return reflect.Value{}, t.conflict(err)
 	}
-	return out.Elem(), nil
+	return out, t.withRelations(ctx, "", out.Elem())
+}
+
+// allowCreate asks the Guard whether the caller may create a record of data.
+func (t *table) allowCreate(g Guard, data map[string]any) error {
+	switch err := g.Allow(t.def.Name, Create, nil, data); {
+	case errors.Is(err, ErrForbidden):
+		return userError(CodeForbidden, fmt.Sprintf("you may not create %s: %v", t.def.Name, err))
+	case err != nil:
+		return fmt.Errorf("create rule of %s: %w", t.def.Name, err)
+	}
+	return nil
 }
 
 // update answers updateproduct(uid, data).
@@ -382,7 +405,7 @@ func (t *table) update(ctx context.Context, a args) (reflect.Value, error) {
 	if err != nil {
 		return reflect.Value{}, t.conflict(err)
 	}
-	return out.Elem(), nil
+	return out, t.withRelations(ctx, "", out.Elem())
 }
 
 // conflict answers a write that breaks a unique index as CONFLICT, naming the fields.

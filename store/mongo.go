@@ -277,26 +277,7 @@ func (b *mongoBackend) update(ctx context.Context, t *Table, uid string, f Filte
 	if err != nil {
 		return nil, err
 	}
-	// A field set to nil is removed: a missing value and null are one, and a unique index
-	// leaves out only records without the field.
-	sets := make(bson.D, 0, len(set)+1)
-	unset = slices.Clip(unset)
-	for _, k := range sortedFieldKeys(set) {
-		if set[k] == nil {
-			unset = append(unset, k)
-			continue
-		}
-		sets = append(sets, bson.E{Key: k, Value: set[k]})
-	}
-	sets = append(sets, bson.E{Key: KeyUpdatedAt, Value: at})
-	upd := bson.D{{Key: "$set", Value: sets}}
-	if len(unset) > 0 {
-		u := make(bson.D, len(unset))
-		for i, k := range unset {
-			u[i] = bson.E{Key: k, Value: ""}
-		}
-		upd = append(upd, bson.E{Key: "$unset", Value: u})
-	}
+	upd := mongoUpdate(set, unset, at)
 	mu := b.updateLock(t.Name, uid)
 	mu.Lock()
 	defer mu.Unlock()
@@ -330,6 +311,31 @@ func (b *mongoBackend) update(ctx context.Context, t *Table, uid string, f Filte
 		return nil, fmt.Errorf("read %s %q: %w", t.Name, uid, err)
 	}
 	return rec, nil
+}
+
+// mongoUpdate is the update document that sets and removes fields and stamps updatedAt.
+func mongoUpdate(set map[string]any, unset []string, at time.Time) bson.D {
+	// A field set to nil is removed: a missing value and null are one, and a unique index
+	// leaves out only records without the field.
+	sets := make(bson.D, 0, len(set)+1)
+	unset = slices.Clip(unset)
+	for _, k := range sortedFieldKeys(set) {
+		if set[k] == nil {
+			unset = append(unset, k)
+			continue
+		}
+		sets = append(sets, bson.E{Key: k, Value: set[k]})
+	}
+	sets = append(sets, bson.E{Key: KeyUpdatedAt, Value: at})
+	upd := bson.D{{Key: "$set", Value: sets}}
+	if len(unset) > 0 {
+		u := make(bson.D, len(unset))
+		for i, k := range unset {
+			u[i] = bson.E{Key: k, Value: ""}
+		}
+		upd = append(upd, bson.E{Key: "$unset", Value: u})
+	}
+	return upd
 }
 
 // one reads the record uid as Values decodes it.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,6 +51,13 @@ type backend interface {
 	update(ctx context.Context, t *Table, uid string, f Filter, set map[string]any, unset []string, at time.Time) (Record, error)
 	// remove deletes the record uid if it also matches f; ErrNotFound when nothing matches.
 	remove(ctx context.Context, t *Table, uid string, f Filter) error
+	// updateWhere is update for every record f selects; it answers the changed records.
+	updateWhere(ctx context.Context, t *Table, f Filter, set map[string]any, unset []string, at time.Time) ([]Record, error)
+	// removeWhere deletes every record f selects and answers their uids.
+	removeWhere(ctx context.Context, t *Table, f Filter) ([]string, error)
+	// aggregate counts the records f selects and computes aggs over them (checked), in the
+	// database's own types.
+	aggregate(ctx context.Context, t *Table, f Filter, aggs []Aggregate) (Aggregated, error)
 	// drop removes every table of the project and its files or database.
 	drop(ctx context.Context) error
 	// tables lists the tables the database holds, for export.
@@ -75,12 +83,14 @@ func (e *IndexError) Unwrap() error { return e.Err }
 
 // Records reads and writes the records of one project's tables.
 type Records struct {
-	b      backend
-	tables map[string]*Table
+	b       backend
+	tables  map[string]*Table
+	queries atomic.Int64 // see Queries
 }
 
 func newRecords(b backend, tables []Table) *Records {
-	r := &Records{b: b, tables: make(map[string]*Table, len(tables))}
+	r := &Records{tables: make(map[string]*Table, len(tables))}
+	r.b = countingBackend{backend: b, n: &r.queries}
 	for i := range tables {
 		t := tables[i]
 		t.index()

@@ -525,21 +525,42 @@ func (p *sqliteProject) insert(ctx context.Context, t *Table, docs []Doc) error 
 		return err
 	}
 	defer release()
+	// One statement inserts every record of a JSON array: a batch costs one statement, not
+	// one per record.
 	build := func(cols columns) (string, error) {
-		names, values := "uid, _owner, createdAt, updatedAt, data", "?1, ?2, ?3, ?4, ?5"
+		names := "uid, _owner, createdAt, updatedAt, data"
+		values := jsonExtract("value", KeyUID) + ", " + jsonExtract("value", KeyOwner) + ", " +
+			jsonExtract("value", KeyCreatedAt) + ", " + jsonExtract("value", KeyUpdatedAt) + ", value"
 		for _, field := range slices.Sorted(maps.Keys(cols)) {
 			names += ", " + fieldColumn(field)
-			values += ", " + jsonExtract("?5", field)
+			values += ", " + jsonExtract("value", field)
 		}
-		return `INSERT INTO ` + sqlTable(t) + ` (` + names + `) VALUES (` + values + `)`, nil
+		return `INSERT INTO ` + sqlTable(t) + ` (` + names + `) SELECT ` + values + ` FROM json_each(?1)`, nil
 	}
+	recs := make([]Record, len(docs))
+	var all bytes.Buffer
+	all.WriteByte('[')
+	for i, d := range docs {
+		rec, err := encodeDoc(d)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", i+1, err)
+		}
+		if i > 0 {
+			all.WriteByte(',')
+		}
+		all.Write(rec)
+		recs[i] = rec
+	}
+	all.WriteByte(']')
 	err = f.write(ctx, t, build, func(ins *sql.Stmt) error {
+		_, err := ins.ExecContext(ctx, all.String())
+		if err == nil || !isUniqueViolation(err) {
+			return err
+		}
+		// The statement changed nothing; inserting the records one by one finds the one a
+		// unique index refuses, to name its values. The transaction is rolled back anyway.
 		for i, d := range docs {
-			rec, err := encodeDoc(d)
-			if err != nil {
-				return fmt.Errorf("record %d: %w", i+1, err)
-			}
-			_, err = ins.ExecContext(ctx, d.UID, d.Owner, d.CreatedAt.UTC().Format(TimeLayout), d.UpdatedAt.UTC().Format(TimeLayout), string(rec))
+			_, err := ins.ExecContext(ctx, "["+string(recs[i])+"]")
 			if cerr := conflict(t, err, d.value); cerr != nil {
 				return cerr
 			}
@@ -547,7 +568,7 @@ func (p *sqliteProject) insert(ctx context.Context, t *Table, docs []Doc) error 
 				return err
 			}
 		}
-		return nil
+		return err
 	})
 	var ce *ConflictError
 	if err != nil && !errors.As(err, &ce) {
@@ -557,80 +578,80 @@ func (p *sqliteProject) insert(ctx context.Context, t *Table, docs []Doc) error 
 }
 
 func (p *sqliteProject) update(ctx context.Context, t *Table, uid string, flt Filter, set map[string]any, unset []string, at time.Time) (Record, error) {
-	f, release, err := p.file()
+	recs, err := p.updateWhere(ctx, t, And(Compare(KeyUID, Eq, uid), flt), set, unset, at)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s %q: %w", t.Name, uid, ErrNotFound)
+	}
+	return recs[0], nil
+}
+
+// updateFailed wraps the error of an update: a unique index's refusal as a *ConflictError
+// naming the values set.
+func updateFailed(ctx context.Context, t *Table, err error, set map[string]any) error {
+	if cerr := conflict(t, err, func(f string) (any, bool) { v, ok := set[f]; return v, ok }); cerr != nil {
+		return cerr
+	}
+	return sqlFailed(ctx, "update "+t.Name, err)
+}
+
+// updateSQL is the statement that sets and removes fields of the records flt selects,
+// stamps their updatedAt with at and returns them, and its parameters. data is rebuilt
+// inside SQLite, in the statement that checks the filter: a record cannot change between the
+// check and the write, and concurrent updates of different fields each keep the other's.
+func updateSQL(t *Table, cols columns, flt Filter, set map[string]any, unset []string, at time.Time) (string, []any, error) {
 	var args []any
-	build := func(cols columns) (string, error) {
-		args = nil
-		// data is rebuilt inside SQLite, in the statement that checks the filter: the record
-		// cannot change between the check and the write, and concurrent updates of different
-		// fields each keep the other's. The SET clause numbers its parameters, so that a
-		// field's column reads the same one as data; the WHERE clause's follow.
-		param := func(v any) string {
-			args = append(args, v)
-			return "?" + strconv.Itoa(len(args))
+	// The SET clause numbers its parameters, so that a field's column reads the same one
+	// as data; the WHERE clause's follow.
+	param := func(v any) string {
+		args = append(args, v)
+		return "?" + strconv.Itoa(len(args))
+	}
+	stamp := param(at.UTC().Format(TimeLayout))
+	var removed, assign, setColumns []string
+	for _, k := range unset {
+		removed = append(removed, quoteString(jsonPath(k)))
+		if cols[k] {
+			setColumns = append(setColumns, fieldColumn(k)+" = NULL")
 		}
-		stamp := param(at.UTC().Format(TimeLayout))
-		var removed, assign, setColumns []string
-		for _, k := range unset {
+	}
+	assign = append(assign, `'$.updatedAt', `+stamp)
+	for _, k := range sortedFieldKeys(set) {
+		v := set[k]
+		if v == nil {
 			removed = append(removed, quoteString(jsonPath(k)))
 			if cols[k] {
 				setColumns = append(setColumns, fieldColumn(k)+" = NULL")
 			}
+			continue
 		}
-		assign = append(assign, `'$.updatedAt', `+stamp)
-		for _, k := range sortedFieldKeys(set) {
-			v := set[k]
-			if v == nil {
-				removed = append(removed, quoteString(jsonPath(k)))
-				if cols[k] {
-					setColumns = append(setColumns, fieldColumn(k)+" = NULL")
-				}
-				continue
-			}
-			var b bytes.Buffer
-			if err := writeValue(&b, v); err != nil {
-				return "", fmt.Errorf("field %s: %w", k, err)
-			}
-			value := param(b.String())
-			assign = append(assign, quoteString(jsonPath(k))+", json("+value+")")
-			if cols[k] {
-				setColumns = append(setColumns, fieldColumn(k)+" = json_extract("+value+", '$')")
-			}
+		var b bytes.Buffer
+		if err := writeValue(&b, v); err != nil {
+			return "", nil, fmt.Errorf("field %s: %w", k, err)
 		}
-		data := "data"
-		if len(removed) > 0 {
-			data = "json_remove(data, " + strings.Join(removed, ", ") + ")"
+		value := param(b.String())
+		assign = append(assign, quoteString(jsonPath(k))+", json("+value+")")
+		if cols[k] {
+			setColumns = append(setColumns, fieldColumn(k)+" = json_extract("+value+", '$')")
 		}
-		assignments := append([]string{
-			"data = json_set(" + data + ", " + strings.Join(assign, ", ") + ")",
-			"updatedAt = " + stamp,
-		}, setColumns...)
-		c := sqlCompiler{t: t, cols: cols}
-		where, err := c.where(And(Compare(KeyUID, Eq, uid), flt))
-		if err != nil {
-			return "", err
-		}
-		args = append(args, c.args...)
-		return `UPDATE ` + sqlTable(t) + ` SET ` + strings.Join(assignments, ", ") + ` WHERE ` + where + ` RETURNING CAST(data AS BLOB)`, nil
 	}
-	var rec Record
-	err = f.write(ctx, t, build, func(stmt *sql.Stmt) error {
-		return stmt.QueryRowContext(ctx, args...).Scan(recordScanner{&rec})
-	})
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("%s %q: %w", t.Name, uid, ErrNotFound)
-	case err != nil:
-		if cerr := conflict(t, err, func(f string) (any, bool) { v, ok := set[f]; return v, ok }); cerr != nil {
-			return nil, cerr
-		}
-		return nil, sqlFailed(ctx, "update "+t.Name, err)
+	data := "data"
+	if len(removed) > 0 {
+		data = "json_remove(data, " + strings.Join(removed, ", ") + ")"
 	}
-	return rec, nil
+	assignments := append([]string{
+		"data = json_set(" + data + ", " + strings.Join(assign, ", ") + ")",
+		"updatedAt = " + stamp,
+	}, setColumns...)
+	c := sqlCompiler{t: t, cols: cols}
+	where, err := c.where(flt)
+	if err != nil {
+		return "", nil, err
+	}
+	args = append(args, c.args...)
+	return `UPDATE ` + sqlTable(t) + ` SET ` + strings.Join(assignments, ", ") + ` WHERE ` + where + ` RETURNING CAST(data AS BLOB)`, args, nil
 }
 
 func (p *sqliteProject) remove(ctx context.Context, t *Table, uid string, flt Filter) error {

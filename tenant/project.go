@@ -73,6 +73,18 @@ type TableDoc struct {
 	Fields      map[string]FieldDoc `json:"fields"`
 	Indexes     []IndexDoc          `json:"indexes,omitempty"`
 	Access      Access              `json:"access,omitzero"`
+	// Relations link the table's records to records of other tables, by the relation's
+	// name in the record type.
+	Relations map[string]RelationDoc `json:"relations,omitempty"`
+}
+
+// RelationDoc is a relation as the project document writes it: many-to-one with Field
+// (this table's field holds the other record's uid), one-to-many with ForeignField (the
+// other table's field holds this record's uid).
+type RelationDoc struct {
+	Table        string `json:"table"`
+	Field        string `json:"field,omitempty"`
+	ForeignField string `json:"foreignField,omitempty"`
 }
 
 // IndexDoc is an index as the project document writes it.
@@ -274,6 +286,18 @@ func (p *Project) validate() error {
 			de.add(tpath+".access."+rp.Path, "%s", rp.Message)
 		}
 	}
+	if len(de.Problems) == 0 {
+		// The relations are checked where they are served, on the tables as the API sees
+		// them: one place says what a relation may be.
+		var re *gql.RelationError
+		if err := gql.CheckRelations(p.APITables()); errors.As(err, &re) {
+			path := "tables." + re.Table + ".relations"
+			if re.Relation != "" {
+				path += "." + re.Relation
+			}
+			de.add(path, "%s", re.Reason)
+		}
+	}
 	if p.GraphQL.DefaultLimit > 0 && p.GraphQL.MaxLimit > 0 && p.GraphQL.DefaultLimit > p.GraphQL.MaxLimit {
 		de.add("graphql.defaultLimit", "must not exceed graphql.maxLimit (%d)", p.GraphQL.MaxLimit)
 	}
@@ -410,6 +434,10 @@ func (p *Project) APITables() []gql.Table {
 		}
 		for _, ix := range td.Indexes {
 			t.Indexes = append(t.Indexes, store.Index{Fields: ix.Fields, Unique: ix.Unique})
+		}
+		for _, rname := range sortedKeys(td.Relations) {
+			rd := td.Relations[rname]
+			t.Relations = append(t.Relations, gql.Relation{Name: rname, Table: rd.Table, Field: rd.Field, ForeignField: rd.ForeignField})
 		}
 		out = append(out, t)
 	}

@@ -1,0 +1,407 @@
+package gql
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	graphql "github.com/graph-gophers/graphql-go"
+
+	"github.com/platform-dev/platform/store"
+)
+
+// Relation links the records of a table to records of another, as the project document
+// declares it. With Field, it is many-to-one: each record's Field holds the uid of one
+// record of Table (orders.product: {table: products, field: productId}). With ForeignField,
+// one-to-many: the records of Table whose ForeignField holds the record's uid
+// (products.orders: {table: orders, foreignField: productId}).
+type Relation struct {
+	Name         string
+	Table        string
+	Field        string
+	ForeignField string
+}
+
+func (r Relation) many() bool { return r.ForeignField != "" }
+
+// RelationError says why a relation cannot be served.
+type RelationError struct {
+	Table, Relation string // Relation is "" for relations that lead back to Table
+	Reason          string
+}
+
+func (e *RelationError) Error() string {
+	if e.Relation == "" {
+		return fmt.Sprintf("table %q: %s", e.Table, e.Reason)
+	}
+	return fmt.Sprintf("table %q: relation %q: %s", e.Table, e.Relation, e.Reason)
+}
+
+// CheckRelations reports, as a *RelationError, the first relation of tables that cannot be
+// served: a name taken by a field, an unknown table or field, a field that cannot hold a
+// uid, or relations that lead back to the table they start from. Records are Go types built
+// at run time for graph-gophers, and Go cannot build a type that contains itself, so a
+// record type may not nest itself through relations.
+func CheckRelations(tables []Table) error {
+	byName := make(map[string]Table, len(tables))
+	for _, t := range tables {
+		byName[t.Name] = t
+	}
+	for _, t := range tables {
+		seen := map[string]bool{}
+		for _, r := range t.Relations {
+			fail := func(format string, a ...any) error {
+				return &RelationError{Table: t.Name, Relation: r.Name, Reason: fmt.Sprintf(format, a...)}
+			}
+			_, isField := t.Field(r.Name)
+			switch {
+			case !nameRE.MatchString(r.Name) || strings.HasPrefix(r.Name, "__"):
+				return fail("the name must be a GraphQL name (letters, digits and _, not starting with a digit or __)")
+			case isField || r.Name == fieldUID || r.Name == fieldCreatedAt || r.Name == fieldUpdatedAt || seen[r.Name]:
+				return fail("the name is taken by a field or another relation of the table")
+			case (r.Field == "") == (r.ForeignField == ""):
+				return fail("give exactly one of field (this table's field holding the other record's uid) and foreignField (the other table's field holding this record's uid)")
+			}
+			seen[r.Name] = true
+			target, ok := byName[r.Table]
+			if !ok {
+				return fail("no table %q", r.Table)
+			}
+			holder, key, where := t, r.Field, "field"
+			if r.many() {
+				holder, key, where = target, r.ForeignField, "foreignField"
+			}
+			f, ok := holder.Field(key)
+			if !ok {
+				return fail("%s %q: table %q has no such field", where, key, holder.Name)
+			}
+			if f.Type.List || (f.Type.Scalar != store.ID && f.Type.Scalar != store.String) {
+				return fail("%s %q must be an ID or String field to hold a uid", where, key)
+			}
+		}
+	}
+	// Depth-first search for a relation path that returns to a table on it.
+	state := map[string]int{} // 1: on the path, 2: done
+	var path []string
+	var visit func(name string) error
+	visit = func(name string) error {
+		state[name] = 1
+		path = append(path, name)
+		for _, r := range byName[name].Relations {
+			switch state[r.Table] {
+			case 1:
+				return &RelationError{Table: r.Table, Reason: fmt.Sprintf("relations lead from it back to itself (%s -> %s): a record type cannot nest itself; declare the relation in one direction only", strings.Join(path[slices.Index(path, r.Table):], " -> "), r.Table)}
+			case 0:
+				if err := visit(r.Table); err != nil {
+					return err
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[name] = 2
+		return nil
+	}
+	for _, t := range tables {
+		if state[t.Name] == 0 {
+			if err := visit(t.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// relationOrder is tables in an order where every relation's target comes before the table
+// that declares it, so that its record type exists when the table's is built.
+func relationOrder(tables []Table) []Table {
+	byName := make(map[string]Table, len(tables))
+	for _, t := range tables {
+		byName[t.Name] = t
+	}
+	done := map[string]bool{}
+	var out []Table
+	var add func(t Table)
+	add = func(t Table) {
+		if done[t.Name] {
+			return
+		}
+		done[t.Name] = true
+		for _, r := range t.Relations {
+			add(byName[r.Table])
+		}
+		out = append(out, t)
+	}
+	for _, t := range tables {
+		add(t)
+	}
+	return out
+}
+
+// writeRelationFields writes the relation fields of t's record type.
+func writeRelationFields(b *strings.Builder, t Table, byName map[string]Table) {
+	for _, r := range t.Relations {
+		target := namesOf(byName[r.Table])
+		if r.many() {
+			fmt.Fprintf(b, "  %q\n  %s(where: %s, orderBy: [%s!], limit: Int): [%s!]!\n",
+				fmt.Sprintf("The %s whose %s is this record's uid, matching where, in orderBy order, at most limit of them.", r.Table, r.ForeignField), r.Name, target.where, target.order, target.typ)
+			continue
+		}
+		fmt.Fprintf(b, "  %q\n  %s: %s\n", fmt.Sprintf("The %s whose uid is this record's %s; null when there is none you may read.", target.typ, r.Field), r.Name, target.typ)
+	}
+}
+
+// relationFields are the struct fields of t's record type that hold related records,
+// loaded before the record is answered.
+func relationFields(def Table, related map[string]*table) []reflect.StructField {
+	var out []reflect.StructField
+	for i, r := range def.Relations {
+		rt := reflect.PointerTo(related[r.Table].rec)
+		if r.many() {
+			rt = manyFunc(related[r.Table])
+		}
+		out = append(out, reflect.StructField{Name: fmt.Sprintf("R%d", i), Type: rt, Tag: reflect.StructTag(fmt.Sprintf(`json:"-" graphql:%q`, r.Name))})
+	}
+	return out
+}
+
+// withRelations loads the relations the operation selects below the root field's path
+// prefix into recs, addressable values of the record type.
+func (t *table) withRelations(ctx context.Context, prefix string, recs ...reflect.Value) error {
+	if len(t.def.Relations) == 0 || len(recs) == 0 {
+		return nil
+	}
+	selected := map[string]bool{}
+	for _, p := range graphql.SelectedFieldNames(ctx) {
+		selected[p] = true
+	}
+	return t.loadRelations(ctx, selected, prefix, recs)
+}
+
+// elems are the elements of a slice, addressable.
+func elems(list reflect.Value) []reflect.Value {
+	out := make([]reflect.Value, list.Len())
+	for i := range out {
+		out[i] = list.Index(i)
+	}
+	return out
+}
+
+// loadRelations fills the selected relations of recs (addressable record values), one store
+// query per relation for all of them, then the relations of the related records, level by
+// level: a level costs one query per relation, whatever the number of records.
+func (t *table) loadRelations(ctx context.Context, selected map[string]bool, prefix string, recs []reflect.Value) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	for i, r := range t.def.Relations {
+		target := t.related[r.Table]
+		field := t.rec.NumField() - len(t.def.Relations) + i
+		if r.many() {
+			// Every record gets its resolver, selected or not: graph-gophers calls it.
+			t.attachMany(r, target, recs, field)
+			continue
+		}
+		path := prefix + r.Name
+		if !selected[path] {
+			continue
+		}
+		if err := t.loadOne(ctx, selected, path, r, target, recs, field); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadOne fills a many-to-one relation: the records whose uid the parents' field holds.
+func (t *table) loadOne(ctx context.Context, selected map[string]bool, path string, r Relation, target *table, recs []reflect.Value, field int) error {
+	key := t.fieldIndex(r.Field)
+	var uids []any
+	seen := map[string]bool{}
+	for _, rec := range recs {
+		if k, ok := keyOf(rec.Field(key)); ok && !seen[k] {
+			seen[k] = true
+			uids = append(uids, k)
+		}
+	}
+	if len(uids) == 0 {
+		return nil
+	}
+	children, err := target.readRelated(ctx, selected, path+".", store.Query{Filter: store.Compare(store.KeyUID, store.In, uids)})
+	if err != nil {
+		return err
+	}
+	byUID := make(map[string]reflect.Value, len(children))
+	for _, c := range children {
+		byUID[c.Field(0).String()] = c
+	}
+	for _, rec := range recs {
+		k, ok := keyOf(rec.Field(key))
+		if c, found := byUID[k]; ok && found {
+			p := reflect.New(target.rec)
+			p.Elem().Set(c)
+			rec.Field(field).Set(p)
+		}
+	}
+	return nil
+}
+
+// manyFunc is the type of a one-to-many relation's field: a resolver that takes the
+// relation's arguments.
+func manyFunc(target *table) reflect.Type {
+	return reflect.FuncOf([]reflect.Type{reflect.TypeFor[context.Context](), reflect.TypeFor[args]()}, []reflect.Type{target.recs, errorType}, false)
+}
+
+// manyLoader loads a one-to-many relation for a set of parent records at once: the first
+// parent whose field is resolved loads the related records of every parent in one store
+// query, and the others answer from it. Arguments are the same for every parent of one
+// selection; an alias asking with other arguments loads once more.
+type manyLoader struct {
+	t, target *table
+	r         Relation
+	parents   []any // uids
+	mu        sync.Mutex
+	loaded    map[string]manyResult // by the arguments, as JSON
+}
+
+type manyResult struct {
+	byParent map[string]reflect.Value
+	err      error
+}
+
+// attachMany sets the relation field of recs to resolvers sharing one loader.
+func (t *table) attachMany(r Relation, target *table, recs []reflect.Value, field int) {
+	l := &manyLoader{t: t, target: target, r: r, loaded: map[string]manyResult{}}
+	for _, rec := range recs {
+		l.parents = append(l.parents, rec.Field(0).String())
+	}
+	fn := manyFunc(target)
+	empty := reflect.MakeSlice(target.recs, 0, 0)
+	for _, rec := range recs {
+		uid := rec.Field(0).String()
+		rec.Field(field).Set(reflect.MakeFunc(fn, func(in []reflect.Value) []reflect.Value {
+			ctx := in[0].Interface().(context.Context)
+			res := l.load(ctx, in[1].Interface().(args))
+			if res.err != nil {
+				e := t.public(ctx, res.err)
+				return []reflect.Value{empty, reflect.ValueOf(&e).Elem()}
+			}
+			list, ok := res.byParent[uid]
+			if !ok {
+				list = empty
+			}
+			return []reflect.Value{list, reflect.Zero(errorType)}
+		}))
+	}
+}
+
+// load answers the related records of every parent for the arguments a, reading them on
+// the first call with these arguments.
+func (l *manyLoader) load(ctx context.Context, a args) manyResult {
+	key, err := json.Marshal([]any{a.Where.v, a.OrderBy.v, a.Limit.v})
+	if err != nil {
+		return manyResult{err: err}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if res, ok := l.loaded[string(key)]; ok {
+		return res
+	}
+	res := l.read(ctx, a)
+	l.loaded[string(key)] = res
+	return res
+}
+
+// read loads the records whose foreign field holds a parent's uid, matching where, in
+// orderBy order, at most limit per parent.
+func (l *manyLoader) read(ctx context.Context, a args) manyResult {
+	target, path := l.target, l.r.Name
+	q, err := target.query(args{Where: a.Where, OrderBy: a.OrderBy})
+	if err != nil {
+		return manyResult{err: prefixed(err, path)}
+	}
+	limit := int64(target.limits.defaultLimit)
+	if a.Limit.set && a.Limit.v != nil {
+		if limit, err = intArg(a.Limit, "limit", 0, int64(target.limits.maxLimit)); err != nil {
+			return manyResult{err: prefixed(err, path)}
+		}
+	}
+	q.Filter = store.And(store.Compare(l.r.ForeignField, store.In, l.parents), q.Filter)
+	q.Limit, q.Offset = 0, 0
+	// This resolver's selections are those below the relation field.
+	selected := map[string]bool{}
+	for _, p := range graphql.SelectedFieldNames(ctx) {
+		selected[p] = true
+	}
+	children, err := target.readRelated(ctx, selected, "", q)
+	if err != nil {
+		return manyResult{err: err}
+	}
+	key := target.fieldIndex(l.r.ForeignField)
+	byParent := map[string]reflect.Value{}
+	for _, c := range children {
+		k, _ := keyOf(c.Field(key))
+		list, ok := byParent[k]
+		if !ok {
+			list = reflect.MakeSlice(target.recs, 0, 4)
+		}
+		if int64(list.Len()) < limit {
+			byParent[k] = reflect.Append(list, c)
+		}
+	}
+	return manyResult{byParent: byParent}
+}
+
+// readRelated reads the records q selects that the caller may read (the table's read rule
+// applies), with their own selected relations loaded.
+func (t *table) readRelated(ctx context.Context, selected map[string]bool, prefix string, q store.Query) ([]reflect.Value, error) {
+	var out []reflect.Value
+	err := t.read(ctx, q, func(rec store.Record) (bool, error) {
+		v, err := t.decode(rec)
+		if err != nil {
+			return false, err
+		}
+		c := reflect.New(t.rec).Elem()
+		c.Set(v)
+		out = append(out, c)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, t.loadRelations(ctx, selected, prefix, out)
+}
+
+// fieldIndex is the index in the record type of the table's field name.
+func (t *table) fieldIndex(name string) int {
+	for i, f := range t.def.Fields {
+		if f.Name == name {
+			return i + 1 // after uid
+		}
+	}
+	return -1
+}
+
+// keyOf reads a uid from a record's ID or String field; false when it is not set.
+func keyOf(v reflect.Value) (string, bool) {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return "", false
+		}
+		v = v.Elem()
+	}
+	return v.String(), v.String() != ""
+}
+
+// prefixed names the relation path an argument error is about.
+func prefixed(err error, path string) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: e.Code, Message: path + "." + e.Message, Extra: e.Extra}
+}
