@@ -14,6 +14,7 @@ import (
 
 	"github.com/platform-dev/platform/mcpserver"
 	"github.com/platform-dev/platform/mcpserver/mcptest"
+	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tools"
 )
 
@@ -48,14 +49,15 @@ func BenchmarkToolCall(b *testing.B) {
 // with the official Go SDK the way its examples build one (mcp.NewServer behind
 // mcp.NewStreamableHTTPHandler, sessions in memory), in one run, with one client and one
 // session each: tools/list, ping and resources/read of a small in-memory document. This
-// server also keeps its limits and session in Redis (one pipelined round trip per request),
-// the embedded one (miniredis, what `make run` uses) and redis-server when installed.
+// server also keeps its limits and session in Redis (one pipelined round trip per request):
+// miniredis as is, the store's embedded Redis (miniredis writing a pipeline's replies at
+// once: what `make run` uses) and redis-server when installed.
 func BenchmarkVersusSDK(b *testing.B) {
 	servers := []struct {
 		name string
 		url  func(b *testing.B) string
 	}{{"sdk", sdkServer}}
-	for _, start := range backends(b) {
+	for _, start := range append(backends(b), embeddedRedis) {
 		servers = append(servers, struct {
 			name string
 			url  func(b *testing.B) string
@@ -137,4 +139,16 @@ func sdkServer(b *testing.B) string {
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	b.Cleanup(ts.Close)
 	return ts.URL
+}
+
+// embeddedRedis is the store's embedded Redis, the one `platform serve` starts without
+// REDIS_URL.
+func embeddedRedis(b testing.TB) redisBackend {
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{DataDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close(ctx) })
+	return redisBackend{name: "embedded", addr: strings.TrimPrefix(st.RedisURL, "redis://")}
 }
