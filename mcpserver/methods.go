@@ -224,6 +224,7 @@ func (s *Server) readResource(ctx context.Context, c *call) (any, *rpcError) {
 	if err != nil {
 		return nil, s.internal(ctx, "encode resource "+p.URI, err)
 	}
+	b = []byte(s.redact.paths(string(b)))
 	mimeType := resourceMIMEType
 	for _, info := range cat.infos {
 		if info.URI == p.URI {
@@ -349,7 +350,8 @@ func (s *Server) callTool(ctx context.Context, c *call) (any, *rpcError) {
 	if err != nil {
 		return nil, s.internal(ctx, "encode result of "+p.Name, err)
 	}
-	return toolResult{text: string(b), structured: b}, nil
+	text := s.redact.paths(string(b))
+	return toolResult{text: text, structured: json.RawMessage(text)}, nil
 }
 
 type toolPanic struct {
