@@ -170,6 +170,16 @@ func responseJSON(id json.RawMessage, result any, rerr *rpcError) ([]byte, error
 			Error   *rpcError       `json:"error"`
 		}{"2.0", id, rerr})
 	}
+	if raw, ok := result.(json.RawMessage); ok && json.Valid(id) {
+		// Encoded once (tools/list, resources/list) and compact: json.Marshal would copy and
+		// re-compact it on every request.
+		b := make([]byte, 0, len(raw)+len(id)+40)
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, id...)
+		b = append(b, `,"result":`...)
+		b = append(b, raw...)
+		return append(b, '}'), nil
+	}
 	return json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
