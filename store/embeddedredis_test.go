@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/platform-dev/platform/store"
@@ -81,5 +82,41 @@ func TestEmbeddedRedisPipeline(t *testing.T) {
 	defer conn.Close()
 	if err := conn.Process(ctx, redis.NewStatusCmd(ctx, "quit")); err != nil {
 		t.Errorf("quit: %v", err)
+	}
+}
+
+// BenchmarkEmbeddedRedis sends the MCP server's per-request pipeline (seven commands: the
+// rate log, the client's slots, the session) to the embedded Redis and, in the same run, to
+// miniredis served by its own connection loop.
+func BenchmarkEmbeddedRedis(b *testing.B) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, store.Config{DataDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close(ctx)
+	mini := redis.NewClient(&redis.Options{Addr: miniredis.RunT(b).Addr()})
+	defer mini.Close()
+	for _, c := range []struct {
+		name string
+		rdb  *redis.Client
+	}{{"embedded", s.Redis}, {"miniredis", mini}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+					p.ZRemRangeByScore(ctx, "rl", "-inf", "1")
+					p.ZAdd(ctx, "rl", redis.Z{Score: 5, Member: "a"})
+					p.ZCard(ctx, "rl")
+					p.ZRangeWithScores(ctx, "rl", 0, 0)
+					p.PExpire(ctx, "rl", time.Minute)
+					p.ZCount(ctx, "conc", "1", "+inf")
+					p.HGetAll(ctx, "session")
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
