@@ -15,9 +15,10 @@ import (
 // (@modelcontextprotocol/conformance, pinned there); MCP_CONFORMANCE_BIN names another.
 const conformanceCLI = "../.ci/conformance/node_modules/.bin/conformance"
 
-// TestMCPConformance runs the official MCP conformance suite's server scenarios against the
-// platform binary. Every scenario passes except those listed, with their reasons, in
-// testdata/mcp-conformance-baseline.yml; the suite also fails when one of those passes.
+// TestMCPConformance runs every server scenario of the official MCP conformance suite (the
+// active and the pending ones) against the platform binary. Every scenario passes except
+// those listed, with their reasons, in testdata/mcp-conformance-baseline.yml (none today);
+// the suite also fails when one of those passes.
 func TestMCPConformance(t *testing.T) {
 	cli := os.Getenv("MCP_CONFORMANCE_BIN")
 	if cli == "" {
@@ -44,7 +45,7 @@ func TestMCPConformance(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cli, "server", "--url", "http://"+srv.Addr+"/mcp",
-		"--expected-failures", baseline, "--output-dir", t.TempDir())
+		"--suite", "all", "--expected-failures", baseline, "--output-dir", t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("conformance suite: %v\n%s", err, out)

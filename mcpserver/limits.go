@@ -19,6 +19,9 @@ const (
 	slotCheck slotMode = iota
 	// slotTake holds a slot for the life of the request: tools/call and streams.
 	slotTake
+	// slotIgnore neither takes nor checks a slot: a client's answer to a server request,
+	// which the tools/call waiting for it (holding a slot) needs to finish.
+	slotIgnore
 )
 
 // admission is what the limiter decided for one request.
@@ -39,7 +42,7 @@ func (s *Server) admit(ctx context.Context, w http.ResponseWriter, client, sid s
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
 	defer cancel()
 	g, err := s.st.admit(ctx, gateRequest{
-		client: client, session: sid, take: mode == slotTake, slotTTL: slotTTL,
+		client: client, session: sid, slot: mode, slotTTL: slotTTL,
 		limit: s.cfg.RequestsPerWindow, window: s.cfg.Window, maxConcurrent: s.cfg.MaxConcurrent,
 	})
 	if err != nil {

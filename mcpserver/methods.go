@@ -135,6 +135,9 @@ func (s *Server) initialize(ctx context.Context, c *call) (any, *rpcError) {
 	if len(p.ClientInfo) > 0 && len(p.ClientInfo) < 4096 {
 		fields["client"] = string(p.ClientInfo)
 	}
+	if caps := capabilityNames(p.Capabilities); caps != "" {
+		fields["caps"] = caps
+	}
 	id, err := s.st.createSession(ctx, kindSession, version, fields)
 	if err != nil {
 		// Without Redis there is no session, but the client can still work statelessly.
@@ -148,6 +151,23 @@ func (s *Server) initialize(ctx context.Context, c *call) (any, *rpcError) {
 		"serverInfo":      serverInfo,
 		"instructions":    instructions,
 	}, nil
+}
+
+// capabilityNames lists the client capabilities the server may use ("elicitation,sampling"),
+// from initialize's capabilities object.
+func capabilityNames(raw json.RawMessage) string {
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(raw, &caps) != nil {
+		return ""
+	}
+	var names []string
+	for _, name := range clientCapability {
+		if v, ok := caps[name]; ok && string(v) != "null" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
 }
 
 func (s *Server) setLevel(ctx context.Context, c *call) (any, *rpcError) {
@@ -204,6 +224,7 @@ func (s *Server) readResource(ctx context.Context, c *call) (any, *rpcError) {
 	if err != nil {
 		return nil, s.internal(ctx, "encode resource "+p.URI, err)
 	}
+	b = []byte(s.redact.paths(string(b)))
 	mimeType := resourceMIMEType
 	for _, info := range cat.infos {
 		if info.URI == p.URI {
@@ -329,7 +350,8 @@ func (s *Server) callTool(ctx context.Context, c *call) (any, *rpcError) {
 	if err != nil {
 		return nil, s.internal(ctx, "encode result of "+p.Name, err)
 	}
-	return toolResult{text: string(b), structured: b}, nil
+	text := s.redact.paths(string(b))
+	return toolResult{text: text, structured: json.RawMessage(text)}, nil
 }
 
 type toolPanic struct {

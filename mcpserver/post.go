@@ -92,6 +92,8 @@ func (s *Server) serve(c *call) (any, *rpcError) {
 	listen := msg.Method == "subscriptions/listen"
 	mode, slotTTL := slotCheck, time.Duration(0)
 	switch {
+	case msg.Method == "":
+		mode = slotIgnore // a response, which a call holding a slot waits for
 	case listen:
 		mode, slotTTL = slotTake, 3*pollInterval
 	case c.tool != "":
@@ -184,6 +186,7 @@ func (s *Server) run(c *call) (any, *rpcError) {
 			ctx, span = s.cfg.Tracer.Start(ctx, "mcp tools/call "+c.tool, trace.WithAttributes(attribute.String("mcp.tool", c.tool)))
 			defer span.End()
 		}
+		ctx = context.WithValue(ctx, askerKey{}, &asker{s: s, c: c})
 		if acceptsEventStream(c.r.Header.Get("Accept")) {
 			c.stream = &callStream{w: c.w}
 			ctx = context.WithValue(ctx, streamKey{}, c.stream)

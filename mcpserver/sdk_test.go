@@ -5,6 +5,8 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,5 +158,75 @@ func waitFor(t *testing.T, ch <-chan string, want string, poke func()) {
 		case <-deadline:
 			t.Fatalf("no notification for %s", want)
 		}
+	}
+}
+
+// TestSDKProgressPromptsCancel drives progress notifications, prompts, completions and
+// cancellation with the official Go SDK client, at the newest revision (stateless) and at
+// 2025-11-25 (a session).
+func TestSDKProgressPromptsCancel(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("version="+version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			slow := newSlowTool()
+			set := allTools(slow)
+			set.Tools = append(set.Tools, stepTool{})
+			ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{}, set, nil)
+			progress := make(chan *mcp.ProgressNotificationParams, 10)
+			client := mcp.NewClient(&mcp.Implementation{Name: "sdk-test", Version: "1.0.0"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					progress <- req.Params
+				},
+			})
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.url, MaxRetries: 1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer cs.Close()
+
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "steps", Arguments: map[string]any{"steps": 2}, Meta: mcp.Meta{"progressToken": "p1"}})
+			if err != nil || res.IsError {
+				t.Fatalf("steps: %v %+v", err, res)
+			}
+			for i := 1; i <= 2; i++ {
+				select {
+				case p := <-progress:
+					if p.ProgressToken != "p1" || p.Progress != float64(i) || p.Total != 2 || p.Message != fmt.Sprintf("step %d of 2", i) {
+						t.Errorf("progress %d: %+v", i, p)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("no progress notification %d", i)
+				}
+			}
+
+			lp, err := cs.ListPrompts(ctx, nil)
+			if err != nil || len(lp.Prompts) != 5 {
+				t.Fatalf("list prompts: %v %+v", err, lp)
+			}
+			gp, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "echo", Arguments: map[string]string{"message": "hi"}})
+			if err != nil || len(gp.Messages) != 1 || !strings.Contains(gp.Messages[0].Content.(*mcp.TextContent).Text, `"message":"hi"`) {
+				t.Errorf("get prompt: %v %+v", err, gp)
+			}
+			cr, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "echo"},
+				Argument: mcp.CompleteParamsArgument{Name: "mode", Value: "S"}})
+			if err != nil || len(cr.Completion.Values) != 1 || cr.Completion.Values[0] != "shout" {
+				t.Errorf("complete: %v %+v", err, cr)
+			}
+
+			callCtx, stop := context.WithCancel(ctx)
+			go func() {
+				<-slow.started
+				stop()
+			}()
+			if _, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}}); err == nil {
+				t.Error("the cancelled call returned a result")
+			}
+			select {
+			case <-slow.cancelled:
+			case <-time.After(10 * time.Second):
+				t.Error("cancelling the call did not cancel the tool")
+			}
+		})
 	}
 }

@@ -90,6 +90,7 @@ type Server struct {
 	closed    bool
 	listeners map[string]map[chan struct{}]struct{} // session id -> streams open here
 	inflight  map[string]*inflightCall              // scope NUL request id -> call running here
+	pending   map[string]chan clientReply           // session NUL server request id -> call waiting here
 }
 
 type inflightCall struct{ cancel context.CancelFunc }
@@ -139,9 +140,10 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 		recvDone:  make(chan struct{}),
 		listeners: map[string]map[chan struct{}]struct{}{},
 		inflight:  map[string]*inflightCall{},
+		pending:   map[string]chan clientReply{},
 	}
 	s.cat.Store(cat)
-	s.pubsub = rdb.Subscribe(ctx, s.st.k.wake(), s.st.k.cancel())
+	s.pubsub = rdb.Subscribe(ctx, s.st.k.wake(), s.st.k.cancel(), s.st.k.reply())
 	// Wait (briefly) for the subscription so that notifications emitted right after New are
 	// not missed; if Redis is down now, go-redis keeps trying and streams poll meanwhile.
 	confirm, cancelConfirm := context.WithTimeout(ctx, 2*time.Second)
@@ -393,6 +395,10 @@ func (s *Server) protocolVersion(r *http.Request, msg *message, sess *session) (
 
 // notification handles a client notification or response; neither gets an answer.
 func (s *Server) notification(ctx context.Context, c *call) {
+	if c.msg.Method == "" {
+		s.deliverReply(ctx, c)
+		return
+	}
 	if c.msg.Method != "notifications/cancelled" {
 		return
 	}
@@ -462,6 +468,8 @@ func (s *Server) receive() {
 				ic.cancel()
 			}
 			s.mu.Unlock()
+		case s.st.k.reply():
+			s.replyArrived(m.Payload)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ import (
 //	<p>conc:{<client>} sorted set: concurrency slots -> expiry (ms)
 //	<p>wake            pub/sub channel: "a session has new events" (payload: session id)
 //	<p>cancel          pub/sub channel: "cancel this in-flight request" (payload: id NUL request id)
+//	<p>reply           pub/sub channel: a client's answer to a server request (payload: clientReply)
 //
 // A listen stream of protocol 2026-07-28 (subscriptions/listen) is stored as a session of
 // kind "listen" that exists only while its stream is open.
@@ -40,6 +42,7 @@ func (k keyspace) concurrency(client string) string { return k.p + "conc:{" + cl
 func (k keyspace) rate(client string) string        { return k.p + "rl:{" + client + "}" }
 func (k keyspace) wake() string                     { return k.p + "wake" }
 func (k keyspace) cancel() string                   { return k.p + "cancel" }
+func (k keyspace) reply() string                    { return k.p + "reply" }
 
 // session is the Redis-held state of one client session.
 type session struct {
@@ -48,7 +51,9 @@ type session struct {
 	level   string
 	listen  bool   // a subscriptions/listen stream rather than an initialized session
 	cursor  string // last event id delivered on a stream
-	wants   map[string]bool
+	// caps are the names of the capabilities the client announced in initialize
+	// ("sampling", "elicitation", ...): what the server may ask of it.
+	caps []string
 }
 
 const (
@@ -113,8 +118,11 @@ func sessionFrom(id string, h map[string]string) *session {
 	if len(h) == 0 {
 		return nil
 	}
-	return &session{id: id, version: h["v"], level: h["lvl"], listen: h["kind"] == kindListen, cursor: h["cur"],
-		wants: map[string]bool{"tl": h["tl"] == "1", "rl": h["rl"] == "1"}}
+	sess := &session{id: id, version: h["v"], level: h["lvl"], listen: h["kind"] == kindListen, cursor: h["cur"]}
+	if h["caps"] != "" {
+		sess.caps = strings.Split(h["caps"], ",")
+	}
+	return sess
 }
 
 // touch extends the life of a session's keys. EXPIRE on a missing key is a no-op, so touching
@@ -245,7 +253,7 @@ func (st *store) countSessions(ctx context.Context) (int64, error) {
 // gateRequest is what one request asks of the limiter.
 type gateRequest struct {
 	client, session string
-	take            bool // hold a concurrency slot (else only check that one is free)
+	slot            slotMode
 	slotTTL         time.Duration
 	limit           int
 	window          time.Duration
@@ -272,6 +280,7 @@ type gate struct {
 // holds more than the limit, even with requests racing on several replicas. Races can only
 // refuse a request early, never admit one too many. Slots work the same way.
 func (st *store) admit(ctx context.Context, q gateRequest) (gate, error) {
+	take := q.slot == slotTake
 	now := time.Now()
 	member := st.member()
 	rate, conc := st.k.rate(q.client), st.k.concurrency(q.client)
@@ -284,7 +293,7 @@ func (st *store) admit(ctx context.Context, q gateRequest) (gate, error) {
 		count = p.ZCard(ctx, rate)
 		oldest = p.ZRangeWithScores(ctx, rate, 0, 0)
 		p.PExpire(ctx, rate, q.window)
-		if q.take {
+		if take {
 			// Expired slots (of a replica that died) are dropped when one is taken.
 			p.ZRemRangeByScore(ctx, conc, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
 			p.ZAdd(ctx, conc, redis.Z{Score: float64(now.Add(q.slotTTL).UnixMilli()), Member: member})
@@ -307,17 +316,20 @@ func (st *store) admit(ctx context.Context, q gateRequest) (gate, error) {
 		g.reset = time.UnixMilli(int64(o[0].Score)).Add(q.window).Sub(now)
 	}
 	g.rateOK = g.count <= int64(q.limit)
-	if q.take {
+	switch q.slot {
+	case slotTake:
 		g.slotOK = held.Val() <= int64(q.maxConcurrent)
-	} else {
+	case slotCheck:
 		g.slotOK = held.Val() < int64(q.maxConcurrent)
+	default:
+		g.slotOK = true
 	}
 	if !g.rateOK || !g.slotOK {
 		// A refused request is not counted, and holds no slot.
 		g.count--
 		_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.ZRem(ctx, rate, member)
-			if q.take {
+			if take {
 				p.ZRem(ctx, conc, member)
 			}
 			return nil
@@ -327,7 +339,7 @@ func (st *store) admit(ctx context.Context, q gateRequest) (gate, error) {
 		}
 		return g, nil
 	}
-	if q.take {
+	if take {
 		g.slot = member
 	}
 	if hash != nil {

@@ -90,6 +90,8 @@ type message struct {
 	ID     json.RawMessage // nil for notifications; never JSON null for requests
 	Method string
 	Params json.RawMessage
+	// Result and Error are those of a response.
+	Result, Error json.RawMessage
 }
 
 func (m *message) isRequest() bool { return m.ID != nil && m.Method != "" }
@@ -145,11 +147,12 @@ func parseMessage(body []byte) (*message, json.RawMessage, *rpcError) {
 		}
 		return m, id, nil
 	}
-	_, hasResult := raw["result"]
-	_, hasError := raw["error"]
+	result, hasResult := raw["result"]
+	rpcErr, hasError := raw["error"]
 	if id == nil || hasResult == hasError {
 		return invalid(`a message needs "method" (request or notification) or exactly one of "result" and "error" (response)`)
 	}
+	m.Result, m.Error = result, rpcErr
 	return m, id, nil
 }
 
@@ -166,6 +169,16 @@ func responseJSON(id json.RawMessage, result any, rerr *rpcError) ([]byte, error
 			ID      json.RawMessage `json:"id"`
 			Error   *rpcError       `json:"error"`
 		}{"2.0", id, rerr})
+	}
+	if raw, ok := result.(json.RawMessage); ok && json.Valid(id) {
+		// Encoded once (tools/list, resources/list) and compact: json.Marshal would copy and
+		// re-compact it on every request.
+		b := make([]byte, 0, len(raw)+len(id)+40)
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, id...)
+		b = append(b, `,"result":`...)
+		b = append(b, raw...)
+		return append(b, '}'), nil
 	}
 	return json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`

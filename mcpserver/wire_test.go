@@ -513,8 +513,12 @@ func (leakTool) Spec() tools.Spec {
 func (l leakTool) Call(_ context.Context, args json.RawMessage) (any, error) {
 	var a struct{ How string }
 	_ = json.Unmarshal(args, &a)
-	if a.How == "argument" {
+	switch a.How {
+	case "argument":
 		return nil, tools.InvalidArgument("path", "%s/src/../../etc leaves the workspace root %s", l.root, l.root)
+	case "result":
+		return map[string]any{"root": l.root, "file": l.root + "/src/a.go", "note": "read " + l.root + "/go.mod.",
+			"sibling": l.root + "-old/b.go", "endpoint": "10.1.2.3:443"}, nil
 	}
 	return nil, fmt.Errorf("open %s/secret/x.go: permission denied; POST http://10.1.2.3:8080/v1: dial tcp 10.1.2.3:8080: connect: connection refused; [fd00::1]:6379 timed out", l.root)
 }
@@ -534,6 +538,24 @@ func TestErrorTextsHideServerDetails(t *testing.T) {
 		if text != c.want || strings.Contains(string(r.Raw), root) {
 			t.Errorf("%s: %q, want %q", c.how, text, c.want)
 		}
+	}
+}
+
+// TestResultsHideServerPaths: a tool's result shows paths below the workspace relative to
+// it and the workspace itself as "."; a folder whose name only starts like the workspace's,
+// and addresses (which analyses report), are left alone.
+func TestResultsHideServerPaths(t *testing.T) {
+	root := t.TempDir()
+	ts := newServer(t, startMini(t), uniquePrefix(), mcpserver.Config{HiddenPaths: []string{root}}, tools.Set{Tools: []tools.Tool{leakTool{root: root}}}, nil)
+	r := mcptest.Post(t, ts.url, mcptest.Request(1, "tools/call", map[string]any{"name": "leak", "arguments": map[string]any{"how": "result"}}))
+	got, _ := json.Marshal(r.Result()["structuredContent"])
+	want, _ := json.Marshal(map[string]any{"root": ".", "file": "src/a.go", "note": "read go.mod.", "sibling": root + "-old/b.go", "endpoint": "10.1.2.3:443"})
+	if string(got) != string(want) {
+		t.Errorf("structuredContent\n %s\nwant\n %s", got, want)
+	}
+	content, _ := r.Result()["content"].([]any)
+	if len(content) != 1 || content[0].(map[string]any)["text"] != string(want) {
+		t.Errorf("content %v", content)
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -50,7 +49,7 @@ type Stores struct {
 
 	logger *slog.Logger
 
-	mini     *miniredis.Miniredis
+	mini     *embeddedRedis
 	miniStop chan struct{}
 	miniDone chan struct{}
 }
@@ -91,12 +90,12 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 		if addr == "" {
 			addr = "127.0.0.1:0"
 		}
-		s.mini = miniredis.NewMiniRedis()
-		if err := s.mini.StartAddr(addr); err != nil {
+		s.mini, err = startEmbeddedRedis(addr)
+		if err != nil {
 			return nil, fmt.Errorf("start embedded redis on %s: %w", addr, err)
 		}
 		s.EmbeddedRedis = true
-		s.RedisURL = "redis://" + s.mini.Addr()
+		s.RedisURL = "redis://" + s.mini.addr()
 		s.miniStop = make(chan struct{})
 		s.miniDone = make(chan struct{})
 		go s.expireEmbeddedKeys()
@@ -125,7 +124,7 @@ func (s *Stores) expireEmbeddedKeys() {
 		case <-s.miniStop:
 			return
 		case now := <-t.C:
-			s.mini.FastForward(now.Sub(last))
+			s.mini.mini.FastForward(now.Sub(last))
 			last = now
 		}
 	}
@@ -157,7 +156,7 @@ func (s *Stores) Close(ctx context.Context) error {
 	if s.mini != nil {
 		close(s.miniStop)
 		<-s.miniDone
-		s.mini.Close()
+		s.mini.close()
 	}
 	return errors.Join(errs...)
 }

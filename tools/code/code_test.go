@@ -382,6 +382,16 @@ func TestFindDependencies(t *testing.T) {
 	}
 }
 
+// TestFindDependenciesLimitCutsCycles: limit cuts the units of a cycle too, and says so.
+func TestFindDependenciesLimitCutsCycles(t *testing.T) {
+	a := newAnalyzer(t, fixture)
+	var rep code.DependencyReport
+	mustCall(t, a, "find_dependencies", map[string]any{"component": "internal/store", "limit": 1}, &rep)
+	if len(rep.Cycles) != 1 || !slices.Equal(rep.Cycles[0].Units, []string{"internal/handler"}) || rep.Omitted["cycleUnits"] != 2 || len(rep.Cycles[0].Path) != 4 {
+		t.Errorf("cycles %+v, omitted %v", rep.Cycles, rep.Omitted)
+	}
+}
+
 func TestFindDependenciesExportsCyclesAndDepth(t *testing.T) {
 	a := newAnalyzer(t, fixture)
 

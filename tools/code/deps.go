@@ -468,6 +468,12 @@ func (ix *index) dependencyReport(args depsArgs, comp Component, files []*fileIn
 			}
 		}
 	}
+	// limit applies to every list: the cycles, and the units of each (its path and evidence
+	// stay whole, as one finding).
+	rep.Omitted["cycles"] = capList(&rep.Cycles, limit)
+	for i := range rep.Cycles {
+		rep.Omitted["cycleUnits"] += capList(&rep.Cycles[i].Units, limit)
+	}
 	rep.Omitted, rep.Hint = omissions(rep.Omitted, limit, "or a narrower component")
 	return rep
 }
