@@ -255,9 +255,16 @@ func (ix *index) filesIn(dir, lang string) []string {
 
 func (ix *index) resolveGo(fi *fileInfo, r *resolvedImport) {
 	p := r.Ref.Spec
+	first, _, _ := strings.Cut(p, "/")
 	for _, m := range ix.goMods {
-		if p == m.path || strings.HasPrefix(p, m.path+"/") {
-			dir := path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(p, m.path), "/"))
+		// Go's own source tree: the standard library is the module "std", whose import
+		// paths are its folders ("fmt", not "std/fmt").
+		std := m.path == "std" && !strings.Contains(first, ".")
+		if std || p == m.path || strings.HasPrefix(p, m.path+"/") {
+			dir := path.Join(m.dir, p)
+			if !std {
+				dir = path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(p, m.path), "/"))
+			}
 			r.Targets = ix.filesIn(dir, "Go")
 			r.Package = p
 			if len(r.Targets) > 0 {
@@ -265,7 +272,6 @@ func (ix *index) resolveGo(fi *fileInfo, r *resolvedImport) {
 			}
 		}
 	}
-	first, _, _ := strings.Cut(p, "/")
 	if !strings.Contains(first, ".") {
 		r.Kind, r.Package = "stdlib", p
 		return

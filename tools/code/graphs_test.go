@@ -400,3 +400,30 @@ func TestPythonStandardLibraryItself(t *testing.T) {
 		t.Errorf("imports %v, want %v", got, want)
 	}
 }
+
+// TestGoSourceTreeItself: in Go's own source tree the standard library is the module "std",
+// whose packages' import paths are their folders ("fmt", not "std/fmt"), and the commands
+// are the module "cmd"; a vendored package stays external.
+func TestGoSourceTreeItself(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"src/go.mod":                   "module std\n\ngo 1.26\n",
+		"src/fmt/print.go":             "package fmt\n\nimport (\n\t\"io\"\n\t\"internal/fmtsort\"\n\t\"golang.org/x/text/unicode/norm\"\n)\n\nvar _ io.Writer\nvar _ = fmtsort.Sort\nvar _ = norm.NFC\n",
+		"src/io/io.go":                 "package io\n\ntype Writer interface{}\n",
+		"src/internal/fmtsort/sort.go": "package fmtsort\n\nfunc Sort() {}\n",
+		"src/vendor/golang.org/x/text/unicode/norm/n.go": "package norm\n\nconst NFC = 0\n",
+		"src/cmd/go.mod":                "module cmd\n\ngo 1.26\n",
+		"src/cmd/gofmt/gofmt.go":        "package main\n\nimport (\n\t\"fmt\"\n\t\"cmd/internal/diff\"\n)\n\nfunc main() { fmt.Sprint(diff.Diff) }\n",
+		"src/cmd/internal/diff/diff.go": "package diff\n\nconst Diff = 1\n",
+	})
+	a := newAnalyzer(t, root)
+	tests := map[string]map[string]string{
+		"src/fmt/print.go":       {"io": "src/io", "internal/fmtsort": "src/internal/fmtsort", "golang.org/x/text/unicode/norm": "external:golang.org/x/text/unicode/norm@"},
+		"src/cmd/gofmt/gofmt.go": {"fmt": "src/fmt", "cmd/internal/diff": "src/cmd/internal/diff"},
+	}
+	for file, want := range tests {
+		if got := importsOf(t, a, file); !maps.Equal(got, want) {
+			t.Errorf("%s imports %v, want %v", file, got, want)
+		}
+	}
+}

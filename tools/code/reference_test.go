@@ -4,19 +4,84 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/platform-dev/platform/tools/workspace"
 )
 
+// The tests of this file measure import resolution against a language's own resolver on a
+// large real tree (thousands of files, minutes of work), so they run only when asked, each by
+// its own environment variable. The figures are in docs/performance.md.
+
+// referenceIndex analyses dir cold, as a new analyzer's first call does, and returns its graph.
+func referenceIndex(t *testing.T, dir string) *index {
+	t.Helper()
+	ws, err := workspace.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(context.Background(), ws, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	snap, err := a.scan(context.Background(), ws.Roots()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buildIndex(snap)
+}
+
+// compareEdges reports precision and recall of got against want and fails below 0.95.
+func compareEdges(t *testing.T, name string, want, got map[string]bool) {
+	t.Helper()
+	both := 0
+	var missed, extra []string
+	for e := range got {
+		if want[e] {
+			both++
+		} else {
+			extra = append(extra, e)
+		}
+	}
+	for e := range want {
+		if !got[e] {
+			missed = append(missed, e)
+		}
+	}
+	precision, recall := float64(both)/float64(len(got)), float64(both)/float64(len(want))
+	t.Logf("%s: %d reference edges, %d found, %d in both: precision %.3f, recall %.3f", name, len(want), len(got), both, precision, recall)
+	for i, e := range missed {
+		if i == 20 {
+			t.Logf("... %d more missed", len(missed)-i)
+			break
+		}
+		t.Logf("missed %s", e)
+	}
+	for i, e := range extra {
+		if i == 20 {
+			t.Logf("... %d more not in the reference", len(extra)-i)
+			break
+		}
+		t.Logf("not in the reference %s", e)
+	}
+	if precision < 0.95 || recall < 0.95 {
+		t.Errorf("precision %.3f, recall %.3f: want both at least 0.95", precision, recall)
+	}
+}
+
 // TestPythonImportsAgainstImportlib measures Python import resolution against Python's own
 // import system on a standard library tree (about 1,800 files): CODE_REFERENCE_PYTHON names
-// the interpreter, whose standard library is analysed. It takes minutes, so it runs only when
-// asked:
+// the interpreter, whose standard library is analysed.
 //
 //	CODE_REFERENCE_PYTHON=python3 go test -run TestPythonImportsAgainstImportlib -v ./tools/code
 func TestPythonImportsAgainstImportlib(t *testing.T) {
@@ -38,20 +103,7 @@ func TestPythonImportsAgainstImportlib(t *testing.T) {
 		want[sc.Text()] = true
 	}
 
-	ws, err := workspace.New(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := New(context.Background(), ws, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	snap, err := a.scan(context.Background(), ws.Roots()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := buildIndex(snap)
+	ix := referenceIndex(t, lib)
 	got := map[string]bool{}
 	for _, fi := range ix.files {
 		if fi.Lang != "Python" || strings.HasPrefix(fi.Rel, "site-packages/") {
@@ -63,15 +115,103 @@ func TestPythonImportsAgainstImportlib(t *testing.T) {
 			}
 		}
 	}
-	both := 0
-	for e := range got {
-		if want[e] {
-			both++
+	compareEdges(t, lib, want, got)
+}
+
+// goListPackage is what TestGoImportsAgainstGoList reads of `go list -json`.
+type goListPackage struct {
+	ImportPath, Dir                              string
+	GoFiles, CgoFiles, TestGoFiles, XTestGoFiles []string
+	Imports, TestImports, XTestImports           []string
+	ImportMap                                    map[string]string
+}
+
+// TestGoImportsAgainstGoList measures Go import resolution against the go tool on
+// $(go env GOROOT)/src (the std and cmd modules, about 11,000 files): the reference edges are
+// package folder -> package folder as `go list -json std cmd` resolves them, tests included;
+// both sides read only the files the go tool builds for this platform. Packages the go tool
+// resolves into a vendor folder are external code for both.
+//
+//	CODE_REFERENCE_GO=go go test -run TestGoImportsAgainstGoList -v ./tools/code
+func TestGoImportsAgainstGoList(t *testing.T) {
+	goTool := os.Getenv("CODE_REFERENCE_GO")
+	if goTool == "" {
+		t.Skip("set CODE_REFERENCE_GO to a go command to measure against")
+	}
+	out, err := exec.Command(goTool, "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(out)), "src")
+	list := exec.Command(goTool, "list", "-e", "-json", "std", "cmd")
+	list.Dir = src
+	out, err = list.Output()
+	if err != nil {
+		t.Fatalf("go list std cmd: %v", err)
+	}
+	var pkgs []goListPackage
+	dirOf := map[string]string{}
+	for dec := json.NewDecoder(bytes.NewReader(out)); ; {
+		var p goListPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(p.ImportPath, " [") {
+			continue
+		}
+		rel, err := filepath.Rel(src, p.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Dir = filepath.ToSlash(rel)
+		dirOf[p.ImportPath] = p.Dir
+		pkgs = append(pkgs, p)
+	}
+	vendored := func(dir string) bool {
+		return dir == "vendor" || strings.HasPrefix(dir, "vendor/") || strings.Contains(dir, "/vendor/")
+	}
+	want, got := map[string]bool{}, map[string]bool{}
+	built := map[string]bool{}
+	for _, p := range pkgs {
+		if vendored(p.Dir) {
+			continue
+		}
+		for _, fs := range [][]string{p.GoFiles, p.CgoFiles, p.TestGoFiles, p.XTestGoFiles} {
+			for _, f := range fs {
+				built[path.Join(p.Dir, f)] = true
+			}
+		}
+		for _, imps := range [][]string{p.Imports, p.TestImports, p.XTestImports} {
+			for _, imp := range imps {
+				if m, ok := p.ImportMap[imp]; ok {
+					imp = m
+				}
+				// A package built for another's tests is named "path [other]".
+				imp, _, _ = strings.Cut(imp, " [")
+				to, ok := dirOf[imp]
+				if !ok || vendored(to) || to == p.Dir {
+					continue
+				}
+				want[p.Dir+" -> "+to] = true
+			}
 		}
 	}
-	precision, recall := float64(both)/float64(len(got)), float64(both)/float64(len(want))
-	t.Logf("%s: %d reference edges, %d found, %d in both: precision %.3f, recall %.3f", lib, len(want), len(got), both, precision, recall)
-	if precision < 0.95 || recall < 0.95 {
-		t.Errorf("precision %.3f, recall %.3f: want both at least 0.95", precision, recall)
+
+	ix := referenceIndex(t, src)
+	for _, fi := range ix.files {
+		if !built[fi.Rel] {
+			continue
+		}
+		for _, r := range ix.imports[fi.Rel] {
+			if len(r.Targets) == 0 {
+				continue
+			}
+			if from, to := path.Dir(fi.Rel), path.Dir(r.Targets[0]); from != to {
+				got[from+" -> "+to] = true
+			}
+		}
 	}
+	compareEdges(t, src, want, got)
 }
