@@ -427,3 +427,48 @@ func TestGoSourceTreeItself(t *testing.T) {
 		}
 	}
 }
+
+// TestJSResolutionAsNode: each case is a difference from Node's and TypeScript's resolvers
+// found on npm's own node_modules and on published TypeScript sources (zod, TanStack Query,
+// React Aria); each failed before its fix.
+func TestJSResolutionAsNode(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		// "exports" conditions are tried in the order the package lists them, and a subpath
+		// export ("./v4") is matched as written.
+		"zod/package.json": `{"name": "zod", "type": "module", "main": "./index.cjs",
+			"exports": {".": {"@zod/source": "./src/index.ts", "types": "./index.d.cts", "import": "./index.js", "require": "./index.cjs"},
+				"./v4": {"@zod/source": "./src/v4/index.ts", "import": "./v4/index.js", "require": "./v4/index.cjs"},
+				"./locales/*": {"import": "./locales/*.js"}}}`,
+		"zod/index.js":        "export const z = 1;\n",
+		"zod/index.cjs":       "exports.z = 1;\n",
+		"zod/src/index.ts":    "export const z = 1;\n",
+		"zod/src/v4/index.ts": "export const z = 4;\n",
+		"zod/v4/index.js":     "export const z = 4;\n",
+		"zod/v4/index.cjs":    "exports.z = 4;\n",
+		"zod/v4/package.json": `{"main": "./index.cjs"}`,
+		"zod/locales/en.js":   "export default {};\n",
+		"app/main.ts":         "import { z } from \"zod\";\nimport { z as z4 } from \"zod/v4\";\nimport en from \"zod/locales/en\";\n",
+		"app/main.cjs":        "const { z } = require(\"zod\");\nconst z4 = require(\"zod/v4\");\n",
+		// require("../") is the folder's package.json "main".
+		"arborist/package.json": `{"name": "@npmcli/arborist", "main": "lib/index.js"}`,
+		"arborist/lib/index.js": "module.exports = {};\n",
+		"arborist/bin/prune.js": "const Arborist = require('../');\n",
+		// An .mjs file is resolved as written: no extension added.
+		"icons/index.mjs": "export { default as A } from './A';\nexport { default as B } from './B.js';\n",
+		"icons/A.js":      "export default 1;\n",
+		"icons/B.js":      "export default 2;\n",
+	})
+	a := newAnalyzer(t, root)
+	tests := map[string]map[string]string{
+		"app/main.ts":           {"zod": "zod/index.js", "zod/v4": "zod/v4/index.js", "zod/locales/en": "zod/locales/en.js"},
+		"app/main.cjs":          {"zod": "zod/index.cjs", "zod/v4": "zod/v4/index.cjs"},
+		"arborist/bin/prune.js": {"../": "arborist/lib/index.js"},
+		"icons/index.mjs":       {"./A": "unresolved:@", "./B.js": "icons/B.js"},
+	}
+	for file, want := range tests {
+		if got := importsOf(t, a, file); !maps.Equal(got, want) {
+			t.Errorf("%s imports %v, want %v", file, got, want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -214,4 +215,72 @@ func TestGoImportsAgainstGoList(t *testing.T) {
 		}
 	}
 	compareEdges(t, src, want, got)
+}
+
+// TestJSImportsAgainstResolvers measures JavaScript, TypeScript and TSX import resolution
+// against TypeScript's resolver (TypeScript files) and Node's (JavaScript files), with
+// TypeScript's scanner finding the imports: CODE_REFERENCE_TYPESCRIPT names the folder of a
+// typescript package and CODE_REFERENCE_JS the trees to measure, separated by colons.
+// Files the workspace leaves out as vendored or generated (Linguist's rules: dist/, minified
+// bundles) are third-party or built code for the analysis and are left out on both sides.
+//
+//	npm install --prefix /tmp/ref typescript@5.9.3 @tanstack/react-query@5.108.0 zod@4.6.7
+//	npm install --prefix /tmp/ref/aria react-aria-components@1.13.0
+//	CODE_REFERENCE_TYPESCRIPT=/tmp/ref/node_modules/typescript \
+//	CODE_REFERENCE_JS=/usr/lib/node_modules/npm/node_modules:/tmp/ref/node_modules/@tanstack:/tmp/ref/node_modules/zod:/tmp/ref/aria/node_modules \
+//	go test -run TestJSImportsAgainstResolvers -v ./tools/code
+func TestJSImportsAgainstResolvers(t *testing.T) {
+	tsDir, trees := os.Getenv("CODE_REFERENCE_TYPESCRIPT"), os.Getenv("CODE_REFERENCE_JS")
+	if tsDir == "" || trees == "" {
+		t.Skip("set CODE_REFERENCE_TYPESCRIPT and CODE_REFERENCE_JS to measure against TypeScript and Node")
+	}
+	want, got := map[string]map[string]bool{}, map[string]map[string]bool{}
+	add := func(m map[string]map[string]bool, lang, edge string) {
+		if m[lang] == nil {
+			m[lang] = map[string]bool{}
+		}
+		m[lang][edge] = true
+	}
+	for _, tree := range filepath.SplitList(trees) {
+		out, err := exec.Command("node", "--no-warnings", "--experimental-import-meta-resolve", "testdata/reference/js_imports.mjs", tsDir, tree).Output()
+		if err != nil {
+			t.Fatalf("reference edges of %s: %v", tree, err)
+		}
+		ix := referenceIndex(t, tree)
+		// Declaration files (.d.ts) type code that is elsewhere, and dot-folders hold links
+		// (node_modules/.bin); the reference leaves both out.
+		skip := regexp.MustCompile(`\.d\.[mc]?ts$|(^|/)\.`)
+		counted := map[string]string{}
+		for _, fi := range ix.snap.files {
+			if fi.counted() && !skip.MatchString(fi.Rel) {
+				counted[fi.Rel] = fi.Lang
+			}
+		}
+		// An import the resolver takes to built code the workspace leaves out (dist/) is
+		// one the analysis takes to that code's source: such imports are not compared.
+		toBuilt := map[string]bool{}
+		for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
+			from, rest, _ := strings.Cut(sc.Text(), "\t")
+			line, to, _ := strings.Cut(rest, "\t")
+			switch lang := counted[from]; {
+			case lang != "" && counted[to] != "":
+				add(want, lang, tree+": "+sc.Text())
+			case lang != "":
+				toBuilt[from+"\t"+line] = true
+			}
+		}
+		for _, fi := range ix.files {
+			if counted[fi.Rel] == "" {
+				continue
+			}
+			for _, r := range ix.imports[fi.Rel] {
+				if len(r.Targets) > 0 && r.Targets[0] != fi.Rel && counted[r.Targets[0]] != "" && !toBuilt[fmt.Sprintf("%s\t%d", fi.Rel, r.Ref.Line)] {
+					add(got, fi.Lang, fmt.Sprintf("%s: %s\t%d\t%s", tree, fi.Rel, r.Ref.Line, r.Targets[0]))
+				}
+			}
+		}
+	}
+	for _, lang := range []string{"JavaScript", "TypeScript", "TSX"} {
+		t.Run(lang, func(t *testing.T) { compareEdges(t, lang, want[lang], got[lang]) })
+	}
 }
