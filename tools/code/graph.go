@@ -399,24 +399,22 @@ func (ix *index) inPyPackage(rel, top string) bool {
 
 func (ix *index) resolveJava(r *resolvedImport) {
 	spec := r.Ref.Spec
-	if r.Ref.Wildcard {
-		if fs := ix.javaPkgs[spec]; len(fs) > 0 {
-			r.Targets = fs
+	if fs := ix.javaPkgs[spec]; r.Ref.Wildcard && len(fs) > 0 {
+		r.Targets = fs
+		return
+	}
+	// a.b.Outer.Inner -> try a.b.Outer.Inner, then a.b.Outer. A wildcard that names no
+	// package names a type: "import static a.b.C.*" or "import a.b.C.*" (its member types).
+	for s := spec; s != ""; {
+		if f, ok := ix.javaTypes[s]; ok {
+			r.Targets = []string{f}
 			return
 		}
-	} else {
-		// a.b.Outer.Inner -> try a.b.Outer.Inner, then a.b.Outer
-		for s := spec; s != ""; {
-			if f, ok := ix.javaTypes[s]; ok {
-				r.Targets = []string{f}
-				return
-			}
-			i := strings.LastIndexByte(s, '.')
-			if i < 0 {
-				break
-			}
-			s = s[:i]
+		i := strings.LastIndexByte(s, '.')
+		if i < 0 {
+			break
 		}
+		s = s[:i]
 	}
 	r.Package = spec
 	if strings.HasPrefix(spec, "java.") || strings.HasPrefix(spec, "javax.") || strings.HasPrefix(spec, "jdk.") {

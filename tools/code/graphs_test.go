@@ -472,3 +472,20 @@ func TestJSResolutionAsNode(t *testing.T) {
 		}
 	}
 }
+
+// TestJavaWildcardOfAType: "import static a.B.*" and "import a.B.*" name the type B (its
+// static members, its member types), found on the JDK's java.base against javac.
+func TestJavaWildcardOfAType(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"src/sun/nio/cs/CharsetMapping.java": "package sun.nio.cs;\npublic class CharsetMapping { public static final int UNMAPPABLE = 0; public static class Entry {} }\n",
+		"src/sun/nio/cs/util/Util.java":      "package sun.nio.cs.util;\npublic class Util {}\n",
+		"src/sun/nio/cs/ext/IBM737.java": "package sun.nio.cs.ext;\nimport static sun.nio.cs.CharsetMapping.*;\nimport sun.nio.cs.CharsetMapping.*;\n" +
+			"import sun.nio.cs.util.*;\nclass IBM737 {}\n",
+	})
+	a := newAnalyzer(t, root)
+	want := map[string]string{"sun.nio.cs.CharsetMapping": "src/sun/nio/cs/CharsetMapping.java", "sun.nio.cs.util": "src/sun/nio/cs/util/Util.java"}
+	if got := importsOf(t, a, "src/sun/nio/cs/ext/IBM737.java"); !maps.Equal(got, want) {
+		t.Errorf("imports %v, want %v", got, want)
+	}
+}

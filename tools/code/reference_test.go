@@ -284,3 +284,44 @@ func TestJSImportsAgainstResolvers(t *testing.T) {
 		t.Run(lang, func(t *testing.T) { compareEdges(t, lang, want[lang], got[lang]) })
 	}
 }
+
+// TestJavaImportsAgainstJavac measures Java import resolution against javac's symbol table on
+// a JDK's own sources: CODE_REFERENCE_JAVA names the java launcher of a JDK and
+// CODE_REFERENCE_JAVA_SRC a folder of that JDK's sources (java.base of its lib/src.zip,
+// about 3,400 files). Imports of a whole package (import a.b.*) name no single file and are
+// left out on both sides.
+//
+//	unzip -q /usr/lib/jvm/temurin-25-jdk-amd64/lib/src.zip 'java.base/*' -d /tmp/jdk
+//	CODE_REFERENCE_JAVA=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java CODE_REFERENCE_JAVA_SRC=/tmp/jdk/java.base \
+//	go test -run TestJavaImportsAgainstJavac -v ./tools/code
+func TestJavaImportsAgainstJavac(t *testing.T) {
+	java, src := os.Getenv("CODE_REFERENCE_JAVA"), os.Getenv("CODE_REFERENCE_JAVA_SRC")
+	if java == "" || src == "" {
+		t.Skip("set CODE_REFERENCE_JAVA and CODE_REFERENCE_JAVA_SRC to measure against javac")
+	}
+	out, err := exec.Command(java, "--add-exports", "jdk.compiler/com.sun.tools.javac.api=ALL-UNNAMED",
+		"testdata/reference/JavaImports.java", src).Output()
+	if err != nil {
+		t.Fatalf("reference edges: %v", err)
+	}
+	want := map[string]bool{}
+	for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
+		want[sc.Text()] = true
+	}
+	ix := referenceIndex(t, src)
+	got := map[string]bool{}
+	for _, fi := range ix.files {
+		if fi.Lang != "Java" || path.Base(fi.Rel) == "module-info.java" {
+			continue
+		}
+		for _, r := range ix.imports[fi.Rel] {
+			if r.Ref.Wildcard && ix.javaPkgs[r.Ref.Spec] != nil {
+				continue
+			}
+			if len(r.Targets) > 0 && r.Targets[0] != fi.Rel {
+				got[fmt.Sprintf("%s\t%d\t%s", fi.Rel, r.Ref.Line, r.Targets[0])] = true
+			}
+		}
+	}
+	compareEdges(t, src, want, got)
+}
