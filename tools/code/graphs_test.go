@@ -489,3 +489,26 @@ func TestJavaWildcardOfAType(t *testing.T) {
 		t.Errorf("imports %v, want %v", got, want)
 	}
 }
+
+// TestRustReexports: a use of a name that a module re-exports ("pub use crate::error::Result"
+// in lib.rs) reaches the file that defines it, as rustc resolves it (found on regex-syntax).
+func TestRustReexports(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"Cargo.toml":    "[package]\nname = \"regex-syntax\"\nedition = \"2018\"\n",
+		"src/lib.rs":    "pub use crate::error::{Error, Result};\npub use crate::parser::Parser;\nmod error;\nmod parser;\nmod hir;\npub struct Own;\n",
+		"src/error.rs":  "pub type Result<T> = std::result::Result<T, Error>;\npub struct Error;\n",
+		"src/parser.rs": "use crate::Result;\nuse crate::Own;\npub struct Parser;\n",
+		"src/hir.rs":    "use crate::Parser;\nuse crate::Missing;\n",
+	})
+	a := newAnalyzer(t, root)
+	tests := map[string]map[string]string{
+		"src/parser.rs": {"crate::Result": "src/error.rs", "crate::Own": "src/lib.rs"},
+		"src/hir.rs":    {"crate::Parser": "src/parser.rs", "crate::Missing": "src/lib.rs"},
+	}
+	for file, want := range tests {
+		if got := importsOf(t, a, file); !maps.Equal(got, want) {
+			t.Errorf("%s imports %v, want %v", file, got, want)
+		}
+	}
+}

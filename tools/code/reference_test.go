@@ -325,3 +325,45 @@ func TestJavaImportsAgainstJavac(t *testing.T) {
 	}
 	compareEdges(t, src, want, got)
 }
+
+// TestRustImportsAgainstRustc measures Rust use and mod resolution against rustc's own name
+// resolution (a nightly rustc's HIR dump, read by testdata/reference/rust_imports.py):
+// CODE_REFERENCE_RUSTC names the nightly rustc and CODE_REFERENCE_RUST_CRATE a crate's folder
+// (Debian's librust-regex-syntax-dev installs one below /usr/share/cargo/registry), built
+// with every feature; modules a cfg leaves out of that build are compared in none. Edges are
+// file -> file: rustc places each name of a grouped use at its own line.
+//
+//	apt-get install librust-regex-syntax-dev
+//	CODE_REFERENCE_RUSTC=$(rustup +nightly which rustc) CODE_REFERENCE_RUST_CRATE=/usr/share/cargo/registry/regex-syntax-0.6.27 \
+//	go test -run TestRustImportsAgainstRustc -v ./tools/code
+func TestRustImportsAgainstRustc(t *testing.T) {
+	rustc, crate := os.Getenv("CODE_REFERENCE_RUSTC"), os.Getenv("CODE_REFERENCE_RUST_CRATE")
+	if rustc == "" || crate == "" {
+		t.Skip("set CODE_REFERENCE_RUSTC and CODE_REFERENCE_RUST_CRATE to measure against rustc")
+	}
+	out, err := exec.Command("python3", "testdata/reference/rust_imports.py", rustc, crate).Output()
+	if err != nil {
+		t.Fatalf("reference edges: %v", err)
+	}
+	want, compiled := map[string]bool{}, map[string]bool{}
+	for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
+		if strings.Contains(sc.Text(), "\t") {
+			want[sc.Text()] = true
+		} else {
+			compiled[sc.Text()] = true
+		}
+	}
+	ix := referenceIndex(t, crate)
+	got := map[string]bool{}
+	for _, fi := range ix.files {
+		if !compiled[fi.Rel] {
+			continue
+		}
+		for _, r := range ix.imports[fi.Rel] {
+			if len(r.Targets) > 0 && r.Targets[0] != fi.Rel && compiled[r.Targets[0]] {
+				got[fi.Rel+"\t"+r.Targets[0]] = true
+			}
+		}
+	}
+	compareEdges(t, crate, want, got)
+}
