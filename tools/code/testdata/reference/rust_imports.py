@@ -25,7 +25,9 @@ dump = subprocess.run(args, cwd=crate, capture_output=True, text=True, check=Tru
 
 defid = re.compile(r"DefId\(0:(\d+) ~ [^\]]+\]((?:::[^)\s]+)*)\)")
 span = re.compile(r"span: ([^:\s]+\.rs):(\d+):")
-owner = re.compile(r"^(\s*)owner_id: DefId\(0:(\d+) ~ [^\]]+\]((?:::[^)\s]+)*)\),")
+# An owner's own node sits at a fixed depth of the dump; deeper owner_ids are references
+# (a module's or a trait's list of items).
+owner = re.compile(r"^( {16})owner_id: DefId\(0:(\d+) ~ [^\]]+\]((?:::[^)\s]+)*)\),")
 file_of, path_file, uses, mods = {}, {}, [], []
 # One owner block per item: its owner_id and its own span sit at the same indentation.
 cur = None
