@@ -48,7 +48,7 @@ BENCH_QUICK_N ?= 10000
 STEP          := bash bench/step.sh
 
 bench:
-	@echo "make bench: 12 steps, about 35 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
+	@echo "make bench: 12 steps, about 50 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
 	@$(STEP) 1/12 "about 3 min" $(GO) test -run '^$$' -bench . -benchmem -count 3 -benchtime 2s ./gql
 	@$(STEP) 2/12 "about 1 min" $(GO) run ./cmd/loadgen -duration 5s -concurrency 8
 	@$(STEP) 3/12 "about 1 min" $(GO) test -run '^$$' -bench 'Verify|Guard|Fetch|CompileAccess' -benchmem ./tenant
@@ -57,6 +57,7 @@ bench:
 	@$(STEP) 5b/12 "about 1 min" $(GO) test -run '^$$' -bench 'ToolCall|Limiter' -benchmem -count 3 -benchtime 3000x ./mcpserver
 	@$(STEP) 5c/12 "under 1 min" $(GO) test -run '^$$' -bench EmbeddedRedis -benchmem -count 5 ./store
 	@$(STEP) 6/12 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/code
+	@GO=$(GO) $(STEP) 6b/12 "about 10 min" bench/code-reference.sh
 	@$(STEP) 7/12 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/cloud ./tools/security
 	@$(STEP) 8/12 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMiddleware ./telemetry
 	@$(STEP) 9/12 "about 3 min" $(GO) test -run '^$$' -bench 'BenchmarkSQLite' -benchtime 1s -benchmem ./store

@@ -83,6 +83,9 @@ type importRef struct {
 	Names []string
 	// Module marks Rust's "mod x;", which makes x.rs part of the crate.
 	Module bool
+	// Require marks a CommonJS require() call, which a package's "exports" answer under the
+	// "require" condition.
+	Require bool
 }
 
 type entryPoint struct {

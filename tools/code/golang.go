@@ -3,6 +3,7 @@ package code
 import (
 	"context"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/scanner"
@@ -265,7 +266,48 @@ func goHints(fd *ast.FuncDecl, s symbol, pkgVars, pkgMaps map[string]bool) []hin
 	if isHandlerWrapper(fd.Type) {
 		add("middleware", s.qualified(), s.qualified()+" wraps an http.Handler")
 	}
+	if p, subject, detail := adapterMethod(fd, s); p != "" {
+		add(p, subject, detail)
+	}
 	return out
+}
+
+// adapterMethod recognises the two shapes of a Go adapter method, whose body is one call:
+// a method of a function type that calls the receiver itself (http.HandlerFunc's ServeHTTP
+// calls f(w, r): a plain function made into an interface), and a method that forwards to a
+// method of another name on one of the receiver's fields (Len() calling r.list.Count()),
+// reported as "forward" with "field.method" so that a type forwarding several is found.
+func adapterMethod(fd *ast.FuncDecl, s symbol) (pattern, subject, detail string) {
+	if fd.Recv == nil || len(fd.Recv.List) != 1 || len(fd.Recv.List[0].Names) != 1 || len(fd.Body.List) != 1 {
+		return "", "", ""
+	}
+	recv := fd.Recv.List[0].Names[0].Name
+	var call *ast.CallExpr
+	switch st := fd.Body.List[0].(type) {
+	case *ast.ExprStmt:
+		call, _ = st.X.(*ast.CallExpr)
+	case *ast.ReturnStmt:
+		if len(st.Results) == 1 {
+			call, _ = st.Results[0].(*ast.CallExpr)
+		}
+	}
+	if call == nil {
+		return "", "", ""
+	}
+	switch fn := call.Fun.(type) {
+	case *ast.Ident:
+		if fn.Name == recv && recv != "_" {
+			return "adapter", s.Parent, fmt.Sprintf("%s calls the function %s itself: the function type %s adapts plain functions to a type with method %s",
+				s.qualified(), recv, s.Parent, s.Name)
+		}
+	case *ast.SelectorExpr:
+		if inner, ok := fn.X.(*ast.SelectorExpr); ok {
+			if id, ok := inner.X.(*ast.Ident); ok && id.Name == recv && fn.Sel.Name != s.Name {
+				return "forward", s.Parent, inner.Sel.Name + "." + fn.Sel.Name
+			}
+		}
+	}
+	return "", "", ""
 }
 
 // assignsTo returns the first of names that n assigns to.

@@ -255,9 +255,16 @@ func (ix *index) filesIn(dir, lang string) []string {
 
 func (ix *index) resolveGo(fi *fileInfo, r *resolvedImport) {
 	p := r.Ref.Spec
+	first, _, _ := strings.Cut(p, "/")
 	for _, m := range ix.goMods {
-		if p == m.path || strings.HasPrefix(p, m.path+"/") {
-			dir := path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(p, m.path), "/"))
+		// Go's own source tree: the standard library is the module "std", whose import
+		// paths are its folders ("fmt", not "std/fmt").
+		std := m.path == "std" && !strings.Contains(first, ".")
+		if std || p == m.path || strings.HasPrefix(p, m.path+"/") {
+			dir := path.Join(m.dir, p)
+			if !std {
+				dir = path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(p, m.path), "/"))
+			}
 			r.Targets = ix.filesIn(dir, "Go")
 			r.Package = p
 			if len(r.Targets) > 0 {
@@ -265,7 +272,6 @@ func (ix *index) resolveGo(fi *fileInfo, r *resolvedImport) {
 			}
 		}
 	}
-	first, _, _ := strings.Cut(p, "/")
 	if !strings.Contains(first, ".") {
 		r.Kind, r.Package = "stdlib", p
 		return
@@ -393,24 +399,22 @@ func (ix *index) inPyPackage(rel, top string) bool {
 
 func (ix *index) resolveJava(r *resolvedImport) {
 	spec := r.Ref.Spec
-	if r.Ref.Wildcard {
-		if fs := ix.javaPkgs[spec]; len(fs) > 0 {
-			r.Targets = fs
+	if fs := ix.javaPkgs[spec]; r.Ref.Wildcard && len(fs) > 0 {
+		r.Targets = fs
+		return
+	}
+	// a.b.Outer.Inner -> try a.b.Outer.Inner, then a.b.Outer. A wildcard that names no
+	// package names a type: "import static a.b.C.*" or "import a.b.C.*" (its member types).
+	for s := spec; s != ""; {
+		if f, ok := ix.javaTypes[s]; ok {
+			r.Targets = []string{f}
 			return
 		}
-	} else {
-		// a.b.Outer.Inner -> try a.b.Outer.Inner, then a.b.Outer
-		for s := spec; s != ""; {
-			if f, ok := ix.javaTypes[s]; ok {
-				r.Targets = []string{f}
-				return
-			}
-			i := strings.LastIndexByte(s, '.')
-			if i < 0 {
-				break
-			}
-			s = s[:i]
+		i := strings.LastIndexByte(s, '.')
+		if i < 0 {
+			break
 		}
+		s = s[:i]
 	}
 	r.Package = spec
 	if strings.HasPrefix(spec, "java.") || strings.HasPrefix(spec, "javax.") || strings.HasPrefix(spec, "jdk.") {

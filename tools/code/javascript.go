@@ -40,11 +40,26 @@ func parseTSConfig(src []byte) (*tsConfig, error) {
 }
 
 // jsExtensions are what a module specifier may leave out, in the order bundlers try them.
-var jsExtensions = []string{"", ".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs",
-	"/index.ts", "/index.tsx", "/index.d.ts", "/index.js", "/index.jsx", "/index.mjs"}
+var jsExtensions = []string{"", ".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs"}
 
-// probeJS finds the source file a module path (without or with extension) names.
+// probeJS finds the source file a module path (without or with extension) names: a file, or
+// a folder by its package.json "main" or its index file.
 func (ix *index) probeJS(base string) (string, bool) {
+	if f, ok := ix.probeJSFile(base); ok {
+		return f, true
+	}
+	if pj := ix.snap.byRel[path.Join(base, "package.json")]; pj != nil && pj.F != nil && pj.F.Manifest != nil {
+		if e := pj.F.Manifest.jsEntries; len(e) > 0 && e[0] != "" {
+			if f, ok := ix.probeJSFile(path.Join(base, e[0])); ok {
+				return f, true
+			}
+		}
+	}
+	return ix.probeJSFile(base + "/index")
+}
+
+// probeJSFile finds the source file a module path names with the extensions a resolver tries.
+func (ix *index) probeJSFile(base string) (string, bool) {
 	// TypeScript sources import "./x.js" meaning "./x.ts".
 	stem := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(base, ".js"), ".mjs"), ".cjs")
 	for _, b := range []string{base, stem} {
@@ -137,25 +152,46 @@ func (ix *index) resolveTSPaths(rel, spec string) (string, bool) {
 }
 
 // resolveWorkspacePackage resolves an import of a package of the workspace (an npm, yarn or
-// pnpm workspace member, or any package.json by name) to its source: the subpath below its
-// folder, or its entry (main, module, types; else src/index or index).
-func (ix *index) resolveWorkspacePackage(name, spec string) (string, bool) {
+// pnpm workspace member, or any package.json by name) to its source: what its "exports"
+// name under the import's conditions, else the subpath below its folder, or its entry (main,
+// module, types; else src/index or index). A built file the repository does not hold
+// (dist/index.js) stands for its source (src/index.ts).
+func (ix *index) resolveWorkspacePackage(fi *fileInfo, ref importRef, name string) (string, bool) {
+	sub := strings.TrimPrefix(strings.TrimPrefix(ref.Spec, name), "/")
 	for _, m := range ix.manifests {
 		if m.Kind != "package.json" || m.Name != name {
 			continue
 		}
 		dir := path.Dir(m.Path)
-		if sub := strings.TrimPrefix(strings.TrimPrefix(spec, name), "/"); sub != "" {
+		if m.jsExports != nil {
+			subpath := "."
+			if sub != "" {
+				subpath = "./" + sub
+			}
+			if t, ok := m.jsExports.resolve(subpath, jsConditions(fi, ref)); ok {
+				if f, ok := ix.probeJS(path.Join(dir, t)); ok {
+					return f, true
+				}
+				if _, rest, ok := strings.Cut(path.Clean(t), "/"); ok {
+					if f, ok := ix.probeJS(path.Join(dir, "src", strings.TrimSuffix(rest, path.Ext(rest)))); ok {
+						return f, true
+					}
+				}
+			}
+		}
+		if sub != "" {
 			if f, ok := ix.probeJS(path.Join(dir, sub)); ok {
 				return f, true
 			}
 			return ix.probeJS(path.Join(dir, "src", sub))
 		}
 		for _, e := range append(m.jsEntries, "src/index", "index") {
+			if e == "" {
+				continue
+			}
 			if f, ok := ix.probeJS(path.Join(dir, e)); ok {
 				return f, true
 			}
-			// A built entry (dist/index.js) stands for its source (src/index.ts).
 			if f, ok := ix.probeJS(path.Join(dir, "src", strings.TrimSuffix(path.Base(e), path.Ext(e)))); ok {
 				return f, true
 			}
@@ -164,10 +200,33 @@ func (ix *index) resolveWorkspacePackage(name, spec string) (string, bool) {
 	return "", false
 }
 
+// jsConditions are the "exports" conditions an import is resolved under: Node's for
+// JavaScript ("node", and "require" for a require() call, else "import"), TypeScript's
+// bundler resolution for TypeScript, which leaves "node" out.
+func jsConditions(fi *fileInfo, ref importRef) []string {
+	kind := "import"
+	if ref.Require {
+		kind = "require"
+	}
+	if fi.Lang == "JavaScript" {
+		return []string{kind, "node"}
+	}
+	return []string{kind}
+}
+
 func (ix *index) resolveJS(fi *fileInfo, r *resolvedImport) {
 	spec := r.Ref.Spec
 	if strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || spec == "." || spec == ".." {
-		if f, ok := ix.probeJS(path.Join(path.Dir(fi.Rel), spec)); ok {
+		target := path.Join(path.Dir(fi.Rel), spec)
+		if strings.HasSuffix(fi.Rel, ".mjs") {
+			// An .mjs file is an ES module to Node and to bundlers alike, which resolve a
+			// relative import only as written: no extension is added, no index file found.
+			if t := ix.snap.byRel[target]; t != nil && !t.Vendored {
+				r.Targets = []string{target}
+			}
+			return
+		}
+		if f, ok := ix.probeJS(target); ok {
 			r.Targets = []string{f}
 		}
 		return
@@ -186,7 +245,7 @@ func (ix *index) resolveJS(fi *fileInfo, r *resolvedImport) {
 	} else {
 		name = parts[0]
 	}
-	if f, ok := ix.resolveWorkspacePackage(name, spec); ok {
+	if f, ok := ix.resolveWorkspacePackage(fi, r.Ref, name); ok {
 		r.Targets, r.Package = []string{f}, name
 		return
 	}

@@ -207,7 +207,7 @@ func jsNode(t *tsFile, n *sitter.Node, typ string) {
 	case ft == "import" || (ft == "identifier" && t.text(fn) == "require"):
 		args := n.ChildByFieldName("arguments")
 		if args != nil && args.NamedChildCount() == 1 && t.typ(args.NamedChild(0)) == "string" {
-			t.out.Imports = append(t.out.Imports, importRef{Spec: unquote(t.text(args.NamedChild(0))), Line: t.line(n)})
+			t.out.Imports = append(t.out.Imports, importRef{Spec: unquote(t.text(args.NamedChild(0))), Line: t.line(n), Require: ft != "import"})
 		}
 	case ft == "member_expression":
 		switch t.field(fn, "property") {

@@ -37,9 +37,10 @@ type Manifest struct {
 	// roots outside their defaults.
 	lib  cargoTarget
 	bins []cargoTarget
-	// jsEntries are a package.json's entry files (exports ".", module, main, types), which
-	// imports of the package by name reach.
+	// jsEntries are a package.json's entry files besides "exports" (main, module, types),
+	// which imports of the package by name reach; jsExports is its "exports".
 	jsEntries []string
+	jsExports *jsExports
 	Error     string `json:"error,omitempty"`
 }
 
@@ -138,7 +139,12 @@ func parsePackageJSON(m *Manifest, src []byte) error {
 		return fmt.Errorf("parse package.json: %w", err)
 	}
 	m.Name, m.Version = p.Name, p.Version
-	m.jsEntries = append(exportEntries(p.Exports), p.Module, p.Main, p.Types)
+	m.jsEntries = []string{p.Main, p.Module, p.Types}
+	exports, err := parseJSExports(p.Exports)
+	if err != nil {
+		return fmt.Errorf("parse package.json: %w", err)
+	}
+	m.jsExports = exports
 	for scope, deps := range map[string]map[string]string{"": p.Dependencies, "dev": p.DevDependencies,
 		"peer": p.PeerDependencies, "optional": p.OptionalDependencies} {
 		for n, v := range deps {
@@ -170,39 +176,6 @@ func parsePackageJSON(m *Manifest, src []byte) error {
 		m.Members = ws.Packages
 	}
 	return nil
-}
-
-// exportEntries reads the files package.json "exports" maps "." to: a string, a list, or
-// conditions ({"import": ..., "require": ..., "default": ...}), nested or under ".".
-func exportEntries(raw json.RawMessage) []string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return nil
-	}
-	var out []string
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
-		switch v := v.(type) {
-		case string:
-			out = append(out, v)
-		case []any:
-			for _, x := range v {
-				walk(x, depth+1)
-			}
-		case map[string]any:
-			if dot, ok := v["."]; ok {
-				walk(dot, depth+1)
-				return
-			}
-			for _, k := range sortedKeys(v) {
-				if !strings.HasPrefix(k, "./") && depth < 8 {
-					walk(v[k], depth+1)
-				}
-			}
-		}
-	}
-	walk(v, 0)
-	return out
 }
 
 func parsePyproject(m *Manifest, src []byte) error {

@@ -753,9 +753,59 @@ func confidenceByCount(n int) float64 {
 // designFindings: singleton, factory, builder, observer, adapter, strategy.
 func (ix *index) designFindings() []Finding {
 	out := ix.hintedDesign()
+	out = append(out, ix.goAdapterFindings()...)
 	types := ix.typeMethods()
 	out = append(out, typeRoleFindings(types)...)
 	return append(out, ix.strategyFindings(types)...)
+}
+
+// goAdapterFindings reports Go adapters by their structure: a function type whose method calls
+// the function itself, and a type whose methods (two or more) all forward to a method of
+// another name on the same field. Each finding names the methods that show it.
+func (ix *index) goAdapterFindings() []Finding {
+	const why, action = "Adapters let incompatible interfaces work together without changing either.",
+		"Keep adapters thin: translation only, no business rules."
+	type forwarder struct{ ev []Evidence }
+	var out []Finding
+	forwards := map[string]*forwarder{} // unit | type | field
+	for _, fi := range ix.files {
+		if fi.Lang != "Go" {
+			continue
+		}
+		for _, h := range fi.F.Hints {
+			switch h.Pattern {
+			case "adapter":
+				out = append(out, Finding{Name: "adapter", Kind: "design", Confidence: 0.9, Summary: h.Detail,
+					Evidence: []Evidence{{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Subject}}, Why: why, Action: action})
+			case "forward":
+				field, method, _ := strings.Cut(h.Detail, ".")
+				k := ix.unitOf[fi.Rel] + "|" + h.Subject + "|" + field
+				if forwards[k] == nil {
+					forwards[k] = &forwarder{}
+				}
+				forwards[k].ev = append(forwards[k].ev, Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "forwards to " + field + "." + method})
+			}
+		}
+	}
+	types := map[string]*typeInfo{} // unit | type
+	for _, t := range ix.typeMethods() {
+		types[ix.unitOf[t.file]+"|"+t.name] = t
+	}
+	for _, k := range sortedKeys(forwards) {
+		f := forwards[k]
+		parts := strings.Split(k, "|")
+		// Only translation: every method of the type forwards to that field. A type with
+		// behaviour of its own that delegates a few calls is a wrapper, not an adapter.
+		t := types[parts[0]+"|"+parts[1]]
+		if len(f.ev) < 2 || t == nil || len(t.methods) != len(f.ev) {
+			continue
+		}
+		ev := append([]Evidence{{File: t.file, Line: t.line, End: t.end, Note: t.name}}, f.ev...)
+		out = append(out, Finding{Name: "adapter", Kind: "design", Confidence: confidenceByCount(len(f.ev)), Evidence: ev,
+			Summary: fmt.Sprintf("%s adapts its field %s: %d methods each call a method of another name on it", parts[1], parts[2], len(f.ev)),
+			Why:     why, Action: action})
+	}
+	return out
 }
 
 // hintedDesign reports the singletons and factories the parsers saw.
@@ -817,7 +867,7 @@ func (ix *index) typeMethods() []*typeInfo {
 }
 
 // typeRoleFindings recognises builders (chainable setters and Build), observer subjects
-// (subscribe and notify methods) and adapters (by name).
+// (subscribe and notify methods) and, outside Go, adapters (by name).
 func typeRoleFindings(types []*typeInfo) []Finding {
 	var out []Finding
 	for _, t := range types {
@@ -844,7 +894,9 @@ func typeRoleFindings(types []*typeInfo) []Finding {
 				Why:     "Observers let any number of listeners react to a subject's changes without the subject knowing them.",
 				Action:  "Make unsubscribing possible and document on which goroutine or thread listeners run."})
 		}
-		if strings.HasSuffix(t.name, "Adapter") || strings.HasSuffix(t.name, "Wrapper") {
+		// Go adapters are recognised by structure (goAdapterFindings); in the other languages
+		// the parsers do not yet record fields and calls, so the name is the evidence.
+		if !strings.HasSuffix(t.file, ".go") && (strings.HasSuffix(t.name, "Adapter") || strings.HasSuffix(t.name, "Wrapper")) {
 			out = append(out, Finding{Name: "adapter", Kind: "design", Confidence: 0.7, Evidence: ev,
 				Summary: fmt.Sprintf("%s adapts one interface to another", t.name),
 				Why:     "Adapters let incompatible interfaces work together without changing either.",

@@ -131,23 +131,52 @@ func (ix *index) rustCrateNamed(name string) *rustCrate {
 	return nil
 }
 
-// rustLookup finds the file of the longest prefix of the module path abs in root's tree (an
-// item of a module is in the module's file).
-func (ix *index) rustLookup(root, abs string) (string, bool) {
+// rustLookup finds the file of the item at path abs in root's tree: the file of the longest
+// prefix of abs that is a module (an item of a module is in the module's file), unless that
+// module does not define the item but imports it ("pub use crate::error::Result" in lib.rs):
+// then the file the import reaches, as rustc resolves re-exports, up to a few hops.
+func (ix *index) rustLookup(root, abs string, hops int) (string, bool) {
 	for m := abs; m != ""; {
-		if f, ok := ix.rustMods[root+"|"+m]; ok {
+		f, ok := ix.rustMods[root+"|"+m]
+		if !ok {
+			i := strings.LastIndex(m, "::")
+			if i < 0 {
+				break
+			}
+			m = m[:i]
+			continue
+		}
+		if m == abs || hops >= 4 {
 			return f, true
 		}
-		i := strings.LastIndex(m, "::")
-		if i < 0 {
-			break
+		name, _, _ := strings.Cut(strings.TrimPrefix(abs, m+"::"), "::")
+		fi := ix.snap.byRel[f]
+		if fi == nil || fi.F == nil {
+			return f, true
 		}
-		m = m[:i]
+		for _, s := range fi.F.Symbols {
+			if s.Name == name {
+				return f, true
+			}
+		}
+		for _, ref := range fi.F.Imports {
+			if ref.Module || (ref.Spec != name && !strings.HasSuffix(ref.Spec, "::"+name)) {
+				continue
+			}
+			r := resolvedImport{From: fi, Ref: ref}
+			if ix.resolveRustHops(fi, &r, hops+1); len(r.Targets) > 0 {
+				return r.Targets[0], true
+			}
+		}
+		return f, true
 	}
 	return "", false
 }
 
-func (ix *index) resolveRust(fi *fileInfo, r *resolvedImport) {
+func (ix *index) resolveRust(fi *fileInfo, r *resolvedImport) { ix.resolveRustHops(fi, r, 0) }
+
+// resolveRustHops resolves a use, hops re-exports away from the file that wrote it.
+func (ix *index) resolveRustHops(fi *fileInfo, r *resolvedImport, hops int) {
 	spec := r.Ref.Spec
 	first, rest, _ := strings.Cut(spec, "::")
 	if mod, ok := ix.rustModOf[fi.Rel]; ok {
@@ -174,7 +203,7 @@ func (ix *index) resolveRust(fi *fileInfo, r *resolvedImport) {
 			}
 		}
 		if abs != "" {
-			if f, ok := ix.rustLookup(mod.root, abs); ok {
+			if f, ok := ix.rustLookup(mod.root, abs, hops); ok {
 				r.Targets = []string{f}
 			}
 			return
@@ -182,7 +211,7 @@ func (ix *index) resolveRust(fi *fileInfo, r *resolvedImport) {
 	}
 	// Another package of the workspace (a member, or a binary's own library).
 	if c := ix.rustCrateNamed(first); c != nil {
-		f, ok := ix.rustLookup(c.lib, strings.TrimSuffix("crate::"+rest, "::"))
+		f, ok := ix.rustLookup(c.lib, strings.TrimSuffix("crate::"+rest, "::"), hops)
 		if !ok {
 			f = c.lib
 		}
