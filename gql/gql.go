@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,6 +73,10 @@ type Config struct {
 	// ObserveResolver, when set, is told how long each root field took to resolve, by kind
 	// (list, count, create, update, delete): the store call and the record conversion.
 	ObserveResolver func(op string, took time.Duration)
+	// Changes, when set, carries the project's record changes: every write publishes one,
+	// and the schema offers a Subscription field per table fed by them (subscription.go).
+	Changes  Changes
+	Realtime Realtime
 }
 
 // API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a
@@ -81,6 +86,8 @@ type API struct {
 	sdl    string
 	schema *graphql.Schema // nil when the project has no tables
 	keys   responseKeys
+	// subscriptions runs subscription documents on each event; nil without Config.Changes.
+	subscriptions *graphql.Schema
 	// meta is the schema that runs operations asking only for __schema, __type and
 	// __typename, with a depth limit that fits introspection queries; built on first use,
 	// since most projects' APIs are never introspected.
@@ -113,6 +120,7 @@ func New(cfg Config) (*API, error) {
 	for i, def := range cfg.Tables {
 		tables[i] = newTable(def, cfg.Records, lim)
 		tables[i].public = a.public
+		tables[i].changes, tables[i].logger = cfg.Changes, cfg.Logger
 	}
 	opts := []graphql.SchemaOpt{
 		graphql.UseFieldResolvers(),
@@ -127,13 +135,19 @@ func New(cfg Config) (*API, error) {
 	if !cfg.Introspection {
 		opts = append(opts, graphql.RestrictIntrospection(func(context.Context) bool { return false }))
 	}
-	a.sdl = sdl(cfg.Tables)
+	a.sdl = sdl(cfg.Tables, cfg.Changes != nil)
 	root := a.root(tables)
 	schema, err := graphql.ParseSchema(a.sdl, root, append(opts, graphql.MaxDepth(cfg.MaxDepth))...)
 	if err != nil {
 		return nil, fmt.Errorf("generate the GraphQL schema: %w", err)
 	}
 	a.schema = schema
+	if cfg.Changes != nil {
+		subSDL := strings.Replace(a.sdl, mainRoots, "schema { query: Subscription }", 1)
+		if a.subscriptions, err = graphql.ParseSchema(subSDL, a.subscriptionRoot(tables), append(opts, graphql.MaxDepth(cfg.MaxDepth))...); err != nil {
+			return nil, fmt.Errorf("generate the GraphQL subscription schema: %w", err)
+		}
+	}
 	a.meta = sync.OnceValue(func() *graphql.Schema {
 		// The same document and resolvers parsed a moment ago: it cannot fail.
 		return graphql.MustParseSchema(a.sdl, root, append(opts, graphql.MaxDepth(metaMaxDepth))...)
@@ -173,6 +187,7 @@ func setDefaults(cfg *Config) {
 	if cfg.Where == (store.Bounds{}) {
 		cfg.Where = store.DefaultBounds
 	}
+	cfg.Realtime.setDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -49,6 +50,9 @@ type Stores struct {
 	db      databases
 
 	logger *slog.Logger
+
+	changesOnce sync.Once
+	changes     *Changes
 
 	mini     *miniredis.Miniredis
 	miniStop chan struct{}
@@ -148,6 +152,9 @@ func (s *Stores) PingRedis(ctx context.Context) error {
 // is already committed, so nothing is lost by closing.
 func (s *Stores) Close(ctx context.Context) error {
 	var errs []error
+	if s.changes != nil {
+		s.changes.close()
+	}
 	if s.db != nil {
 		errs = append(errs, s.db.close(ctx))
 	}

@@ -1,0 +1,369 @@
+package gql
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	graphql "github.com/graph-gophers/graphql-go"
+	gqlerrors "github.com/graph-gophers/graphql-go/errors"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/platform-dev/platform/store"
+)
+
+// Changes carries a project's record changes between the replicas that write them and the
+// subscriptions that watch them (store.ProjectChanges).
+type Changes interface {
+	Publish(ctx context.Context, c store.Change) error
+	Watch(ctx context.Context, queue int) (*store.Watch, error)
+}
+
+// Realtime bounds the subscriptions of one project's API. Zero values take the defaults.
+type Realtime struct {
+	// MaxSubscriptions bounds the subscriptions one connection runs at once.
+	MaxSubscriptions int
+	// MaxMessageBytes bounds a message a client sends (a subscribe with its document).
+	MaxMessageBytes int64
+	// Queue bounds the changes waiting for one subscription; a subscriber that falls
+	// further behind is ended with an error.
+	Queue int
+	// InitTimeout is how long a WebSocket client has to send connection_init.
+	InitTimeout time.Duration
+	// WriteTimeout bounds the sending of one message to a client.
+	WriteTimeout time.Duration
+	// Observe, when set, is told of every connection opened (+1) and closed (-1),
+	// subscription started and ended, and event delivered or dropped.
+	Observe func(Observation)
+}
+
+// Observation is one thing that happened to a realtime connection, for metrics.
+type Observation struct {
+	// Kind is "connection", "subscription", "delivered" or "dropped".
+	Kind string
+	// Transport is "websocket" or "sse".
+	Transport string
+	// Delta is +1 or -1 for connections and subscriptions, 1 for events.
+	Delta int
+}
+
+// Defaults of the zero Realtime values.
+const (
+	DefaultMaxSubscriptions = 100
+	DefaultMaxMessageBytes  = 64 << 10
+	DefaultQueue            = 256
+	DefaultInitTimeout      = 3 * time.Second
+	DefaultWriteTimeout     = 10 * time.Second
+)
+
+func (r *Realtime) setDefaults() {
+	if r.MaxSubscriptions <= 0 {
+		r.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if r.MaxMessageBytes <= 0 {
+		r.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if r.Queue <= 0 {
+		r.Queue = DefaultQueue
+	}
+	if r.InitTimeout <= 0 {
+		r.InitTimeout = DefaultInitTimeout
+	}
+	if r.WriteTimeout <= 0 {
+		r.WriteTimeout = DefaultWriteTimeout
+	}
+}
+
+func (r Realtime) observe(kind, transport string, delta int) {
+	if r.Observe != nil {
+		r.Observe(Observation{Kind: kind, Transport: transport, Delta: delta})
+	}
+}
+
+// ErrTokenExpired is the cause a realtime context ends with when the caller's token expires
+// (see Authenticator).
+var ErrTokenExpired = errors.New("the token expired: connect again with a fresh one")
+
+// Authenticator turns the Authorization value a realtime client sent ("Bearer <token>", ""
+// for none) into the context its subscriptions run in: the caller's Guard attached
+// (WithGuard), and ending with the cause ErrTokenExpired when the token expires. Its error is
+// shown to the client.
+type Authenticator func(ctx context.Context, authorization string) (context.Context, context.CancelFunc, error)
+
+// subscriptionSDL is the part of the schema subscriptions add: an event type per table and
+// the Subscription root. The API's schema declares Query and Mutation as its roots, so
+// Subscription is a plain type there; the subscription schema, the same document with
+// Subscription as its query root, runs the subscription's selection on each event (see
+// subscribe).
+func subscriptionSDL(b *strings.Builder, tables []Table) {
+	b.WriteString("\n" + mainRoots + "\n")
+	b.WriteString("\n\"What a write did to a record.\"\nenum EventOp { CREATE UPDATE DELETE }\n")
+	for _, t := range tables {
+		n := namesOf(t)
+		fmt.Fprintf(b, "\n%q\ntype %s {\n  op: EventOp!\n  uid: ID!\n  \"The record after the change; null for DELETE.\"\n  record: %s\n}\n",
+			"A change of "+withArticle(n.typ)+" that the subscriber may read.", n.event, n.typ)
+	}
+	b.WriteString("\ntype Subscription {\n")
+	for _, t := range tables {
+		n := namesOf(t)
+		fmt.Fprintf(b, "  %q\n  %s(where: %s): %s!\n",
+			"Every change of the "+t.Name+" the caller may read that match where, on any replica. A record that stops matching (or that the caller may no longer read) arrives as DELETE.",
+			n.list, n.where, n.event)
+	}
+	b.WriteString("}\n")
+}
+
+// mainRoots declares the API schema's roots; the subscription schema replaces it.
+const mainRoots = "schema { query: Query mutation: Mutation }"
+
+// subscriptionState is what one subscription's resolver reads and writes: at setup it
+// records the table and the where filter the document asks for; for each event it answers
+// the event.
+type subscriptionState struct {
+	table *table
+	where store.Filter
+	event reflect.Value // invalid during setup
+}
+
+type subscriptionKey struct{}
+
+// errSetup ends the setup run of a subscription document once its arguments are read; an
+// *Error, so that it is not logged as a failure.
+var errSetup = userError(CodeInternal, "subscription set up")
+
+// subscriptionRoot is the root resolver of the subscription schema: one field per table,
+// answering the event of the state in the context.
+func (a *API) subscriptionRoot(tables []*table) any {
+	ctxType, argsType := reflect.TypeFor[context.Context](), reflect.TypeFor[args]()
+	fields := make([]reflect.StructField, len(tables))
+	values := make([]reflect.Value, len(tables))
+	for i, t := range tables {
+		fn := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.event, errorType}, false)
+		fields[i] = reflect.StructField{Name: fmt.Sprintf("S%d", i), Type: fn, Tag: reflect.StructTag(fmt.Sprintf(`graphql:%q`, t.names.list))}
+		values[i] = a.resolver(fn, func(ctx context.Context, in args) (reflect.Value, error) {
+			st := ctx.Value(subscriptionKey{}).(*subscriptionState)
+			if st.event.IsValid() {
+				return st.event, nil
+			}
+			f, err := t.filter(in.Where)
+			if err != nil {
+				return reflect.Value{}, err
+			}
+			st.table, st.where = t, f
+			return reflect.Value{}, errSetup
+		})
+	}
+	root := reflect.New(reflect.StructOf(fields))
+	for i, v := range values {
+		root.Elem().Field(i).Set(v)
+	}
+	return root.Interface()
+}
+
+// eventType is the Go type of a table's event: op, uid and the record after the change.
+func eventType(rec reflect.Type) reflect.Type {
+	return reflect.StructOf([]reflect.StructField{
+		{Name: "Op", Type: reflect.TypeFor[string](), Tag: `graphql:"op"`},
+		{Name: "UID", Type: reflect.TypeFor[graphql.ID](), Tag: `graphql:"uid"`},
+		{Name: "Record", Type: reflect.PointerTo(rec), Tag: `graphql:"record"`},
+	})
+}
+
+// published tells the project's subscribers, on every replica, of a write that succeeded.
+// The write stands whatever happens here: a change Redis did not take is logged, and the
+// subscribers whose replica lost Redis are told so by their Watch.
+func (t *table) published(ctx context.Context, op store.ChangeOp, uid string, after, before json.RawMessage) {
+	if t.changes == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	c := store.Change{Table: t.def.Name, Op: op, UID: uid, Record: store.Record(after), Before: store.Record(before)}
+	if err := t.changes.Publish(ctx, c); err != nil {
+		t.logger.ErrorContext(ctx, "publish a record change to subscribers", "table", t.def.Name, "uid", uid, "err", err)
+	}
+}
+
+// before reads the record a write is about to change, for the subscribers to tell whether
+// it leaves their view; nil when nobody can subscribe.
+func (t *table) before(ctx context.Context, uid string, access store.Filter) (json.RawMessage, error) {
+	if t.changes == nil {
+		return nil, nil
+	}
+	var raw json.RawMessage
+	if err := t.records.Get(ctx, t.def.Name, uid, access, &raw); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// subscription is one running subscription: its document, rewritten to run on the
+// subscription schema, and the state its resolver reads.
+type subscription struct {
+	api   *API
+	query string
+	op    string
+	vars  map[string]any
+	state *subscriptionState
+	guard Guard
+}
+
+// newSubscription checks a subscription request and reads its arguments. A request that is
+// not one subscription operation of one root field, or that does not validate, answers the
+// errors to send the client.
+func (a *API) newSubscription(ctx context.Context, query, opName string, vars map[string]any) (*subscription, []*gqlerrors.QueryError) {
+	fail := func(code, msg string) []*gqlerrors.QueryError {
+		return []*gqlerrors.QueryError{{Message: msg, Extensions: map[string]any{"code": code}}}
+	}
+	switch {
+	case a.subscriptions == nil:
+		return nil, fail(CodeBadRequest, "this project's API has no subscriptions")
+	case len(query) > a.cfg.MaxQueryBytes:
+		return nil, fail(CodeBadRequest, fmt.Sprintf("the query is %d bytes long, more than the limit of %d", len(query), a.cfg.MaxQueryBytes))
+	}
+	rewritten, msg := asQueryOf(query, opName, a.cfg.MaxQueryBytes)
+	if msg != "" {
+		return nil, fail(CodeValidation, msg)
+	}
+	s := &subscription{api: a, query: rewritten, op: opName, vars: vars, state: &subscriptionState{}, guard: guardFrom(ctx)}
+	res := a.subscriptions.Exec(context.WithValue(ctx, subscriptionKey{}, s.state), rewritten, opName, vars)
+	if s.state.table == nil {
+		for _, e := range res.Errors {
+			readable(e)
+			setCode(e)
+		}
+		return nil, res.Errors
+	}
+	return s, nil
+}
+
+// asQueryOf checks that opName selects a subscription with one root field and returns the
+// document with that operation's keyword written as query, at the same offsets so that
+// error locations stay right; a message when it is not.
+func asQueryOf(query, opName string, maxTokens int) (string, string) {
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, maxTokens)
+	if err != nil {
+		return "", err.Error()
+	}
+	var op *ast.OperationDefinition
+	switch {
+	case opName != "":
+		op = doc.Operations.ForName(opName)
+		if op == nil {
+			return "", fmt.Sprintf("the document has no operation %q", opName)
+		}
+	case len(doc.Operations) == 1:
+		op = doc.Operations[0]
+	default:
+		return "", "the document has several operations: name the one to run in operationName"
+	}
+	if op.Operation != ast.Subscription {
+		return "", fmt.Sprintf("a %s is sent with POST to /api/v1/graphql; this connection runs subscriptions", op.Operation)
+	}
+	var fields []*ast.Field
+	collectFields(doc, op.SelectionSet, map[string]bool{}, &fields)
+	if len(fields) != 1 || strings.HasPrefix(fields[0].Name, "__") {
+		return "", "a subscription selects exactly one root field, a table's changes"
+	}
+	runes := []rune(query)
+	start := op.Position.Start
+	const keyword = "subscription"
+	if start+len(keyword) > len(runes) || string(runes[start:start+len(keyword)]) != keyword {
+		return "", "the subscription keyword was not found where the parser put it"
+	}
+	return string(runes[:start]) + "query" + strings.Repeat(" ", len(keyword)-len("query")) + string(runes[start+len(keyword):]), ""
+}
+
+// watch starts watching the project's changes: every change made after it returns reaches
+// run.
+func (s *subscription) watch(ctx context.Context) (*store.Watch, error) {
+	w, err := s.api.cfg.Changes.Watch(ctx, s.api.cfg.Realtime.Queue)
+	if err != nil {
+		return nil, fmt.Errorf("watch the project's changes: %w", err)
+	}
+	return w, nil
+}
+
+// run delivers the changes of w the subscriber may see to send until ctx ends (nil) or the
+// changes stop reaching this replica (the Watch's error). It closes w.
+func (s *subscription) run(ctx context.Context, w *store.Watch, send func(response) error) error {
+	lim := s.api.cfg.Realtime
+	defer w.Close()
+	ectx := context.WithValue(ctx, subscriptionKey{}, s.state)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ch, ok := <-w.C():
+			if !ok {
+				if errors.Is(w.Err(), store.ErrSlowConsumer) {
+					lim.observe("dropped", "", 1)
+				}
+				return w.Err()
+			}
+			ev, ok := s.event(ch)
+			if !ok {
+				continue
+			}
+			s.state.event = ev
+			res := s.api.subscriptions.Exec(ectx, s.query, s.op, s.vars)
+			if err := send(response{Data: res.Data, Errors: res.Errors}); err != nil {
+				return err
+			}
+			lim.observe("delivered", "", 1)
+		}
+	}
+}
+
+// event is what the subscriber sees of a change: nothing when the record is out of its view
+// before and after; DELETE when it leaves the view.
+func (s *subscription) event(ch store.Change) (reflect.Value, bool) {
+	t := s.state.table
+	if ch.Table != t.def.Name {
+		return reflect.Value{}, false
+	}
+	after, before := s.visible(ch.Record), s.visible(ch.Before)
+	op := ch.Op
+	switch {
+	case after:
+	case before:
+		op = store.Deleted
+	default:
+		return reflect.Value{}, false
+	}
+	ev := reflect.New(t.event).Elem()
+	ev.Field(0).SetString(string(op))
+	ev.Field(1).Set(reflect.ValueOf(graphql.ID(ch.UID)))
+	if op != store.Deleted {
+		rec, err := t.decode(ch.Record)
+		if err != nil {
+			return reflect.Value{}, false
+		}
+		p := reflect.New(t.rec)
+		p.Elem().Set(rec)
+		ev.Field(2).Set(p)
+	}
+	return ev, true
+}
+
+// visible reports whether the subscriber may read rec and it matches the subscription's
+// where; false for no record.
+func (s *subscription) visible(rec store.Record) bool {
+	if len(rec) == 0 {
+		return false
+	}
+	t := s.state.table
+	values, err := t.def.Values(rec)
+	if err != nil {
+		return false
+	}
+	if s.guard != nil && s.guard.Allow(t.def.Name, Read, values, nil) != nil {
+		return false
+	}
+	return t.def.Match(s.state.where, values)
+}
