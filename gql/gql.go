@@ -88,6 +88,7 @@ type API struct {
 	keys   responseKeys
 	// subscriptions runs subscription documents on each event; nil without Config.Changes.
 	subscriptions *graphql.Schema
+	fanout        fanout
 	// meta is the schema that runs operations asking only for __schema, __type and
 	// __typename, with a depth limit that fits introspection queries; built on first use,
 	// since most projects' APIs are never introspected.

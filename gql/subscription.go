@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	graphql "github.com/graph-gophers/graphql-go"
@@ -209,8 +210,47 @@ type subscription struct {
 	query string
 	op    string
 	vars  map[string]any
+	// doc identifies the document and variables: subscriptions with the same doc render a
+	// change the same way.
+	doc   string
 	state *subscriptionState
 	guard Guard
+}
+
+// fanout holds the work done for the change being delivered, so that its subscribers on
+// this replica decode its records once and render each document once, however many they
+// are: a change reaches them all at about the same time.
+type fanout struct {
+	mu     sync.Mutex
+	seq    uint64
+	shared map[fanoutKey]*fanoutEntry
+}
+
+type fanoutKey struct {
+	doc  string // "" for the decoded records
+	op   store.ChangeOp
+	part string
+}
+
+type fanoutEntry struct {
+	once  sync.Once
+	value any
+}
+
+// do returns what fn makes for key and the change seq, calling fn once for all callers.
+func (f *fanout) do(seq uint64, key fanoutKey, fn func() any) any {
+	f.mu.Lock()
+	if f.seq != seq {
+		f.seq, f.shared = seq, map[fanoutKey]*fanoutEntry{}
+	}
+	e, ok := f.shared[key]
+	if !ok {
+		e = &fanoutEntry{}
+		f.shared[key] = e
+	}
+	f.mu.Unlock()
+	e.once.Do(func() { e.value = fn() })
+	return e.value
 }
 
 // newSubscription checks a subscription request and reads its arguments. A request that is
@@ -230,7 +270,9 @@ func (a *API) newSubscription(ctx context.Context, query, opName string, vars ma
 	if msg != "" {
 		return nil, fail(CodeValidation, msg)
 	}
-	s := &subscription{api: a, query: rewritten, op: opName, vars: vars, state: &subscriptionState{}, guard: guardFrom(ctx)}
+	varsJSON, _ := json.Marshal(vars)
+	s := &subscription{api: a, query: rewritten, op: opName, vars: vars, state: &subscriptionState{}, guard: guardFrom(ctx),
+		doc: rewritten + "\x00" + opName + "\x00" + string(varsJSON)}
 	res := a.subscriptions.Exec(context.WithValue(ctx, subscriptionKey{}, s.state), rewritten, opName, vars)
 	if s.state.table == nil {
 		for _, e := range res.Errors {
@@ -306,13 +348,18 @@ func (s *subscription) run(ctx context.Context, w *store.Watch, send func(respon
 				}
 				return w.Err()
 			}
-			ev, ok := s.event(ch)
+			op, ok := s.view(ch)
 			if !ok {
 				continue
 			}
-			s.state.event = ev
-			res := s.api.subscriptions.Exec(ectx, s.query, s.op, s.vars)
-			if err := send(response{Data: res.Data, Errors: res.Errors}); err != nil {
+			// Rendered once per document: the result depends on the change and the
+			// document alone, the caller's rules having decided op.
+			res := s.api.fanout.do(ch.Seq, fanoutKey{doc: s.doc, op: op}, func() any {
+				st := &subscriptionState{table: s.state.table, where: s.state.where, event: s.event(ch, op)}
+				res := s.api.subscriptions.Exec(context.WithValue(ectx, subscriptionKey{}, st), s.query, s.op, s.vars)
+				return response{Data: res.Data, Errors: res.Errors}
+			}).(response)
+			if err := send(res); err != nil {
 				return err
 			}
 			lim.observe("delivered", "", 1)
@@ -320,46 +367,55 @@ func (s *subscription) run(ctx context.Context, w *store.Watch, send func(respon
 	}
 }
 
-// event is what the subscriber sees of a change: nothing when the record is out of its view
+// view is what the subscriber sees of a change: nothing when the record is out of its view
 // before and after; DELETE when it leaves the view.
-func (s *subscription) event(ch store.Change) (reflect.Value, bool) {
+func (s *subscription) view(ch store.Change) (store.ChangeOp, bool) {
 	t := s.state.table
 	if ch.Table != t.def.Name {
-		return reflect.Value{}, false
+		return "", false
 	}
-	after, before := s.visible(ch.Record), s.visible(ch.Before)
-	op := ch.Op
 	switch {
-	case after:
-	case before:
-		op = store.Deleted
-	default:
-		return reflect.Value{}, false
+	case s.visible(ch, "record", ch.Record):
+		return ch.Op, true
+	case s.visible(ch, "before", ch.Before):
+		return store.Deleted, true
 	}
+	return "", false
+}
+
+// event is the value of the change's event as op.
+func (s *subscription) event(ch store.Change, op store.ChangeOp) reflect.Value {
+	t := s.state.table
 	ev := reflect.New(t.event).Elem()
 	ev.Field(0).SetString(string(op))
 	ev.Field(1).Set(reflect.ValueOf(graphql.ID(ch.UID)))
 	if op != store.Deleted {
-		rec, err := t.decode(ch.Record)
-		if err != nil {
-			return reflect.Value{}, false
+		// A stored record decodes; one that does not shows as null.
+		if rec, err := t.decode(ch.Record); err == nil {
+			p := reflect.New(t.rec)
+			p.Elem().Set(rec)
+			ev.Field(2).Set(p)
 		}
-		p := reflect.New(t.rec)
-		p.Elem().Set(rec)
-		ev.Field(2).Set(p)
 	}
-	return ev, true
+	return ev
 }
 
 // visible reports whether the subscriber may read rec and it matches the subscription's
-// where; false for no record.
-func (s *subscription) visible(rec store.Record) bool {
+// where; false for no record. The decoded record is shared by the change's subscribers,
+// which only read it.
+func (s *subscription) visible(ch store.Change, part string, rec store.Record) bool {
 	if len(rec) == 0 {
 		return false
 	}
 	t := s.state.table
-	values, err := t.def.Values(rec)
-	if err != nil {
+	values, _ := s.api.fanout.do(ch.Seq, fanoutKey{part: part}, func() any {
+		values, err := t.def.Values(rec)
+		if err != nil {
+			return nil
+		}
+		return values
+	}).(map[string]any)
+	if values == nil {
 		return false
 	}
 	if s.guard != nil && s.guard.Allow(t.def.Name, Read, values, nil) != nil {

@@ -278,10 +278,23 @@ func (wc *wsConn) send(m wsMessage) {
 }
 
 func (wc *wsConn) write(ctx context.Context, m wsMessage) error {
-	body, err := json.Marshal(m)
+	// Written by hand: encoding/json would scan the payload, already JSON, again.
+	typ, err := json.Marshal(m.Type)
 	if err != nil {
 		return err
 	}
+	body := append([]byte(`{"type":`), typ...)
+	if m.ID != "" {
+		id, err := json.Marshal(m.ID)
+		if err != nil {
+			return err
+		}
+		body = append(append(body, `,"id":`...), id...)
+	}
+	if len(m.Payload) > 0 {
+		body = append(append(body, `,"payload":`...), m.Payload...)
+	}
+	body = append(body, '}')
 	ctx, cancel := context.WithTimeout(ctx, wc.api.cfg.Realtime.WriteTimeout)
 	defer cancel()
 	if err := wc.c.Write(ctx, websocket.MessageText, body); err != nil {

@@ -32,6 +32,9 @@ type Change struct {
 	// (nil for Created), so that a subscriber can tell a record that left its view.
 	Record Record `json:"record,omitempty"`
 	Before Record `json:"before,omitempty"`
+	// Seq numbers the changes one replica received, the same for every watcher of one, so
+	// that watchers can share the work of a change.
+	Seq uint64 `json:"-"`
 }
 
 // Errors that end a Watch.
@@ -61,6 +64,7 @@ type Changes struct {
 	watchers map[string]map[*Watch]struct{}
 	ready    map[string]chan struct{} // channel -> closed when Redis confirmed the subscription
 	closed   bool
+	seq      uint64 // of the last change received
 	wg       sync.WaitGroup
 }
 
@@ -205,6 +209,8 @@ func (c *Changes) receive(ps *redis.PubSub) {
 				continue
 			}
 			c.mu.Lock()
+			c.seq++
+			ch.Seq = c.seq
 			for w := range c.watchers[m.Channel] {
 				select {
 				case w.ch <- ch:
