@@ -20,6 +20,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
@@ -56,13 +57,18 @@ func newLiveDeployment(t testing.TB, redisURL string) *liveDeployment {
 }
 
 func (d *liveDeployment) replica(limits tenant.RealtimeLimits) *replica {
+	d.t.Helper()
+	return d.replicaWith(tenant.Options{Realtime: limits})
+}
+
+func (d *liveDeployment) replicaWith(opts tenant.Options) *replica {
 	t := d.t
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Config{DataDir: d.dataDir, RedisURL: d.redisURL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := tenant.NewRegistry(context.Background(), st, tenant.Options{Realtime: limits})
+	reg, err := tenant.NewRegistry(context.Background(), st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -766,4 +772,72 @@ func TestConnectionLimits(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestRealtimeMetrics: connections and subscriptions are gauges that come back down, events
+// delivered a counter.
+func TestRealtimeMetrics(t *testing.T) {
+	metrics := prometheus.NewRegistry()
+	d := newLiveDeployment(t, "")
+	r := d.replicaWith(tenant.Options{Registerer: metrics})
+	d.project(r, "shop", "authenticated")
+	token := d.token("shop", "alice", time.Hour)
+	ws := r.connect(t, "shop", token)
+	ws.subscribe("1", productSub, nil)
+	waitRunning(t, r, token, ws)
+	stream := r.sse(t, "shop", token, productSub)
+	r.create(t, "shop", token, "tea", 5)
+	ws.event("1")
+	stream.next(t)
+	// An event is counted once its write returned, which may be just after the client has it.
+	for deadline := time.Now().Add(5 * time.Second); metricValue(t, metrics, "platform_realtime_events_total", "delivered") < 4 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, tc := range []struct {
+		name, label string
+		want        float64
+	}{
+		{"platform_realtime_connections", "websocket", 1},
+		{"platform_realtime_connections", "sse", 1},
+		{"platform_realtime_subscriptions", "websocket", 1},
+		{"platform_realtime_subscriptions", "sse", 1},
+		// The probe, its deletion and tea to the WebSocket; tea to the stream.
+		{"platform_realtime_events_total", "delivered", 4},
+	} {
+		if got := metricValue(t, metrics, tc.name, tc.label); got != tc.want {
+			t.Errorf("%s{%s} = %v, want %v", tc.name, tc.label, got, tc.want)
+		}
+	}
+	_ = ws.c.Close(websocket.StatusNormalClosure, "")
+	_ = stream.body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for metricValue(t, metrics, "platform_realtime_connections", "websocket")+metricValue(t, metrics, "platform_realtime_subscriptions", "sse") > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the gauges did not come back to 0 after the clients left")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// metricValue is the value of the series of name whose one label has the value label.
+func metricValue(t *testing.T, g prometheus.Gatherer, name, label string) float64 {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
+				if m.GetGauge() != nil {
+					return m.GetGauge().GetValue()
+				}
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
