@@ -52,6 +52,7 @@ bench:
 	@$(STEP) 1/12 "about 3 min" $(GO) test -run '^$$' -bench . -benchmem -count 3 -benchtime 2s ./gql
 	@$(STEP) 2/12 "about 1 min" $(GO) run ./cmd/loadgen -duration 5s -concurrency 8
 	@$(STEP) 3/12 "about 1 min" $(GO) test -run '^$$' -bench 'Verify|Guard|Fetch|CompileAccess' -benchmem ./tenant
+	@$(STEP) 3b/12 "about 2 min" $(GO) test -run '^$$' -bench BenchmarkSubscriptions -benchtime 200x -count 3 ./tenant
 	@$(STEP) 4/12 "about 5 min" $(GO) test -run '^$$' -bench BenchmarkTenThousandProjects -benchtime 1x -timeout 30m ./tenant
 	@$(STEP) 5/12 "about 2 min" $(GO) test -run '^$$' -bench VersusSDK -benchmem -count 5 -benchtime 3000x ./mcpserver
 	@$(STEP) 5b/12 "about 1 min" $(GO) test -run '^$$' -bench 'ToolCall|Limiter' -benchmem -count 3 -benchtime 3000x ./mcpserver

@@ -92,11 +92,26 @@ func (t *table) createMany(ctx context.Context, a args) (reflect.Value, error) {
 	if g != nil {
 		owner = g.Owner()
 	}
-	out := reflect.New(t.recs)
-	if err := t.records.Insert(ctx, t.def.Name, owner, all, out.Interface()); err != nil {
+	var raw []json.RawMessage
+	if err := t.records.Insert(ctx, t.def.Name, owner, all, &raw); err != nil {
 		return reflect.Value{}, t.conflict(err)
 	}
-	// An after-write hook sees each of out.Elem()'s records here, once the batch is stored.
+	out := reflect.New(t.recs)
+	out.Elem().Set(reflect.MakeSlice(t.recs, len(raw), len(raw)))
+	chs := make([]store.Change, len(raw))
+	for i, r := range raw {
+		rec, err := t.decode(store.Record(r))
+		if err != nil {
+			return reflect.Value{}, err
+		}
+		out.Elem().Index(i).Set(rec)
+		uid, err := t.uidOf(r)
+		if err != nil {
+			return reflect.Value{}, err
+		}
+		chs[i] = t.change(store.Created, uid, r, nil)
+	}
+	t.published(ctx, chs...)
 	return out, t.withRelations(ctx, "", elems(out.Elem())...)
 }
 
@@ -126,11 +141,25 @@ func (t *table) updateMany(ctx context.Context, a args) (*int32, error) {
 	if err != nil {
 		return nil, err
 	}
+	before, err := t.beforeWhere(ctx, f)
+	if err != nil {
+		return nil, err
+	}
 	recs, err := t.records.UpdateWhere(ctx, t.def.Name, f, set, unset)
 	if err != nil {
 		return nil, t.conflict(err)
 	}
-	// An after-write hook sees each of recs here.
+	if before != nil {
+		chs := make([]store.Change, 0, len(recs))
+		for _, r := range recs {
+			uid, err := t.uidOf(json.RawMessage(r))
+			if err != nil {
+				return nil, err
+			}
+			chs = append(chs, t.change(store.Updated, uid, json.RawMessage(r), before[uid]))
+		}
+		t.published(ctx, chs...)
+	}
 	return counted(len(recs)), nil
 }
 
@@ -147,11 +176,21 @@ func (t *table) deleteMany(ctx context.Context, a args) (*int32, error) {
 	if err != nil {
 		return nil, err
 	}
+	before, err := t.beforeWhere(ctx, f)
+	if err != nil {
+		return nil, err
+	}
 	uids, err := t.records.DeleteWhere(ctx, t.def.Name, f)
 	if err != nil {
 		return nil, err
 	}
-	// An after-write hook sees each of uids here.
+	if before != nil {
+		chs := make([]store.Change, len(uids))
+		for i, uid := range uids {
+			chs[i] = t.change(store.Deleted, uid, nil, before[uid])
+		}
+		t.published(ctx, chs...)
+	}
 	return counted(len(uids)), nil
 }
 

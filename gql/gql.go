@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,6 +74,10 @@ type Config struct {
 	// (list, count, aggregate, create, update, delete): the store call and the record
 	// conversion.
 	ObserveResolver func(op string, took time.Duration)
+	// Changes, when set, carries the project's record changes: every write publishes one,
+	// and the schema offers a Subscription field per table fed by them (subscription.go).
+	Changes  Changes
+	Realtime Realtime
 }
 
 // API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a
@@ -82,6 +87,9 @@ type API struct {
 	sdl    string
 	schema *graphql.Schema // nil when the project has no tables
 	docs   documents
+	// subscriptions runs subscription documents on each event; nil without Config.Changes.
+	subscriptions *graphql.Schema
+	fanout        fanout
 	// meta is the schema that runs operations asking only for __schema, __type and
 	// __typename, with a depth limit that fits introspection queries; built on first use,
 	// since most projects' APIs are never introspected.
@@ -118,6 +126,7 @@ func New(cfg Config) (*API, error) {
 	for i, def := range relationOrder(cfg.Tables) {
 		tables[i] = newTable(def, cfg.Records, lim, byName)
 		tables[i].public = a.public
+		tables[i].changes, tables[i].logger = cfg.Changes, cfg.Logger
 		byName[def.Name] = tables[i]
 	}
 	opts := []graphql.SchemaOpt{
@@ -133,13 +142,19 @@ func New(cfg Config) (*API, error) {
 	if !cfg.Introspection {
 		opts = append(opts, graphql.RestrictIntrospection(func(context.Context) bool { return false }))
 	}
-	a.sdl = sdl(cfg.Tables)
+	a.sdl = sdl(cfg.Tables, cfg.Changes != nil)
 	root := a.root(tables)
 	schema, err := graphql.ParseSchema(a.sdl, root, append(opts, graphql.MaxDepth(cfg.MaxDepth))...)
 	if err != nil {
 		return nil, fmt.Errorf("generate the GraphQL schema: %w", err)
 	}
 	a.schema = schema
+	if cfg.Changes != nil {
+		subSDL := strings.Replace(a.sdl, mainRoots, "schema { query: Subscription }", 1)
+		if a.subscriptions, err = graphql.ParseSchema(subSDL, a.subscriptionRoot(tables), append(opts, graphql.MaxDepth(cfg.MaxDepth))...); err != nil {
+			return nil, fmt.Errorf("generate the GraphQL subscription schema: %w", err)
+		}
+	}
 	a.meta = sync.OnceValue(func() *graphql.Schema {
 		// The same document and resolvers parsed a moment ago: it cannot fail.
 		return graphql.MustParseSchema(a.sdl, root, append(opts, graphql.MaxDepth(metaMaxDepth))...)
@@ -179,6 +194,7 @@ func setDefaults(cfg *Config) {
 	if cfg.Where == (store.Bounds{}) {
 		cfg.Where = store.DefaultBounds
 	}
+	cfg.Realtime.setDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

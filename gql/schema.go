@@ -38,6 +38,7 @@ type PageInfo {
 // one of them.
 var sharedNames = append([]string{
 	"DateTime", "JSON", "OrderDirection", "PageInfo", "String", "Int", "Float", "Boolean", "ID", "Query", "Mutation",
+	"Subscription", "EventOp",
 }, filterNames()...)
 
 // filterScalars are the scalars a where argument compares, in the schema's order, with the
@@ -120,6 +121,7 @@ var nameRE = regexp.MustCompile(`^[_A-Za-z][_0-9A-Za-z]*$`)
 type tableNames struct {
 	typ, input, where, order, field    string // types
 	connType, edgeType                 string // types of the keyset pages
+	event                              string // type of a subscription's changes
 	list, count, connection            string // query fields
 	create, update, del                string // mutation fields, seed spelling
 	createCamel, updateCamel, delCamel string // the same in camelCase
@@ -130,7 +132,7 @@ func namesOf(t Table) tableNames {
 	camel := strings.ToUpper(tn[:1]) + tn[1:]
 	return tableNames{
 		typ: tn, input: tn + "Input", where: tn + "Where", order: tn + "OrderBy", field: tn + "Field",
-		connType: tn + "Connection", edgeType: tn + "Edge",
+		connType: tn + "Connection", edgeType: tn + "Edge", event: tn + "Event",
 		list: t.Name, count: t.Name + "Count", connection: t.Name + "Connection",
 		create: "create" + tn, update: "update" + tn, del: "delete" + tn,
 		createCamel: "create" + camel, updateCamel: "update" + camel, delCamel: "delete" + camel,
@@ -165,7 +167,7 @@ func checkNames(tables []Table) error {
 			return fmt.Errorf("%s has no fields", by)
 		}
 		n := namesOf(t)
-		for _, tn := range []string{n.typ, n.input, n.where, n.order, n.field, n.connType, n.edgeType} {
+		for _, tn := range []string{n.typ, n.input, n.where, n.order, n.field, n.connType, n.edgeType, n.event} {
 			if err := claim("type", tn, by); err != nil {
 				return err
 			}
@@ -203,8 +205,8 @@ func checkNames(tables []Table) error {
 	return nil
 }
 
-// sdl writes the schema of the given tables.
-func sdl(tables []Table) string {
+// sdl writes the schema of the given tables, with their subscriptions when subscribe is set.
+func sdl(tables []Table, subscribe bool) string {
 	var b strings.Builder
 	b.WriteString(sharedSDL)
 	writeFilterInputs(&b)
@@ -243,6 +245,9 @@ func sdl(tables []Table) string {
 		writeBatchMutations(&b, t)
 	}
 	b.WriteString("}\n")
+	if subscribe {
+		subscriptionSDL(&b, tables)
+	}
 	return b.String()
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"reflect"
 	"slices"
@@ -44,6 +45,11 @@ type table struct {
 	// public turns a resolver error into what the caller sees (API.public); resolvers
 	// that graph-gophers calls directly, not through API.root, use it.
 	public func(context.Context, error) error
+	// event is the type of a subscription's changes; changes, when set, is told of every
+	// write (subscription.go).
+	event   reflect.Type
+	changes Changes
+	logger  *slog.Logger
 }
 
 type limits struct {
@@ -68,6 +74,7 @@ func newTable(def Table, records *store.Records, lim limits, related map[string]
 	fields = append(fields, relationFields(def, related)...)
 	t.rec = reflect.StructOf(fields)
 	t.recs = reflect.SliceOf(t.rec)
+	t.event = eventType(t.rec)
 	t.edge = reflect.StructOf([]reflect.StructField{
 		{Name: "Cursor", Type: reflect.TypeFor[string](), Tag: `graphql:"cursor"`},
 		{Name: "Node", Type: t.rec, Tag: `graphql:"node"`},
@@ -365,11 +372,17 @@ func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
 		}
 		owner = g.Owner()
 	}
-	out := reflect.New(t.rec)
-	if err := t.records.Insert(ctx, t.def.Name, owner, []map[string]any{set}, out.Interface()); err != nil {
+	// A slice: Insert takes a pointer to a slice for every record it wrote.
+	var raw []json.RawMessage
+	if err := t.records.Insert(ctx, t.def.Name, owner, []map[string]any{set}, &raw); err != nil {
 		return reflect.Value{}, t.conflict(err)
 	}
-	return out, t.withRelations(ctx, "", out.Elem())
+	out, err := t.decode(store.Record(raw[0]))
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	t.published(ctx, t.change(store.Created, string(out.Field(0).Interface().(graphql.ID)), raw[0], nil))
+	return out.Addr(), t.withRelations(ctx, "", out)
 }
 
 // allowCreate asks the Guard whether the caller may create a record of data.
@@ -397,15 +410,24 @@ func (t *table) update(ctx context.Context, a args) (reflect.Value, error) {
 	if err != nil {
 		return reflect.Value{}, err
 	}
-	out := reflect.New(t.rec)
-	err = t.records.Update(ctx, t.def.Name, uid, access, set, unset, out.Interface())
+	before, err := t.before(ctx, uid, access)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	var raw json.RawMessage
+	err = t.records.Update(ctx, t.def.Name, uid, access, set, unset, &raw)
 	if errors.Is(err, store.ErrNotFound) {
 		return reflect.Value{}, t.missing(ctx, Update, uid, access)
 	}
 	if err != nil {
 		return reflect.Value{}, t.conflict(err)
 	}
-	return out, t.withRelations(ctx, "", out.Elem())
+	out, err := t.decode(store.Record(raw))
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	t.published(ctx, t.change(store.Updated, uid, raw, before))
+	return out.Addr(), t.withRelations(ctx, "", out)
 }
 
 // conflict answers a write that breaks a unique index as CONFLICT, naming the fields.
@@ -441,6 +463,10 @@ func (t *table) remove(ctx context.Context, a args) (*string, error) {
 	if err != nil {
 		return nil, err
 	}
+	before, err := t.before(ctx, uid, access)
+	if err != nil {
+		return nil, err
+	}
 	err = t.records.Delete(ctx, t.def.Name, uid, access)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, t.missing(ctx, Delete, uid, access)
@@ -448,6 +474,7 @@ func (t *table) remove(ctx context.Context, a args) (*string, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.published(ctx, t.change(store.Deleted, uid, nil, before))
 	s := deleted
 	return &s, nil
 }

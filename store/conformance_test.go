@@ -248,6 +248,9 @@ func TestConformanceFilters(t *testing.T) {
 			if err != nil || n != int64(len(tc.want)) {
 				t.Errorf("count %v = %d, %v; want %d", tc.f, n, err, len(tc.want))
 			}
+			if got := matched(t, recs, tc.f); got != tc.want {
+				t.Errorf("Match %v: got %q, want %q", tc.f, got, tc.want)
+			}
 		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,6 +49,9 @@ type Stores struct {
 	db      databases
 
 	logger *slog.Logger
+
+	changesOnce sync.Once
+	changes     *Changes
 
 	mini     *embeddedRedis
 	miniStop chan struct{}
@@ -147,6 +151,9 @@ func (s *Stores) PingRedis(ctx context.Context) error {
 // is already committed, so nothing is lost by closing.
 func (s *Stores) Close(ctx context.Context) error {
 	var errs []error
+	if s.changes != nil {
+		s.changes.close()
+	}
 	if s.db != nil {
 		errs = append(errs, s.db.close(ctx))
 	}

@@ -215,7 +215,12 @@ type Verifier struct {
 // a nil error when the request carries no Authorization header: whether an anonymous caller
 // may do something is for the access rules to say.
 func (v *Verifier) Authenticate(r *http.Request) (map[string]any, error) {
-	h := r.Header.Get("Authorization")
+	return v.authorization(r.Context(), r.Header.Get("Authorization"))
+}
+
+// authorization verifies the value of an Authorization header ("Bearer <token>"; "" for an
+// anonymous caller), wherever the client sent it.
+func (v *Verifier) authorization(ctx context.Context, h string) (map[string]any, error) {
 	if h == "" {
 		return nil, nil
 	}
@@ -223,7 +228,7 @@ func (v *Verifier) Authenticate(r *http.Request) (map[string]any, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return nil, fmt.Errorf("%w: the Authorization header must be \"Bearer <token>\"", ErrMalformedToken)
 	}
-	return v.Verify(r.Context(), strings.TrimSpace(token))
+	return v.Verify(ctx, strings.TrimSpace(token))
 }
 
 // Verify checks a token's signature, algorithm, issuer, audience and times, and returns its

@@ -50,6 +50,8 @@ type Options struct {
 	// unknown host does not reach the control database.
 	NotFoundTTL time.Duration
 	GraphQL     GraphQLLimits
+	// Realtime bounds subscriptions (see RealtimeLimits).
+	Realtime RealtimeLimits
 	// Auth tunes token verification (leeway, JWKS refresh).
 	Auth   VerifierConfig
 	Logger *slog.Logger
@@ -86,6 +88,7 @@ type Registry struct {
 	cache     *cache
 	resolvers *prometheus.HistogramVec // by operation
 	verifiers *Verifiers
+	live      *realtime
 	stop      context.CancelFunc
 	done      chan struct{}
 }
@@ -100,6 +103,10 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	r.verifiers = NewVerifiers(opts.Auth)
 	r.cache = newCache(opts, r.Get, r.build)
 	if err := r.registerMetrics(opts.Registerer); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.live, err = newRealtime(opts.Realtime, opts.Registerer); err != nil {
 		return nil, err
 	}
 	sub := stores.Redis.Subscribe(ctx, changesChannel)
@@ -182,6 +189,8 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		Logger:          r.opts.Logger.With("project", p.ID),
 		Tracer:          r.opts.Tracer,
 		ObserveResolver: r.observeResolver,
+		Changes:         r.stores.Changes().Project(p.ID),
+		Realtime:        r.live.limits.Realtime,
 	})
 	if err != nil {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}

@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/spf13/cobra"
 
+	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/mcpserver"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/telemetry"
@@ -60,6 +61,10 @@ type serveConfig struct {
 	MetricsAddr                       string
 	MetricsProjects                   int
 	OTelEndpoint                      string
+	RealtimeSubs, RealtimeMessage     int
+	RealtimeQueue                     int
+	RealtimeProjectConns, RealtimeIPs int
+	RealtimeInit                      time.Duration
 }
 
 func (c *serveConfig) settings() []setting {
@@ -102,6 +107,12 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.AuthLeeway, "auth-leeway", "PLATFORM_AUTH_LEEWAY", 30*time.Second, "clock skew allowed on the exp, nbf and iat of project tokens"),
 		stringSetting(&c.MetricsAddr, "metrics-addr", "PLATFORM_METRICS_ADDR", "127.0.0.1:9090", "address of the Prometheus /metrics listener, apart from the public one; empty: no metrics"),
 		intSetting(&c.MetricsProjects, "metrics-projects", "PLATFORM_METRICS_PROJECTS", 100, "most active projects that get their own metrics label; the rest are counted as _other"),
+		intSetting(&c.RealtimeSubs, "realtime-max-subscriptions", "PLATFORM_REALTIME_MAX_SUBSCRIPTIONS", gql.DefaultMaxSubscriptions, "GraphQL subscriptions one WebSocket connection may run at once"),
+		intSetting(&c.RealtimeMessage, "realtime-max-message", "PLATFORM_REALTIME_MAX_MESSAGE", gql.DefaultMaxMessageBytes, "largest WebSocket message a subscription client may send, in bytes"),
+		intSetting(&c.RealtimeQueue, "realtime-queue", "PLATFORM_REALTIME_QUEUE", gql.DefaultQueue, "record changes that may wait for one subscriber; one that falls further behind is ended with an error"),
+		intSetting(&c.RealtimeProjectConns, "realtime-max-project-connections", "PLATFORM_REALTIME_MAX_PROJECT_CONNECTIONS", tenant.DefaultMaxConnsPerProject, "subscription connections (WebSocket and SSE) one project may have open on this replica"),
+		intSetting(&c.RealtimeIPs, "realtime-max-ip-connections", "PLATFORM_REALTIME_MAX_IP_CONNECTIONS", tenant.DefaultMaxConnsPerIP, "subscription connections one client address may have open on this replica"),
+		durationSetting(&c.RealtimeInit, "realtime-init-timeout", "PLATFORM_REALTIME_INIT_TIMEOUT", gql.DefaultInitTimeout, "time a WebSocket client has to send connection_init (closed with 4408 past it)"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
 	}
 }
@@ -226,6 +237,13 @@ func serve(ctx context.Context, cfg serveConfig) error {
 			DefaultLimit: cfg.GQLDefaultLimit, MaxLimit: cfg.GQLMaxLimit,
 			MaxBodyBytes: int64(cfg.GQLMaxBody), MaxQueryBytes: cfg.GQLMaxQuery,
 			MaxDepth: cfg.GQLDepth, Timeout: cfg.GQLTimeout, MaxResultBytes: int64(cfg.GQLMaxResult),
+		},
+		Realtime: tenant.RealtimeLimits{
+			MaxConnsPerProject: cfg.RealtimeProjectConns, MaxConnsPerIP: cfg.RealtimeIPs,
+			Realtime: gql.Realtime{
+				MaxSubscriptions: cfg.RealtimeSubs, MaxMessageBytes: int64(cfg.RealtimeMessage),
+				Queue: cfg.RealtimeQueue, InitTimeout: cfg.RealtimeInit,
+			},
 		},
 	})
 	if err != nil {
