@@ -841,3 +841,45 @@ func metricValue(t *testing.T, g prometheus.Gatherer, name, label string) float6
 	}
 	return 0
 }
+
+// TestBatchWritesReachSubscribers: createproducts, updateproducts and deleteproducts tell
+// subscribers of each record they wrote, as single writes do, leaving-the-view included.
+func TestBatchWritesReachSubscribers(t *testing.T) {
+	d := newLiveDeployment(t, redisForReplicas(t))
+	a, b := d.replica(tenant.RealtimeLimits{}), d.replica(tenant.RealtimeLimits{})
+	d.project(a, "shop", "owner")
+	alice := d.token("shop", "alice", time.Hour)
+	ws := b.connect(t, "shop", alice)
+	ws.subscribe("1", productSub, nil)
+	ws.subscribe("cheap", productSub, map[string]any{"where": map[string]any{"price": map[string]any{"lt": 10}}})
+	// Both subscriptions run once probes reached both; the probes' events are drained.
+	seen := map[string]int{}
+	for i := 0; i < 20 && (seen["1"] == 0 || seen["cheap"] == 0); i++ {
+		uid := a.create(t, "shop", alice, "probe", 1)
+		a.post(t, "shop", alice, deleteDoc, map[string]any{"uid": uid})
+		for {
+			m, ok := ws.within(time.Second)
+			if !ok {
+				break
+			}
+			seen[m.ID]++
+		}
+	}
+	if seen["1"] == 0 || seen["cheap"] == 0 {
+		t.Fatalf("the subscriptions saw %v of 20 probes", seen)
+	}
+
+	a.post(t, "shop", alice, `mutation ($data: [productInput!]!) { createproducts(data: $data) { uid } }`,
+		map[string]any{"data": []any{map[string]any{"name": "tea", "price": 5.0}, map[string]any{"name": "cake", "price": 20.0}}})
+	a.post(t, "shop", alice, `mutation { updateproducts(where: {name: {eq: "tea"}}, data: {price: 12}) }`, nil)
+	a.post(t, "shop", alice, `mutation { deleteproducts(where: {price: {gt: 0}}) }`, nil)
+	want := map[string][]string{
+		"1":     {"CREATE tea", "CREATE cake", "UPDATE tea", "DELETE ", "DELETE "},
+		"cheap": {"CREATE tea", "DELETE "},
+	}
+	if got := ws.events(7); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("subscribers saw %q, want %q", got, want)
+	}
+	_ = ws.c.Close(websocket.StatusNormalClosure, "")
+	settle(t)
+}
