@@ -28,3 +28,13 @@ func ClientIP(trustedProxies []string) (echo.IPExtractor, error) {
 	}
 	return echo.ExtractIPFromXFFHeader(opts...), nil
 }
+
+// clientOf names the client of c's request with the server's IPExtractor (ClientIP's, as
+// platform serve sets it), or the TCP peer when none is set: Echo's own default would
+// believe any X-Forwarded-For.
+func clientOf(c echo.Context) string {
+	if c.Echo().IPExtractor != nil {
+		return c.RealIP()
+	}
+	return peerIP(c.Request())
+}

@@ -3,7 +3,6 @@ package tenant
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -130,14 +129,10 @@ func (r *Registry) withRealtime(next echo.HandlerFunc) echo.HandlerFunc {
 				return WriteError(c, http.StatusForbidden, CodeForbidden, "origin "+quote(origin)+" may not subscribe to project "+quote(rt.Project.ID)+": add it to cors.origins in the project document")
 			}
 		}
-		ip, _, err := net.SplitHostPort(req.RemoteAddr)
-		if err != nil {
-			ip = req.RemoteAddr
-		}
-		release, msg := r.live.acquire(rt.Project.ID, ip)
+		release, msg := r.live.acquire(rt.Project.ID, clientOf(c))
 		if msg != "" {
 			c.Response().Header().Set("Retry-After", "10")
-			return WriteError(c, http.StatusTooManyRequests, CodeBadRequest, msg)
+			return WriteError(c, http.StatusTooManyRequests, CodeRateLimited, msg)
 		}
 		defer release()
 		auth := authenticator(rt)

@@ -43,6 +43,9 @@ type liveDeployment struct {
 	redisURL string
 	issuer   *tenant.DevIssuer
 	jwks     string
+	// trustedProxies, when set, name the clients by X-Forwarded-For as platform serve's
+	// --trusted-proxies does.
+	trustedProxies []string
 }
 
 func newLiveDeployment(t testing.TB, redisURL string) *liveDeployment {
@@ -73,6 +76,11 @@ func (d *liveDeployment) replicaWith(opts tenant.Options) *replica {
 		t.Fatal(err)
 	}
 	e := echo.New()
+	if d.trustedProxies != nil {
+		if e.IPExtractor, err = tenant.ClientIP(d.trustedProxies); err != nil {
+			t.Fatal(err)
+		}
+	}
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
 	reg.MountGraphQL(e)
 	srv := httptest.NewServer(e)
@@ -762,15 +770,33 @@ func TestConnectionLimits(t *testing.T) {
 	_ = first.c.Close(websocket.StatusNormalClosure, "")
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		ws, _, err := r.dial(t, "shop", nil, "graphql-transport-ws")
+		_, _, err := r.dial(t, "shop", nil, "graphql-transport-ws")
 		if err == nil {
-			_ = ws.c.CloseNow()
-			break
+			break // two connections again, until its init times out
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after closing one, a new connection is still refused: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// Without a trusted proxy a client cannot leave its count by writing X-Forwarded-For.
+	forwardedFor := func(ip string) http.Header { return http.Header{"X-Forwarded-For": {ip}} }
+	if _, resp, err := r.dial(t, "shop", forwardedFor("203.0.113.9"), "graphql-transport-ws"); err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a third connection naming another address: %v %v, want 429", resp, err)
+	}
+
+	// Behind a trusted proxy each forwarded address has its own count.
+	d.trustedProxies = []string{"127.0.0.1", "::1"}
+	p := d.replica(tenant.RealtimeLimits{MaxConnsPerIP: 1})
+	d.project(p, "shop", "authenticated")
+	if _, _, err := p.dial(t, "shop", forwardedFor("203.0.113.1"), "graphql-transport-ws"); err != nil {
+		t.Fatalf("first client behind the proxy: %v", err)
+	}
+	if _, resp, err := p.dial(t, "shop", forwardedFor("203.0.113.1"), "graphql-transport-ws"); err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("first client's second connection: %v %v, want 429", resp, err)
+	}
+	if _, _, err := p.dial(t, "shop", forwardedFor("203.0.113.2"), "graphql-transport-ws"); err != nil {
+		t.Errorf("another client behind the proxy: %v", err)
 	}
 }
 
