@@ -3,8 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"net/netip"
-	"strings"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,9 +32,10 @@ type Config struct {
 	MaxResponseBytes int
 	// MaxRequestBytes bounds one POST body. Default 1 MB.
 	MaxRequestBytes int64
-	// TrustedProxies are CIDRs ("10.0.0.0/8", "::1/128") whose X-Forwarded-For is believed.
-	// From anyone else the peer address is the client.
-	TrustedProxies []string
+	// ClientIP names the client of a request for the limits: platform serve gives the
+	// extractor of its --trusted-proxies (tenant.ClientIP), shared with the rest of the
+	// server. Nil takes the TCP peer and never believes X-Forwarded-For.
+	ClientIP func(*http.Request) string
 	// HiddenPaths are folders (the workspace roots) whose absolute paths never appear in an
 	// answer: a path below one is shown relative to it.
 	HiddenPaths []string
@@ -68,7 +68,7 @@ type Config struct {
 }
 
 // withDefaults fills zero fields and checks the rest.
-func (c Config) withDefaults() (Config, []netip.Prefix, error) {
+func (c Config) withDefaults() (Config, error) {
 	if c.RequestsPerWindow == 0 {
 		c.RequestsPerWindow = 60
 	}
@@ -105,23 +105,10 @@ func (c Config) withDefaults() (Config, []netip.Prefix, error) {
 	switch {
 	case c.RequestsPerWindow < 0, c.Window < 0, c.MaxConcurrent < 0, c.RequestTimeout < 0,
 		c.MaxResponseBytes < 0, c.MaxRequestBytes < 0, c.StoreTimeout < 0, c.SessionTTL < 0, c.EventBacklog < 0:
-		return c, nil, fmt.Errorf("mcpserver config: limits must not be negative")
+		return c, fmt.Errorf("mcpserver config: limits must not be negative")
 	}
-	var proxies []netip.Prefix
-	for _, s := range c.TrustedProxies {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			a, aerr := netip.ParseAddr(s)
-			if aerr != nil {
-				return c, nil, fmt.Errorf("mcpserver config: trusted proxy %q: %w", s, err)
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
-		}
-		proxies = append(proxies, p.Masked())
+	if c.ClientIP == nil {
+		c.ClientIP = peerAddr
 	}
-	return c, proxies, nil
+	return c, nil
 }

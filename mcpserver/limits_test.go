@@ -15,6 +15,7 @@ import (
 
 	"github.com/platform-dev/platform/mcpserver"
 	"github.com/platform-dev/platform/mcpserver/mcptest"
+	"github.com/platform-dev/platform/tenant"
 	"github.com/platform-dev/platform/tools"
 )
 
@@ -23,7 +24,11 @@ func asClient(ip string) []string { return []string{"X-Forwarded-For", ip} }
 
 func TestRateLimit(t *testing.T) {
 	forEachRedis(t, func(t *testing.T, rb redisBackend) {
-		cfg := mcpserver.Config{RequestsPerWindow: 60, Window: time.Hour, TrustedProxies: []string{"127.0.0.1/32", "::1"}}
+		clientIP, err := tenant.ClientIP([]string{"127.0.0.1/32", "::1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := mcpserver.Config{RequestsPerWindow: 60, Window: time.Hour, ClientIP: clientIP}
 		ts := newServer(t, rb.addr, uniquePrefix(), cfg, allTools(newSlowTool()), nil)
 		call := func(i int, headers ...string) mcptest.Response {
 			return mcptest.Post(t, ts.url, mcptest.Request(fmt.Sprintf("r%d", i), "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "x"}}), headers...)

@@ -69,7 +69,6 @@ const pollInterval = 5 * time.Second
 // Server is the MCP endpoint. It is an http.Handler for the /mcp path.
 type Server struct {
 	cfg     Config
-	proxies []netip.Prefix
 	rdb     redis.UniversalClient
 	ownRDB  bool // rdb was made by New and is closed by Close
 	redact  redactor
@@ -102,7 +101,7 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 	if rdb == nil {
 		return nil, errors.New("mcpserver: a Redis client is required")
 	}
-	cfg, proxies, err := cfg.withDefaults()
+	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +125,6 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg:       cfg,
-		proxies:   proxies,
 		rdb:       rdb,
 		ownRDB:    own,
 		redact:    newRedactor(cfg.HiddenPaths),
@@ -289,32 +287,16 @@ func (s *Server) originAllowed(origin, host string) bool {
 	return false
 }
 
-// clientOf identifies the caller for limits: the peer address, or the nearest untrusted
-// address in X-Forwarded-For when the peer is a trusted proxy.
-func (s *Server) clientOf(r *http.Request) string {
+// clientOf identifies the caller for limits (Config.ClientIP).
+func (s *Server) clientOf(r *http.Request) string { return s.cfg.ClientIP(r) }
+
+// peerAddr is the TCP peer's address, IPv4-mapped addresses shown as IPv4.
+func peerAddr(r *http.Request) string {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	addr := ap.Addr().Unmap()
-	if !s.trusted(addr) {
-		return addr.String()
-	}
-	var hops []string
-	for _, v := range r.Header.Values("X-Forwarded-For") {
-		hops = append(hops, strings.Split(v, ",")...)
-	}
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-		if err != nil {
-			break
-		}
-		addr = a.Unmap()
-		if !s.trusted(addr) {
-			break
-		}
-	}
-	return addr.String()
+	return ap.Addr().Unmap().String()
 }
 
 func isLoopback(host string) bool {
@@ -323,10 +305,6 @@ func isLoopback(host string) bool {
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.IsLoopback()
-}
-
-func (s *Server) trusted(a netip.Addr) bool {
-	return slices.ContainsFunc(s.proxies, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
 // stampRequestID gives an error the request id that the HTTP layer in front (Echo's

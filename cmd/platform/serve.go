@@ -257,10 +257,14 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		return err
 	}
 	defer closeTools()
+	clientIP, err := tenant.ClientIP(splitList(cfg.MCPTrustedProxies))
+	if err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
 	mcp, err := mcpserver.New(mcpserver.Config{
 		RequestsPerWindow: cfg.MCPRequests, Window: cfg.MCPWindow, MaxConcurrent: cfg.MCPConcurrent,
 		RequestTimeout: cfg.MCPTimeout, MaxResponseBytes: cfg.MCPMaxResponse, StoreTimeout: cfg.MCPStoreTimeout,
-		TrustedProxies: splitList(cfg.MCPTrustedProxies), AllowedOrigins: splitList(cfg.MCPOrigins),
+		ClientIP: clientIP, AllowedOrigins: splitList(cfg.MCPOrigins),
 		HiddenPaths: splitList(cfg.Workspace), ConformanceFixtures: cfg.MCPConformanceFixtures,
 		Checks:     map[string]func(context.Context) error{"database": stores.PingDatabase, "redis": stores.PingRedis},
 		Version:    version,
@@ -282,10 +286,6 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	})
 	if err != nil {
 		return err
-	}
-	clientIP, err := tenant.ClientIP(splitList(cfg.MCPTrustedProxies))
-	if err != nil {
-		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: adminToken, Redis: stores.Redis, ClientIP: clientIP})
 	if err != nil {
