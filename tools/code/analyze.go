@@ -270,6 +270,9 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	}
 	inheritVersions(ms)
 	rep.Omitted["manifests"] = capList(&rep.Manifests, limit)
+	for i := range rep.Manifests {
+		rep.Omitted["manifestDependencies"] += capList(&rep.Manifests[i].Dependencies, limit)
+	}
 
 	for _, fi := range snap.files {
 		if match(fi) && fi.F != nil && fi.F.ParseError {
@@ -324,6 +327,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 		return a.Complexity > b.Complexity
 	})
 	sort.SliceStable(rep.Files, func(i, j int) bool { return rep.Files[i].Code > rep.Files[j].Code })
+	rep.Omitted["languages"] = capList(&rep.Languages, limit)
 	rep.Omitted["entryPoints"] = capList(&rep.EntryPoints, limit)
 	rep.Omitted["hotspots"] = capList(&rep.Hotspots, limit)
 	rep.Omitted["largest"] = capList(&rep.Largest, limit)

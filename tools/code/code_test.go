@@ -382,12 +382,14 @@ func TestFindDependencies(t *testing.T) {
 	}
 }
 
-// TestFindDependenciesLimitCutsCycles: limit cuts the units of a cycle too, and says so.
+// TestFindDependenciesLimitCutsCycles: limit cuts a cycle's units, path and evidence too,
+// and says how many of each it left out.
 func TestFindDependenciesLimitCutsCycles(t *testing.T) {
 	a := newAnalyzer(t, fixture)
 	var rep code.DependencyReport
 	mustCall(t, a, "find_dependencies", map[string]any{"component": "internal/store", "limit": 1}, &rep)
-	if len(rep.Cycles) != 1 || !slices.Equal(rep.Cycles[0].Units, []string{"internal/handler"}) || rep.Omitted["cycleUnits"] != 2 || len(rep.Cycles[0].Path) != 4 {
+	if len(rep.Cycles) != 1 || !slices.Equal(rep.Cycles[0].Units, []string{"internal/handler"}) || len(rep.Cycles[0].Path) != 1 || len(rep.Cycles[0].Evidence) != 1 ||
+		rep.Omitted["cycleUnits"] != 2 || rep.Omitted["cyclePath"] != 3 || rep.Omitted["cycleEvidence"] != 2 {
 		t.Errorf("cycles %+v, omitted %v", rep.Cycles, rep.Omitted)
 	}
 }

@@ -468,11 +468,15 @@ func (ix *index) dependencyReport(args depsArgs, comp Component, files []*fileIn
 			}
 		}
 	}
-	// limit applies to every list: the cycles, and the units of each (its path and evidence
-	// stay whole, as one finding).
+	// limit applies to every list: the resolved units, the cycles, and each cycle's units,
+	// path and evidence (a cut path is the cycle's first steps; omitted says how many more).
+	rep.Omitted["resolvedUnits"] = capList(&rep.Resolved.Units, limit)
 	rep.Omitted["cycles"] = capList(&rep.Cycles, limit)
 	for i := range rep.Cycles {
-		rep.Omitted["cycleUnits"] += capList(&rep.Cycles[i].Units, limit)
+		c := &rep.Cycles[i]
+		rep.Omitted["cycleUnits"] += capList(&c.Units, limit)
+		rep.Omitted["cyclePath"] += capList(&c.Path, limit)
+		rep.Omitted["cycleEvidence"] += capList(&c.Evidence, limit)
 	}
 	rep.Omitted, rep.Hint = omissions(rep.Omitted, limit, "or a narrower component")
 	return rep

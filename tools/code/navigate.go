@@ -299,7 +299,8 @@ func (t referencesTool) Call(ctx context.Context, raw json.RawMessage) (any, err
 	if err := t.a.references(ctx, ix, defs, rep); err != nil {
 		return nil, err
 	}
-	rep.Omitted = map[string]int{"references": capList(&rep.References, int(args.Limit)), "callers": capList(&rep.Callers, int(args.Limit))}
+	rep.Omitted = map[string]int{"definitions": capList(&rep.Definitions, int(args.Limit)),
+		"references": capList(&rep.References, int(args.Limit)), "callers": capList(&rep.Callers, int(args.Limit))}
 	rep.Omitted, rep.Hint = omissions(rep.Omitted, int(args.Limit), "or a file to pick one definition")
 	return rep, nil
 }

@@ -69,11 +69,13 @@ type Finding struct {
 	Confidence float64    `json:"confidence"`
 	Summary    string     `json:"summary"`
 	Evidence   []Evidence `json:"evidence"`
-	Why        string     `json:"why"`
-	Action     string     `json:"action"`
-	Project    string     `json:"project"` // the module root the finding lies in
-	score      float64
-	magnitude  float64 // orders findings of equal severity: complexity, lines, copies ...
+	// OmittedEvidence counts the evidence that limit left out.
+	OmittedEvidence int    `json:"omittedEvidence,omitempty"`
+	Why             string `json:"why"`
+	Action          string `json:"action"`
+	Project         string `json:"project"` // the module root the finding lies in
+	score           float64
+	magnitude       float64 // orders findings of equal severity: complexity, lines, copies ...
 }
 
 // Evidence is a line range in a file.
@@ -162,6 +164,9 @@ func (t patternsTool) Call(ctx context.Context, raw json.RawMessage) (any, error
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].score > rep.Findings[j].score })
 	rep.Omitted = capList(&rep.Findings, int(args.Limit))
+	for i := range rep.Findings {
+		rep.Findings[i].OmittedEvidence = capList(&rep.Findings[i].Evidence, int(args.Limit))
+	}
 	if rep.Omitted > 0 {
 		rep.Hint = fmt.Sprintf("%d more findings; call again with a larger limit (at most %d), a pattern_type, or a narrower scope", rep.Omitted, maxLimit)
 	}
