@@ -42,6 +42,11 @@ func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, logger *sl
 	if err != nil {
 		return fail(err)
 	}
+	stopCode := stop
+	stop = func() {
+		stopCode()
+		sec.Close() // the IaC helper process
+	}
 	codeTools := codeA.Tools()
 	patterns, err := toolNamed(codeTools, "detect_patterns")
 	if err != nil {
