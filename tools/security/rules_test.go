@@ -494,7 +494,8 @@ subjects:
 	})
 	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
 	want := "iac/host-namespace k8s.yaml:5,iac/dangerous-capabilities k8s.yaml:14,iac/cluster-admin-binding k8s.yaml:28," +
-		"iac/public-database main.tf:2,iac/privilege-escalation k8s.yaml:12,iac/imds-v1 main.tf:11"
+		"iac/public-database main.tf:2,iac/no-network-policy k8s.yaml:1,iac/privilege-escalation k8s.yaml:12,iac/imds-v1 main.tf:11," +
+		"iac/ephemeral-storage-limit k8s.yaml:9,iac/ephemeral-storage-request k8s.yaml:9,iac/ephemeral-storage-limit k8s.yaml:15,iac/ephemeral-storage-request k8s.yaml:15"
 	if got := strings.Join(locations(rep), ","); got != want {
 		t.Errorf("findings\n%s\nwant\n%s", got, want)
 	}
