@@ -181,3 +181,44 @@ func TestWithoutTheHelperOurRulesRunAndANoteSaysSo(t *testing.T) {
 		t.Error("our rules did not run")
 	}
 }
+
+// TestTrivyIgnoreComments: Trivy's own inline syntax silences its checks, and platform:ignore
+// with the check id does too.
+func TestTrivyIgnoreComments(t *testing.T) {
+	dir := writeTree(t, map[string]string{"main.tf": `resource "aws_security_group_rule" "ssh" {
+  type        = "ingress"
+  description = "ssh"
+  from_port   = 22
+  to_port     = 22
+  protocol    = "tcp"
+  #trivy:ignore:AVD-AWS-0107
+  cidr_blocks = ["0.0.0.0/0"]
+}
+resource "aws_security_group_rule" "rdp" {
+  type        = "ingress"
+  description = "rdp"
+  from_port   = 3389
+  to_port     = 3389
+  protocol    = "tcp"
+  cidr_blocks = ["0.0.0.0/0"] # platform:ignore AWS-0107
+}
+resource "aws_security_group_rule" "ssh_too" {
+  type        = "ingress"
+  description = "ssh too"
+  from_port   = 22
+  to_port     = 22
+  protocol    = "tcp"
+  cidr_blocks = ["0.0.0.0/0"]
+}
+`})
+	rep := infraReport(t, trivyAssessor(t, dir, iacHelper), "")
+	var got []string
+	for _, f := range rep.Findings {
+		if f.RuleID == "AWS-0107" {
+			got = append(got, f.Location)
+		}
+	}
+	if strings.Join(got, ",") != "main.tf:24" || rep.Suppressed != 1 {
+		t.Errorf("AWS-0107 at %v, want only main.tf:24 (suppressed %d)", got, rep.Suppressed)
+	}
+}
