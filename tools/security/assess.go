@@ -206,6 +206,7 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 	ignores := map[string]suppressions{}
 	var iacFiles []iacFile // the declarations for Trivy, read by the walk
 	iacBytes := 0          // bounded by iacMaxBytes: past it, the rest of the tree gets our rules only
+	iacLeft := 0           // declaration files past iacMaxBytes
 	walked, scanned, cached := 0, 0, 0
 	err = a.ws.Walk(work, dir, func(f workspace.File) error {
 		walked++
@@ -231,7 +232,11 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 			if isDockerfile(f.Rel) {
 				k.secrets, k.docker = true, true
 			}
-			if (k.secrets || k.docker) && a.iac != nil && iacBytes+len(content) <= iacMaxBytes {
+			switch {
+			case !(k.secrets || k.docker) || a.iac == nil:
+			case iacBytes+len(content) > iacMaxBytes:
+				iacLeft++
+			default:
 				iacFiles = append(iacFiles, iacFile{Path: f.Rel, Content: string(content)})
 				iacBytes += len(content)
 			}
@@ -310,6 +315,9 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 		var notes []string
 		out, notes = a.trivy(ctx, work, iacFiles, out)
 		rep.Notes = append(rep.Notes, notes...)
+		if iacLeft > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d declaration files past the %d MB Trivy reads in one call got platform's rules only: narrow path", iacLeft, iacMaxBytes>>20))
+		}
 		if work.Err() != nil && ctx.Err() == nil {
 			rep.Truncated = true
 		}
