@@ -233,7 +233,7 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 				k.secrets, k.docker = true, true
 			}
 			switch {
-			case !(k.secrets || k.docker) || a.iac == nil:
+			case !(k.secrets || k.docker || chartFile(f.Rel)) || a.iac == nil:
 			case iacBytes+len(content) > iacMaxBytes:
 				iacLeft++
 			default:

@@ -12,10 +12,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/platform-dev/platform/tools"
@@ -366,4 +368,21 @@ func (a *Assessor) trivy(ctx, work context.Context, files []iacFile, out []Findi
 	}
 	ours, theirs := trivyFindings(infra, tf)
 	return append(append(rest, ours...), theirs...), notes
+}
+
+// chartFile reports whether rel may belong to a Helm chart: its Chart.yaml, values files,
+// templates and helpers. The helper renders the folders that have a Chart.yaml and ignores
+// the rest.
+func chartFile(rel string) bool {
+	base := path.Base(rel)
+	ext := path.Ext(base)
+	switch {
+	case base == "Chart.yaml" || base == ".helmignore":
+		return true
+	case ext == ".tpl":
+		return true
+	case ext == ".yaml" || ext == ".yml" || ext == ".txt":
+		return strings.HasPrefix(base, "values") || strings.Contains("/"+rel, "/templates/")
+	}
+	return false
 }

@@ -222,3 +222,24 @@ resource "aws_security_group_rule" "ssh_too" {
 		t.Errorf("AWS-0107 at %v, want only main.tf:24 (suppressed %d)", got, rep.Suppressed)
 	}
 }
+
+// TestHelmChartsAreRendered: a chart's templates are rendered with its default values and
+// Trivy's Kubernetes checks run on the result; the templates are not read as manifests.
+func TestHelmChartsAreRendered(t *testing.T) {
+	rep := infraReport(t, trivyAssessor(t, "testdata/iac/helm", iacHelper), "")
+	byFile := map[string][]string{}
+	for _, f := range rep.Findings {
+		byFile[f.File] = append(byFile[f.File], f.RuleID)
+	}
+	deploy := byFile["metadata-db/templates/deployment.yaml"]
+	for _, id := range []string{"KSV-0014", "KSV-0012", "KSV-0013"} {
+		if !slices.Contains(deploy, id) {
+			t.Errorf("rendered deployment: no %s; findings by file %v; notes %q", id, byFile, rep.Notes)
+		}
+	}
+	for _, n := range rep.Notes {
+		if strings.Contains(n, "not parsed") {
+			t.Errorf("a template was read as a manifest: %s", n)
+		}
+	}
+}

@@ -1,5 +1,5 @@
 // Command platform-iac runs Trivy's infrastructure-as-code scanners (Terraform,
-// CloudFormation, Kubernetes, Dockerfile) with the checks embedded in Trivy, fully offline,
+// CloudFormation, Kubernetes, Helm charts rendered with their default values, Dockerfile) with the checks embedded in Trivy, fully offline,
 // for the security package of platform. It is a separate program in a module of its own
 // because Trivy brings a hundred modules, needs GOEXPERIMENT=jsonv2 and replaces the default
 // slog handler: the server starts it once, keeps it, and a crash or a memory blow-up here
@@ -22,6 +22,7 @@ import (
 	"os"
 	"path"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/aquasecurity/trivy/pkg/iac/scan"
 	"github.com/aquasecurity/trivy/pkg/iac/scanners/cloudformation"
 	"github.com/aquasecurity/trivy/pkg/iac/scanners/dockerfile"
+	"github.com/aquasecurity/trivy/pkg/iac/scanners/helm"
 	"github.com/aquasecurity/trivy/pkg/iac/scanners/kubernetes"
 	"github.com/aquasecurity/trivy/pkg/iac/scanners/options"
 	"github.com/aquasecurity/trivy/pkg/iac/scanners/terraform"
@@ -62,7 +64,7 @@ type Finding struct {
 	Line       int      `json:"line"`
 	EndLine    int      `json:"endLine"`
 	Resource   string   `json:"resource,omitempty"`
-	Source     string   `json:"source"` // terraform, cloudformation, kubernetes, dockerfile
+	Source     string   `json:"source"` // terraform, cloudformation, kubernetes, helm, dockerfile
 	Links      []string `json:"links,omitempty"`
 }
 
@@ -173,9 +175,18 @@ func (e *engine) scan(ctx context.Context, files []File) ([]Finding, error) {
 		return nil, err
 	}
 	kinds := map[string]*mapfs.FS{}
+	var charts []string // folders with a Chart.yaml: their files are rendered, not read as they are
+	for _, f := range files {
+		if path.Base(f.Path) == "Chart.yaml" {
+			charts = append(charts, path.Dir(path.Clean(strings.TrimPrefix(f.Path, "/"))))
+		}
+	}
 	for _, f := range files {
 		name := path.Clean(strings.TrimPrefix(f.Path, "/"))
 		kind := kindOf(name, f.Content)
+		if slices.ContainsFunc(charts, func(c string) bool { return c == "." || strings.HasPrefix(name, c+"/") }) {
+			kind = "helm"
+		}
 		if kind == "" {
 			continue
 		}
@@ -193,7 +204,7 @@ func (e *engine) scan(ctx context.Context, files []File) ([]Finding, error) {
 	}
 	var out []Finding
 	var errs []string
-	for _, kind := range []string{"terraform", "cloudformation", "kubernetes", "dockerfile"} {
+	for _, kind := range []string{"terraform", "cloudformation", "kubernetes", "helm", "dockerfile"} {
 		fsys, ok := kinds[kind]
 		if !ok {
 			continue
@@ -225,6 +236,8 @@ func (e *engine) scanner(kind string) scanner {
 		return cloudformation.New(opts...)
 	case "kubernetes":
 		return kubernetes.NewScanner(opts...)
+	case "helm":
+		return helm.New(opts...)
 	default:
 		return dockerfile.NewScanner(opts...)
 	}
