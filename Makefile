@@ -31,6 +31,7 @@ $(STATICCHECK):
 
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
+	cd $(IAC_MODULE) && GOEXPERIMENT=jsonv2 $(STATICCHECK) .
 
 # Renders every Kubernetes overlay and validates it against the vendored schemas.
 kubeconform:

@@ -285,11 +285,11 @@ func findings(kind string, res scan.Results) []Finding {
 	return out
 }
 
-// avdID is the check's id in Trivy's vulnerability database, which older checks carry and
-// newer ones derive from their id.
+// avdID is the check's id in Trivy's vulnerability database (AVD-AWS-0086), which Trivy's
+// reports and tfsec print.
 func avdID(rule scan.Rule) string {
-	if rule.AVDID != "" { //nolint:staticcheck // the field is the only source for older checks
-		return rule.AVDID
+	if strings.HasPrefix(rule.ID, "AVD-") {
+		return rule.ID
 	}
 	return "AVD-" + rule.ID
 }
