@@ -243,3 +243,32 @@ func TestHelmChartsAreRendered(t *testing.T) {
 		}
 	}
 }
+
+// TestTrivyOnCloudFormation: a template is recognised as CloudFormation and Trivy's AWS checks
+// run on its resources, lines pointing into the template.
+func TestTrivyOnCloudFormation(t *testing.T) {
+	dir := writeTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
+Resources:
+  Logs:
+    Type: AWS::S3::Bucket
+    Properties:
+      AccessControl: PublicRead
+  Admin:
+    Type: AWS::EC2::SecurityGroup
+    Properties:
+      GroupDescription: admin
+      SecurityGroupIngress:
+        - IpProtocol: tcp
+          FromPort: 22
+          ToPort: 22
+          CidrIp: 0.0.0.0/0
+`})
+	rep := infraReport(t, trivyAssessor(t, dir, iacHelper), "")
+	for _, want := range []string{"AWS-0092", "AWS-0107"} {
+		if !slices.ContainsFunc(rep.Findings, func(f security.Finding) bool {
+			return f.RuleID == want && f.Tool == "trivy" && f.File == "stack.yaml" && f.Line > 1
+		}) {
+			t.Errorf("no %s in stack.yaml; findings %v", want, locations(rep))
+		}
+	}
+}
