@@ -486,9 +486,11 @@ func (a *Assessor) Spec() tools.Spec {
 		Title: "Security assessment",
 		Description: "Finds secrets (gitleaks rules, vendored paths included, optionally in git history) and hard-coded credentials, " +
 			"Go vulnerabilities (gosec), injection, unsafe deserialisation, weak crypto, disabled TLS verification and insecure " +
-			"randomness in other languages, and infrastructure misconfigurations (open admin ports, public buckets and databases, " +
+			"randomness in other languages, infrastructure misconfigurations by Trivy's IaC checks (Terraform for AWS, Azure, Google and more, " +
+			"CloudFormation, Kubernetes, rendered Helm charts, Dockerfiles) and by platform's rules (open admin ports, public buckets and databases, " +
 			"unencrypted storage, wildcard IAM, IMDSv1, privileged or root containers, host namespaces, added capabilities, " +
-			"cluster-admin bindings, hostPath, floating image tags, secrets in manifests, Dockerfiles without USER). Each finding " +
+			"cluster-admin bindings, hostPath, floating image tags, secrets in manifests, Dockerfiles without USER, pods without " +
+			"NetworkPolicy or PodDisruptionBudget). Each finding " +
 			"has rule, severity, CWE, CIS id where one exists, file:line, remediation and a fingerprint; secrets are masked. " +
 			"\"platform:ignore <rule>\" comments and a baseline report silence accepted findings. Past 80% of the time limit " +
 			"it answers the findings so far, flagged truncated. format \"sarif\" returns SARIF 2.1.0.",
