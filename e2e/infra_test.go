@@ -109,8 +109,8 @@ func TestInfrastructureToolsOverMCP(t *testing.T) {
 		sc := infraResult(t, res)
 		sum := sc["summary"].(map[string]any)
 		// infra/main.tf: 5 resources; k8s: Deployment and Secret; compose: 1 service;
-		// clean/: 3 Terraform resources and 1 Deployment.
-		if sum["resources"] != float64(12) || sc["cost"] == nil {
+		// clean/: 3 Terraform resources, 1 Deployment, its NetworkPolicy and PodDisruptionBudget.
+		if sum["resources"] != float64(14) || sc["cost"] == nil {
 			t.Errorf("summary %v, cost %v", sum, sc["cost"])
 		}
 		res, rerr = callTool(t, url, "analyze_cloud_resources", map[string]any{"service": "ebs", "region": "us-east-1", "cost_analysis": false})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/platform-dev/platform/tools"
@@ -42,17 +41,14 @@ func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, logger *sl
 	if err != nil {
 		return fail(err)
 	}
+	stopCode := stop
+	stop = func() {
+		stopCode()
+		sec.Close() // the IaC helper process
+	}
 	codeTools := codeA.Tools()
-	patterns, err := toolNamed(codeTools, "detect_patterns")
-	if err != nil {
-		return fail(err)
-	}
-	codebase, err := toolNamed(codeTools, "analyze_codebase")
-	if err != nil {
-		return fail(err)
-	}
 	ex, err := expert.New(expert.Config{URL: cfg.ExpertURL, Model: cfg.ExpertModel, APIKey: cfg.ExpertAPIKey, Timeout: cfg.ExpertTimeout},
-		ws, expert.Sources{Security: sec, Cloud: cloudA, Patterns: patterns, Codebase: codebase}, logger.With("tool", "expert"))
+		ws, expert.Sources{Security: sec, Cloud: cloudA, Code: codeA}, logger.With("tool", "expert"))
 	if err != nil {
 		return fail(err)
 	}
@@ -62,13 +58,4 @@ func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, logger *sl
 	}
 	logger.Info("mcp tools ready", "workspace", ws.Roots(), "tools", len(set.Tools), "expert_model", cfg.ExpertModel != "" && cfg.ExpertURL != "")
 	return set, stop, nil
-}
-
-func toolNamed(ts []tools.Tool, name string) (tools.Tool, error) {
-	for _, t := range ts {
-		if t.Spec().Name == name {
-			return t, nil
-		}
-	}
-	return nil, fmt.Errorf("no tool named %q", name)
 }

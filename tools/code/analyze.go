@@ -173,13 +173,22 @@ func (t analyzeTool) Call(ctx context.Context, raw json.RawMessage) (any, error)
 	if err := decodeArgs(raw, &args); err != nil {
 		return nil, err
 	}
+	rep, err := t.a.codebase(ctx, args)
+	if err != nil {
+		return nil, err // not a nil *Report in a non-nil any
+	}
+	return rep, nil
+}
+
+// codebase answers analyze_codebase for the Call of the tool and the typed Codebase alike.
+func (a *Analyzer) codebase(ctx context.Context, args analyzeArgs) (*CodebaseReport, error) {
 	if args.Depth < 0 || int(args.Depth) > maxDepth {
 		return nil, tools.InvalidArgument("depth", "must be between 0 and %d", maxDepth)
 	}
 	if err := checkLimit(int(args.Limit)); err != nil {
 		return nil, err
 	}
-	dir, err := t.a.ws.Resolve("path", args.Path)
+	dir, err := a.ws.Resolve("path", args.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +199,7 @@ func (t analyzeTool) Call(ctx context.Context, raw json.RawMessage) (any, error)
 		}
 		args.Language = lang
 	}
-	snap, err := t.a.scan(ctx, dir)
+	snap, err := a.scan(ctx, dir)
 	if err != nil {
 		return nil, err
 	}

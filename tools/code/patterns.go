@@ -107,6 +107,15 @@ func (t patternsTool) Call(ctx context.Context, raw json.RawMessage) (any, error
 	if err := decodeArgs(raw, &args); err != nil {
 		return nil, err
 	}
+	rep, err := t.a.patterns(ctx, args)
+	if err != nil {
+		return nil, err // not a nil *Report in a non-nil any
+	}
+	return rep, nil
+}
+
+// patterns answers detect_patterns for the Call of the tool and the typed Patterns alike.
+func (a *Analyzer) patterns(ctx context.Context, args patternsArgs) (*PatternReport, error) {
 	switch args.Scope {
 	case "file", "directory", "project":
 	default:
@@ -122,12 +131,12 @@ func (t patternsTool) Call(ctx context.Context, raw json.RawMessage) (any, error
 	if args.Scope == "file" && args.Path == "" {
 		return nil, tools.InvalidArgument("path", "scope file needs the path of a file")
 	}
-	abs, err := t.a.ws.Resolve("path", args.Path)
+	abs, err := a.ws.Resolve("path", args.Path)
 	if err != nil {
 		return nil, err
 	}
-	root, rel, _ := t.a.ws.Root(abs)
-	snap, err := t.a.scan(ctx, root)
+	root, rel, _ := a.ws.Root(abs)
+	snap, err := a.scan(ctx, root)
 	if err != nil {
 		return nil, err
 	}

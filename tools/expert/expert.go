@@ -22,6 +22,7 @@ import (
 
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/cloud"
+	"github.com/platform-dev/platform/tools/code"
 	"github.com/platform-dev/platform/tools/security"
 	"github.com/platform-dev/platform/tools/workspace"
 )
@@ -44,10 +45,8 @@ type Config struct {
 type Sources struct {
 	Security *security.Assessor
 	Cloud    *cloud.Analyzer
-	// Patterns is the detect_patterns tool and Codebase the analyze_codebase tool of the code
-	// analyses; they are called through their tools.Tool interface.
-	Patterns tools.Tool
-	Codebase tools.Tool
+	// Code answers detect_patterns and analyze_codebase, called through its Go API.
+	Code *code.Analyzer
 }
 
 // Expert is the consult_expert tool. It is safe for concurrent use.
@@ -310,9 +309,9 @@ func (e *Expert) ground(ctx context.Context, ans *Answer, domain, path string) {
 			return f.RuleID == "code/sql-injection" || f.RuleID == "gosec/G201" || f.RuleID == "gosec/G202"
 		})
 	case "architecture":
-		e.codeTool(ctx, ans, "detect_patterns", e.src.Patterns, path, map[string]any{"scope": "directory"}, "")
+		e.codePatterns(ctx, ans, path)
 	case "performance":
-		e.codeTool(ctx, ans, "analyze_codebase", e.src.Codebase, path, nil, "hotspots")
+		e.codeHotspots(ctx, ans, path)
 		cloudRecs(func(_ *cloud.Report, r cloud.Recommendation) bool {
 			return r.ID == cloud.RecNoAutoscaling || r.ID == cloud.RecNoResources
 		})
@@ -400,145 +399,60 @@ func databaseResource(addr string) bool {
 	return false
 }
 
-// codeTool calls one of the code analyses through its tool interface, passing path when its
-// schema accepts one, and keeps the named items of its answer (below the key focus, when the
-// answer has it) as evidence.
-func (e *Expert) codeTool(ctx context.Context, ans *Answer, name string, t tools.Tool, path string, extra map[string]any, focus string) {
-	if t == nil {
-		ans.Notes = append(ans.Notes, name+" is not available on this server: answered from guidance only")
+// codePatterns keeps the patterns detect_patterns finds with evidence below path.
+func (e *Expert) codePatterns(ctx context.Context, ans *Answer, path string) {
+	if !e.codeAvailable(ans, "detect_patterns") {
 		return
+	}
+	rep, err := e.src.Code.Patterns(ctx, code.PatternOptions{Scope: "directory", Path: path})
+	if err != nil {
+		e.codeFailed(ctx, ans, "detect_patterns", err)
+		return
+	}
+	for _, f := range rep.Findings[:min(len(rep.Findings), maxFindings)] {
+		loc := ""
+		if len(f.Evidence) > 0 {
+			loc = fmt.Sprintf("%s:%d", f.Evidence[0].File, f.Evidence[0].Line)
+		}
+		msg := fmt.Sprintf("kind: %s; confidence: %g", f.Kind, f.Confidence)
+		if f.Why != "" {
+			msg += "; why: " + f.Why
+		}
+		ans.Findings = append(ans.Findings, Evidence{Analysis: "detect_patterns", ID: f.Name, Severity: f.Severity, Location: loc, Message: msg})
+	}
+}
+
+// codeHotspots keeps the most complex functions analyze_codebase finds below path.
+func (e *Expert) codeHotspots(ctx context.Context, ans *Answer, path string) {
+	if !e.codeAvailable(ans, "analyze_codebase") {
+		return
+	}
+	rep, err := e.src.Code.Codebase(ctx, code.CodebaseOptions{Path: path})
+	if err != nil {
+		e.codeFailed(ctx, ans, "analyze_codebase", err)
+		return
+	}
+	for _, h := range rep.Hotspots[:min(len(rep.Hotspots), maxFindings)] {
+		ans.Findings = append(ans.Findings, Evidence{Analysis: "analyze_codebase", ID: h.Symbol, Location: fmt.Sprintf("%s:%d", h.File, h.Line),
+			Message: fmt.Sprintf("complexity: %d; lines: %d", h.Complexity, h.Lines)})
+	}
+}
+
+// codeAvailable says whether the code analyses can answer, noting it when they cannot, and
+// names the analysis among those the answer used.
+func (e *Expert) codeAvailable(ans *Answer, name string) bool {
+	if e.src.Code == nil {
+		ans.Notes = append(ans.Notes, name+" is not available on this server: answered from guidance only")
+		return false
 	}
 	ans.Analyses = append(ans.Analyses, name)
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	_ = json.Unmarshal(t.Spec().InputSchema, &schema)
-	args := map[string]any{}
-	for k, v := range extra {
-		if _, ok := schema.Properties[k]; ok {
-			args[k] = v
-		}
-	}
-	if _, ok := schema.Properties["path"]; ok {
-		args["path"] = path
-	} else if _, ok := schema.Properties["scope"]; ok && extra["scope"] != nil {
-		args["scope"] = "project"
-	}
-	raw, _ := json.Marshal(args)
-	out, err := t.Call(ctx, raw)
-	if err != nil {
-		if ctx.Err() == nil {
-			ans.Notes = append(ans.Notes, fmt.Sprintf("%s failed: %v", name, err))
-		}
-		return
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return
-	}
-	var doc any
-	if json.Unmarshal(b, &doc) != nil {
-		return
-	}
-	if m, ok := doc.(map[string]any); ok && m[focus] != nil {
-		doc = m[focus]
-	}
-	for _, item := range namedItems(doc, maxFindings) {
-		ans.Findings = append(ans.Findings, Evidence{Analysis: name, ID: item.id, Location: item.location, Message: item.message})
-	}
+	return true
 }
 
-type namedItem struct{ id, location, message string }
-
-// namedItems finds, depth first, objects with a "name" (a pattern, a hotspot, a symbol) and
-// reads their location and explanation from the common keys.
-func namedItems(v any, limit int) []namedItem {
-	var out []namedItem
-	var walk func(v any)
-	walk = func(v any) {
-		if len(out) >= limit {
-			return
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			name, _ := x["name"].(string)
-			if name == "" {
-				name, _ = x["symbol"].(string)
-			}
-			if name != "" {
-				it := namedItem{id: name}
-				for _, k := range []string{"location", "file", "path"} {
-					if s, ok := x[k].(string); ok {
-						it.location = s
-						if l, ok := x["line"].(float64); ok {
-							it.location += fmt.Sprintf(":%g", l)
-						}
-						break
-					}
-				}
-				if it.location == "" {
-					it.location = firstString(x["evidence"])
-				}
-				var parts []string
-				for _, k := range []string{"kind", "confidence", "why", "message", "complexity", "lines"} {
-					if s := scalar(x[k]); s != "" {
-						parts = append(parts, k+": "+s)
-					}
-				}
-				it.message = strings.Join(parts, "; ")
-				if it.message != "" || it.location != "" {
-					out = append(out, it)
-					return
-				}
-			}
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				walk(x[k])
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
+func (e *Expert) codeFailed(ctx context.Context, ans *Answer, name string, err error) {
+	if ctx.Err() == nil {
+		ans.Notes = append(ans.Notes, fmt.Sprintf("%s failed: %v", name, err))
 	}
-	walk(v)
-	return out
-}
-
-func firstString(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []any:
-		for _, e := range x {
-			if s := firstString(e); s != "" {
-				return s
-			}
-		}
-	case map[string]any:
-		for _, k := range []string{"location", "file", "path"} {
-			if s, ok := x[k].(string); ok {
-				return s
-			}
-		}
-	}
-	return ""
-}
-
-func scalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case float64:
-		return fmt.Sprintf("%g", x)
-	case bool:
-		return fmt.Sprint(x)
-	}
-	return ""
 }
 
 // excerpt cuts text at a sentence end near n bytes.

@@ -42,16 +42,7 @@ func newExpertOn(t *testing.T, root string, cfg expert.Config) *expert.Expert {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := expert.Sources{Security: sec, Cloud: cl}
-	for _, tl := range ca.Tools() {
-		switch tl.Spec().Name {
-		case "detect_patterns":
-			src.Patterns = tl
-		case "analyze_codebase":
-			src.Codebase = tl
-		}
-	}
-	e, err := expert.New(cfg, ws, src, nil)
+	e, err := expert.New(cfg, ws, expert.Sources{Security: sec, Cloud: cl, Code: ca}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +72,7 @@ var domainCases = []domainCase{
 		[]string{"analyze_cloud_resources", "security_assessment"}, "database engineer"},
 	{"architecture", "Should we split the monolith into microservices?", "app",
 		"architecture/patterns#modular-monolith-before-microservices",
-		[]string{"repository@app/orders.py"}, []string{"detect_patterns"}, "architect"},
+		[]string{"repository@app/orders.py:4"}, []string{"detect_patterns"}, "architect"},
 	{"performance", "Our order list endpoint is slow with many queries per request", ".",
 		"performance/performance#database-access-from-code",
 		[]string{"OrderRepository.find@app/orders.py:8", "missing-autoscaling@k8s/deploy.yaml:1"},

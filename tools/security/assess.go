@@ -61,11 +61,27 @@ type Assessor struct {
 	workers chan struct{} // a token per running file scan, shared by every call
 	goSlot  chan struct{} // a token per running Go analysis
 	goCache *lru.Cache[string, goResult]
-	goSeen  sync.Map // module folders analysed before: their next analysis waits for the walk's hashes
+	goSeen  sync.Map   // module folders analysed before: their next analysis waits for the walk's hashes
+	iac     *iacEngine // Trivy's IaC checks; nil when the helper is not installed
 }
 
-// New returns the assessor over ws.
-func New(ws *workspace.Workspace, logger *slog.Logger) (*Assessor, error) {
+// Option configures an Assessor.
+type Option func(*Assessor)
+
+// WithIaCHelper names the platform-iac program that runs Trivy's IaC checks; "" runs only
+// platform's own infrastructure rules. Without this option, New looks for it with
+// FindIaCHelper.
+func WithIaCHelper(path string) Option {
+	return func(a *Assessor) {
+		a.iac = nil
+		if path != "" {
+			a.iac = newIaCEngine(path, a.log)
+		}
+	}
+}
+
+// New returns the assessor over ws. Close stops the IaC helper it may start.
+func New(ws *workspace.Workspace, logger *slog.Logger, opts ...Option) (*Assessor, error) {
 	d, err := newSecretDetector()
 	if err != nil {
 		return nil, err
@@ -77,8 +93,20 @@ func New(ws *workspace.Workspace, logger *slog.Logger) (*Assessor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Assessor{ws: ws, log: logger, secrets: d, cache: newFileCache(),
-		workers: make(chan struct{}, runtime.GOMAXPROCS(0)), goSlot: make(chan struct{}, 1), goCache: goCache}, nil
+	a := &Assessor{ws: ws, log: logger, secrets: d, cache: newFileCache(),
+		workers: make(chan struct{}, runtime.GOMAXPROCS(0)), goSlot: make(chan struct{}, 1), goCache: goCache}
+	WithIaCHelper(FindIaCHelper())(a)
+	for _, o := range opts {
+		o(a)
+	}
+	return a, nil
+}
+
+// Close stops the IaC helper, when one runs.
+func (a *Assessor) Close() {
+	if a.iac != nil {
+		a.iac.Close()
+	}
 }
 
 // Assess runs the assessment. All findings at or above the minimum severity are in the
@@ -176,6 +204,9 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 	goSums := sha256.New()         // the Go sources and module files, for the Go analysis cache
 	var goModDirs []string
 	ignores := map[string]suppressions{}
+	var iacFiles []iacFile // the declarations for Trivy, read by the walk
+	iacBytes := 0          // bounded by iacMaxBytes: past it, the rest of the tree gets our rules only
+	iacLeft := 0           // declaration files past iacMaxBytes
 	walked, scanned, cached := 0, 0, 0
 	err = a.ws.Walk(work, dir, func(f workspace.File) error {
 		walked++
@@ -200,6 +231,14 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 			k.secrets = collector.Add(own)
 			if isDockerfile(f.Rel) {
 				k.secrets, k.docker = true, true
+			}
+			switch {
+			case !(k.secrets || k.docker || chartFile(f.Rel)) || a.iac == nil:
+			case iacBytes+len(content) > iacMaxBytes:
+				iacLeft++
+			default:
+				iacFiles = append(iacFiles, iacFile{Path: f.Rel, Content: string(content)})
+				iacBytes += len(content)
 			}
 		}
 		switch {
@@ -272,6 +311,15 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 		out = append(out, infraFindings(inv)...)
 		for _, e := range inv.Errors {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s:%d not parsed: %s", e.File, e.Line, e.Message))
+		}
+		var notes []string
+		out, notes = a.trivy(ctx, work, iacFiles, out)
+		rep.Notes = append(rep.Notes, notes...)
+		if iacLeft > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d declaration files past the %d MB Trivy reads in one call got platform's rules only: narrow path", iacLeft, iacMaxBytes>>20))
+		}
+		if work.Err() != nil && ctx.Err() == nil {
+			rep.Truncated = true
 		}
 	}
 	if code && !rep.Truncated {
@@ -438,9 +486,11 @@ func (a *Assessor) Spec() tools.Spec {
 		Title: "Security assessment",
 		Description: "Finds secrets (gitleaks rules, vendored paths included, optionally in git history) and hard-coded credentials, " +
 			"Go vulnerabilities (gosec), injection, unsafe deserialisation, weak crypto, disabled TLS verification and insecure " +
-			"randomness in other languages, and infrastructure misconfigurations (open admin ports, public buckets and databases, " +
+			"randomness in other languages, infrastructure misconfigurations by Trivy's IaC checks (Terraform for AWS, Azure, Google and more, " +
+			"CloudFormation, Kubernetes, rendered Helm charts, Dockerfiles) and by platform's rules (open admin ports, public buckets and databases, " +
 			"unencrypted storage, wildcard IAM, IMDSv1, privileged or root containers, host namespaces, added capabilities, " +
-			"cluster-admin bindings, hostPath, floating image tags, secrets in manifests, Dockerfiles without USER). Each finding " +
+			"cluster-admin bindings, hostPath, floating image tags, secrets in manifests, Dockerfiles without USER, pods without " +
+			"NetworkPolicy or PodDisruptionBudget). Each finding " +
 			"has rule, severity, CWE, CIS id where one exists, file:line, remediation and a fingerprint; secrets are masked. " +
 			"\"platform:ignore <rule>\" comments and a baseline report silence accepted findings. Past 80% of the time limit " +
 			"it answers the findings so far, flagged truncated. format \"sarif\" returns SARIF 2.1.0.",

@@ -58,7 +58,7 @@ func infraFindings(inv *cloud.Inventory) []Finding {
 		out = append(out, containers(r, inv.ImagePins)...)
 		out = append(out, explicitFindings(r)...)
 	}
-	return out
+	return append(out, kubernetesSetFindings(inv)...)
 }
 
 func world(v any) bool {

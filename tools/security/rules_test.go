@@ -42,7 +42,8 @@ func assessorOn(t testing.TB, dir string) *security.Assessor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := security.New(ws, nil)
+	// platform's own rules only: these tests pin them; iac_test.go tests Trivy's checks.
+	a, err := security.New(ws, nil, security.WithIaCHelper(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +494,8 @@ subjects:
 	})
 	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
 	want := "iac/host-namespace k8s.yaml:5,iac/dangerous-capabilities k8s.yaml:14,iac/cluster-admin-binding k8s.yaml:28," +
-		"iac/public-database main.tf:2,iac/privilege-escalation k8s.yaml:12,iac/imds-v1 main.tf:11"
+		"iac/public-database main.tf:2,iac/no-network-policy k8s.yaml:1,iac/privilege-escalation k8s.yaml:12,iac/imds-v1 main.tf:11," +
+		"iac/ephemeral-storage-limit k8s.yaml:9,iac/ephemeral-storage-request k8s.yaml:9,iac/ephemeral-storage-limit k8s.yaml:15,iac/ephemeral-storage-request k8s.yaml:15"
 	if got := strings.Join(locations(rep), ","); got != want {
 		t.Errorf("findings\n%s\nwant\n%s", got, want)
 	}
