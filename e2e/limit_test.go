@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"testing"
+
+	"github.com/platform-dev/platform/tools"
 )
 
 // TestLimitCutsEveryList: a tool that takes `limit` applies it to every list in its answer,
@@ -11,19 +13,24 @@ import (
 // lists are found by walking the structured result, not named, so a list a tool adds later
 // is held to the same rule.
 func TestLimitCutsEveryList(t *testing.T) {
-	url := startCodeMCP(t)
+	code := startCodeMCP(t)
+	hub := &tools.Hub{}
+	set, _ := infraSet(t, infraFixture, hub)
+	infra := startMCP(t, set, hub)
 	calls := []struct {
+		url  string
 		tool string
 		args map[string]any
 	}{
-		{"analyze_codebase", map[string]any{"depth": 20}},
-		{"analyze_codebase", map[string]any{"path": "web"}}, // package.json: a dependency and a devDependency
-		{"find_dependencies", map[string]any{"component": "internal/store", "depth": 10}},
-		{"find_dependencies", map[string]any{"component": "py"}},
-		{"find_dependencies", map[string]any{"component": "Registry", "type": "exports"}},
-		{"detect_patterns", map[string]any{}},
-		{"find_symbol", map[string]any{"name": "Registry"}},
-		{"find_references", map[string]any{"symbol": "Registry"}},
+		{code, "analyze_codebase", map[string]any{"depth": 20}},
+		{code, "analyze_codebase", map[string]any{"path": "web"}}, // package.json: a dependency and a devDependency
+		{code, "find_dependencies", map[string]any{"component": "internal/store", "depth": 10}},
+		{code, "find_dependencies", map[string]any{"component": "py"}},
+		{code, "find_dependencies", map[string]any{"component": "Registry", "type": "exports"}},
+		{code, "detect_patterns", map[string]any{}},
+		{code, "find_symbol", map[string]any{"name": "Registry"}},
+		{code, "find_references", map[string]any{"symbol": "Registry"}},
+		{infra, "security_assessment", map[string]any{"scope": "both"}},
 	}
 	for _, c := range calls {
 		t.Run(fmt.Sprint(c.tool, c.args), func(t *testing.T) {
@@ -31,7 +38,7 @@ func TestLimitCutsEveryList(t *testing.T) {
 			for k, v := range c.args {
 				args[k] = v
 			}
-			res, rerr := callTool(t, url, c.tool, args)
+			res, rerr := callTool(t, c.url, c.tool, args)
 			if rerr != nil {
 				t.Fatalf("JSON-RPC error %v", rerr)
 			}

@@ -126,6 +126,13 @@ func (a *Assessor) Assess(ctx context.Context, opts Options) (*Report, error) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d less severe findings left out: raise severity, narrow path, or raise limit (up to 5000)", rep.Omitted))
 		all = all[:limit]
 	}
+	// limit holds for the notes too (one per unparsed file can be many); the count of the
+	// rest stays, and the notes that say the answer is partial have their own fields
+	// (truncated, omitted).
+	if len(rep.Notes) > limit {
+		rep.OmittedNotes = len(rep.Notes) - limit
+		rep.Notes = rep.Notes[:limit]
+	}
 	rep.Findings = append([]Finding{}, all...) // [] rather than null when there is none
 	return rep, nil
 }
@@ -528,6 +535,7 @@ const outputSchema = `{
     "baseline": {"type": "string"},
     "truncated": {"type": "boolean", "description": "the time budget ran out: findings are partial"},
     "notes": {"type": "array", "items": {"type": "string"}},
+    "omittedNotes": {"type": "integer", "description": "notes left out by limit"},
     "version": {"type": "string", "description": "SARIF version, with format sarif"},
     "runs": {"type": "array", "description": "SARIF runs, with format sarif"}
   }

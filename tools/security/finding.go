@@ -82,6 +82,8 @@ type Report struct {
 	// files scanned until then (Notes say how far it got).
 	Truncated bool     `json:"truncated,omitempty"`
 	Notes     []string `json:"notes,omitempty"`
+	// OmittedNotes counts notes left out by the limit.
+	OmittedNotes int `json:"omittedNotes,omitempty"`
 }
 
 func sortFindings(fs []Finding) {
