@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -18,6 +19,10 @@ type PriceTable struct {
 	Currency      string                  `json:"currency"`
 	HoursPerMonth float64                 `json:"hoursPerMonth"`
 	Regions       map[string]regionPrices `json:"regions"`
+	// Derived regions are priced from a base region (see derivedRegion), but for the fees in
+	// SameEverywhere, which the providers charge at one price in every region.
+	Derived        map[string]derivedRegion `json:"derived"`
+	SameEverywhere []string                 `json:"sameEverywhere"`
 }
 
 type regionPrices struct {
@@ -35,6 +40,9 @@ type regionPrices struct {
 func Prices() (*PriceTable, error) {
 	var pt PriceTable
 	if err := json.Unmarshal(priceJSON, &pt); err != nil {
+		return nil, fmt.Errorf("price table: %w", err)
+	}
+	if err := pt.derive(); err != nil {
 		return nil, fmt.Errorf("price table: %w", err)
 	}
 	return &pt, nil
@@ -116,9 +124,25 @@ func (pt *PriceTable) region(r *Resource, fallback string) (*regionPrices, strin
 	key := r.Provider + "/" + reg
 	p, ok := pt.Regions[key]
 	if !ok {
-		return nil, key, fmt.Sprintf("no prices for region %s in the table", key)
+		return nil, key, fmt.Sprintf("no prices for region %s in the table, which knows these %s regions: %s", key, r.Provider, pt.regionList(r.Provider))
 	}
 	return &p, key, ""
+}
+
+// regionList names the regions of provider the table prices, for a note that says what a
+// region could have been.
+func (pt *PriceTable) regionList(provider string) string {
+	var names []string
+	for key := range pt.Regions {
+		if name, ok := strings.CutPrefix(key, provider+"/"); ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return "none of that provider"
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 // Estimate prices one resource. fallbackRegion applies to resources that declare no region

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -106,25 +107,42 @@ resource "aws_route53_zone" "charged2" {}
 	}
 }
 
-// Prices come from the declared region; regions AWS prices like us-east-1 are in the table, a
-// type a region does not offer is not priced there, and a region the table lacks says so.
+// Prices come from the declared region: the base regions' own prices, the other regions' derived
+// from their reference price; a family a region does not offer is not priced there, and a
+// region the table lacks says so and names the ones it knows.
 func TestRegionalPrices(t *testing.T) {
-	tf := `provider "aws" { region = "%s" }
+	tfs := map[string]string{"aws": `provider "aws" { region = "%s" }
 resource "aws_instance" "web" { instance_type = "%s" }
-`
+`, "google": `provider "google" { region = "%s" }
+resource "google_compute_instance" "web" { machine_type = "%s" }
+`}
 	for _, tt := range []struct {
+		provider    string
 		region, typ string
 		monthly     float64 // -1: unpriced
 		note        string
 	}{
-		{"us-east-1", "t3.micro", 7.59, ""},
-		{"us-west-2", "t3.micro", 7.59, ""},
-		{"us-east-2", "m5.large", 70.08, ""},
-		{"us-east-2", "m3.medium", -1, `instance type "m3.medium" not in the price table`},
-		{"eu-west-3", "t3.micro", -1, "no prices for region aws/eu-west-3"},
+		{"aws", "us-east-1", "t3.micro", 7.59, ""},
+		{"aws", "us-west-2", "t3.micro", 7.59, ""},
+		{"aws", "us-west-2", "m3.medium", 48.91, ""},
+		{"aws", "us-east-2", "m5.large", 70.08, ""},
+		{"aws", "us-east-2", "m3.medium", -1, `instance type "m3.medium" not in the price table`},
+		{"aws", "eu-west-3", "t3.micro", 8.61, ""},
+		{"aws", "eu-central-1", "t3.micro", 8.76, ""},
+		{"aws", "eu-central-1", "m5.large", 80.88, ""},
+		{"aws", "ap-southeast-1", "t3.micro", 9.64, ""},
+		{"aws", "ap-southeast-1", "c5.large", 78.77, ""},
+		{"aws", "sa-east-1", "t3.micro", 12.26, ""},
+		{"aws", "eu-north-1", "m4.large", -1, `instance type "m4.large" not in the price table`},
+		{"aws", "mars-east-1", "t3.micro", -1, "no prices for region aws/mars-east-1 in the table, which knows these aws regions: af-south-1, "},
+		{"google", "us-central1", "n1-standard-1", 34.67, ""},
+		{"google", "europe-west1", "n1-standard-1", 38.18, ""},
+		{"google", "europe-west1", "e2-standard-2", 53.85, ""},
+		{"google", "asia-southeast1", "n2-standard-4", 174.62, ""},
+		{"google", "mars1", "n1-standard-1", -1, "no prices for region google/mars1 in the table, which knows these google regions: asia-northeast1, "},
 	} {
-		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tf, tt.region, tt.typ)}))
-		e := byAddress(call(t, a, `{}`))["aws_instance.web"]
+		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tfs[tt.provider], tt.region, tt.typ)}))
+		e := byAddress(call(t, a, `{}`))[map[string]string{"aws": "aws_instance.web", "google": "google_compute_instance.web"}[tt.provider]]
 		switch {
 		case tt.monthly < 0 && (e.Cost.Monthly != nil || !strings.Contains(e.Cost.Note, tt.note)):
 			t.Errorf("%s %s: %+v, want unpriced: %s", tt.region, tt.typ, e.Cost, tt.note)
@@ -163,6 +181,41 @@ resource "aws_instance" "old" { instance_type = "m1.small" }
 	}
 	if a := actions["google_compute_instance.mid"]; !strings.Contains(a, "e2-standard-2") {
 		t.Errorf("mid: action %q, want e2-standard-2 named", a)
+	}
+}
+
+// In every region the table knows, a previous-generation recommendation names a type that the
+// table lists for that region, or none.
+func TestRecommendedTypesExistInTheirRegion(t *testing.T) {
+	pt, err := cloud.Prices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]string{"aws": "m4.large", "google": "n1-standard-1"}
+	named := regexp.MustCompile(`^Move to ([a-z0-9.-]+):`)
+	for key := range pt.Regions {
+		provider, region, _ := strings.Cut(key, "/")
+		tf := fmt.Sprintf(`provider "aws" { region = %[1]q }
+provider "google" { region = %[1]q }
+resource "aws_instance" "old" { instance_type = %[2]q }
+resource "google_compute_instance" "old" { machine_type = %[2]q }
+`, region, old[provider])
+		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": tf}))
+		var seen bool
+		for _, r := range call(t, a, `{}`).Recommendations {
+			if r.ID != cloud.RecPreviousGeneration || !strings.HasPrefix(r.Resource, map[string]string{"aws": "aws_", "google": "google_"}[provider]) {
+				continue
+			}
+			seen = true
+			if m := named.FindStringSubmatch(r.Action); m != nil {
+				if _, ok := pt.Regions[key].InstanceHourly[m[1]]; !ok {
+					t.Errorf("%s: %s names %s, not in the table for the region", key, r.Resource, m[1])
+				}
+			}
+		}
+		if !seen {
+			t.Errorf("%s: no previous-generation recommendation for %s", key, old[provider])
+		}
 	}
 }
 
