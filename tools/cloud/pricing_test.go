@@ -76,6 +76,59 @@ func TestOneServiceVocabulary(t *testing.T) {
 	}
 }
 
+// The same stack in Terraform and in CloudFormation costs the same in every region: the
+// template is priced in the region asked for, the Terraform in its provider's.
+func TestTerraformAndCloudFormationCostTheSame(t *testing.T) {
+	tf := `provider "aws" { region = "%s" }
+resource "aws_instance" "web" { instance_type = "t3.medium" }
+resource "aws_nat_gateway" "nat" { subnet_id = "subnet-1" }
+resource "aws_ebs_volume" "data" {
+  size = 100
+  type = "gp3"
+}
+resource "aws_db_instance" "db" {
+  engine            = "postgres"
+  instance_class    = "db.t3.micro"
+  allocated_storage = 20
+}
+resource "aws_subnet" "a" { vpc_id = "vpc-1" }
+`
+	cfn := `AWSTemplateFormatVersion: '2010-09-09'
+Resources:
+  Web:
+    Type: AWS::EC2::Instance
+    Properties: {InstanceType: t3.medium}
+  Nat:
+    Type: AWS::EC2::NatGateway
+    Properties: {SubnetId: subnet-1}
+  Data:
+    Type: AWS::EC2::Volume
+    Properties: {Size: 100, VolumeType: gp3}
+  Db:
+    Type: AWS::RDS::DBInstance
+    Properties: {Engine: postgres, DBInstanceClass: db.t3.micro, AllocatedStorage: 20}
+  A:
+    Type: AWS::EC2::Subnet
+    Properties: {VpcId: vpc-1}
+`
+	pairs := map[string]string{"aws_instance.web": "Web", "aws_nat_gateway.nat": "Nat", "aws_ebs_volume.data": "Data",
+		"aws_db_instance.db": "Db", "aws_subnet.a": "A"}
+	for _, region := range []string{"us-east-1", "us-west-2", "eu-central-1", "ap-southeast-1", "sa-east-1"} {
+		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tf, region), "stack.yaml": cfn}))
+		rep := call(t, a, fmt.Sprintf(`{"region":%q}`, region))
+		got := byAddress(rep)
+		for ta, ca := range pairs {
+			te, ce := got[ta], got[ca]
+			if te.Cost.Monthly == nil || ce.Cost.Monthly == nil || *te.Cost.Monthly != *ce.Cost.Monthly || te.Service != ce.Service {
+				t.Errorf("%s: %s is %s %+v, %s is %s %+v", region, ta, te.Service, te.Cost, ca, ce.Service, ce.Cost)
+			}
+		}
+		if rep.Cost.Unpriced != 0 {
+			t.Errorf("%s: %d unpriced", region, rep.Cost.Unpriced)
+		}
+	}
+}
+
 // Resources that cost nothing by themselves are priced at $0, not left unpriced; the charged
 // ones whose names extend a free one's are not.
 func TestFreeResourcesCostZero(t *testing.T) {
