@@ -90,10 +90,15 @@ var freeTypes = []string{
 	"AWS::ApiGateway::Deployment", "AWS::ApiGateway::Resource", "AWS::ApiGateway::Method",
 	"AWS::EC2::VPCGatewayAttachment", "AWS::EC2::SecurityGroupIngress", "AWS::EC2::SecurityGroupEgress",
 	"AWS::EC2::NetworkAclEntry", "AWS::EC2::SubnetNetworkAclAssociation",
+	"azurerm_resource_group", "azurerm_virtual_network", "azurerm_subnet", "azurerm_network_security_group",
+	"azurerm_network_security_rule", "azurerm_network_interface", "azurerm_route_table", "azurerm_route",
+	"azurerm_role_assignment", "azurerm_role_definition", "azurerm_user_assigned_identity",
 }
 
 // chargedTypes extend a free type's name but are charged (an interface endpoint by the hour).
-var chargedTypes = map[string]bool{"aws_vpc_endpoint": true}
+var chargedTypes = map[string]bool{"aws_vpc_endpoint": true, "azurerm_virtual_network_gateway": true,
+	"azurerm_virtual_network_gateway_connection": true, "azurerm_virtual_network_peering": true,
+	"azurerm_route_server": true}
 
 // free reports whether a resource type costs nothing by itself: a free type's exact name, a
 // family ending in "_" or "::", or a free type's own sub-resources (aws_security_group_rule).
@@ -162,8 +167,11 @@ func (pt *PriceTable) Estimate(r *Resource, fallbackRegion string, idx map[strin
 	h := pt.HoursPerMonth
 	n := float64(max(r.Count, 0))
 	switch r.Type {
-	case "aws_instance", "AWS::EC2::Instance", "google_compute_instance":
+	case "aws_instance", "AWS::EC2::Instance", "google_compute_instance", "azurerm_linux_virtual_machine":
 		it := firstString(r, "instance_type", "InstanceType", "machine_type")
+		if r.Type == "azurerm_linux_virtual_machine" {
+			it = firstString(r, "size")
+		}
 		price, ok := p.InstanceHourly[it]
 		if !ok {
 			return unknown("instance type %q not in the price table", it)
