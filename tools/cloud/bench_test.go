@@ -51,3 +51,13 @@ func BenchmarkAnalyzeTerraformCorpus(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrices loads the embedded price table and derives its regions, as every new
+// Analyzer does once.
+func BenchmarkPrices(b *testing.B) {
+	for b.Loop() {
+		if _, err := cloud.Prices(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

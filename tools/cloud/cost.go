@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -18,6 +19,10 @@ type PriceTable struct {
 	Currency      string                  `json:"currency"`
 	HoursPerMonth float64                 `json:"hoursPerMonth"`
 	Regions       map[string]regionPrices `json:"regions"`
+	// Derived regions are priced from a base region (see derivedRegion), but for the fees in
+	// SameEverywhere, which the providers charge at one price in every region.
+	Derived        map[string]derivedRegion `json:"derived"`
+	SameEverywhere []string                 `json:"sameEverywhere"`
 }
 
 type regionPrices struct {
@@ -35,6 +40,9 @@ type regionPrices struct {
 func Prices() (*PriceTable, error) {
 	var pt PriceTable
 	if err := json.Unmarshal(priceJSON, &pt); err != nil {
+		return nil, fmt.Errorf("price table: %w", err)
+	}
+	if err := pt.derive(); err != nil {
 		return nil, fmt.Errorf("price table: %w", err)
 	}
 	return &pt, nil
@@ -82,10 +90,15 @@ var freeTypes = []string{
 	"AWS::ApiGateway::Deployment", "AWS::ApiGateway::Resource", "AWS::ApiGateway::Method",
 	"AWS::EC2::VPCGatewayAttachment", "AWS::EC2::SecurityGroupIngress", "AWS::EC2::SecurityGroupEgress",
 	"AWS::EC2::NetworkAclEntry", "AWS::EC2::SubnetNetworkAclAssociation",
+	"azurerm_resource_group", "azurerm_virtual_network", "azurerm_subnet", "azurerm_network_security_group",
+	"azurerm_network_security_rule", "azurerm_network_interface", "azurerm_route_table", "azurerm_route",
+	"azurerm_role_assignment", "azurerm_role_definition", "azurerm_user_assigned_identity",
 }
 
 // chargedTypes extend a free type's name but are charged (an interface endpoint by the hour).
-var chargedTypes = map[string]bool{"aws_vpc_endpoint": true}
+var chargedTypes = map[string]bool{"aws_vpc_endpoint": true, "azurerm_virtual_network_gateway": true,
+	"azurerm_virtual_network_gateway_connection": true, "azurerm_virtual_network_peering": true,
+	"azurerm_route_server": true}
 
 // free reports whether a resource type costs nothing by itself: a free type's exact name, a
 // family ending in "_" or "::", or a free type's own sub-resources (aws_security_group_rule).
@@ -116,9 +129,25 @@ func (pt *PriceTable) region(r *Resource, fallback string) (*regionPrices, strin
 	key := r.Provider + "/" + reg
 	p, ok := pt.Regions[key]
 	if !ok {
-		return nil, key, fmt.Sprintf("no prices for region %s in the table", key)
+		return nil, key, fmt.Sprintf("no prices for region %s in the table, which knows these %s regions: %s", key, r.Provider, pt.regionList(r.Provider))
 	}
 	return &p, key, ""
+}
+
+// regionList names the regions of provider the table prices, for a note that says what a
+// region could have been.
+func (pt *PriceTable) regionList(provider string) string {
+	var names []string
+	for key := range pt.Regions {
+		if name, ok := strings.CutPrefix(key, provider+"/"); ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return "none of that provider"
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 // Estimate prices one resource. fallbackRegion applies to resources that declare no region
@@ -138,8 +167,11 @@ func (pt *PriceTable) Estimate(r *Resource, fallbackRegion string, idx map[strin
 	h := pt.HoursPerMonth
 	n := float64(max(r.Count, 0))
 	switch r.Type {
-	case "aws_instance", "AWS::EC2::Instance", "google_compute_instance":
+	case "aws_instance", "AWS::EC2::Instance", "google_compute_instance", "azurerm_linux_virtual_machine":
 		it := firstString(r, "instance_type", "InstanceType", "machine_type")
+		if r.Type == "azurerm_linux_virtual_machine" {
+			it = firstString(r, "size")
+		}
 		price, ok := p.InstanceHourly[it]
 		if !ok {
 			return unknown("instance type %q not in the price table", it)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,59 @@ func TestOneServiceVocabulary(t *testing.T) {
 	}
 }
 
+// The same stack in Terraform and in CloudFormation costs the same in every region: the
+// template is priced in the region asked for, the Terraform in its provider's.
+func TestTerraformAndCloudFormationCostTheSame(t *testing.T) {
+	tf := `provider "aws" { region = "%s" }
+resource "aws_instance" "web" { instance_type = "t3.medium" }
+resource "aws_nat_gateway" "nat" { subnet_id = "subnet-1" }
+resource "aws_ebs_volume" "data" {
+  size = 100
+  type = "gp3"
+}
+resource "aws_db_instance" "db" {
+  engine            = "postgres"
+  instance_class    = "db.t3.micro"
+  allocated_storage = 20
+}
+resource "aws_subnet" "a" { vpc_id = "vpc-1" }
+`
+	cfn := `AWSTemplateFormatVersion: '2010-09-09'
+Resources:
+  Web:
+    Type: AWS::EC2::Instance
+    Properties: {InstanceType: t3.medium}
+  Nat:
+    Type: AWS::EC2::NatGateway
+    Properties: {SubnetId: subnet-1}
+  Data:
+    Type: AWS::EC2::Volume
+    Properties: {Size: 100, VolumeType: gp3}
+  Db:
+    Type: AWS::RDS::DBInstance
+    Properties: {Engine: postgres, DBInstanceClass: db.t3.micro, AllocatedStorage: 20}
+  A:
+    Type: AWS::EC2::Subnet
+    Properties: {VpcId: vpc-1}
+`
+	pairs := map[string]string{"aws_instance.web": "Web", "aws_nat_gateway.nat": "Nat", "aws_ebs_volume.data": "Data",
+		"aws_db_instance.db": "Db", "aws_subnet.a": "A"}
+	for _, region := range []string{"us-east-1", "us-west-2", "eu-central-1", "ap-southeast-1", "sa-east-1"} {
+		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tf, region), "stack.yaml": cfn}))
+		rep := call(t, a, fmt.Sprintf(`{"region":%q}`, region))
+		got := byAddress(rep)
+		for ta, ca := range pairs {
+			te, ce := got[ta], got[ca]
+			if te.Cost.Monthly == nil || ce.Cost.Monthly == nil || *te.Cost.Monthly != *ce.Cost.Monthly || te.Service != ce.Service {
+				t.Errorf("%s: %s is %s %+v, %s is %s %+v", region, ta, te.Service, te.Cost, ca, ce.Service, ce.Cost)
+			}
+		}
+		if rep.Cost.Unpriced != 0 {
+			t.Errorf("%s: %d unpriced", region, rep.Cost.Unpriced)
+		}
+	}
+}
+
 // Resources that cost nothing by themselves are priced at $0, not left unpriced; the charged
 // ones whose names extend a free one's are not.
 func TestFreeResourcesCostZero(t *testing.T) {
@@ -89,6 +143,14 @@ resource "aws_security_group_rule" "g" {}
 resource "aws_db_subnet_group" "h" {}
 resource "aws_vpc_endpoint" "charged" {}
 resource "aws_route53_zone" "charged2" {}
+resource "azurerm_resource_group" "i" { location = "eastus" }
+resource "azurerm_virtual_network" "j" { location = "eastus" }
+resource "azurerm_subnet" "k" {}
+resource "azurerm_subnet_network_security_group_association" "l" {}
+resource "azurerm_network_interface" "m" { location = "eastus" }
+resource "azurerm_role_assignment" "n" {}
+resource "azurerm_virtual_network_gateway" "charged3" { location = "eastus" }
+resource "azurerm_route_server" "charged4" { location = "eastus" }
 `
 	cfn := `Resources:
   Rt: {Type: AWS::EC2::RouteTable, Properties: {}}
@@ -98,7 +160,11 @@ resource "aws_route53_zone" "charged2" {}
   Endpoint: {Type: AWS::EC2::VPCEndpoint, Properties: {}}
 `
 	a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": tf, "stack.yaml": cfn}))
-	for addr, e := range byAddress(call(t, a, `{"region":"us-east-1"}`)) {
+	got := byAddress(call(t, a, `{}`))
+	if len(got) != 23 {
+		t.Errorf("%d resources, want 23", len(got))
+	}
+	for addr, e := range got {
 		charged := strings.Contains(addr, "charged") || addr == "Endpoint"
 		if zero := e.Cost.Monthly != nil && *e.Cost.Monthly == 0; zero == charged {
 			t.Errorf("%s (%s): cost %+v", addr, e.Type, e.Cost)
@@ -106,25 +172,50 @@ resource "aws_route53_zone" "charged2" {}
 	}
 }
 
-// Prices come from the declared region; regions AWS prices like us-east-1 are in the table, a
-// type a region does not offer is not priced there, and a region the table lacks says so.
+// Prices come from the declared region: the base regions' own prices, the other regions' derived
+// from their reference price; a family a region does not offer is not priced there, and a
+// region the table lacks says so and names the ones it knows.
 func TestRegionalPrices(t *testing.T) {
-	tf := `provider "aws" { region = "%s" }
+	tfs := map[string]string{"aws": `provider "aws" { region = "%s" }
 resource "aws_instance" "web" { instance_type = "%s" }
-`
+`, "google": `provider "google" { region = "%s" }
+resource "google_compute_instance" "web" { machine_type = "%s" }
+`, "azurerm": `resource "azurerm_linux_virtual_machine" "web" {
+  location = "%s"
+  size     = "%s"
+}
+`}
 	for _, tt := range []struct {
+		provider    string
 		region, typ string
 		monthly     float64 // -1: unpriced
 		note        string
 	}{
-		{"us-east-1", "t3.micro", 7.59, ""},
-		{"us-west-2", "t3.micro", 7.59, ""},
-		{"us-east-2", "m5.large", 70.08, ""},
-		{"us-east-2", "m3.medium", -1, `instance type "m3.medium" not in the price table`},
-		{"eu-west-3", "t3.micro", -1, "no prices for region aws/eu-west-3"},
+		{"aws", "us-east-1", "t3.micro", 7.59, ""},
+		{"aws", "us-west-2", "t3.micro", 7.59, ""},
+		{"aws", "us-west-2", "m3.medium", 48.91, ""},
+		{"aws", "us-east-2", "m5.large", 70.08, ""},
+		{"aws", "us-east-2", "m3.medium", -1, `instance type "m3.medium" not in the price table`},
+		{"aws", "eu-west-3", "t3.micro", 8.61, ""},
+		{"aws", "eu-central-1", "t3.micro", 8.76, ""},
+		{"aws", "eu-central-1", "m5.large", 80.88, ""},
+		{"aws", "ap-southeast-1", "t3.micro", 9.64, ""},
+		{"aws", "ap-southeast-1", "c5.large", 78.77, ""},
+		{"aws", "sa-east-1", "t3.micro", 12.26, ""},
+		{"aws", "eu-north-1", "m4.large", -1, `instance type "m4.large" not in the price table`},
+		{"aws", "mars-east-1", "t3.micro", -1, "no prices for region aws/mars-east-1 in the table, which knows these aws regions: af-south-1, "},
+		{"google", "us-central1", "n1-standard-1", 34.67, ""},
+		{"google", "europe-west1", "n1-standard-1", 38.18, ""},
+		{"google", "europe-west1", "e2-standard-2", 53.85, ""},
+		{"google", "asia-southeast1", "n2-standard-4", 174.62, ""},
+		{"azurerm", "East US", "Standard_B2s", 30.37, ""},
+		{"azurerm", "westus2", "Standard_D2s_v3", 70.08, ""},
+		{"azurerm", "West Europe", "Standard_B2s", -1, "no prices for region azurerm/westeurope in the table, which knows these azurerm regions: eastus, eastus2, westus2"},
+		{"azurerm", "eastus", "Standard_Q9", -1, `instance type "Standard_Q9" not in the price table`},
+		{"google", "mars1", "n1-standard-1", -1, "no prices for region google/mars1 in the table, which knows these google regions: asia-northeast1, "},
 	} {
-		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tf, tt.region, tt.typ)}))
-		e := byAddress(call(t, a, `{}`))["aws_instance.web"]
+		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tfs[tt.provider], tt.region, tt.typ)}))
+		e := byAddress(call(t, a, `{}`))[map[string]string{"aws": "aws_instance.web", "google": "google_compute_instance.web", "azurerm": "azurerm_linux_virtual_machine.web"}[tt.provider]]
 		switch {
 		case tt.monthly < 0 && (e.Cost.Monthly != nil || !strings.Contains(e.Cost.Note, tt.note)):
 			t.Errorf("%s %s: %+v, want unpriced: %s", tt.region, tt.typ, e.Cost, tt.note)
@@ -163,6 +254,44 @@ resource "aws_instance" "old" { instance_type = "m1.small" }
 	}
 	if a := actions["google_compute_instance.mid"]; !strings.Contains(a, "e2-standard-2") {
 		t.Errorf("mid: action %q, want e2-standard-2 named", a)
+	}
+}
+
+// In every region the table knows, a previous-generation recommendation names a type that the
+// table lists for that region, or none.
+func TestRecommendedTypesExistInTheirRegion(t *testing.T) {
+	pt, err := cloud.Prices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]string{"aws": "m4.large", "google": "n1-standard-1"}
+	named := regexp.MustCompile(`^Move to ([a-z0-9.-]+):`)
+	for key := range pt.Regions {
+		provider, region, _ := strings.Cut(key, "/")
+		if old[provider] == "" {
+			continue // no previous-generation advice for Azure sizes yet
+		}
+		tf := fmt.Sprintf(`provider "aws" { region = %[1]q }
+provider "google" { region = %[1]q }
+resource "aws_instance" "old" { instance_type = %[2]q }
+resource "google_compute_instance" "old" { machine_type = %[2]q }
+`, region, old[provider])
+		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": tf}))
+		var seen bool
+		for _, r := range call(t, a, `{}`).Recommendations {
+			if r.ID != cloud.RecPreviousGeneration || !strings.HasPrefix(r.Resource, map[string]string{"aws": "aws_", "google": "google_"}[provider]) {
+				continue
+			}
+			seen = true
+			if m := named.FindStringSubmatch(r.Action); m != nil {
+				if _, ok := pt.Regions[key].InstanceHourly[m[1]]; !ok {
+					t.Errorf("%s: %s names %s, not in the table for the region", key, r.Resource, m[1])
+				}
+			}
+		}
+		if !seen {
+			t.Errorf("%s: no previous-generation recommendation for %s", key, old[provider])
+		}
 	}
 }
 

@@ -197,6 +197,11 @@ func terraformRegion(r *Resource, regions map[string]string) string {
 			return z[:i]
 		}
 	}
+	// Azure resources name their region in location, as "East US" or "eastus"; the price list
+	// and the CLI use the second form.
+	if l := r.String("location"); r.Provider == "azurerm" && l != "" && !Unresolved(l) {
+		return strings.ToLower(strings.ReplaceAll(l, " ", ""))
+	}
 	key := strings.SplitN(r.Type, "_", 2)[0]
 	if p := r.String("provider"); Unresolved(p) {
 		key = strings.TrimSuffix(strings.TrimPrefix(p, "${"), "}")

@@ -1,0 +1,77 @@
+package cloud
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// derivedRegion prices a region from a base region's table: the providers' regional prices
+// differ from the base by a nearly uniform factor, so one published price per region (the
+// reference type's) carries the region's price level without shipping a full table per region.
+type derivedRegion struct {
+	Base      string   `json:"base"`      // "aws/us-east-1"
+	Reference string   `json:"reference"` // the type whose published price gives the factor
+	Price     float64  `json:"price"`     // the reference type's published $/h in this region
+	Lacks     []string `json:"lacks"`     // instance families the region does not offer
+}
+
+// derive adds the derived regions to pt.Regions.
+func (pt *PriceTable) derive() error {
+	for key, d := range pt.Derived {
+		base, ok := pt.Regions[d.Base]
+		if !ok {
+			return fmt.Errorf("region %s: base region %s not in the table", key, d.Base)
+		}
+		ref, ok := base.InstanceHourly[d.Reference]
+		if !ok || ref <= 0 || d.Price <= 0 {
+			return fmt.Errorf("region %s: reference type %s has no price in %s or here", key, d.Reference, d.Base)
+		}
+		f := d.Price / ref
+		offered := func(class string) bool {
+			m := familyRE.FindStringSubmatch(strings.TrimPrefix(class, "db."))
+			return m == nil || !slices.Contains(d.Lacks, m[1])
+		}
+		p := regionPrices{
+			InstanceHourly:              scaled(base.InstanceHourly, f, offered, nil),
+			DatabaseHourly:              map[string]map[string]float64{},
+			BlockStorageGBMonth:         scaled(base.BlockStorageGBMonth, f, nil, nil),
+			DatabaseStorageGBMonth:      scaled(base.DatabaseStorageGBMonth, f, nil, nil),
+			ObjectStorageGBMonth:        scaled(base.ObjectStorageGBMonth, f, nil, nil),
+			FixedHourly:                 scaled(base.FixedHourly, f, nil, pt.SameEverywhere),
+			ProvisionedThroughputHourly: scaled(base.ProvisionedThroughputHourly, f, nil, nil),
+			Serverless:                  scaled(base.Serverless, f, nil, nil),
+		}
+		for engine, classes := range base.DatabaseHourly {
+			p.DatabaseHourly[engine] = scaled(classes, f, offered, nil)
+		}
+		pt.Regions[key] = p
+	}
+	return nil
+}
+
+// scaled returns m's prices times f, rounded to the precision of a published price, leaving
+// out the keys keep rejects and leaving the keys in flat as they are.
+func scaled(m map[string]float64, f float64, keep func(string) bool, flat []string) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		switch {
+		case keep != nil && !keep(k):
+		case slices.Contains(flat, k):
+			out[k] = v
+		default:
+			out[k] = roundSignificant(v*f, 4)
+		}
+	}
+	return out
+}
+
+// roundSignificant rounds v to n significant digits, as the price lists state prices.
+func roundSignificant(v float64, n int) float64 {
+	if v == 0 {
+		return 0
+	}
+	scale := math.Pow(10, float64(n)-math.Ceil(math.Log10(math.Abs(v))))
+	return math.Round(v*scale) / scale
+}
