@@ -17,7 +17,13 @@ const codeFixture = "../tools/code/testdata/polyglot"
 
 func startCodeMCP(t *testing.T) string {
 	t.Helper()
-	ws, err := workspace.New(codeFixture)
+	return startCodeMCPAt(t, codeFixture)
+}
+
+// startCodeMCPAt serves the code tools over the workspace root.
+func startCodeMCPAt(t *testing.T, root string) string {
+	t.Helper()
+	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)
 	}

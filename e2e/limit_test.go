@@ -1,7 +1,12 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"testing"
 
@@ -14,6 +19,7 @@ import (
 // is held to the same rule.
 func TestLimitCutsEveryList(t *testing.T) {
 	code := startCodeMCP(t)
+	changed := startCodeMCPAt(t, changedRepository(t))
 	hub := &tools.Hub{}
 	set, _ := infraSet(t, infraFixture, hub)
 	infra := startMCP(t, set, hub)
@@ -31,6 +37,25 @@ func TestLimitCutsEveryList(t *testing.T) {
 		{code, "find_symbol", map[string]any{"name": "Registry"}},
 		{code, "find_references", map[string]any{"symbol": "Registry"}},
 		{infra, "security_assessment", map[string]any{"scope": "both"}},
+		{changed, "changes_impact", map[string]any{"since": "HEAD", "depth": 10}},
+	}
+	// Every tool that takes limit is called above.
+	called := map[string]bool{}
+	for _, c := range calls {
+		called[c.tool] = true
+	}
+	for _, url := range []string{code, infra, changed} {
+		list, rerr := rpc(t, url, "tools/list", map[string]any{})
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		for _, x := range list["tools"].([]any) {
+			tl := x.(map[string]any)
+			props, _ := codeField(tl["inputSchema"], "properties").(map[string]any)
+			if _, ok := props["limit"]; ok && !called[tl["name"].(string)] {
+				t.Errorf("%s takes limit but is not called here", tl["name"])
+			}
+		}
 	}
 	for _, c := range calls {
 		t.Run(fmt.Sprint(c.tool, c.args), func(t *testing.T) {
@@ -59,7 +84,51 @@ func TestLimitCutsEveryList(t *testing.T) {
 	}
 }
 
-// walkLists calls fn with the JSON path and length of every array in v.
+// changedRepository is the code fixture committed to a new git repository, then changed in
+// several files, for changes_impact to have several changes with several dependents.
+func changedRepository(t *testing.T) string {
+	t.Helper()
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("needs git to make a repository")
+	}
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(codeFixture)); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(gitPath, append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-q", "-m", "fixture")
+	n := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".go" {
+			return err
+		}
+		n++
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(f, "\nfunc changed%d() int { return %d }\n", n, n)
+		return errors.Join(err, f.Close())
+	})
+	if err != nil || n < 2 {
+		t.Fatalf("change the fixture's Go files (%d): %v", n, err)
+	}
+	return root
+}
+
+// walkLists calls fn with the JSON path and length of every array in v but line ranges
+// ([start, end], two numbers), which are one value.
 func walkLists(v any, path string, fn func(path string, n int)) {
 	switch x := v.(type) {
 	case map[string]any:
@@ -67,6 +136,13 @@ func walkLists(v any, path string, fn func(path string, n int)) {
 			walkLists(e, path+"."+k, fn)
 		}
 	case []any:
+		if len(x) == 2 {
+			_, a := x[0].(float64)
+			_, b := x[1].(float64)
+			if a && b {
+				return
+			}
+		}
 		fn(path, len(x))
 		for i, e := range x {
 			walkLists(e, fmt.Sprintf("%s[%d]", path, i), fn)
