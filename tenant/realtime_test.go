@@ -800,6 +800,24 @@ func TestConnectionLimits(t *testing.T) {
 	}
 }
 
+// TestProjectConnectionLimit: one project's connections on a replica are bounded, whatever
+// their addresses, and another project's are counted apart.
+func TestProjectConnectionLimit(t *testing.T) {
+	d := newLiveDeployment(t, "")
+	r := d.replica(tenant.RealtimeLimits{MaxConnsPerProject: 1})
+	d.project(r, "shop", "authenticated")
+	d.project(r, "other", "authenticated")
+	if _, _, err := r.dial(t, "shop", nil, "graphql-transport-ws"); err != nil {
+		t.Fatalf("first connection: %v", err)
+	}
+	if _, resp, err := r.dial(t, "shop", nil, "graphql-transport-ws"); err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("second connection to the project: %v %v, want 429", resp, err)
+	}
+	if _, _, err := r.dial(t, "other", nil, "graphql-transport-ws"); err != nil {
+		t.Errorf("a connection to another project: %v", err)
+	}
+}
+
 // TestRealtimeMetrics: connections and subscriptions are gauges that come back down, events
 // delivered a counter.
 func TestRealtimeMetrics(t *testing.T) {
@@ -907,5 +925,39 @@ func TestBatchWritesReachSubscribers(t *testing.T) {
 		t.Errorf("subscribers saw %q, want %q", got, want)
 	}
 	_ = ws.c.Close(websocket.StatusNormalClosure, "")
+	settle(t)
+}
+
+// TestSlowSubscriberIsDropped: a subscriber that stops reading is ended once its queue is
+// full, counted as dropped, and never buffered without bound; the project's other
+// subscribers go on.
+func TestSlowSubscriberIsDropped(t *testing.T) {
+	metrics := prometheus.NewRegistry()
+	d := newLiveDeployment(t, "")
+	r := d.replicaWith(tenant.Options{Registerer: metrics, Realtime: tenant.RealtimeLimits{Realtime: gql.Realtime{Queue: 8}}})
+	d.project(r, "shop", "authenticated")
+	token := d.token("shop", "alice", time.Hour)
+	slow := r.connect(t, "shop", token)
+	slow.subscribe("1", productSub, nil)
+	waitRunning(t, r, token, slow)
+	// From here the slow client reads no more: its reader fills its 16 messages, then the
+	// socket's buffers, then the subscription's queue of 8.
+	batch := make([]any, 1000)
+	for i := range batch {
+		batch[i] = map[string]any{"name": "bulk", "price": 1.0}
+	}
+	dropped := func() float64 { return metricValue(t, metrics, "platform_realtime_events_total", "dropped") }
+	for i := 0; i < 100 && dropped() == 0; i++ {
+		r.post(t, "shop", token, `mutation ($data: [productInput!]!) { createproducts(data: $data) { uid } }`, map[string]any{"data": batch})
+	}
+	if dropped() == 0 {
+		t.Fatal("a subscriber that stopped reading was never dropped")
+	}
+
+	fresh := r.connect(t, "shop", token)
+	fresh.subscribe("1", productSub, nil)
+	waitRunning(t, r, token, fresh)
+	_ = fresh.c.Close(websocket.StatusNormalClosure, "")
+	_ = slow.c.CloseNow()
 	settle(t)
 }
