@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/graph-gophers/graphql-go"
+
 	"github.com/platform-dev/platform/store"
 )
 
@@ -98,18 +100,16 @@ func (t *table) createMany(ctx context.Context, a args) (reflect.Value, error) {
 	}
 	out := reflect.New(t.recs)
 	out.Elem().Set(reflect.MakeSlice(t.recs, len(raw), len(raw)))
-	chs := make([]store.Change, len(raw))
+	var chs []store.Change
 	for i, r := range raw {
 		rec, err := t.decode(store.Record(r))
 		if err != nil {
 			return reflect.Value{}, err
 		}
 		out.Elem().Index(i).Set(rec)
-		uid, err := t.uidOf(r)
-		if err != nil {
-			return reflect.Value{}, err
+		if t.changes != nil {
+			chs = append(chs, t.change(store.Created, string(rec.Field(0).Interface().(graphql.ID)), r, nil))
 		}
-		chs[i] = t.change(store.Created, uid, r, nil)
 	}
 	t.published(ctx, chs...)
 	return out, t.withRelations(ctx, "", elems(out.Elem())...)
