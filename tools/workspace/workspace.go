@@ -84,7 +84,7 @@ func New(roots ...string) (*Workspace, error) {
 	if len(roots) == 0 {
 		return nil, errors.New("workspace: no root given")
 	}
-	w := &Workspace{limits: DefaultLimits(), index: &indexCache{byPath: map[string]*gitIndex{}}, class: &classCache{m: map[classKey]classOf{}}}
+	w := &Workspace{limits: DefaultLimits(), index: &indexCache{byPath: map[string]*gitIndex{}}, class: &classCache{m: map[classKey]classOf{}, vendor: map[string]bool{}}}
 	for _, r := range roots {
 		abs, err := filepath.Abs(r)
 		if err != nil {
@@ -358,7 +358,7 @@ func (wk *walker) file(ctx context.Context, p string, d fs.DirEntry) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil // folders behind links, devices, sockets and pipes are not files to analyse
 	}
-	f := File{Path: p, Root: wk.root, Rel: rel, Size: fi.Size(), Vendored: enry.IsVendor(rel)}
+	f := File{Path: p, Root: wk.root, Rel: rel, Size: fi.Size(), Vendored: wk.w.class.vendored(rel)}
 	// Vendored files have their own allowance, so that a committed node_modules cannot use up
 	// the listing before the project's own code is reached; past it they are left out.
 	switch {
