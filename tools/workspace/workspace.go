@@ -25,6 +25,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -376,7 +377,7 @@ func (wk *walker) file(ctx context.Context, p string, d fs.DirEntry) error {
 	case fi.Size() > wk.w.limits.MaxFileSize:
 		f.Oversize = true
 	default:
-		f.Content, err = readFile(target, wk.w.limits.MaxFileSize)
+		f.Content, err = readFile(target, fi.Size(), wk.w.limits.MaxFileSize)
 		if err != nil {
 			return nil // vanished or unreadable since listed
 		}
@@ -388,12 +389,18 @@ func (wk *walker) file(ctx context.Context, p string, d fs.DirEntry) error {
 	return wk.fn(f)
 }
 
-// readFile reads at most limit bytes: the size can grow between Stat and Read.
-func readFile(name string, limit int64) ([]byte, error) {
+// readFile reads at most limit bytes: the size can grow between Stat and Read. The buffer
+// starts at the size Stat gave, so that reading a tree does not grow one from 512 bytes for
+// every file (io.ReadAll's copies were a fifth of a warm walk of GOROOT).
+func readFile(name string, size, limit int64) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, limit))
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), limit)+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
