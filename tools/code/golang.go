@@ -172,29 +172,39 @@ func typeName(e ast.Expr) string {
 // deepest nesting of control statements.
 func goComplexity(body *ast.BlockStmt) (complexity, nesting int) {
 	st := &goStats{complexity: 1}
-	ast.Walk(goVisitor{st: st}, body)
+	root := &goVisitor{st: st}
+	st.levels = []*goVisitor{root}
+	ast.Walk(root, body)
 	return st.complexity, st.nesting
 }
 
-type goStats struct{ complexity, nesting int }
+// goStats holds one visitor per depth: a visitor returned by value is boxed for every node
+// visited, which was a third of the walk of GOROOT's function bodies.
+type goStats struct {
+	complexity, nesting int
+	levels              []*goVisitor
+}
 
 type goVisitor struct {
 	depth int
 	st    *goStats
 }
 
-func (v goVisitor) deeper() goVisitor {
-	d := goVisitor{depth: v.depth + 1, st: v.st}
-	v.st.nesting = max(v.st.nesting, d.depth)
-	return d
+func (v *goVisitor) deeper() *goVisitor {
+	d := v.depth + 1
+	for len(v.st.levels) <= d {
+		v.st.levels = append(v.st.levels, &goVisitor{depth: len(v.st.levels), st: v.st})
+	}
+	v.st.nesting = max(v.st.nesting, d)
+	return v.st.levels[d]
 }
 
-func (v goVisitor) Visit(n ast.Node) ast.Visitor {
+func (v *goVisitor) Visit(n ast.Node) ast.Visitor {
 	switch n := n.(type) {
 	case *ast.IfStmt:
 		v.st.complexity++
 		d := v.deeper()
-		for _, c := range []ast.Node{n.Init, n.Cond, n.Body} {
+		for _, c := range [...]ast.Node{n.Init, n.Cond, n.Body} {
 			if c != nil {
 				ast.Walk(d, c)
 			}
