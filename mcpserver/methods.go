@@ -327,7 +327,14 @@ func (s *Server) callTool(ctx context.Context, c *call) (any, *rpcError) {
 	select {
 	case out = <-done:
 	case <-ctx.Done():
-		// The tool may still be running if it ignores its context; its result is dropped.
+		// A tool that heeds its context returns at once, and what it sends on its way out
+		// (notifications/cancelled for its own request to the client) must reach the stream
+		// before the answer closes it; one that ignores its context is waited for no longer
+		// than toolGrace. Either way its result is dropped.
+		select {
+		case <-done:
+		case <-time.After(toolGrace):
+		}
 		out = toolOutcome{err: ctx.Err()}
 	}
 	if out.err != nil {
@@ -397,6 +404,9 @@ func (s *Server) callError(ctx context.Context, what string, err error) *rpcErro
 	}
 	return s.internal(ctx, what, err)
 }
+
+// toolGrace is how long a tool call past its deadline or cancelled is given to return.
+const toolGrace = 200 * time.Millisecond
 
 func (s *Server) ctxError(ctx context.Context, what string, e *toolEntry) *rpcError {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
