@@ -348,15 +348,10 @@ func Diff(prev, cur *Project) []string {
 	if !equalJSON(prev.GraphQL, cur.GraphQL) {
 		lines = append(lines, "~ graphql")
 	}
-	names := map[string]bool{}
-	for n := range prev.Tables {
-		names[n] = true
+	if !equalJSON(prev.CORS, cur.CORS) {
+		lines = append(lines, "~ cors")
 	}
-	for n := range cur.Tables {
-		names[n] = true
-	}
-	sorted := sortedKeys(names)
-	for _, n := range sorted {
+	for _, n := range unionKeys(prev.Tables, cur.Tables) {
 		a, inA := prev.Tables[n]
 		b, inB := cur.Tables[n]
 		switch {
@@ -372,34 +367,49 @@ func Diff(prev, cur *Project) []string {
 }
 
 func diffTable(name string, a, b TableDoc) []string {
-	var lines []string
-	fields := map[string]bool{}
-	for f := range a.Fields {
-		fields[f] = true
-	}
-	for f := range b.Fields {
-		fields[f] = true
-	}
-	for _, f := range sortedKeys(fields) {
-		fa, inA := a.Fields[f]
-		fb, inB := b.Fields[f]
-		switch {
-		case !inA:
-			lines = append(lines, fmt.Sprintf("+ field %s.%s", name, f))
-		case !inB:
-			lines = append(lines, fmt.Sprintf("- field %s.%s", name, f))
-		case !equalJSON(fa, fb):
-			lines = append(lines, fmt.Sprintf("~ field %s.%s", name, f))
-		}
-	}
+	lines := append(diffNamed("field", name, a.Fields, b.Fields), diffNamed("relation", name, a.Relations, b.Relations)...)
 	if a.TypeName != b.TypeName || a.Description != b.Description {
 		lines = append(lines, "~ table "+name)
 	}
 	if a.Access != b.Access {
 		lines = append(lines, "~ access "+name)
 	}
+	if !equalJSON(a.Indexes, b.Indexes) {
+		lines = append(lines, "~ indexes "+name)
+	}
 	sort.Strings(lines)
 	return lines
+}
+
+// diffNamed is one line per entry of a table's named parts (fields, relations) added (+),
+// removed (-) or changed (~): "+ field products.stock".
+func diffNamed[T any](kind, table string, a, b map[string]T) []string {
+	var lines []string
+	for _, n := range unionKeys(a, b) {
+		va, inA := a[n]
+		vb, inB := b[n]
+		switch {
+		case !inA:
+			lines = append(lines, fmt.Sprintf("+ %s %s.%s", kind, table, n))
+		case !inB:
+			lines = append(lines, fmt.Sprintf("- %s %s.%s", kind, table, n))
+		case !equalJSON(va, vb):
+			lines = append(lines, fmt.Sprintf("~ %s %s.%s", kind, table, n))
+		}
+	}
+	return lines
+}
+
+// unionKeys is the keys of a and b, sorted.
+func unionKeys[T any](a, b map[string]T) []string {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return sortedKeys(keys)
 }
 
 func equalJSON(a, b any) bool {
