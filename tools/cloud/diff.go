@@ -32,17 +32,25 @@ type CostDiff struct {
 	Unpriced  map[string]int `json:"unpriced"` // "base", "head": resources without a price, not in the totals
 }
 
-// CostChange is one resource added, removed or repriced between Base and Head. Before and After
-// are nil when the resource does not exist on that side or has no price there.
+// CostChange is one resource added, removed, repriced or moved to another region between Base
+// and Head. Before and After are nil when the resource does not exist on that side or has no
+// price there.
 type CostChange struct {
 	Address  string   `json:"address"`
 	Type     string   `json:"type"`
-	Change   string   `json:"change"` // added, removed, changed
+	Change   string   `json:"change"` // added, removed, changed, moved
 	Location string   `json:"location"`
 	Before   *float64 `json:"before"`
 	After    *float64 `json:"after"`
 	Delta    float64  `json:"delta"`
 	Basis    string   `json:"basis,omitempty"` // the arithmetic of After (of Before for a removal)
+	// BasisBefore is the arithmetic of Before for a resource on both sides, so that a move or
+	// resize shows both prices' making.
+	BasisBefore string `json:"basisBefore,omitempty"`
+	// FromRegion and ToRegion are set for a move: a resource whose region changed is the same
+	// resource relocated, not an edit of its size, and may keep its price.
+	FromRegion string `json:"fromRegion,omitempty"`
+	ToRegion   string `json:"toRegion,omitempty"`
 }
 
 // declarationExt are the extensions Collector reads; only these blobs are loaded from git.
@@ -154,7 +162,12 @@ func diffCosts(base, head *Report, baseName, headName string) *CostDiff {
 		}
 		if existed {
 			ch.Change, ch.Before = "changed", monthlyOf(b)
-			if same(ch.Before, ch.After) {
+			if b.Cost != nil {
+				ch.BasisBefore = b.Cost.Basis
+			}
+			if b.Region != e.Region {
+				ch.Change, ch.FromRegion, ch.ToRegion = "moved", b.Region, e.Region
+			} else if same(ch.Before, ch.After) {
 				continue
 			}
 		}

@@ -379,3 +379,60 @@ func mustHead(t *testing.T, repo *git.Repository) plumbing.Hash {
 	}
 	return ref.Hash()
 }
+
+// A resource whose region changed reads as a move, with both prices and both regions, even
+// when the two regions charge the same; a resize in place stays "changed".
+func TestCostDiffReadsARegionMoveAsAMove(t *testing.T) {
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tf = `provider "aws" { region = "us-east-1" }
+provider "aws" {
+  alias  = "second"
+  region = "%s"
+}
+resource "aws_instance" "web" {
+  provider      = aws.second
+  instance_type = "t3.micro"
+}
+resource "aws_instance" "batch" { instance_type = "%s" }
+`
+	commit(t, repo, dir, map[string]string{"main.tf": fmt.Sprintf(tf, "us-east-1", "t3.micro")}, "first")
+	a, _ := newAnalyzer(t, dir)
+	type change struct {
+		address, change, from, to string
+		before, after, delta      float64
+		basisBefore               string
+	}
+	for _, tt := range []struct {
+		region, batch string
+		want          []change
+	}{
+		// t3.micro is 0.0104/h in us-east-1 and us-east-2: a move at the same price.
+		{"us-east-2", "t3.micro", []change{{"aws_instance.web", "moved", "us-east-1", "us-east-2", 7.59, 7.59, 0, "t3.micro 0.0104/h x 730 h x 1"}}},
+		// eu-central-1 prices t3.micro at 0.012/h: 8.76.
+		{"eu-central-1", "t3.small", []change{
+			{"aws_instance.batch", "changed", "", "", 7.59, 15.18, 7.59, "t3.micro 0.0104/h x 730 h x 1"},
+			{"aws_instance.web", "moved", "us-east-1", "eu-central-1", 7.59, 8.76, 1.17, "t3.micro 0.0104/h x 730 h x 1"},
+		}},
+	} {
+		writeFiles(t, dir, map[string]string{"main.tf": fmt.Sprintf(tf, tt.region, tt.batch)})
+		d := call(t, a, `{"base_ref":"HEAD"}`).CostDiff
+		var got []change
+		for _, c := range d.Changes {
+			got = append(got, change{c.Address, c.Change, c.FromRegion, c.ToRegion, value(c.Before), value(c.After), c.Delta, c.BasisBefore})
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: changes\n%v\nwant\n%v", tt.region, got, tt.want)
+		}
+	}
+}
+
+func value(v *float64) float64 {
+	if v == nil {
+		return -1
+	}
+	return *v
+}
