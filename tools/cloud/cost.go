@@ -23,17 +23,94 @@ type PriceTable struct {
 	// SameEverywhere, which the providers charge at one price in every region.
 	Derived        map[string]derivedRegion `json:"derived"`
 	SameEverywhere []string                 `json:"sameEverywhere"`
+	// Verified names, per region, the provider price files its prices were checked against
+	// (written by cmd/prices); a region not listed holds prices transcribed by hand.
+	Verified map[string]string `json:"verified,omitempty"`
 }
 
 type regionPrices struct {
-	InstanceHourly              map[string]float64            `json:"instanceHourly"`
-	DatabaseHourly              map[string]map[string]float64 `json:"databaseHourly"` // engine -> class -> $/h
-	BlockStorageGBMonth         map[string]float64            `json:"blockStorageGBMonth"`
-	DatabaseStorageGBMonth      map[string]float64            `json:"databaseStorageGBMonth"`
-	ObjectStorageGBMonth        map[string]float64            `json:"objectStorageGBMonth"`
-	FixedHourly                 map[string]float64            `json:"fixedHourly"` // resource type -> $/h
-	ProvisionedThroughputHourly map[string]float64            `json:"provisionedThroughputHourly"`
-	Serverless                  map[string]float64            `json:"serverless"`
+	InstanceHourly map[string]float64 `json:"instanceHourly,omitempty"`
+	// WindowsInstanceHourly are Azure's Windows virtual machine prices, license included.
+	WindowsInstanceHourly map[string]float64            `json:"windowsInstanceHourly,omitempty"`
+	DatabaseHourly        map[string]map[string]float64 `json:"databaseHourly,omitempty"` // engine -> class -> $/h
+	// SKUHourly prices services by the SKU name their declaration uses: kind (redis,
+	// appServiceLinux, loadBalancer, ...) -> SKU -> $/h.
+	SKUHourly           map[string]map[string]float64 `json:"skuHourly,omitempty"`
+	BlockStorageGBMonth map[string]float64            `json:"blockStorageGBMonth,omitempty"`
+	// ManagedDiskMonthly are Azure managed disk tiers (P10, E10, S10, LRS): a disk is billed
+	// as the smallest tier that holds its size.
+	ManagedDiskMonthly          map[string]float64 `json:"managedDiskMonthly,omitempty"`
+	DatabaseStorageGBMonth      map[string]float64 `json:"databaseStorageGBMonth,omitempty"`
+	ObjectStorageGBMonth        map[string]float64 `json:"objectStorageGBMonth,omitempty"`
+	FixedHourly                 map[string]float64 `json:"fixedHourly,omitempty"` // resource type -> $/h
+	ProvisionedThroughputHourly map[string]float64 `json:"provisionedThroughputHourly,omitempty"`
+	Serverless                  map[string]float64 `json:"serverless,omitempty"`
+}
+
+// flat returns the region's one-level tables by their JSON name, and nested its two-level
+// ones, so that deriving a region and refreshing prices from a provider's files walk them
+// alike.
+func (p *regionPrices) flat() map[string]*map[string]float64 {
+	return map[string]*map[string]float64{
+		"instanceHourly": &p.InstanceHourly, "windowsInstanceHourly": &p.WindowsInstanceHourly,
+		"blockStorageGBMonth": &p.BlockStorageGBMonth, "managedDiskMonthly": &p.ManagedDiskMonthly,
+		"databaseStorageGBMonth": &p.DatabaseStorageGBMonth, "objectStorageGBMonth": &p.ObjectStorageGBMonth,
+		"fixedHourly": &p.FixedHourly, "provisionedThroughputHourly": &p.ProvisionedThroughputHourly,
+		"serverless": &p.Serverless,
+	}
+}
+
+func (p *regionPrices) nested() map[string]*map[string]map[string]float64 {
+	return map[string]*map[string]map[string]float64{"databaseHourly": &p.DatabaseHourly, "skuHourly": &p.SKUHourly}
+}
+
+// lookup returns the price of key in the table named table (for a nested table, under group).
+func (p *regionPrices) lookup(table, group, key string) (float64, bool) {
+	if m, ok := p.flat()[table]; ok {
+		v, ok := (*m)[key]
+		return v, ok
+	}
+	if m, ok := p.nested()[table]; ok {
+		v, ok := (*m)[group][key]
+		return v, ok
+	}
+	return 0, false
+}
+
+// set writes the price of key in the table named table, creating the maps it needs.
+func (p *regionPrices) set(table, group, key string, v float64) {
+	if m, ok := p.flat()[table]; ok {
+		if *m == nil {
+			*m = map[string]float64{}
+		}
+		(*m)[key] = v
+		return
+	}
+	if m, ok := p.nested()[table]; ok {
+		if *m == nil {
+			*m = map[string]map[string]float64{}
+		}
+		if (*m)[group] == nil {
+			(*m)[group] = map[string]float64{}
+		}
+		(*m)[group][key] = v
+	}
+}
+
+// each calls fn for every price of p.
+func (p *regionPrices) each(fn func(table, group, key string, v float64)) {
+	for name, m := range p.flat() {
+		for k, v := range *m {
+			fn(name, "", k, v)
+		}
+	}
+	for name, m := range p.nested() {
+		for g, classes := range *m {
+			for k, v := range classes {
+				fn(name, g, k, v)
+			}
+		}
+	}
 }
 
 // Prices returns the price table shipped with the package.
@@ -93,12 +170,21 @@ var freeTypes = []string{
 	"azurerm_resource_group", "azurerm_virtual_network", "azurerm_subnet", "azurerm_network_security_group",
 	"azurerm_network_security_rule", "azurerm_network_interface", "azurerm_route_table", "azurerm_route",
 	"azurerm_role_assignment", "azurerm_role_definition", "azurerm_user_assigned_identity",
+	"azurerm_sql_server", "azurerm_mssql_server", "azurerm_sql_firewall_rule", "azurerm_mssql_firewall_rule",
+	"azurerm_mssql_virtual_network_rule", "azurerm_sql_virtual_network_rule", "azurerm_postgresql_flexible_server_",
+	"azurerm_mysql_flexible_server_", "azurerm_mysql_flexible_database", "azurerm_postgresql_configuration",
+	"azurerm_postgresql_firewall_rule", "azurerm_mysql_firewall_rule", "azurerm_mysql_configuration",
+	"azurerm_storage_account_network_rules", "azurerm_storage_container", "azurerm_key_vault_access_policy",
+	"azurerm_network_watcher", "azurerm_nat_gateway_public_ip_association", "azurerm_lb_backend_address_pool",
+	"azurerm_lb_rule", "azurerm_lb_probe", "azurerm_lb_nat_rule", "azurerm_lb_outbound_rule",
+	"azurerm_app_service_virtual_network_swift_connection",
+	"azurerm_kubernetes_cluster_extension", "azurerm_management_lock", "azurerm_monitor_diagnostic_setting",
 }
 
 // chargedTypes extend a free type's name but are charged (an interface endpoint by the hour).
 var chargedTypes = map[string]bool{"aws_vpc_endpoint": true, "azurerm_virtual_network_gateway": true,
 	"azurerm_virtual_network_gateway_connection": true, "azurerm_virtual_network_peering": true,
-	"azurerm_route_server": true}
+	"azurerm_route_server": true, "azurerm_network_watcher_flow_log": true}
 
 // free reports whether a resource type costs nothing by itself: a free type's exact name, a
 // family ending in "_" or "::", or a free type's own sub-resources (aws_security_group_rule).
@@ -166,12 +252,14 @@ func (pt *PriceTable) Estimate(r *Resource, fallbackRegion string, idx map[strin
 	}
 	h := pt.HoursPerMonth
 	n := float64(max(r.Count, 0))
-	switch r.Type {
-	case "aws_instance", "AWS::EC2::Instance", "google_compute_instance", "azurerm_linux_virtual_machine":
-		it := firstString(r, "instance_type", "InstanceType", "machine_type")
-		if r.Type == "azurerm_linux_virtual_machine" {
-			it = firstString(r, "size")
+	if r.Provider == "azurerm" {
+		if c, ok := pt.azure(p, r, n); ok {
+			return c
 		}
+	}
+	switch r.Type {
+	case "aws_instance", "AWS::EC2::Instance", "google_compute_instance":
+		it := firstString(r, "instance_type", "InstanceType", "machine_type")
 		price, ok := p.InstanceHourly[it]
 		if !ok {
 			return unknown("instance type %q not in the price table", it)
@@ -303,6 +391,10 @@ func (pt *PriceTable) hourly(r *Resource, fallbackRegion, class string) (float64
 		v, ok := p.DatabaseHourly[engine][class]
 		return v, ok
 	}
+	if r.Provider == "azurerm" && windows(r) {
+		v, ok := p.WindowsInstanceHourly[class]
+		return v, ok
+	}
 	v, ok := p.InstanceHourly[class]
 	return v, ok
 }
@@ -324,6 +416,9 @@ func (pt *PriceTable) exists(r *Resource, fallbackRegion, class string) bool {
 
 func (p *regionPrices) offers(class string) bool {
 	if _, ok := p.InstanceHourly[class]; ok {
+		return true
+	}
+	if _, ok := p.WindowsInstanceHourly[class]; ok {
 		return true
 	}
 	for _, classes := range p.DatabaseHourly {

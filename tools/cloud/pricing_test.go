@@ -210,8 +210,10 @@ resource "google_compute_instance" "web" { machine_type = "%s" }
 		{"google", "asia-southeast1", "n2-standard-4", 174.62, ""},
 		{"azurerm", "East US", "Standard_B2s", 30.37, ""},
 		{"azurerm", "westus2", "Standard_D2s_v3", 70.08, ""},
-		{"azurerm", "West Europe", "Standard_B2s", -1, "no prices for region azurerm/westeurope in the table, which knows these azurerm regions: eastus, eastus2, westus2"},
-		{"azurerm", "eastus", "Standard_Q9", -1, `instance type "Standard_Q9" not in the price table`},
+		{"azurerm", "West Europe", "Standard_B2s", 37.96, ""}, // 0.0416 x 0.12/0.096 = 0.052/h
+		{"azurerm", "uksouth", "Standard_D2s_v5", 81.03, ""},  // 0.096 x 0.111/0.096 = 0.111/h
+		{"azurerm", "Mars Central", "Standard_B2s", -1, "no prices for region azurerm/marscentral in the table, which knows these azurerm regions: australiaeast, "},
+		{"azurerm", "eastus", "Standard_Q9", -1, `Linux size "Standard_Q9" not in the price table`},
 		{"google", "mars1", "n1-standard-1", -1, "no prices for region google/mars1 in the table, which knows these google regions: asia-northeast1, "},
 	} {
 		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tfs[tt.provider], tt.region, tt.typ)}))
@@ -239,6 +241,10 @@ resource "google_compute_instance" "mid" {
 }
 `, "aws.tf": `provider "aws" { region = "us-east-1" }
 resource "aws_instance" "old" { instance_type = "m1.small" }
+`, "azure.tf": `resource "azurerm_linux_virtual_machine" "small" {
+  location = "eastus"
+  size     = "Standard_DS1_v2"
+}
 `})
 	a, _ := newAnalyzer(t, dir)
 	actions := map[string]string{}
@@ -247,7 +253,8 @@ resource "aws_instance" "old" { instance_type = "m1.small" }
 			actions[r.Resource] = r.Action
 		}
 	}
-	for res, bad := range map[string]string{"google_compute_instance.small": "e2-standard-1", "aws_instance.old": "m5.small"} {
+	for res, bad := range map[string]string{"google_compute_instance.small": "e2-standard-1", "aws_instance.old": "m5.small",
+		"azurerm_linux_virtual_machine.small": "Standard_D1s_v5"} {
 		if a := actions[res]; a == "" || strings.Contains(a, bad) {
 			t.Errorf("%s: action %q", res, a)
 		}
@@ -264,33 +271,49 @@ func TestRecommendedTypesExistInTheirRegion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := map[string]string{"aws": "m4.large", "google": "n1-standard-1"}
-	named := regexp.MustCompile(`^Move to ([a-z0-9.-]+):`)
+	tfs := map[string]string{"aws": `provider "aws" { region = %[1]q }
+resource "aws_instance" "old" { instance_type = "m4.large" }
+resource "aws_instance" "small" { instance_type = "m1.small" }
+`, "google": `provider "google" { region = %[1]q }
+resource "google_compute_instance" "old" { machine_type = "n1-standard-2" }
+resource "google_compute_instance" "small" { machine_type = "n1-standard-1" }
+`, "azurerm": `resource "azurerm_linux_virtual_machine" "old" {
+  location = %[1]q
+  size     = "Standard_D2s_v3"
+}
+resource "azurerm_windows_virtual_machine" "old" {
+  location = %[1]q
+  size     = "Standard_E2s_v3"
+}
+resource "azurerm_linux_virtual_machine" "small" {
+  location = %[1]q
+  size     = "Standard_DS1_v2"
+}
+`}
+	named := regexp.MustCompile(`^Move to ([A-Za-z0-9._-]+):`)
 	for key := range pt.Regions {
 		provider, region, _ := strings.Cut(key, "/")
-		if old[provider] == "" {
-			continue // no previous-generation advice for Azure sizes yet
-		}
-		tf := fmt.Sprintf(`provider "aws" { region = %[1]q }
-provider "google" { region = %[1]q }
-resource "aws_instance" "old" { instance_type = %[2]q }
-resource "google_compute_instance" "old" { machine_type = %[2]q }
-`, region, old[provider])
-		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": tf}))
-		var seen bool
+		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tfs[provider], region)}))
+		seen := map[string]bool{}
 		for _, r := range call(t, a, `{}`).Recommendations {
-			if r.ID != cloud.RecPreviousGeneration || !strings.HasPrefix(r.Resource, map[string]string{"aws": "aws_", "google": "google_"}[provider]) {
+			if r.ID != cloud.RecPreviousGeneration {
 				continue
 			}
-			seen = true
+			seen[r.Resource] = true
+			table := pt.Regions[key].InstanceHourly
+			if strings.Contains(r.Resource, "windows") {
+				table = pt.Regions[key].WindowsInstanceHourly
+			}
 			if m := named.FindStringSubmatch(r.Action); m != nil {
-				if _, ok := pt.Regions[key].InstanceHourly[m[1]]; !ok {
+				if _, ok := table[m[1]]; !ok {
 					t.Errorf("%s: %s names %s, not in the table for the region", key, r.Resource, m[1])
 				}
+			} else if !strings.Contains(r.Action, "family") {
+				t.Errorf("%s: %s: action %q names neither a type nor a family", key, r.Resource, r.Action)
 			}
 		}
-		if !seen {
-			t.Errorf("%s: no previous-generation recommendation for %s", key, old[provider])
+		if len(seen) != strings.Count(tfs[provider], "resource ") {
+			t.Errorf("%s: previous-generation recommendations for %v only", key, seen)
 		}
 	}
 }

@@ -43,17 +43,21 @@ var successors = map[string]string{
 
 var familyRE = regexp.MustCompile(`^((?:db\.)?[a-z]+\d[a-z]*)([.-].+)$`)
 
-// successor returns the current-generation equivalent of an instance or machine type.
-func successor(class string) (string, bool) {
+// successor returns the current-generation equivalent of an instance, machine or VM size, and
+// the family or series it belongs to.
+func successor(class string) (next, family string, ok bool) {
+	if strings.HasPrefix(class, "Standard_") {
+		return azureSuccessor(class)
+	}
 	m := familyRE.FindStringSubmatch(class)
 	if m == nil {
-		return "", false
+		return "", "", false
 	}
-	next, ok := successors[m[1]]
+	nf, ok := successors[m[1]]
 	if !ok {
-		return "", false
+		return "", "", false
 	}
-	return next + m[2], true
+	return nf + m[2], nf, true
 }
 
 // recommender derives recommendations for resources, knowing the whole inventory.
@@ -109,20 +113,23 @@ func (rc *recommender) check(r *Resource) {
 	rc.lifecycle(r)
 }
 
+// sizeKeys are where declarations name an instance, machine or VM size.
+var sizeKeys = [][]any{{"instance_type"}, {"InstanceType"}, {"instance_class"}, {"DBInstanceClass"}, {"machine_type"},
+	{"size"}, {"vm_size"}, {"sku"}, {"default_node_pool", 0, "vm_size"}}
+
 func (rc *recommender) generation(r *Resource) {
-	for _, key := range []string{"instance_type", "InstanceType", "instance_class", "DBInstanceClass", "machine_type"} {
-		class := r.String(key)
-		next, ok := successor(class)
+	for _, key := range sizeKeys {
+		class := r.String(key...)
+		next, family, ok := successor(class)
 		if !ok {
 			continue
 		}
 		action := fmt.Sprintf("Move to %s: same shape, newer hardware, same or lower price", next)
 		if !rc.prices.exists(r, rc.fallbackRegion, next) {
 			// n1-standard-1 has no e2-standard-1: name the family, never a type that does not exist.
-			family := familyRE.FindStringSubmatch(next)[1]
 			action = fmt.Sprintf("Move to the current %s family; %s has no same-named size there, so pick the size from the family's list", family, class)
 		}
-		rc.add(r, RecPreviousGeneration, "Previous-generation instance type", r.At(key),
+		rc.add(r, RecPreviousGeneration, "Previous-generation instance type", r.At(key...),
 			fmt.Sprintf("%s uses %s, a previous-generation type", r.Address, class),
 			action,
 			func() (float64, string) {
@@ -131,12 +138,24 @@ func (rc *recommender) generation(r *Resource) {
 				if !ok1 || !ok2 {
 					return 0, fmt.Sprintf("price of %s or %s unknown in this region", class, next)
 				}
-				n := float64(r.Count)
 				if strings.Contains(r.Type, "launch") {
 					return 0, "instance count is set by the group that uses the template"
 				}
+				n := float64(r.Count)
 				if v, ok := r.Bool("multi_az"); ok && v {
 					n *= 2
+				}
+				if r.Provider == "azurerm" {
+					var why string
+					if len(key) > 1 {
+						n, why = nodeCount(r, key[:len(key)-1]...)
+					} else {
+						n, why = vmCount(r)
+					}
+					if why != "" {
+						return 0, why
+					}
+					n *= float64(r.Count)
 				}
 				return (old - cur) * rc.prices.HoursPerMonth * n, ""
 			})

@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -11,10 +12,13 @@ import (
 // differ from the base by a nearly uniform factor, so one published price per region (the
 // reference type's) carries the region's price level without shipping a full table per region.
 type derivedRegion struct {
-	Base      string   `json:"base"`      // "aws/us-east-1"
-	Reference string   `json:"reference"` // the type whose published price gives the factor
-	Price     float64  `json:"price"`     // the reference type's published $/h in this region
-	Lacks     []string `json:"lacks"`     // instance families the region does not offer
+	Base      string   `json:"base"`            // "aws/us-east-1"
+	Reference string   `json:"reference"`       // the type whose published price gives the factor
+	Price     float64  `json:"price"`           // the reference type's published $/h in this region
+	Lacks     []string `json:"lacks,omitempty"` // instance families the region does not offer
+	// Published prices of this region replace the scaled ones: where the factor is known to
+	// miss (a license priced the same everywhere, a service priced apart from compute).
+	Published *regionPrices `json:"published,omitempty"`
 }
 
 // derive adds the derived regions to pt.Regions.
@@ -33,18 +37,24 @@ func (pt *PriceTable) derive() error {
 			m := familyRE.FindStringSubmatch(strings.TrimPrefix(class, "db."))
 			return m == nil || !slices.Contains(d.Lacks, m[1])
 		}
-		p := regionPrices{
-			InstanceHourly:              scaled(base.InstanceHourly, f, offered, nil),
-			DatabaseHourly:              map[string]map[string]float64{},
-			BlockStorageGBMonth:         scaled(base.BlockStorageGBMonth, f, nil, nil),
-			DatabaseStorageGBMonth:      scaled(base.DatabaseStorageGBMonth, f, nil, nil),
-			ObjectStorageGBMonth:        scaled(base.ObjectStorageGBMonth, f, nil, nil),
-			FixedHourly:                 scaled(base.FixedHourly, f, nil, pt.SameEverywhere),
-			ProvisionedThroughputHourly: scaled(base.ProvisionedThroughputHourly, f, nil, nil),
-			Serverless:                  scaled(base.Serverless, f, nil, nil),
+		var p regionPrices
+		out := p.flat()
+		for name, m := range base.flat() {
+			*out[name] = scaled(*m, f, offered, pt.SameEverywhere)
 		}
-		for engine, classes := range base.DatabaseHourly {
-			p.DatabaseHourly[engine] = scaled(classes, f, offered, nil)
+		nested := p.nested()
+		for name, m := range base.nested() {
+			*nested[name] = map[string]map[string]float64{}
+			for group, classes := range *m {
+				if slices.Contains(pt.SameEverywhere, group) {
+					(*nested[name])[group] = maps.Clone(classes)
+					continue
+				}
+				(*nested[name])[group] = scaled(classes, f, offered, nil)
+			}
+		}
+		if d.Published != nil {
+			d.Published.each(p.set)
 		}
 		pt.Regions[key] = p
 	}

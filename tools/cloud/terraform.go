@@ -183,6 +183,7 @@ func (m *tfModule) resources() ([]*Resource, []FileError) {
 			out = append(out, r)
 		}
 	}
+	inheritRegions(out)
 	return out, nil
 }
 

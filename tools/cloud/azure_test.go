@@ -1,0 +1,106 @@
+package cloud_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every Azure resource kind the table knows is priced from its declaration, in the region of
+// its resource group or of the resource it belongs to; what is billed by use, retired or not
+// in the table says so.
+func TestAzureResourcesArePriced(t *testing.T) {
+	a, _ := newAnalyzer(t, "testdata/azure")
+	r := call(t, a, `{}`)
+	got := byAddress(r)
+	for _, tt := range []struct {
+		address string
+		monthly float64 // -1: unpriced, with note
+		note    string
+	}{
+		{"azurerm_resource_group.rg", 0, ""},
+		{"azurerm_linux_virtual_machine.web", 70.08, ""},                // D2s_v3 Linux 0.096 x 730
+		{"azurerm_windows_virtual_machine.app", 137.24, ""},             // D2s_v3 Windows 0.188 x 730
+		{"azurerm_virtual_machine.legacy", 91.98, ""},                   // os_profile_windows_config: DS1_v2 Windows 0.126 x 730
+		{"azurerm_linux_virtual_machine_scale_set.workers", 185.27, ""}, // F2s_v2 0.0846 x 730 x 3
+		{"azurerm_kubernetes_cluster.aks", 353.32, ""},                  // Standard tier 0.10 x 730 + D4s_v5 0.192 x 730 x 2 (min_count)
+		{"azurerm_kubernetes_cluster_node_pool.win", 548.96, ""},        // D4s_v3 Windows 0.376 x 730 x 2
+		{"azurerm_managed_disk.data", 19.71, ""},                        // 100 GiB Premium_LRS is billed as P10 (128 GiB)
+		{"azurerm_managed_disk.ultra", -1, `disk type "UltraSSD_LRS" not in the price table`},
+		{"azurerm_storage_account.logs", -1, "usage-based: Cool_LRS blob storage 0.01 per GB-month"},
+		{"azurerm_mssql_server.sql", 0, ""},
+		{"azurerm_mssql_database.app", 371.89, ""},  // GP_Gen5_2 0.5044 x 730 + 0.115 x 32 GB
+		{"azurerm_mssql_database.small", 14.75, ""}, // S0 0.0202 x 730, storage included
+		{"azurerm_mssql_database.pooled", 0, ""},
+		{"azurerm_mssql_database.serverless", -1, "usage-based: serverless"},
+		{"azurerm_postgresql_flexible_server.pg", 274.6, ""}, // (0.178 x 730 + 0.115 x 64 GB) x 2 for the HA standby
+		{"azurerm_mysql_flexible_server.my", 17.41, ""},      // 0.0207 x 730 + 0.115 x 20 GB
+		{"azurerm_service_plan.linux", 246.74, ""},           // P1v3 Linux 0.169 x 730 x 2 workers
+		{"azurerm_service_plan.functions", -1, "usage-based: Functions consumption plan"},
+		{"azurerm_app_service_plan.legacy", 73, ""}, // S1 Windows 0.10 x 730
+		{"azurerm_lb.front", 18.25, ""},             // Standard 0.025 x 730
+		{"azurerm_lb.basic", 0, ""},
+		{"azurerm_public_ip.front", 3.65, ""}, // Standard 0.005 x 730
+		{"azurerm_nat_gateway.out", 32.85, ""},
+		{"azurerm_nat_gateway_public_ip_association.out", 0, ""},
+		{"azurerm_redis_cache.cache", 100.74, ""}, // Standard C1 0.138 x 730
+		{"azurerm_cosmosdb_account.db", 0, ""},
+		{"azurerm_cosmosdb_sql_database.shared", 23.36, ""},  // 400 RU/s: 4 x 0.008 x 730
+		{"azurerm_cosmosdb_sql_container.orders", 350.4, ""}, // autoscale to 4000 RU/s: 40 x 0.012 x 730
+		{"azurerm_key_vault.kv", 0, ""},
+		{"azurerm_key_vault_key.hsm", -1, "HSM-protected key"},
+		{"azurerm_postgresql_server.old", -1, "retired on 2025-03-28"},
+	} {
+		e, ok := got[tt.address]
+		switch {
+		case !ok:
+			t.Errorf("%s: not in the inventory", tt.address)
+		case e.Region != "eastus":
+			t.Errorf("%s: region %q, want eastus", tt.address, e.Region)
+		case tt.monthly < 0 && (e.Cost.Monthly != nil || !strings.Contains(e.Cost.Note, tt.note)):
+			t.Errorf("%s: %+v, want unpriced: %s", tt.address, e.Cost, tt.note)
+		case tt.monthly >= 0 && (e.Cost.Monthly == nil || *e.Cost.Monthly != tt.monthly):
+			t.Errorf("%s: %+v, want %v", tt.address, e.Cost, tt.monthly)
+		}
+		delete(got, tt.address)
+	}
+	for addr := range got {
+		t.Errorf("%s: not expected", addr)
+	}
+	// 70.08 + 137.24 + 91.98 + 185.27 + 353.32 + 548.96 + 19.71 + 371.89 + 14.75 + 274.6 + 17.41
+	// + 246.74 + 73 + 18.25 + 3.65 + 32.85 + 100.74 + 23.36 + 350.4 = 2934.2
+	if r.Cost.MonthlyTotal != 2934.2 || r.Cost.Unpriced != 6 {
+		t.Errorf("total %v with %d unpriced, want 2934.2 with 6", r.Cost.MonthlyTotal, r.Cost.Unpriced)
+	}
+}
+
+// Terragoat's Azure files name every location through var.location or their resource group:
+// each resource gets East US, and the free, usage-based and retired ones say which they are.
+func TestTerragoatAzureRegionsAndFreeResources(t *testing.T) {
+	a, _ := newAnalyzer(t, "testdata/terragoat-azure")
+	r := call(t, a, `{}`)
+	var priced []string
+	for _, e := range r.Resources {
+		if e.Region != "eastus" {
+			t.Errorf("%s: region %q, want eastus", e.Address, e.Region)
+		}
+		if e.Cost.Monthly != nil && *e.Cost.Monthly > 0 {
+			priced = append(priced, e.Address)
+		}
+	}
+	got := byAddress(r)
+	for addr, note := range map[string]string{
+		"azurerm_mysql_server.example":              "retired on 2024-09-16",
+		"azurerm_postgresql_server.example":         "retired on 2025-03-28",
+		"azurerm_storage_account.example":           "usage-based",
+		"azurerm_network_watcher_flow_log.flow_log": "usage-based",
+	} {
+		if c := got[addr].Cost; c == nil || c.Monthly != nil || !strings.Contains(c.Note, note) {
+			t.Errorf("%s: %+v, want unpriced: %s", addr, c, note)
+		}
+	}
+	// A 1 GiB Standard_LRS disk is billed as S4, the smallest Standard HDD tier (32 GiB): 1.54.
+	if len(priced) != 1 || r.Cost.MonthlyTotal != 1.54 || r.Cost.Unpriced != 4 || len(r.Resources) != 21 {
+		t.Errorf("priced above 0: %v, total %v, %d of %d unpriced; want the disk alone at 1.54, 4 of 21 unpriced",
+			priced, r.Cost.MonthlyTotal, r.Cost.Unpriced, len(r.Resources))
+	}
+}
