@@ -104,3 +104,38 @@ func TestTerragoatAzureRegionsAndFreeResources(t *testing.T) {
 			priced, r.Cost.MonthlyTotal, r.Cost.Unpriced, len(r.Resources))
 	}
 }
+
+// West Europe is derived from East US by its Linux D2s_v3 price (0.12/0.096), but the prices
+// cmd/prices read from Azure's price files for it replace the scaled ones: the Windows license
+// and the managed disk follow the factor less closely than compute does.
+func TestPublishedPricesReplaceScaledOnes(t *testing.T) {
+	tf := `resource "azurerm_resource_group" "rg" {
+  name     = "eu"
+  location = "West Europe"
+}
+resource "azurerm_linux_virtual_machine" "linux" {
+  location = azurerm_resource_group.rg.location
+  size     = "Standard_D2s_v3"
+}
+resource "azurerm_windows_virtual_machine" "windows" {
+  location = azurerm_resource_group.rg.location
+  size     = "Standard_D2s_v3"
+}
+resource "azurerm_managed_disk" "data" {
+  location             = azurerm_resource_group.rg.location
+  storage_account_type = "Premium_LRS"
+  disk_size_gb         = 128
+}
+`
+	a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": tf}))
+	got := byAddress(call(t, a, `{}`))
+	for addr, want := range map[string]float64{
+		"azurerm_linux_virtual_machine.linux":     87.6,   // scaled: 0.096 x 1.25 = 0.12/h
+		"azurerm_windows_virtual_machine.windows": 154.76, // published 0.212/h, where scaling gives 0.235
+		"azurerm_managed_disk.data":               21.68,  // published P10, where scaling gives 24.64
+	} {
+		if c := got[addr].Cost; c == nil || c.Monthly == nil || *c.Monthly != want {
+			t.Errorf("%s: %+v, want %v", addr, c, want)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package cloud
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -113,13 +115,25 @@ func (p *regionPrices) each(fn func(table, group, key string, v float64)) {
 	}
 }
 
-// Prices returns the price table shipped with the package.
+// Prices returns the price table shipped with the package, its derived regions priced.
 func Prices() (*PriceTable, error) {
-	var pt PriceTable
-	if err := json.Unmarshal(priceJSON, &pt); err != nil {
-		return nil, fmt.Errorf("price table: %w", err)
+	pt, err := ReadPriceTable(bytes.NewReader(priceJSON))
+	if err != nil {
+		return nil, err
 	}
 	if err := pt.derive(); err != nil {
+		return nil, fmt.Errorf("price table: %w", err)
+	}
+	return pt, nil
+}
+
+// ReadPriceTable decodes a price table as prices.json stores it: derived regions are left
+// under Derived, not priced, so that the table can be refreshed and written back.
+func ReadPriceTable(r io.Reader) (*PriceTable, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields() // a field this code does not know would be lost on writing back
+	var pt PriceTable
+	if err := dec.Decode(&pt); err != nil {
 		return nil, fmt.Errorf("price table: %w", err)
 	}
 	return &pt, nil

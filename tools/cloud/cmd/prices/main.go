@@ -1,0 +1,147 @@
+// Command prices refreshes the price table of tools/cloud (prices.json) from the providers'
+// published machine-readable price files, read from disk so that an operator with network
+// access downloads them and the run itself needs none:
+//
+//   - -aws: AWS Price List bulk offer files
+//     (https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/<region>/index.json):
+//     EC2 Linux on-demand instances and EBS volumes.
+//   - -azure: pages of the Azure Retail Prices API
+//     (https://prices.azure.com/api/retail/prices?$filter=...): virtual machines (Linux and
+//     Windows), LRS managed disk tiers, PostgreSQL flexible server compute and storage.
+//   - -google: pages of the Cloud Billing Catalog API's Compute Engine SKUs
+//     (https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus): predefined
+//     machine types, priced from their vCPU, memory and GPU SKUs.
+//
+// Each flag can be given several times. Only prices of what the table lists are written; the
+// report on standard output says, per region, how many the files confirmed, which changed,
+// and what the files price that the table does not list. With -n nothing is written.
+//
+//	go run ./tools/cloud/cmd/prices -azure westeurope.json -aws ec2-us-east-2.json
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/platform-dev/platform/tools/cloud"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "prices:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// files collects a repeatable file flag.
+type files []string
+
+func (f *files) String() string     { return strings.Join(*f, ",") }
+func (f *files) Set(v string) error { *f = append(*f, v); return nil }
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("prices", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	table := fs.String("table", "tools/cloud/prices.json", "the price table to refresh")
+	out := fs.String("out", "", "where to write the refreshed table (default: -table)")
+	date := fs.String("date", time.Now().UTC().Format(time.DateOnly), "the date the files were read, for the table's verified notes")
+	dryRun := fs.Bool("n", false, "report only, write nothing")
+	var aws, azure, google files
+	fs.Var(&aws, "aws", "an AWS Price List bulk offer file (repeatable)")
+	fs.Var(&azure, "azure", "a page of the Azure Retail Prices API (repeatable)")
+	fs.Var(&google, "google", "a page of Compute Engine SKUs from the Cloud Billing Catalog API (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: price files go after -aws, -azure or -google", fs.Args())
+	}
+	if *out == "" {
+		*out = *table
+	}
+	src, err := os.ReadFile(*table)
+	if err != nil {
+		return err
+	}
+	pt, err := cloud.ReadPriceTable(bytes.NewReader(src))
+	if err != nil {
+		return fmt.Errorf("%s: %w", *table, err)
+	}
+	var obs []cloud.PriceObservation
+	readers := []struct {
+		names files
+		read  func(io.Reader) ([]cloud.PriceObservation, error)
+	}{
+		{aws, cloud.ReadAWSOffer},
+		{azure, cloud.ReadAzureRetailPrices},
+		{google, func(r io.Reader) ([]cloud.PriceObservation, error) { return cloud.ReadGoogleSKUs(r, pt) }},
+	}
+	for _, rd := range readers {
+		for _, name := range rd.names {
+			o, err := readFile(name, rd.read)
+			if err != nil {
+				return err
+			}
+			obs = append(obs, o...)
+		}
+	}
+	report, err := pt.Refresh(obs, *date)
+	if err != nil {
+		return err
+	}
+	regions := make([]string, 0, len(report))
+	for r := range report {
+		regions = append(regions, r)
+	}
+	slices.Sort(regions)
+	for _, region := range regions {
+		r := report[region]
+		if r.NotInTable {
+			fmt.Fprintf(stdout, "%s: region not in the table (add it under derived with its reference price), left out\n", region)
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: %d confirmed, %d changed, %d not in the table\n", region, r.Confirmed, len(r.Changed), len(r.Unknown))
+		slices.Sort(r.Changed)
+		for _, c := range r.Changed {
+			fmt.Fprintf(stdout, "  changed %s\n", c)
+		}
+		slices.Sort(r.Unknown)
+		for _, u := range slices.Compact(r.Unknown) {
+			fmt.Fprintf(stdout, "  not in the table: %s\n", u)
+		}
+	}
+	if *dryRun {
+		return nil
+	}
+	b, err := pt.Encode()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out, b, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return nil
+}
+
+func readFile(name string, read func(io.Reader) ([]cloud.PriceObservation, error)) ([]cloud.PriceObservation, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	obs, err := read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return obs, nil
+}
