@@ -116,8 +116,11 @@ func (p *regionPrices) each(fn func(table, group, key string, v float64)) {
 }
 
 // Prices returns the price table shipped with the package, its derived regions priced.
-func Prices() (*PriceTable, error) {
-	pt, err := ReadPriceTable(bytes.NewReader(priceJSON))
+func Prices() (*PriceTable, error) { return readDerived(priceJSON) }
+
+// readDerived decodes a price table and prices its derived regions.
+func readDerived(b []byte) (*PriceTable, error) {
+	pt, err := ReadPriceTable(bytes.NewReader(b))
 	if err != nil {
 		return nil, err
 	}

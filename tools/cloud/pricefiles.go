@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 )
+
+// errNoPrices is returned by a reader that found no price it understands in a file.
+var errNoPrices = errors.New("no on-demand price the table uses in this file")
 
 // awsOffer is the part of an AWS Price List bulk offer file (offers/v1.0/aws/AmazonEC2/...
 // /index.json) that on-demand prices need.

@@ -3,7 +3,6 @@ package cloud
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -133,14 +132,7 @@ func (pt *PriceTable) derived() (*PriceTable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("price table: %w", err)
 	}
-	full, err := ReadPriceTable(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	if err := full.derive(); err != nil {
-		return nil, fmt.Errorf("price table: %w", err)
-	}
-	return full, nil
+	return readDerived(b)
 }
 
 // match finds key in the named table, ignoring case (the price files write B1MS where the
@@ -308,6 +300,3 @@ func (n *node) flat() bool {
 	}
 	return true
 }
-
-// errNoPrices is returned by a reader that found no price it understands in a file.
-var errNoPrices = errors.New("no on-demand price the table uses in this file")
