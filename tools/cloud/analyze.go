@@ -115,7 +115,7 @@ func Scan(ctx context.Context, ws *workspace.Workspace, dir string) (*Inventory,
 var awsRegion = regexp.MustCompile(`^[a-z]{2}(-gov)?-[a-z]+-\d+$`)
 
 // providerAliases lets a caller name a provider the way people say it.
-var providerAliases = map[string]string{"gcp": "google", "k8s": "kubernetes", "docker": "compose"}
+var providerAliases = map[string]string{"gcp": "google", "azure": "azurerm", "k8s": "kubernetes", "docker": "compose"}
 
 // Report analyses an inventory: filters, recommendations and, with opts.CostAnalysis, prices.
 func (pt *PriceTable) Report(inv *Inventory, opts Options) *Report {
@@ -322,7 +322,7 @@ func (a *Analyzer) Spec() tools.Spec {
 const inputSchema = `{
   "type": "object",
   "properties": {
-    "service": {"type": "string", "maxLength": 64, "description": "Only this service (ec2, ebs, s3, rds, lambda, dynamodb, eks, compute, gcs, cloudsql, kubernetes, compose, ...) or provider (aws, gcp, kubernetes)."},
+    "service": {"type": "string", "maxLength": 64, "description": "Only this service (ec2, ebs, s3, rds, lambda, dynamodb, eks, compute, gcs, cloudsql, kubernetes, compose, ...) or provider (aws, gcp, azure, kubernetes)."},
     "region": {"type": "string", "maxLength": 64, "description": "Only resources in this provider region (e.g. us-east-1); CloudFormation resources are priced in it."},
     "cost_analysis": {"type": "boolean", "default": true, "description": "Estimate monthly cost per resource and service, and the saving of each recommendation."},
     "path": {"type": "string", "maxLength": 4096, "description": "Folder or file below the workspace to analyse (default: the workspace root)."},

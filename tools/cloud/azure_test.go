@@ -139,3 +139,15 @@ resource "azurerm_managed_disk" "data" {
 		}
 	}
 }
+
+// Azure resources group under the services of Azure's price list, and "azure" names the
+// provider.
+func TestAzureServices(t *testing.T) {
+	a, _ := newAnalyzer(t, "testdata/azure")
+	for args, want := range map[string]int{`{"service":"azure"}`: 32, `{"service":"virtual-machines"}`: 4, `{"service":"aks"}`: 2,
+		`{"service":"storage"}`: 3, `{"service":"sql-database"}`: 5, `{"service":"cosmos-db"}`: 3, `{"service":"app-service"}`: 3} {
+		if r := call(t, a, args); len(r.Resources) != want {
+			t.Errorf("%s: %d resources, want %d", args, len(r.Resources), want)
+		}
+	}
+}
