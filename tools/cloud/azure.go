@@ -30,7 +30,11 @@ func (pt *PriceTable) azure(p *regionPrices, r *Resource, n float64) (c Cost, ok
 		if why != "" {
 			return unknown("%s", why), true
 		}
-		return pt.vms(p, size, windows(r), count*n, ""), true
+		vms := pt.vms(p, size, windows(r), count*n)
+		if r.Type == "azurerm_kubernetes_cluster_node_pool" {
+			return vms, true
+		}
+		return withOSDisk(p, r, vms, count*n), true
 	case "azurerm_kubernetes_cluster":
 		tier := firstString(r, "sku_tier")
 		if tier == "" {
@@ -45,7 +49,7 @@ func (pt *PriceTable) azure(p *regionPrices, r *Resource, n float64) (c Cost, ok
 		if why != "" {
 			return unknown("default node pool: %s", why), true
 		}
-		nodes := pt.vms(p, size, false, count*n, "")
+		nodes := pt.vms(p, size, false, count*n)
 		if nodes.Monthly == nil {
 			return unknown("default node pool: %s", nodes.Note), true
 		}
@@ -100,8 +104,8 @@ func (pt *PriceTable) azure(p *regionPrices, r *Resource, n float64) (c Cost, ok
 	return Cost{}, false
 }
 
-// vms prices count virtual machines of size; extra is added to the basis.
-func (pt *PriceTable) vms(p *regionPrices, size string, windows bool, count float64, extra string) Cost {
+// vms prices count virtual machines of size.
+func (pt *PriceTable) vms(p *regionPrices, size string, windows bool, count float64) Cost {
 	table, os := p.InstanceHourly, "Linux"
 	if windows {
 		table, os = p.WindowsInstanceHourly, "Windows"
@@ -110,7 +114,7 @@ func (pt *PriceTable) vms(p *regionPrices, size string, windows bool, count floa
 	if !ok {
 		return unknown("%s size %q not in the price table", os, size)
 	}
-	return known(price*pt.HoursPerMonth*count, fmt.Sprintf("%s %s %g/h x %g h x %g%s", os, size, price, pt.HoursPerMonth, count, extra))
+	return known(price*pt.HoursPerMonth*count, fmt.Sprintf("%s %s %g/h x %g h x %g", os, size, price, pt.HoursPerMonth, count))
 }
 
 // windows reports whether an Azure virtual machine, scale set or node pool runs Windows.
@@ -162,16 +166,20 @@ var diskTiers = []struct {
 var diskLetter = map[string]string{"Premium_LRS": "P", "StandardSSD_LRS": "E", "Standard_LRS": "S"}
 
 func (pt *PriceTable) managedDisk(p *regionPrices, r *Resource, n float64) Cost {
-	typ := firstString(r, "storage_account_type")
-	letter, ok := diskLetter[typ]
-	if !ok {
-		return unknown("disk type %q not in the price table (it prices Premium_LRS, StandardSSD_LRS and Standard_LRS tiers)", typ)
-	}
 	size, ok := r.Number("disk_size_gb")
 	if !ok {
 		return unknown("disk size not declared")
 	}
-	// Standard HDD starts at S4: a smaller disk is billed as the smallest tier there is.
+	return diskPrice(p, firstString(r, "storage_account_type"), size, n)
+}
+
+// diskPrice prices n managed disks of type typ and size GiB: the smallest tier that holds
+// them (Standard HDD starts at S4, so a smaller disk is billed as S4).
+func diskPrice(p *regionPrices, typ string, size, n float64) Cost {
+	letter, ok := diskLetter[typ]
+	if !ok {
+		return unknown("disk type %q not in the price table (it prices Premium_LRS, StandardSSD_LRS and Standard_LRS tiers)", typ)
+	}
 	for _, t := range diskTiers {
 		price, ok := p.ManagedDiskMonthly[letter+t.tier]
 		if size > t.gb || !ok {
@@ -180,6 +188,30 @@ func (pt *PriceTable) managedDisk(p *regionPrices, r *Resource, n float64) Cost 
 		return known(price*n, fmt.Sprintf("%s %s%s (up to %g GiB) %g/month x %g", typ, letter, t.tier, t.gb, price, n))
 	}
 	return unknown("no %s tier of %g GiB or more in the price table", typ, size)
+}
+
+// withOSDisk adds a virtual machine's or scale set's OS disk to its compute price when the
+// declaration sizes it; otherwise the image sets the size, and the basis says the disk is out.
+func withOSDisk(p *regionPrices, r *Resource, vms Cost, count float64) Cost {
+	if vms.Monthly == nil {
+		return vms
+	}
+	typ, size, ok := r.String("os_disk", 0, "storage_account_type"), 0.0, false
+	if typ != "" {
+		size, ok = r.Number("os_disk", 0, "disk_size_gb")
+	} else if typ = r.String("storage_os_disk", 0, "managed_disk_type"); typ != "" {
+		size, ok = r.Number("storage_os_disk", 0, "disk_size_gb")
+	}
+	if !ok {
+		vms.Basis += " (OS disk not included: its size comes from the image)"
+		return vms
+	}
+	disk := diskPrice(p, typ, size, count)
+	if disk.Monthly == nil {
+		vms.Basis += " (OS disk not included: " + disk.Note + ")"
+		return vms
+	}
+	return known(*vms.Monthly+*disk.Monthly, vms.Basis+" + OS disk "+disk.Basis)
 }
 
 // vCoreSQL matches Azure SQL Database vCore SKUs, which bill storage apart (GP_Gen5_2,

@@ -18,10 +18,10 @@ func TestAzureResourcesArePriced(t *testing.T) {
 		note    string
 	}{
 		{"azurerm_resource_group.rg", 0, ""},
-		{"azurerm_linux_virtual_machine.web", 70.08, ""},                // D2s_v3 Linux 0.096 x 730
-		{"azurerm_windows_virtual_machine.app", 137.24, ""},             // D2s_v3 Windows 0.188 x 730
-		{"azurerm_virtual_machine.legacy", 91.98, ""},                   // os_profile_windows_config: DS1_v2 Windows 0.126 x 730
-		{"azurerm_linux_virtual_machine_scale_set.workers", 185.27, ""}, // F2s_v2 0.0846 x 730 x 3
+		{"azurerm_linux_virtual_machine.web", 70.08, ""},                // D2s_v3 Linux 0.096 x 730; the image sizes the OS disk
+		{"azurerm_windows_virtual_machine.app", 156.95, ""},             // D2s_v3 Windows 0.188 x 730 + OS disk P10 (127 GiB) 19.71
+		{"azurerm_virtual_machine.legacy", 97.87, ""},                   // os_profile_windows_config: DS1_v2 Windows 0.126 x 730 + S10 5.89
+		{"azurerm_linux_virtual_machine_scale_set.workers", 192.47, ""}, // (F2s_v2 0.0846 x 730 + OS disk E4 2.40) x 3
 		{"azurerm_kubernetes_cluster.aks", 353.32, ""},                  // Standard tier 0.10 x 730 + D4s_v5 0.192 x 730 x 2 (min_count)
 		{"azurerm_kubernetes_cluster_node_pool.win", 548.96, ""},        // D4s_v3 Windows 0.376 x 730 x 2
 		{"azurerm_managed_disk.data", 19.71, ""},                        // 100 GiB Premium_LRS is billed as P10 (128 GiB)
@@ -66,10 +66,18 @@ func TestAzureResourcesArePriced(t *testing.T) {
 	for addr := range got {
 		t.Errorf("%s: not expected", addr)
 	}
-	// 70.08 + 137.24 + 91.98 + 185.27 + 353.32 + 548.96 + 19.71 + 371.89 + 14.75 + 274.6 + 17.41
-	// + 246.74 + 73 + 18.25 + 3.65 + 32.85 + 100.74 + 23.36 + 350.4 = 2934.2
-	if r.Cost.MonthlyTotal != 2934.2 || r.Cost.Unpriced != 6 {
-		t.Errorf("total %v with %d unpriced, want 2934.2 with 6", r.Cost.MonthlyTotal, r.Cost.Unpriced)
+	// 70.08 + 156.95 + 97.87 + 192.47 + 353.32 + 548.96 + 19.71 + 371.89 + 14.75 + 274.6 + 17.41
+	// + 246.74 + 73 + 18.25 + 3.65 + 32.85 + 100.74 + 23.36 + 350.4 = 2967
+	if r.Cost.MonthlyTotal != 2967 || r.Cost.Unpriced != 6 {
+		t.Errorf("total %v with %d unpriced, want 2967 with 6", r.Cost.MonthlyTotal, r.Cost.Unpriced)
+	}
+	for addr, basis := range map[string]string{
+		"azurerm_linux_virtual_machine.web":   "Linux Standard_D2s_v3 0.096/h x 730 h x 1 (OS disk not included: its size comes from the image)",
+		"azurerm_windows_virtual_machine.app": "Windows Standard_D2s_v3 0.188/h x 730 h x 1 + OS disk Premium_LRS P10 (up to 128 GiB) 19.71/month x 1",
+	} {
+		if b := byAddress(r)[addr].Cost.Basis; b != basis {
+			t.Errorf("%s: basis %q, want %q", addr, b, basis)
+		}
 	}
 }
 

@@ -12,6 +12,10 @@ resource "azurerm_linux_virtual_machine" "web" {
   location            = azurerm_resource_group.rg.location
   resource_group_name = azurerm_resource_group.rg.name
   size                = "Standard_D2s_v3"
+  os_disk {
+    caching              = "ReadWrite"
+    storage_account_type = "Premium_LRS"
+  }
 }
 
 resource "azurerm_windows_virtual_machine" "app" {
@@ -19,6 +23,11 @@ resource "azurerm_windows_virtual_machine" "app" {
   location            = azurerm_resource_group.rg.location
   resource_group_name = azurerm_resource_group.rg.name
   size                = "Standard_D2s_v3"
+  os_disk {
+    caching              = "ReadWrite"
+    storage_account_type = "Premium_LRS"
+    disk_size_gb         = 127
+  }
 }
 
 resource "azurerm_virtual_machine" "legacy" {
@@ -27,6 +36,12 @@ resource "azurerm_virtual_machine" "legacy" {
   resource_group_name = azurerm_resource_group.rg.name
   vm_size             = "Standard_DS1_v2"
   os_profile_windows_config {}
+  storage_os_disk {
+    name              = "legacy-os"
+    create_option     = "FromImage"
+    managed_disk_type = "Standard_LRS"
+    disk_size_gb      = 128
+  }
 }
 
 resource "azurerm_linux_virtual_machine_scale_set" "workers" {
@@ -35,6 +50,11 @@ resource "azurerm_linux_virtual_machine_scale_set" "workers" {
   resource_group_name = azurerm_resource_group.rg.name
   sku                 = "Standard_F2s_v2"
   instances           = 3
+  os_disk {
+    caching              = "ReadWrite"
+    storage_account_type = "StandardSSD_LRS"
+    disk_size_gb         = 30
+  }
 }
 
 resource "azurerm_kubernetes_cluster" "aks" {
