@@ -83,8 +83,9 @@ func TestAzureResourcesArePriced(t *testing.T) {
 
 // Terragoat's Azure files name every location through var.location or their resource group:
 // each resource gets East US, and the free, usage-based and retired ones say which they are.
+// The files are the excerpt tools/security pins for its recall figures.
 func TestTerragoatAzureRegionsAndFreeResources(t *testing.T) {
-	a, _ := newAnalyzer(t, "testdata/terragoat-azure")
+	a, _ := newAnalyzer(t, "../security/testdata/iac/terragoat/azure")
 	r := call(t, a, `{}`)
 	var priced []string
 	for _, e := range r.Resources {
