@@ -3,7 +3,6 @@ package gql
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
 	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
@@ -120,49 +119,29 @@ func (w *metaWalk) selections(set ast.SelectionSet, typ string, f *metaFill, spr
 // rewrite replaces each noted field, from its alias or name to its name, with
 // "key: __typename".
 func (w *metaWalk) rewrite(query string) string {
-	// The end of each field's name: the token after "alias :", or the first.
-	ends := map[int]int{}
+	var toks []lexer.Token
 	l := lexer.New(&ast.Source{Input: query})
-	var prev []lexer.Token
 	for {
 		tok, err := l.ReadToken()
 		if err != nil || tok.Kind == lexer.EOF {
 			break
 		}
-		prev = append(prev, tok)
+		toks = append(toks, tok)
 	}
-	for i, tok := range prev {
-		if w.edits[tok.Pos.Start] == nil {
+	splices := map[int]splice{}
+	for i, tok := range toks {
+		f := w.edits[tok.Pos.Start]
+		if f == nil {
 			continue
 		}
+		// The field's name is the token after "alias :", or the first.
 		end := tok.Pos.End
-		if i+2 < len(prev) && prev[i+1].Kind == lexer.Colon {
-			end = prev[i+2].Pos.End
+		if i+2 < len(toks) && toks[i+1].Kind == lexer.Colon {
+			end = toks[i+2].Pos.End
 		}
-		ends[tok.Pos.Start] = end
+		splices[tok.Pos.Start] = splice{text: f.Alias + ": __typename", end: end}
 	}
-	starts := make([]int, 0, len(ends))
-	for s := range ends {
-		starts = append(starts, s)
-	}
-	sort.Ints(starts)
-	var b strings.Builder
-	b.Grow(len(query) + 16*len(starts))
-	r, next := 0, 0
-	skipTo := -1
-	for _, c := range query {
-		if next < len(starts) && starts[next] == r {
-			b.WriteString(w.edits[r].Alias)
-			b.WriteString(": __typename")
-			skipTo = ends[r]
-			next++
-		}
-		if r >= skipTo {
-			b.WriteRune(c)
-		}
-		r++
-	}
-	return b.String()
+	return spliced(query, splices)
 }
 
 // apply writes data, an answer of the rewritten document, with the noted keys given their
