@@ -29,10 +29,11 @@ type docKey struct {
 }
 
 // prepared is a document as the endpoint runs it: op decides whether and where, exec is the
-// text graph-gophers executes.
+// text graph-gophers executes, fill completes its answer (introspection.go).
 type prepared struct {
 	op   operationInfo
 	exec string
+	fill *metaFill
 }
 
 func newDocuments(keys responseKeys) documents {
@@ -51,6 +52,9 @@ func (d documents) prepare(query, opName string, get bool) prepared {
 		}
 	}
 	p := prepared{op: d.keys.operation(query, opName, get), exec: d.keys.rewrite(query)}
+	if p.op.introspects {
+		p.exec, p.fill = completeIntrospection(p.exec, opName, d.keys.maxTokens)
+	}
 	if d.seen != nil && len(query) <= documentMaxBytes {
 		d.seen.Add(k, p)
 	}

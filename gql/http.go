@@ -144,6 +144,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	default:
 		resp = a.exec(r.Context(), doc.exec, opName, vars, op.metaOnly)
+		resp.Data = doc.fill.apply(resp.Data)
 	}
 	for _, e := range resp.Errors {
 		readable(e)

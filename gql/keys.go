@@ -48,7 +48,7 @@ func (rk responseKeys) rewrite(query string) string {
 	if err != nil {
 		return query
 	}
-	inserts := map[int]string{} // rune offset -> alias to insert there
+	inserts := map[int]splice{} // by rune offset: the alias to insert there
 	for _, op := range doc.Operations {
 		if op.Operation != ast.Mutation {
 			continue
@@ -70,27 +70,40 @@ func (rk responseKeys) rewrite(query string) string {
 				key = rk.camel[f.Name]
 			}
 			used[key] = f.Name
-			inserts[f.Position.Start] = key
+			inserts[f.Position.Start] = splice{text: key + ": ", end: f.Position.Start}
 		}
 	}
 	if len(inserts) == 0 {
 		return query
 	}
-	offsets := make([]int, 0, len(inserts))
-	for o := range inserts {
-		offsets = append(offsets, o)
+	return spliced(query, inserts)
+}
+
+// splice replaces the runes of a document from the offset it is keyed by up to end with text.
+type splice struct {
+	text string
+	end  int
+}
+
+// spliced applies splices, keyed by rune offset, that do not overlap.
+func spliced(query string, splices map[int]splice) string {
+	starts := make([]int, 0, len(splices))
+	for o := range splices {
+		starts = append(starts, o)
 	}
-	sort.Ints(offsets)
+	sort.Ints(starts)
 	var b strings.Builder
-	b.Grow(len(query) + 24*len(offsets))
-	r, next := 0, 0
+	b.Grow(len(query) + 24*len(starts))
+	r, next, skipTo := 0, 0, 0
 	for _, c := range query {
-		if next < len(offsets) && offsets[next] == r {
-			b.WriteString(inserts[offsets[next]])
-			b.WriteString(": ")
+		if next < len(starts) && starts[next] == r {
+			b.WriteString(splices[r].text)
+			skipTo = splices[r].end
 			next++
 		}
-		b.WriteRune(c)
+		if r >= skipTo {
+			b.WriteRune(c)
+		}
 		r++
 	}
 	return b.String()

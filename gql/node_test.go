@@ -11,7 +11,7 @@ import (
 
 // TestNodeClients runs real clients from npm against the API: graphql-http's server audit
 // (every check, notices included, must pass) and graphql-js's getIntrospectionQuery with
-// buildClientSchema. .ci/run installs node and the pinned packages (gql/testdata/npm).
+// buildClientSchema, with the default options and with every option on. .ci/run installs node and the pinned packages (gql/testdata/npm).
 func TestNodeClients(t *testing.T) {
 	node, err := osexec.LookPath("node")
 	if err != nil {
@@ -22,15 +22,15 @@ func TestNodeClients(t *testing.T) {
 	}
 	srv := serve(t, gql.Config{Tables: []gql.Table{products()}, Introspection: true})
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	for _, script := range []string{"audit.mjs", "introspect.mjs"} {
-		t.Run(script, func(t *testing.T) {
-			cmd := osexec.CommandContext(t.Context(), node, script, addr, addr)
+	for _, args := range [][]string{{"audit.mjs"}, {"introspect.mjs"}, {"introspect.mjs", "full"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			cmd := osexec.CommandContext(t.Context(), node, append([]string{args[0], addr, addr}, args[1:]...)...)
 			cmd.Dir = "testdata/npm"
 			out, err := cmd.CombinedOutput()
 			if err != nil {
-				t.Fatalf("node %s: %v\n%s", script, err, out)
+				t.Fatalf("node %s: %v\n%s", args, err, out)
 			}
-			t.Logf("node %s: %s", script, out)
+			t.Logf("node %s: %s", args, out)
 		})
 	}
 }

@@ -44,9 +44,11 @@ func (e *RelationError) Error() string {
 
 // CheckRelations reports, as a *RelationError, the first relation of tables that cannot be
 // served: a name taken by a field, an unknown table or field, a field that cannot hold a
-// uid, or relations that lead back to the table they start from. Records are Go types built
-// at run time for graph-gophers, and Go cannot build a type that contains itself, so a
-// record type may not nest itself through relations.
+// uid, or relations that lead back to the table they start from. graph-gophers binds every
+// field of every type a schema reaches to a Go type when the schema is built, so a cycle of
+// GraphQL types needs a cycle of Go types; records are Go types built at run time, which
+// cannot contain themselves, and a distinct type per nesting level grows as
+// (relations per type)^(levels), so a record type may not nest itself through relations.
 func CheckRelations(tables []Table) error {
 	byName := make(map[string]Table, len(tables))
 	for _, t := range tables {
