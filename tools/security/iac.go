@@ -60,6 +60,7 @@ type trivyFinding struct {
 	File       string   `json:"file"`
 	Line       int      `json:"line"`
 	EndLine    int      `json:"endLine"`
+	Resource   string   `json:"resource"`
 	Source     string   `json:"source"`
 	Links      []string `json:"links"`
 }
@@ -279,6 +280,11 @@ var trivyEquivalents = map[string][]string{
 	ruleClusterAdmin.id:   {"KSV-0111"},
 	rulePublicDatabase.id: {"AWS-0180", "AWS-0082"},
 	ruleIMDSv1.id:         {"AWS-0028", "AWS-0130"},
+	ruleOpenAPIMethod.id:  {"AWS-0004"},
+	ruleAPIAccessLog.id:   {"AWS-0001", "AWS-0113", "AWS-0116"},
+	ruleAPITracing.id:     {"AWS-0003", "AWS-0111"},
+	ruleAPICache.id:       {"AWS-0190"},
+	rulePublicIP.id:       {"AWS-0009"},
 	ruleDockerUser.id:     {"DS-0002"},
 	ruleDockerAdd.id:      {"DS-0005"},
 }
@@ -291,7 +297,7 @@ func trivyFindings(own []Finding, tf []trivyFinding) (ours, theirs []Finding) {
 		theirs = append(theirs, Finding{
 			RuleID: t.ID, Title: t.Title, Severity: t.Severity, Category: CategoryInfrastructure,
 			File: t.File, Line: line, Location: fmt.Sprintf("%s:%d", t.File, line),
-			Message: t.Message, Remediation: t.Resolution, Tool: "trivy",
+			Message: t.Message, Remediation: t.Resolution, Tool: "trivy", Resource: t.Resource,
 		})
 	}
 	for _, f := range own {
@@ -308,16 +314,16 @@ func trivyFindings(own []Finding, tf []trivyFinding) (ours, theirs []Finding) {
 }
 
 // nearestEquivalent returns the index of the Trivy finding that reports f's problem: an
-// equivalent check in the same file whose lines are nearest f's, within a few lines (Trivy
-// points at a resource, a container or the offending value, ours at the attribute or the
-// block); -1 when there is none.
+// equivalent check in the same file, on the same resource when both name theirs, whose lines
+// are nearest f's, within a few lines (Trivy points at a resource, a container or the
+// offending value, ours at the attribute or the block); -1 when there is none.
 func nearestEquivalent(f Finding, tf []trivyFinding) int {
 	const near = 5
 	eq := trivyEquivalents[f.RuleID]
 	best, bestScore := -1, 2*near+2
 	for i, t := range tf {
-		if t.File != f.File || !slices.Contains(eq, t.ID) {
-			continue
+		if t.File != f.File || !slices.Contains(eq, t.ID) || (t.Resource != "" && f.Resource != "" && t.Resource != f.Resource) {
+			continue // another check, or the same check on a resource declared nearby
 		}
 		dist := 0
 		if end := max(t.EndLine, t.Line); f.Line < t.Line {
