@@ -111,11 +111,13 @@ func benchPeakRSS(b *testing.B, dir string) {
 	for b.Loop() {
 		a := assessorOn(b, dir)
 		for i := range 10 {
-			if _, err := a.Assess(context.Background(), opts); err != nil {
+			rep, err := a.Assess(context.Background(), opts)
+			if err != nil {
 				b.Fatal(err)
 			}
 			switch i {
 			case 0:
+				b.Logf("%d findings, notes %q", rep.Summary.Total, rep.Notes)
 				first = rssMB(b)
 			case 9:
 				last = rssMB(b)

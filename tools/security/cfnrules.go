@@ -8,7 +8,8 @@ import (
 )
 
 // Rules for CloudFormation resources that Checkov checks and Trivy has a check for but does
-// not evaluate on CloudFormation (its adapter reads these properties for Terraform only).
+// not evaluate on CloudFormation (its adapter reads these properties for Terraform only, or
+// it judges only a TLS policy that is named).
 var (
 	ruleOpenAPIMethod = infraRule{"iac/api-method-without-auth", "high", "CWE-306", "",
 		"Set AuthorizationType to AWS_IAM, COGNITO_USER_POOLS or CUSTOM (an authorizer), or require an API key, on every method that is not a CORS preflight", "API method callable without authorization"}
@@ -18,6 +19,8 @@ var (
 		"Set TracingEnabled: true so that requests are traced through X-Ray", "API stage without X-Ray tracing"}
 	ruleAPICache = infraRule{"iac/api-stage-without-cache", "low", "CWE-400", "",
 		"Set CacheClusterEnabled: true (with a CacheClusterSize) so that repeated requests do not all reach the backend", "API stage without response caching"}
+	ruleDefaultTLSPolicy = infraRule{"iac/listener-default-tls-policy", "medium", "CWE-326", "",
+		"Set SslPolicy to a TLS 1.2+ policy (ELBSecurityPolicy-TLS13-1-2-2021-06, for instance): without one the listener gets ELBSecurityPolicy-2016-08, which accepts TLS 1.0 and 1.1", "Load balancer listener on the default TLS policy"}
 	rulePublicIP = infraRule{"iac/instance-public-ip", "medium", "CWE-284", "",
 		"Set AssociatePublicIpAddress: false and reach the instance through a load balancer, a bastion or SSM Session Manager", "Instance gets a public IP address"}
 )
@@ -56,6 +59,10 @@ func cloudFormationFindings(r *cloud.Resource) []Finding {
 		key, _ := r.Bool("ApiKeyRequired")
 		if (auth == "" || strings.EqualFold(auth, "NONE")) && !key && !strings.EqualFold(r.String("HttpMethod"), "OPTIONS") {
 			out = append(out, ruleOpenAPIMethod.finding(r, r.LineOf("AuthorizationType"), fmt.Sprintf("%s %s needs no authorization and no API key", r.Address, r.String("HttpMethod"))))
+		}
+	case "AWS::ElasticLoadBalancingV2::Listener":
+		if p := strings.ToUpper(r.String("Protocol")); (p == "HTTPS" || p == "TLS") && r.Get("SslPolicy") == nil {
+			out = append(out, ruleDefaultTLSPolicy.finding(r, r.LineOf("Protocol"), fmt.Sprintf("%s (%s) sets no SslPolicy: it accepts TLS 1.0 and 1.1", r.Address, p)))
 		}
 	case "AWS::EC2::Instance", "AWS::EC2::LaunchTemplate":
 		path := []any{"NetworkInterfaces"}

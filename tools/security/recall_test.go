@@ -110,7 +110,7 @@ var checkovChecks = map[string][]string{
 	"CKV_AWS_96":  {"AWS-0079", "iac/unencrypted-storage"},
 	"CKV_AWS_97":  {"AWS-0035"},
 	"CKV_AWS_101": {"AWS-0075"},
-	"CKV_AWS_103": {"AWS-0047"},
+	"CKV_AWS_103": {"AWS-0047", "iac/listener-default-tls-policy"},
 	"CKV_AWS_119": {"AWS-0025"},
 	"CKV_AWS_120": {"AWS-0190", "iac/api-stage-without-cache"},
 	"CKV_AWS_131": {"AWS-0052"},

@@ -586,6 +586,83 @@ resource "aws_redshift_cluster" "open" {
 	}
 }
 
+// CloudFormation settings Checkov checks and Trivy does not evaluate on CloudFormation: one
+// finding each, naming the resource, none for the safe forms beside them.
+func TestCloudFormationSettings(t *testing.T) {
+	dir := writeTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
+Resources:
+  Open:
+    Type: AWS::ApiGateway::Method
+    Properties:
+      HttpMethod: GET
+      AuthorizationType: NONE
+  Preflight:
+    Type: AWS::ApiGateway::Method
+    Properties:
+      HttpMethod: OPTIONS
+      AuthorizationType: NONE
+  Keyed:
+    Type: AWS::ApiGateway::Method
+    Properties:
+      HttpMethod: POST
+      AuthorizationType: NONE
+      ApiKeyRequired: true
+  Bare:
+    Type: AWS::ApiGateway::Stage
+    Properties:
+      StageName: prod
+  Full:
+    Type: AWS::ApiGateway::Stage
+    Properties:
+      StageName: prod
+      TracingEnabled: true
+      CacheClusterEnabled: true
+      AccessLogSetting: {DestinationArn: "arn:aws:logs:us-east-1:123456789012:log-group:api"}
+  Https:
+    Type: AWS::ElasticLoadBalancingV2::Listener
+    Properties:
+      Protocol: HTTPS
+      Port: 443
+  Pinned:
+    Type: AWS::ElasticLoadBalancingV2::Listener
+    Properties:
+      Protocol: HTTPS
+      Port: 443
+      SslPolicy: ELBSecurityPolicy-TLS13-1-2-2021-06
+  Web:
+    Type: AWS::EC2::Instance
+    Properties:
+      NetworkInterfaces:
+        - AssociatePublicIpAddress: true
+          DeviceIndex: "0"
+  Private:
+    Type: AWS::EC2::Instance
+    Properties:
+      NetworkInterfaces:
+        - AssociatePublicIpAddress: false
+          DeviceIndex: "0"
+`})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
+	var got []string
+	for _, f := range rep.Findings {
+		if strings.HasPrefix(f.RuleID, "iac/api-") || f.RuleID == "iac/listener-default-tls-policy" || f.RuleID == "iac/instance-public-ip" {
+			got = append(got, fmt.Sprintf("%s %s %s", f.RuleID, f.Location, f.Resource))
+		}
+	}
+	want := []string{
+		"iac/api-method-without-auth stack.yaml:7 Open",
+		"iac/api-stage-without-access-log stack.yaml:19 Bare",
+		"iac/api-stage-without-cache stack.yaml:19 Bare",
+		"iac/api-stage-without-tracing stack.yaml:19 Bare",
+		"iac/instance-public-ip stack.yaml:45 Web",
+		"iac/listener-default-tls-policy stack.yaml:33 Https",
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // A secret committed and removed later is still in every clone: the history scan reports it
 // (once, where it was added), and a secret still in the file only once, from the working tree.
 func TestSecretsInGitHistory(t *testing.T) {

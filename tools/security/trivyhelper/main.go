@@ -288,7 +288,7 @@ func findings(kind string, res scan.Results) []Finding {
 			File:       strings.TrimPrefix(file, "./"),
 			Line:       line,
 			EndLine:    end,
-			Resource:   r.Metadata().Reference(),
+			Resource:   resource(kind, r),
 			Source:     kind,
 			Links:      rule.Links,
 		})
@@ -394,6 +394,16 @@ func templateLine(template, rendered string, line int) int {
 func yamlLine(s string) string {
 	s = strings.TrimSpace(s)
 	return strings.TrimSpace(strings.TrimPrefix(s, "- "))
+}
+
+// resource names what a finding is about as Trivy knows it: for Terraform the resource block
+// (its metadata's root: Trivy's own reference may be an attribute, ingress.cidr_blocks);
+// CloudFormation's is replaced by nameResources.
+func resource(kind string, r scan.Result) string {
+	if kind == "terraform" {
+		return r.Metadata().Root().Reference()
+	}
+	return r.Metadata().Reference()
 }
 
 // nameResources sets the CloudFormation findings' resource to the logical id of the resource
