@@ -565,25 +565,14 @@ resource "aws_redshift_cluster" "open" {
 `,
 	})
 	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
-	var got []string
-	for _, f := range rep.Findings {
-		if f.RuleID == "iac/any-principal" || f.RuleID == "iac/public-database" {
-			got = append(got, fmt.Sprintf("%s %s %s", f.RuleID, f.Location, f.Resource))
-		}
-	}
-	want := []string{
+	wantResourceFindings(t, rep, func(rule string) bool { return rule == "iac/any-principal" || rule == "iac/public-database" }, []string{
 		"iac/any-principal main.tf:2 aws_iam_role.open",
 		"iac/any-principal stack.yaml:6 OpenRole",
 		"iac/any-principal stack.yaml:23 Key",
 		"iac/public-database main.tf:12 aws_redshift_cluster.open",
 		"iac/public-database stack.yaml:33 Warehouse",
 		"iac/public-database stack.yaml:34 Migration",
-	}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	})
 }
 
 // CloudFormation settings Checkov checks and Trivy does not evaluate on CloudFormation: one
@@ -643,21 +632,30 @@ Resources:
           DeviceIndex: "0"
 `})
 	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
-	var got []string
-	for _, f := range rep.Findings {
-		if strings.HasPrefix(f.RuleID, "iac/api-") || f.RuleID == "iac/listener-default-tls-policy" || f.RuleID == "iac/instance-public-ip" {
-			got = append(got, fmt.Sprintf("%s %s %s", f.RuleID, f.Location, f.Resource))
-		}
-	}
-	want := []string{
+	wantResourceFindings(t, rep, func(rule string) bool {
+		return strings.HasPrefix(rule, "iac/api-") || rule == "iac/listener-default-tls-policy" || rule == "iac/instance-public-ip"
+	}, []string{
 		"iac/api-method-without-auth stack.yaml:7 Open",
 		"iac/api-stage-without-access-log stack.yaml:19 Bare",
 		"iac/api-stage-without-cache stack.yaml:19 Bare",
 		"iac/api-stage-without-tracing stack.yaml:19 Bare",
 		"iac/instance-public-ip stack.yaml:45 Web",
 		"iac/listener-default-tls-policy stack.yaml:33 Https",
+	})
+}
+
+// wantResourceFindings compares the findings of the rules keep accepts, as "rule file:line
+// resource", with want, in any order.
+func wantResourceFindings(t *testing.T, rep *security.Report, keep func(rule string) bool, want []string) {
+	t.Helper()
+	var got []string
+	for _, f := range rep.Findings {
+		if keep(f.RuleID) {
+			got = append(got, fmt.Sprintf("%s %s %s", f.RuleID, f.Location, f.Resource))
+		}
 	}
 	slices.Sort(got)
+	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
