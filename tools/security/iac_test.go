@@ -225,7 +225,8 @@ resource "aws_security_group_rule" "ssh_too" {
 }
 
 // TestHelmChartsAreRendered: a chart's templates are rendered with its default values and
-// Trivy's Kubernetes checks run on the result; the templates are not read as manifests.
+// Trivy's Kubernetes checks run on the result; the templates are not read as manifests, and
+// the findings point at the template's lines.
 func TestHelmChartsAreRendered(t *testing.T) {
 	rep := infraReport(t, trivyAssessor(t, "testdata/iac/helm", iacHelper), "")
 	byFile := map[string][]string{}
