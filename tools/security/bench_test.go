@@ -66,6 +66,32 @@ func BenchmarkAssessPythonCorpus(b *testing.B) {
 	b.Run("warm", func(b *testing.B) { benchAssess(b, dir, opts, true) })
 }
 
+// largeTree copies $(go env GOROOT)/src/net, crypto and encoding (about 420,000 lines, 1,750
+// files) into a module of its own, a repository every machine with Go can build.
+func largeTree(b *testing.B) string {
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skip("no go command:", err)
+	}
+	dir := b.TempDir()
+	for _, sub := range []string{"net", "crypto", "encoding"} {
+		if err := os.CopyFS(filepath.Join(dir, sub), os.DirFS(filepath.Join(strings.TrimSpace(string(goroot)), "src", sub))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/large\n\ngo 1.26\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// BenchmarkPeakRSSLargeTree makes 10 scope-both assessments of largeTree with one assessor
+// and reports the process's peak RSS and its RSS after the first and the last call. Run it
+// alone: the peak is the process's since it started.
+func BenchmarkPeakRSSLargeTree(b *testing.B) {
+	benchPeakRSS(b, largeTree(b))
+}
+
 // BenchmarkPeakRSSTenCalls makes 10 scope-both assessments of the Go standard library's net
 // folder (about 500 files, gosec over its packages) with one assessor, the way a server
 // answers repeated calls, and reports the process's peak RSS. Run it alone: the peak is the
@@ -75,17 +101,23 @@ func BenchmarkPeakRSSTenCalls(b *testing.B) {
 	if err != nil {
 		b.Skip("no go command:", err)
 	}
-	dir := filepath.Join(strings.TrimSpace(string(goroot)), "src", "net")
+	benchPeakRSS(b, filepath.Join(strings.TrimSpace(string(goroot)), "src", "net"))
+}
+
+// benchPeakRSS makes 10 scope-both assessments of dir with one assessor.
+func benchPeakRSS(b *testing.B, dir string) {
 	opts := security.Options{Scope: security.ScopeBoth}
 	var first, last float64
 	for b.Loop() {
 		a := assessorOn(b, dir)
 		for i := range 10 {
-			if _, err := a.Assess(context.Background(), opts); err != nil {
+			rep, err := a.Assess(context.Background(), opts)
+			if err != nil {
 				b.Fatal(err)
 			}
 			switch i {
 			case 0:
+				b.Logf("%d findings, notes %q", rep.Summary.Total, rep.Notes)
 				first = rssMB(b)
 			case 9:
 				last = rssMB(b)

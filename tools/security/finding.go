@@ -46,6 +46,9 @@ type Finding struct {
 	Message     string `json:"message"`
 	Remediation string `json:"remediation"`
 	Tool        string `json:"tool"` // gitleaks, gosec or platform
+	// Resource names the declared resource an infrastructure finding is about: its Terraform
+	// address, CloudFormation logical id or Kubernetes kind/namespace/name, as the rule knows it.
+	Resource string `json:"resource,omitempty"`
 	// Fingerprint identifies the finding across edits that move it (rule, file, message); a
 	// baseline lists the fingerprints a team has accepted.
 	Fingerprint string `json:"fingerprint"`

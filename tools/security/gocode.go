@@ -52,13 +52,19 @@ var gosecRemediation = map[string]string{
 	"G505": "Import crypto/sha256 instead of crypto/sha1",
 }
 
+// goBatchBytes bounds the Go source one load holds: the packages of a large tree are loaded,
+// checked and dropped a batch at a time, so memory follows the batch, not the tree (syntax
+// and type information take about 20 times the source's size).
+const goBatchBytes = 4 << 20
+
 // goFindings runs gosec's AST rules and SSA analyzers over the packages below dir, a module
-// folder or a folder inside a module. Type information comes from the local build and module
-// caches only: GOPROXY=off keeps an analysis from downloading anything. When the go command
-// cannot load the packages (a dependency missing from an empty module cache, a go.mod the
-// toolchain refuses), the files are parsed and type-checked against the standard library
-// alone and gosec's AST rules run on what that gives, which a note says. Findings carry the
-// absolute file name; the caller maps it into the workspace. shown names dir in notes.
+// folder or a folder inside a module, goBatchBytes of source at a time. Type information comes
+// from the local build and module caches only: GOPROXY=off keeps an analysis from downloading
+// anything. When the go command cannot load the packages (a dependency missing from an empty
+// module cache, a go.mod the toolchain refuses), the files are parsed and type-checked against
+// the standard library alone and gosec's AST rules run on what that gives, which a note says.
+// Findings carry the absolute file name; the caller maps it into the workspace. shown names
+// dir in notes.
 func goFindings(ctx context.Context, dir, shown string) ([]Finding, []string) {
 	var notes []string
 	conf := &packages.Config{
@@ -67,40 +73,60 @@ func goFindings(ctx context.Context, dir, shown string) ([]Finding, []string) {
 		Dir:     dir,
 		Env:     append(os.Environ(), "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off"),
 	}
-	pkgs, err := packages.Load(conf, "./...")
-	withAnalyzers := true
-	if err != nil || listFailed(pkgs) {
-		if ctx.Err() != nil {
-			return nil, nil
-		}
-		why := "its dependencies are not in the module cache"
-		if err != nil {
-			why = err.Error()
-		}
-		pkgs = parsePackages(ctx, dir)
-		withAnalyzers = false
-		notes = append(notes, fmt.Sprintf("Go packages in %s not loaded by the go command (%s): "+
-			"gosec's AST rules ran on the parsed files, type-checked against the standard library only; "+
-			"its data-flow analyzers did not run", shown, firstLine(why)))
-	}
 	logger := log.New(io.Discard, "", 0)
 	an := gosec.NewAnalyzer(gosec.NewConfig(), false, true, false, 1, logger)
 	an.LoadRules(rules.Generate(false).RulesInfo())
 	an.LoadAnalyzers(analyzers.Generate(false).AnalyzersInfo())
+	withAnalyzers := true
 	incomplete := 0
-	for _, pkg := range pkgs {
-		if ctx.Err() != nil {
-			return nil, notes
-		}
-		if len(pkg.Errors) > 0 {
-			incomplete++
-		}
-		if pkg.Types == nil || len(pkg.Syntax) == 0 {
-			continue
-		}
-		an.CheckRules(pkg)
+	for _, batch := range goBatches(ctx, dir) {
+		var pkgs []*packages.Package
 		if withAnalyzers {
-			an.CheckAnalyzers(pkg)
+			patterns := make([]string, len(batch))
+			for i, d := range batch {
+				rel, err := filepath.Rel(dir, d.dir)
+				if err != nil {
+					return nil, notes
+				}
+				patterns[i] = "./" + filepath.ToSlash(rel)
+			}
+			var err error
+			pkgs, err = packages.Load(conf, patterns...)
+			if err != nil || listFailed(pkgs) {
+				if ctx.Err() != nil {
+					return nil, nil
+				}
+				why := "its dependencies are not in the module cache"
+				if err != nil {
+					why = err.Error()
+				}
+				// The go command fails the same way on every batch: the rest are parsed.
+				withAnalyzers = false
+				notes = append(notes, fmt.Sprintf("Go packages in %s not loaded by the go command (%s): "+
+					"gosec's AST rules ran on the parsed files, type-checked against the standard library only; "+
+					"its data-flow analyzers did not run", shown, firstLine(why)))
+			}
+		}
+		if !withAnalyzers {
+			pkgs = parsePackages(batch)
+		}
+		for _, pkg := range pkgs {
+			if ctx.Err() != nil {
+				return nil, notes
+			}
+			if len(pkg.GoFiles) == 0 {
+				continue // every file excluded by build constraints: ./... would not list it
+			}
+			if len(pkg.Errors) > 0 {
+				incomplete++
+			}
+			if pkg.Types == nil || len(pkg.Syntax) == 0 {
+				continue
+			}
+			an.CheckRules(pkg)
+			if withAnalyzers {
+				an.CheckAnalyzers(pkg)
+			}
 		}
 	}
 	if incomplete > 0 && withAnalyzers {
@@ -143,6 +169,9 @@ func listFailed(pkgs []*packages.Package) bool {
 		}
 	}
 	for _, p := range pkgs {
+		if len(p.GoFiles) == 0 && len(p.IgnoredFiles) > 0 {
+			continue // excluded by build constraints, not unloadable
+		}
 		for _, e := range p.Errors {
 			if e.Kind == packages.ListError {
 				return true
@@ -157,35 +186,76 @@ func firstLine(s string) string {
 	return s
 }
 
-// parsePackages builds the packages below dir without the go command: each folder's non-test
-// files parsed and type-checked with the standard library's export data; imports that are not
-// in the standard library stay unresolved, which leaves some expressions untyped but every
-// call into the standard library (crypto, os/exec, database/sql, net/http, tls) typed.
-func parsePackages(ctx context.Context, dir string) []*packages.Package {
-	byDir := map[string][]string{}
+// goDir is a folder with Go files: its non-test files and their size.
+type goDir struct {
+	dir   string
+	files []string
+	size  int64
+}
+
+// goBatches lists the folders below dir that hold non-test Go files, skipping what the go
+// command's ./... skips (testdata, vendor, hidden and _ folders, other modules), in batches of
+// about goBatchBytes.
+func goBatches(ctx context.Context, dir string) [][]goDir {
+	var dirs []goDir
+	index := map[string]int{} // a folder's files and subfolders come interleaved
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || ctx.Err() != nil {
 			return filepath.SkipDir
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if p != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor") {
+			if p == dir {
+				return nil
+			}
+			if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor" {
 				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+				return filepath.SkipDir // another module: analysed on its own
 			}
 			return nil
 		}
-		if strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
-			byDir[filepath.Dir(p)] = append(byDir[filepath.Dir(p)], p)
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		i, ok := index[filepath.Dir(p)]
+		if !ok {
+			i = len(dirs)
+			index[filepath.Dir(p)] = i
+			dirs = append(dirs, goDir{dir: filepath.Dir(p)})
+		}
+		dirs[i].files = append(dirs[i].files, p)
+		if fi, err := d.Info(); err == nil {
+			dirs[i].size += fi.Size()
 		}
 		return nil
 	})
+	var batches [][]goDir
+	var size int64
+	for i, d := range dirs {
+		if i == 0 || size+d.size > goBatchBytes {
+			batches = append(batches, nil)
+			size = 0
+		}
+		batches[len(batches)-1] = append(batches[len(batches)-1], d)
+		size += d.size
+	}
+	return batches
+}
+
+// parsePackages builds the packages of dirs without the go command: each folder's non-test
+// files parsed and type-checked with the standard library's export data; imports that are not
+// in the standard library stay unresolved, which leaves some expressions untyped but every
+// call into the standard library (crypto, os/exec, database/sql, net/http, tls) typed.
+func parsePackages(dirs []goDir) []*packages.Package {
 	fset := gotoken.NewFileSet()
 	imp := importer.ForCompiler(fset, "gc", nil)
 	sizes := types.SizesFor("gc", runtime.GOARCH)
 	var out []*packages.Package
-	for d, files := range byDir {
+	for _, d := range dirs {
 		var syntax []*ast.File
-		for _, f := range files {
+		for _, f := range d.files {
 			if af, err := parser.ParseFile(fset, f, nil, parser.ParseComments); err == nil {
 				syntax = append(syntax, af)
 			}
@@ -199,10 +269,10 @@ func parsePackages(ctx context.Context, dir string) []*packages.Package {
 			Scopes: map[ast.Node]*types.Scope{}, Instances: map[*ast.Ident]types.Instance{},
 		}
 		tc := types.Config{Importer: imp, Sizes: sizes, Error: func(error) {}} // unresolved imports are expected
-		pkgPath := filepath.ToSlash(d)
+		pkgPath := filepath.ToSlash(d.dir)
 		tp, _ := tc.Check(pkgPath, fset, syntax, info)
 		out = append(out, &packages.Package{
-			ID: pkgPath, Name: syntax[0].Name.Name, PkgPath: pkgPath, GoFiles: files, CompiledGoFiles: files,
+			ID: pkgPath, Name: syntax[0].Name.Name, PkgPath: pkgPath, GoFiles: d.files, CompiledGoFiles: d.files,
 			Fset: fset, Syntax: syntax, Types: tp, TypesInfo: info, TypesSizes: sizes, IllTyped: true,
 		})
 	}

@@ -60,6 +60,7 @@ type trivyFinding struct {
 	File       string   `json:"file"`
 	Line       int      `json:"line"`
 	EndLine    int      `json:"endLine"`
+	Resource   string   `json:"resource"`
 	Source     string   `json:"source"`
 	Links      []string `json:"links"`
 }
@@ -265,22 +266,28 @@ func (w *logWriter) Write(p []byte) (int, error) {
 // finding of ours next to one of these in the same file is the same problem reported twice.
 // Rules absent here (wildcard IAM, secrets in manifests, ...) have no Trivy check.
 var trivyEquivalents = map[string][]string{
-	ruleOpenAdmin.id:      {"AWS-0107", "AWS-0104", "AZU-0047", "AZU-0050", "GCP-0027", "GCP-0030", "GCP-0029"},
-	rulePublicBucket.id:   {"AWS-0092", "AWS-0086", "AWS-0087", "AWS-0091", "AWS-0093", "GCP-0001", "AZU-0007"},
-	ruleUnencrypted.id:    {"AWS-0088", "AWS-0080", "AWS-0026", "AWS-0131", "AWS-0027", "AWS-0079", "AWS-0037", "AWS-0096"},
-	rulePrivileged.id:     {"KSV-0017"},
-	ruleRoot.id:           {"KSV-0012", "KSV-0020", "KSV-0105"},
-	ruleHostPath.id:       {"KSV-0023"},
-	ruleLatest.id:         {"KSV-0013"},
-	ruleDockerSocket.id:   {"KSV-0006"},
-	ruleHostNamespace.id:  {"KSV-0008", "KSV-0009", "KSV-0010"},
-	ruleCapabilities.id:   {"KSV-0022", "KSV-0005"},
-	ruleEscalation.id:     {"KSV-0001"},
-	ruleClusterAdmin.id:   {"KSV-0111"},
-	rulePublicDatabase.id: {"AWS-0180", "AWS-0082"},
-	ruleIMDSv1.id:         {"AWS-0028", "AWS-0130"},
-	ruleDockerUser.id:     {"DS-0002"},
-	ruleDockerAdd.id:      {"DS-0005"},
+	ruleOpenAdmin.id:        {"AWS-0107", "AWS-0104", "AZU-0047", "AZU-0050", "GCP-0027", "GCP-0030", "GCP-0029"},
+	rulePublicBucket.id:     {"AWS-0092", "AWS-0086", "AWS-0087", "AWS-0091", "AWS-0093", "GCP-0001", "AZU-0007"},
+	ruleUnencrypted.id:      {"AWS-0088", "AWS-0080", "AWS-0026", "AWS-0131", "AWS-0027", "AWS-0079", "AWS-0037", "AWS-0096"},
+	rulePrivileged.id:       {"KSV-0017"},
+	ruleRoot.id:             {"KSV-0012", "KSV-0020", "KSV-0105"},
+	ruleHostPath.id:         {"KSV-0023"},
+	ruleLatest.id:           {"KSV-0013"},
+	ruleDockerSocket.id:     {"KSV-0006"},
+	ruleHostNamespace.id:    {"KSV-0008", "KSV-0009", "KSV-0010"},
+	ruleCapabilities.id:     {"KSV-0022", "KSV-0005"},
+	ruleEscalation.id:       {"KSV-0001"},
+	ruleClusterAdmin.id:     {"KSV-0111"},
+	rulePublicDatabase.id:   {"AWS-0180", "AWS-0082"},
+	ruleIMDSv1.id:           {"AWS-0028", "AWS-0130"},
+	ruleOpenAPIMethod.id:    {"AWS-0004"},
+	ruleAPIAccessLog.id:     {"AWS-0001", "AWS-0113", "AWS-0116"},
+	ruleAPITracing.id:       {"AWS-0003", "AWS-0111"},
+	ruleAPICache.id:         {"AWS-0190"},
+	rulePublicIP.id:         {"AWS-0009"},
+	ruleDefaultTLSPolicy.id: {"AWS-0047"},
+	ruleDockerUser.id:       {"DS-0002"},
+	ruleDockerAdd.id:        {"DS-0005"},
 }
 
 // trivyFindings converts the helper's findings and drops our own findings that say the same
@@ -291,7 +298,7 @@ func trivyFindings(own []Finding, tf []trivyFinding) (ours, theirs []Finding) {
 		theirs = append(theirs, Finding{
 			RuleID: t.ID, Title: t.Title, Severity: t.Severity, Category: CategoryInfrastructure,
 			File: t.File, Line: line, Location: fmt.Sprintf("%s:%d", t.File, line),
-			Message: t.Message, Remediation: t.Resolution, Tool: "trivy",
+			Message: t.Message, Remediation: t.Resolution, Tool: "trivy", Resource: t.Resource,
 		})
 	}
 	for _, f := range own {
@@ -308,16 +315,16 @@ func trivyFindings(own []Finding, tf []trivyFinding) (ours, theirs []Finding) {
 }
 
 // nearestEquivalent returns the index of the Trivy finding that reports f's problem: an
-// equivalent check in the same file whose lines are nearest f's, within a few lines (Trivy
-// points at a resource, a container or the offending value, ours at the attribute or the
-// block); -1 when there is none.
+// equivalent check in the same file, on the same resource when both name theirs, whose lines
+// are nearest f's, within a few lines (Trivy points at a resource, a container or the
+// offending value, ours at the attribute or the block); -1 when there is none.
 func nearestEquivalent(f Finding, tf []trivyFinding) int {
 	const near = 5
 	eq := trivyEquivalents[f.RuleID]
 	best, bestScore := -1, 2*near+2
 	for i, t := range tf {
-		if t.File != f.File || !slices.Contains(eq, t.ID) {
-			continue
+		if t.File != f.File || !slices.Contains(eq, t.ID) || (t.Resource != "" && f.Resource != "" && t.Resource != f.Resource) {
+			continue // another check, or the same check on a resource declared nearby
 		}
 		dist := 0
 		if end := max(t.EndLine, t.Line); f.Line < t.Line {

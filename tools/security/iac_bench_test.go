@@ -10,8 +10,8 @@ import (
 	"github.com/platform-dev/platform/tools/security"
 )
 
-// BenchmarkAssessIaC assesses the pinned terragoat and kubernetes-goat excerpts (38 Terraform
-// and Kubernetes files) with scope infrastructure, Trivy's checks included. cold: a new
+// BenchmarkAssessIaC assesses the pinned excerpts of testdata/iac (Terraform, Kubernetes,
+// CloudFormation and a Helm chart) with scope infrastructure, Trivy's checks included. cold: a new
 // assessor each time, so a new helper that compiles the checks; edited: one warm helper and
 // one file edited before each call (no cache hit); warm: nothing changed (from the cache).
 func BenchmarkAssessIaC(b *testing.B) {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -224,7 +225,8 @@ resource "aws_security_group_rule" "ssh_too" {
 }
 
 // TestHelmChartsAreRendered: a chart's templates are rendered with its default values and
-// Trivy's Kubernetes checks run on the result; the templates are not read as manifests.
+// Trivy's Kubernetes checks run on the result; the templates are not read as manifests, and
+// the findings point at the template's lines.
 func TestHelmChartsAreRendered(t *testing.T) {
 	rep := infraReport(t, trivyAssessor(t, "testdata/iac/helm", iacHelper), "")
 	byFile := map[string][]string{}
@@ -242,6 +244,33 @@ func TestHelmChartsAreRendered(t *testing.T) {
 			t.Errorf("a template was read as a manifest: %s", n)
 		}
 	}
+	// Lines point into the template, at the rendered line's key (the same occurrence), not
+	// into the rendered manifest (one line further down here, after its "# Source:" comment).
+	template, err := os.ReadFile("testdata/iac/helm/metadata-db/templates/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(template), "\n")
+	for _, c := range []struct{ rule, text string }{
+		{"KSV-0013", "- name: {{ .Chart.Name }}"}, // the container
+		{"KSV-0014", "- name: {{ .Chart.Name }}"},
+		{"KSV-0110", "metadata:"}, // the Deployment's namespace
+		{"KSV-0117", "apiVersion: apps/v1"},
+	} {
+		if _, ok := find(rep, c.rule, "metadata-db/templates/deployment.yaml:"+strconv.Itoa(lineOf(lines, c.text))); !ok {
+			t.Errorf("no %s at the template's line %q; findings %v", c.rule, c.text, locations(rep))
+		}
+	}
+}
+
+// lineOf is the number of the first line whose text, without indentation, is text.
+func lineOf(lines []string, text string) int {
+	for i, l := range lines {
+		if strings.TrimSpace(l) == text {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // TestTrivyOnCloudFormation: a template is recognised as CloudFormation and Trivy's AWS checks

@@ -20,12 +20,23 @@ var (
 		"Bind a Role or ClusterRole with the verbs and resources the subject needs; keep cluster-admin for break-glass accounts outside the repository", "Subject bound to cluster-admin"}
 	rulePublicDatabase = infraRule{"iac/public-database", "high", "CWE-284", "CIS AWS Foundations 2.3.3",
 		"Set publicly_accessible = false (PubliclyAccessible: false) and reach the database through the VPC, a bastion or a proxy", "Database reachable from the internet"}
+	ruleAnyPrincipal = infraRule{"iac/any-principal", "critical", "CWE-284", "",
+		"Name the accounts, roles or services the policy is for in its Principal; a principal of \"*\" needs a Condition (aws:PrincipalOrgID, aws:SourceAccount, sts:ExternalId)", "Policy grants any AWS principal"}
 	ruleIMDSv1 = infraRule{"iac/imds-v1", "medium", "CWE-918", "CIS AWS Foundations 5.6",
 		"Set metadata_options { http_tokens = \"required\" } (MetadataOptions.HttpTokens: required) so that SSRF cannot read the instance's credentials", "Instance metadata service v1 allowed"}
 )
 
 // dangerousCaps are capabilities that amount to root on the node or its network.
 var dangerousCaps = map[string]bool{"ALL": true, "SYS_ADMIN": true, "NET_ADMIN": true, "SYS_PTRACE": true, "SYS_MODULE": true, "DAC_READ_SEARCH": true, "BPF": true}
+
+// principalPolicies names, per resource type, the attribute holding the policy whose
+// Principal decides who may use the resource, and what that use is.
+var principalPolicies = map[string]struct{ key, use string }{
+	"AWS::IAM::Role": {"AssumeRolePolicyDocument", "can be assumed by"},
+	"aws_iam_role":   {"assume_role_policy", "can be assumed by"},
+	"AWS::KMS::Key":  {"KeyPolicy", "grants the key to"},
+	"aws_kms_key":    {"policy", "grants the key to"},
+}
 
 // explicitFindings applies the rules of this file to one resource.
 func explicitFindings(r *cloud.Resource) []Finding {
@@ -35,9 +46,18 @@ func explicitFindings(r *cloud.Resource) []Finding {
 		if v, ok := r.Bool("publicly_accessible"); ok && v {
 			out = append(out, rulePublicDatabase.finding(r, r.LineOf("publicly_accessible"), fmt.Sprintf("%s is publicly accessible", r.Address)))
 		}
-	case "AWS::RDS::DBInstance":
+	case "aws_redshift_cluster", "aws_dms_replication_instance":
+		if v, ok := r.Bool("publicly_accessible"); ok && v {
+			out = append(out, rulePublicDatabase.finding(r, r.LineOf("publicly_accessible"), fmt.Sprintf("%s is publicly accessible", r.Address)))
+		}
+	case "AWS::RDS::DBInstance", "AWS::Redshift::Cluster":
 		if v, ok := r.Bool("PubliclyAccessible"); ok && v {
 			out = append(out, rulePublicDatabase.finding(r, r.LineOf("PubliclyAccessible"), fmt.Sprintf("%s is publicly accessible", r.Address)))
+		}
+	case "AWS::DMS::ReplicationInstance":
+		// Unlike the others, a DMS replication instance is public unless the template says no.
+		if v, ok := r.Bool("PubliclyAccessible"); !ok || v {
+			out = append(out, rulePublicDatabase.finding(r, r.LineOf("PubliclyAccessible"), fmt.Sprintf("%s is publicly accessible (PubliclyAccessible is not false; AWS's default is true)", r.Address)))
 		}
 	case "aws_instance", "aws_launch_template":
 		for i, m := range r.Blocks("metadata_options") {
@@ -52,6 +72,14 @@ func explicitFindings(r *cloud.Resource) []Finding {
 	case "ClusterRoleBinding", "RoleBinding":
 		if r.Source == cloud.SourceKubernetes && r.String("roleRef", "name") == "cluster-admin" {
 			out = append(out, ruleClusterAdmin.finding(r, r.LineOf("roleRef", "name"), fmt.Sprintf("%s binds its subjects to cluster-admin", r.Address)))
+		}
+	}
+	if p, ok := principalPolicies[r.Type]; ok {
+		for _, st := range statements(policyDocument(r.Get(p.key))) {
+			if eff, _ := st["Effect"].(string); eff == "Allow" && st["Condition"] == nil && anyPrincipal(st["Principal"]) {
+				out = append(out, ruleAnyPrincipal.finding(r, r.LineOf(p.key), fmt.Sprintf("%s %s any AWS principal (Principal \"*\" without a Condition)", r.Address, p.use)))
+				break
+			}
 		}
 	}
 	if r.Source != cloud.SourceKubernetes {
@@ -89,4 +117,12 @@ func explicitFindings(r *cloud.Resource) []Finding {
 		}
 	}
 	return out
+}
+
+// anyPrincipal reports whether a policy statement's Principal is everyone: "*" or {"AWS": "*"}.
+func anyPrincipal(p any) bool {
+	if contains(asStrings(p), "*") {
+		return true
+	}
+	return contains(asStrings(cloud.Lookup(p, "AWS")), "*")
 }

@@ -41,7 +41,7 @@ func (r infraRule) finding(res *cloud.Resource, line int, msg string) Finding {
 	return Finding{
 		RuleID: r.id, Severity: r.severity, Category: CategoryInfrastructure, CWE: r.cwe, CIS: r.cis,
 		File: res.File, Line: line, Location: fmt.Sprintf("%s:%d", res.File, line),
-		Message: msg, Remediation: r.remediation, Tool: "platform", Title: r.title,
+		Message: msg, Remediation: r.remediation, Tool: "platform", Title: r.title, Resource: res.Address,
 	}
 }
 
@@ -57,6 +57,7 @@ func infraFindings(inv *cloud.Inventory) []Finding {
 		out = append(out, iam(r)...)
 		out = append(out, containers(r, inv.ImagePins)...)
 		out = append(out, explicitFindings(r)...)
+		out = append(out, cloudFormationFindings(r)...)
 	}
 	return append(out, kubernetesSetFindings(inv)...)
 }
@@ -238,16 +239,10 @@ func iam(r *cloud.Resource) []Finding {
 		line int
 	}
 	add := func(v any, line int) {
-		if s, ok := v.(string); ok && !cloud.Unresolved(s) {
-			var d any
-			if json.Unmarshal([]byte(s), &d) == nil {
-				v = d
-			}
-		}
 		docs = append(docs, struct {
 			doc  any
 			line int
-		}{v, line})
+		}{policyDocument(v), line})
 	}
 	switch r.Type {
 	case "aws_iam_policy", "aws_iam_role_policy", "aws_iam_user_policy", "aws_iam_group_policy":
@@ -288,6 +283,18 @@ func iam(r *cloud.Resource) []Finding {
 		}
 	}
 	return out
+}
+
+// policyDocument decodes a policy written as a JSON string (Terraform's policy, a block
+// scalar in CloudFormation); other values are already decoded.
+func policyDocument(v any) any {
+	if s, ok := v.(string); ok && !cloud.Unresolved(s) {
+		var d any
+		if json.Unmarshal([]byte(s), &d) == nil {
+			return d
+		}
+	}
+	return v
 }
 
 func statements(doc any) []map[string]any {

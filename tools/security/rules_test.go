@@ -501,6 +501,166 @@ subjects:
 	}
 }
 
+// Policies that let any AWS principal in (a role's trust policy, a KMS key policy) without a
+// Condition, and data services public as written or by AWS's default, which Checkov reports
+// and Trivy has no check for: one finding each, naming the resource, none for the safe forms.
+func TestAnyPrincipalAndPublicDataServices(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
+Resources:
+  OpenRole:
+    Type: AWS::IAM::Role
+    Properties:
+      AssumeRolePolicyDocument:
+        Statement:
+          - Effect: Allow
+            Principal: {AWS: ["arn:aws:iam::123456789012:root", "*"]}
+            Action: sts:AssumeRole
+  PartnerRole:
+    Type: AWS::IAM::Role
+    Properties:
+      AssumeRolePolicyDocument:
+        Statement:
+          - Effect: Allow
+            Principal: {AWS: "*"}
+            Action: sts:AssumeRole
+            Condition: {StringEquals: {"sts:ExternalId": "partner-7"}}
+  Key:
+    Type: AWS::KMS::Key
+    Properties:
+      KeyPolicy:
+        Statement:
+          - Effect: Allow
+            Principal: "*"
+            Action: kms:*
+            Resource: "*"
+  Warehouse:
+    Type: AWS::Redshift::Cluster
+    Properties:
+      NodeType: dc2.large
+      PubliclyAccessible: true
+  Migration:
+    Type: AWS::DMS::ReplicationInstance
+    Properties:
+      ReplicationInstanceClass: dms.t3.micro
+  PrivateMigration:
+    Type: AWS::DMS::ReplicationInstance
+    Properties:
+      ReplicationInstanceClass: dms.t3.micro
+      PubliclyAccessible: false
+`,
+		"main.tf": `resource "aws_iam_role" "open" {
+  assume_role_policy = jsonencode({
+    Statement = [{ Effect = "Allow", Principal = { AWS = "*" }, Action = "sts:AssumeRole" }]
+  })
+}
+resource "aws_iam_role" "ec2" {
+  assume_role_policy = jsonencode({
+    Statement = [{ Effect = "Allow", Principal = { Service = "ec2.amazonaws.com" }, Action = "sts:AssumeRole" }]
+  })
+}
+resource "aws_redshift_cluster" "open" {
+  publicly_accessible = true
+}
+`,
+	})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
+	wantResourceFindings(t, rep, func(rule string) bool { return rule == "iac/any-principal" || rule == "iac/public-database" }, []string{
+		"iac/any-principal main.tf:2 aws_iam_role.open",
+		"iac/any-principal stack.yaml:6 OpenRole",
+		"iac/any-principal stack.yaml:23 Key",
+		"iac/public-database main.tf:12 aws_redshift_cluster.open",
+		"iac/public-database stack.yaml:33 Warehouse",
+		"iac/public-database stack.yaml:34 Migration",
+	})
+}
+
+// CloudFormation settings Checkov checks and Trivy does not evaluate on CloudFormation: one
+// finding each, naming the resource, none for the safe forms beside them.
+func TestCloudFormationSettings(t *testing.T) {
+	dir := writeTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
+Resources:
+  Open:
+    Type: AWS::ApiGateway::Method
+    Properties:
+      HttpMethod: GET
+      AuthorizationType: NONE
+  Preflight:
+    Type: AWS::ApiGateway::Method
+    Properties:
+      HttpMethod: OPTIONS
+      AuthorizationType: NONE
+  Keyed:
+    Type: AWS::ApiGateway::Method
+    Properties:
+      HttpMethod: POST
+      AuthorizationType: NONE
+      ApiKeyRequired: true
+  Bare:
+    Type: AWS::ApiGateway::Stage
+    Properties:
+      StageName: prod
+  Full:
+    Type: AWS::ApiGateway::Stage
+    Properties:
+      StageName: prod
+      TracingEnabled: true
+      CacheClusterEnabled: true
+      AccessLogSetting: {DestinationArn: "arn:aws:logs:us-east-1:123456789012:log-group:api"}
+  Https:
+    Type: AWS::ElasticLoadBalancingV2::Listener
+    Properties:
+      Protocol: HTTPS
+      Port: 443
+  Pinned:
+    Type: AWS::ElasticLoadBalancingV2::Listener
+    Properties:
+      Protocol: HTTPS
+      Port: 443
+      SslPolicy: ELBSecurityPolicy-TLS13-1-2-2021-06
+  Web:
+    Type: AWS::EC2::Instance
+    Properties:
+      NetworkInterfaces:
+        - AssociatePublicIpAddress: true
+          DeviceIndex: "0"
+  Private:
+    Type: AWS::EC2::Instance
+    Properties:
+      NetworkInterfaces:
+        - AssociatePublicIpAddress: false
+          DeviceIndex: "0"
+`})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
+	wantResourceFindings(t, rep, func(rule string) bool {
+		return strings.HasPrefix(rule, "iac/api-") || rule == "iac/listener-default-tls-policy" || rule == "iac/instance-public-ip"
+	}, []string{
+		"iac/api-method-without-auth stack.yaml:7 Open",
+		"iac/api-stage-without-access-log stack.yaml:19 Bare",
+		"iac/api-stage-without-cache stack.yaml:19 Bare",
+		"iac/api-stage-without-tracing stack.yaml:19 Bare",
+		"iac/instance-public-ip stack.yaml:45 Web",
+		"iac/listener-default-tls-policy stack.yaml:33 Https",
+	})
+}
+
+// wantResourceFindings compares the findings of the rules keep accepts, as "rule file:line
+// resource", with want, in any order.
+func wantResourceFindings(t *testing.T, rep *security.Report, keep func(rule string) bool, want []string) {
+	t.Helper()
+	var got []string
+	for _, f := range rep.Findings {
+		if keep(f.RuleID) {
+			got = append(got, fmt.Sprintf("%s %s %s", f.RuleID, f.Location, f.Resource))
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // A secret committed and removed later is still in every clone: the history scan reports it
 // (once, where it was added), and a secret still in the file only once, from the working tree.
 func TestSecretsInGitHistory(t *testing.T) {

@@ -30,8 +30,9 @@ import (
 	"github.com/aquasecurity/trivy/pkg/iac/rego"
 	"github.com/aquasecurity/trivy/pkg/iac/scan"
 	"github.com/aquasecurity/trivy/pkg/iac/scanners/cloudformation"
+	cfparser "github.com/aquasecurity/trivy/pkg/iac/scanners/cloudformation/parser"
 	"github.com/aquasecurity/trivy/pkg/iac/scanners/dockerfile"
-	"github.com/aquasecurity/trivy/pkg/iac/scanners/helm"
+	helmparser "github.com/aquasecurity/trivy/pkg/iac/scanners/helm/parser"
 	"github.com/aquasecurity/trivy/pkg/iac/scanners/kubernetes"
 	"github.com/aquasecurity/trivy/pkg/iac/scanners/options"
 	"github.com/aquasecurity/trivy/pkg/iac/scanners/terraform"
@@ -63,8 +64,8 @@ type Finding struct {
 	File       string   `json:"file"`
 	Line       int      `json:"line"`
 	EndLine    int      `json:"endLine"`
-	Resource   string   `json:"resource,omitempty"`
-	Source     string   `json:"source"` // terraform, cloudformation, kubernetes, helm, dockerfile
+	Resource   string   `json:"resource,omitempty"` // Terraform address, CloudFormation logical id, ...
+	Source     string   `json:"source"`             // terraform, cloudformation, kubernetes, helm, dockerfile
 	Links      []string `json:"links,omitempty"`
 }
 
@@ -209,12 +210,24 @@ func (e *engine) scan(ctx context.Context, files []File) ([]Finding, error) {
 		if !ok {
 			continue
 		}
+		if kind == "helm" {
+			found, err := e.scanCharts(ctx, fsys, charts)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %v", kind, err))
+			}
+			out = append(out, found...)
+			continue
+		}
 		res, err := e.scanner(kind).ScanFS(ctx, fsys, ".")
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", kind, err))
 			continue
 		}
-		out = append(out, findings(kind, res)...)
+		found := findings(kind, res)
+		if kind == "cloudformation" {
+			nameResources(ctx, fsys, found)
+		}
+		out = append(out, found...)
 	}
 	if len(errs) > 0 {
 		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
@@ -236,8 +249,6 @@ func (e *engine) scanner(kind string) scanner {
 		return cloudformation.New(opts...)
 	case "kubernetes":
 		return kubernetes.NewScanner(opts...)
-	case "helm":
-		return helm.New(opts...)
 	default:
 		return dockerfile.NewScanner(opts...)
 	}
@@ -277,12 +288,155 @@ func findings(kind string, res scan.Results) []Finding {
 			File:       strings.TrimPrefix(file, "./"),
 			Line:       line,
 			EndLine:    end,
-			Resource:   r.Metadata().Reference(),
+			Resource:   resource(kind, r),
 			Source:     kind,
 			Links:      rule.Links,
 		})
 	}
 	return out
+}
+
+// scanCharts renders each chart with its default values, as Trivy's Helm scanner does, and
+// runs the Kubernetes checks on every rendered document; unlike that scanner it points each
+// finding into the template the document came from (the "# Source:" comment Helm writes),
+// since the rendered text is something the user never sees.
+func (e *engine) scanCharts(ctx context.Context, fsys *mapfs.FS, charts []string) ([]Finding, error) {
+	var out []Finding
+	var errs []string
+	for _, chart := range charts {
+		p, err := helmparser.New()
+		if err != nil {
+			return out, fmt.Errorf("helm parser: %w", err)
+		}
+		manifests, err := p.ParseFS(ctx, fsys, chart)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("render chart %s: %v", chart, err))
+			continue
+		}
+		rendered := mapfs.New()
+		docs := map[string]helmparser.Manifest{}
+		for i, m := range manifests {
+			// One file per document, even when a template renders several.
+			name := fmt.Sprintf("%d/%s", i, m.Path)
+			if err := rendered.MkdirAll(path.Dir(name), 0o755); err != nil {
+				return out, fmt.Errorf("%s: %w", name, err)
+			}
+			if err := rendered.WriteVirtualFile(name, []byte(m.Content), 0o644); err != nil {
+				return out, fmt.Errorf("%s: %w", name, err)
+			}
+			docs[name] = m
+		}
+		res, err := e.scanner("kubernetes").ScanFS(ctx, rendered, ".")
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("chart %s: %v", chart, err))
+			continue
+		}
+		for _, f := range findings("helm", res) {
+			doc, ok := docs[f.File]
+			if !ok {
+				continue
+			}
+			f.File = path.Join(chart, doc.Path)
+			template, err := fs.ReadFile(fsys, f.File)
+			if err != nil {
+				return out, fmt.Errorf("chart %s: %w", chart, err)
+			}
+			f.Line = templateLine(string(template), doc.Content, f.Line)
+			f.EndLine = f.Line
+			out = append(out, f)
+		}
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return out, nil
+}
+
+// templateLine finds the line of a template that produced line of its rendered document:
+// the line whose text the rendered line repeats literally, else the line of the same key
+// (image:, securityContext:, ...), taking the same occurrence when the text or key appears
+// more than once; else the resource's first line (apiVersion: or kind:), else 1.
+func templateLine(template, rendered string, line int) int {
+	tl := strings.Split(template, "\n")
+	rl := strings.Split(rendered, "\n")
+	if line >= 1 && line <= len(rl) {
+		text := yamlLine(rl[line-1])
+		key, _, isKey := strings.Cut(text, ":")
+		matchers := []func(string) bool{func(s string) bool { return s == text }}
+		if isKey && key != "" && !strings.ContainsAny(key, " {") {
+			matchers = append(matchers, func(s string) bool { return strings.HasPrefix(s, key+":") })
+		}
+		for _, match := range matchers {
+			nth := 0 // occurrences in the rendered document up to line
+			for _, r := range rl[:line] {
+				if match(yamlLine(r)) {
+					nth++
+				}
+			}
+			for i, t := range tl {
+				if match(yamlLine(t)) {
+					if nth--; nth == 0 {
+						return i + 1
+					}
+				}
+			}
+		}
+	}
+	for i, t := range tl {
+		if s := yamlLine(t); strings.HasPrefix(s, "apiVersion:") || strings.HasPrefix(s, "kind:") {
+			return i + 1
+		}
+	}
+	return 1
+}
+
+// yamlLine is a line of YAML without its indentation and list dash.
+func yamlLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.TrimSpace(strings.TrimPrefix(s, "- "))
+}
+
+// resource names what a finding is about as Trivy knows it: for Terraform the resource block
+// (its metadata's root: Trivy's own reference may be an attribute, ingress.cidr_blocks);
+// CloudFormation's is replaced by nameResources.
+func resource(kind string, r scan.Result) string {
+	if kind == "terraform" {
+		return r.Metadata().Root().Reference()
+	}
+	return r.Metadata().Reference()
+}
+
+// nameResources sets the CloudFormation findings' resource to the logical id of the resource
+// whose lines hold the finding: Trivy's own reference for it is a line range. The templates
+// are parsed a second time for this, which costs little next to the checks.
+func nameResources(ctx context.Context, fsys fs.FS, found []Finding) {
+	type resource struct {
+		id          string
+		first, last int
+	}
+	byFile := map[string][]resource{}
+	contexts, err := cfparser.New().ParseFS(ctx, fsys, ".")
+	if err != nil {
+		return // the findings keep Trivy's reference
+	}
+	for _, c := range contexts {
+		if c == nil {
+			continue
+		}
+		for id, r := range c.Resources {
+			rng := r.Range()
+			file := strings.TrimPrefix(rng.GetFilename(), "./")
+			byFile[file] = append(byFile[file], resource{id, rng.GetStartLine(), rng.GetEndLine()})
+		}
+	}
+	for i, f := range found {
+		for _, r := range byFile[f.File] {
+			if f.Line >= r.first && f.Line <= r.last {
+				found[i].Resource = r.id
+				break
+			}
+		}
+	}
 }
 
 // avdID is the check's id in Trivy's vulnerability database (AVD-AWS-0086), which Trivy's
