@@ -273,7 +273,7 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 			// Neither a manifest nor a language: nothing to count or parse.
 			return nil
 		}
-		key := cacheKey{hash: xxhash.Sum64(f.Content), kind: kind}
+		key := cacheKey{hash: f.Hash, kind: kind}
 		a.mu.Lock()
 		e := a.cache[key]
 		if e != nil {

@@ -55,12 +55,12 @@ func (c *classCache) vendored(rel string) bool {
 	return v
 }
 
-// classify sets f's Language, Binary and Generated from its name and content.
+// classify sets f's Hash, Language, Binary and Generated from its name and content.
 func (c *classCache) classify(f *File) {
-	k := classKey{rel: f.Rel, size: f.Size}
 	if f.Content != nil {
-		k.hash = xxhash.Sum64(f.Content)
+		f.Hash = xxhash.Sum64(f.Content)
 	}
+	k := classKey{rel: f.Rel, hash: f.Hash, size: f.Size}
 	c.mu.Lock()
 	v, ok := c.m[k]
 	c.mu.Unlock()
