@@ -234,21 +234,27 @@ func BenchmarkGorootCold(b *testing.B) {
 	src := gorootSrc(b)
 	var lines int
 	for b.Loop() {
-		ws, err := workspace.New(src)
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := code.New(context.Background(), ws, nil, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rep := analyze(b, a)
+		a, rep := analyzeCold(b, src)
 		lines = rep.Summary.Lines.Code + rep.Summary.Lines.Comment + rep.Summary.Lines.Blank
 		b.StopTimer()
 		a.Close()
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(lines), "lines")
+}
+
+// analyzeCold analyses dir with a new workspace, which remembers Linguist's verdicts, and a
+// new analyzer, which remembers parses; the caller closes the analyzer.
+func analyzeCold(b *testing.B, dir string) (*code.Analyzer, *code.CodebaseReport) {
+	ws, err := workspace.New(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := code.New(context.Background(), ws, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return a, analyze(b, a)
 }
 
 // BenchmarkGorootColdVsCtags runs `ctags -R` and a cold analysis of $GOROOT/src one after the
@@ -276,16 +282,7 @@ func BenchmarkGorootColdVsCtags(b *testing.B) {
 
 		cpu0 := processCPU(b)
 		start = time.Now()
-		// A new workspace too: it remembers Linguist's verdicts.
-		ws, err := workspace.New(src)
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := code.New(context.Background(), ws, nil, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		analyze(b, a)
+		a, _ := analyzeCold(b, src)
 		ourWall += time.Since(start)
 		ourCPU += processCPU(b) - cpu0
 		b.StopTimer()
