@@ -373,7 +373,7 @@ func (a *Analyzer) parseWith(ctx context.Context, ps parserSet, j job) (f *facts
 	if p == nil {
 		switch g := a.grams[j.key.kind]; {
 		case j.key.kind == "Go":
-			p = goParser{}
+			p = &goParser{}
 		case g != nil:
 			p = newTSParser(g)
 		default:

@@ -172,17 +172,17 @@ func countLines(src []byte, comments [][2]int) Lines {
 
 // codeBlocks hashes every window of dupWindow consecutive code lines, each line stripped of
 // surrounding blanks, skipping comment-only and blank lines and lines too trivial to matter
-// (a lone brace). Line numbers are 1-based. Each line is hashed once, and a window's hash is
-// the hash of its lines' hashes: hashing every line once per window it is in was a tenth of
-// a cold analysis.
-func codeBlocks(src []byte, comments [][2]int) []block {
+// (a lone brace), and appends them to dst. Line numbers are 1-based. Each line is hashed
+// once, and a window's hash is the hash of its lines' hashes: hashing every line once per
+// window it is in was a tenth of a cold analysis.
+func codeBlocks(dst []block, src []byte, comments [][2]int) []block {
 	type line struct {
 		hash uint64
 		no   int
 	}
 	var ring [dupWindow]line // the last dupWindow code lines, the n-th at n % dupWindow
 	var buf [dupWindow * 8]byte
-	var out []block
+	out := dst
 	ci, no, n := 0, 0, 0
 	for off := 0; off < len(src); {
 		no++

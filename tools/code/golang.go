@@ -8,14 +8,19 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// goParser reads Go with the standard library's parser, which is the reference grammar.
-type goParser struct{}
+// goParser reads Go with the standard library's parser, which is the reference grammar. It
+// belongs to one worker, and reuses its scratch slices from file to file.
+type goParser struct {
+	comments [][2]int
+	blocks   []block
+}
 
-func (goParser) parse(_ context.Context, name string, src []byte) (*facts, error) {
+func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
 	out := &facts{Language: "Go", Parsed: true, ParseError: err != nil, Uses: map[string]int{}}
@@ -29,7 +34,7 @@ func (goParser) parse(_ context.Context, name string, src []byte) (*facts, error
 		return out, err
 	}
 	g := &goFile{out: out, tf: fset.File(f.Pos()), pkgVars: map[string]bool{}, pkgMaps: map[string]bool{}}
-	var comments [][2]int
+	comments := p.comments[:0]
 	for _, cg := range f.Comments {
 		for _, c := range cg.List {
 			comments = append(comments, [2]int{g.tf.Offset(c.Pos()), g.tf.Offset(c.End())})
@@ -37,7 +42,11 @@ func (goParser) parse(_ context.Context, name string, src []byte) (*facts, error
 	}
 	comments = sortRanges(comments)
 	out.Lines = countLines(src, comments)
-	out.Blocks = codeBlocks(src, comments)
+	p.comments = comments
+	// The facts keep a copy of their exact size; the scratch slice serves the next file.
+	if p.blocks = codeBlocks(p.blocks[:0], src, comments); len(p.blocks) > 0 {
+		out.Blocks = slices.Clone(p.blocks)
+	}
 	out.Package = f.Name.Name
 	for _, im := range f.Imports {
 		p, _ := strconv.Unquote(im.Path.Value)
