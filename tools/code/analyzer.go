@@ -273,7 +273,7 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 			// Neither a manifest nor a language: nothing to count or parse.
 			return nil
 		}
-		key := cacheKey{hash: xxhash.Sum64(f.Content), kind: kind}
+		key := cacheKey{hash: f.Hash, kind: kind}
 		a.mu.Lock()
 		e := a.cache[key]
 		if e != nil {
@@ -373,7 +373,7 @@ func (a *Analyzer) parseWith(ctx context.Context, ps parserSet, j job) (f *facts
 	if p == nil {
 		switch g := a.grams[j.key.kind]; {
 		case j.key.kind == "Go":
-			p = goParser{}
+			p = &goParser{}
 		case g != nil:
 			p = newTSParser(g)
 		default:

@@ -217,7 +217,7 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 			if !cur.GoToParent() {
 				comments = sortRanges(comments)
 				t.out.Lines = countLines(src, comments)
-				t.out.Blocks = codeBlocks(src, comments)
+				t.out.Blocks = codeBlocks(nil, src, comments)
 				p.g.top(t)
 				return t.out, nil
 			}

@@ -1,7 +1,9 @@
 package workspace
 
 import (
+	"bytes"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -55,12 +57,12 @@ func (c *classCache) vendored(rel string) bool {
 	return v
 }
 
-// classify sets f's Language, Binary and Generated from its name and content.
+// classify sets f's Hash, Language, Binary and Generated from its name and content.
 func (c *classCache) classify(f *File) {
-	k := classKey{rel: f.Rel, size: f.Size}
 	if f.Content != nil {
-		k.hash = xxhash.Sum64(f.Content)
+		f.Hash = xxhash.Sum64(f.Content)
 	}
+	k := classKey{rel: f.Rel, hash: f.Hash, size: f.Size}
 	c.mu.Lock()
 	v, ok := c.m[k]
 	c.mu.Unlock()
@@ -69,7 +71,7 @@ func (c *classCache) classify(f *File) {
 		if !v.binary {
 			// The start of a file decides its language; Linguist's classifier tokenises what it
 			// is given with regular expressions, so a long file costs in proportion.
-			v.language = enry.GetLanguage(filepath.Base(f.Rel), f.Content[:min(len(f.Content), classifyBytes)])
+			v.language = language(filepath.Base(f.Rel), f.Content[:min(len(f.Content), classifyBytes)])
 		}
 		// Linguist counts Go vendor folders as generated too; one reason to leave a file out is enough.
 		v.generated = !f.Vendored && !v.binary && enry.IsGenerated(f.Rel, f.Content)
@@ -81,4 +83,64 @@ func (c *classCache) classify(f *File) {
 		c.mu.Unlock()
 	}
 	f.Language, f.Binary, f.Generated = v.language, v.binary, v.generated
+}
+
+// language is enry.GetLanguage(name, content) for content that is not binary: Linguist's
+// strategies in enry's order, each narrowing the candidates of the one before, except that
+// the modeline strategy is not run where no modeline can match. Its regular expressions were
+// a sixth of the language detection of a cold walk of GOROOT, where no file has a modeline.
+func language(name string, content []byte) string {
+	modeline := func(name string, content []byte, candidates []string) []string {
+		if !mayHaveModeline(content) {
+			return nil
+		}
+		return enry.GetLanguagesByModeline(name, content, candidates)
+	}
+	var languages []string
+	for _, strategy := range [...]enry.Strategy{
+		modeline,
+		enry.GetLanguagesByFilename,
+		enry.GetLanguagesByShebang,
+		enry.GetLanguagesByExtension,
+		enry.GetLanguagesByXML,
+		enry.GetLanguagesByManpage,
+		enry.GetLanguagesByContent,
+		enry.GetLanguagesByClassifier,
+	} {
+		candidates := strategy(name, content, languages)
+		switch len(candidates) {
+		case 0:
+			continue
+		case 1:
+			return candidates[0]
+		}
+		languages = candidates
+	}
+	for _, l := range languages {
+		if l != "" {
+			return l
+		}
+	}
+	return enry.OtherLanguage
+}
+
+// mayHaveModeline reports whether an Emacs or a Vim modeline can match in what enry reads for
+// one: the first five lines and the last five, joined (the whole content when it has fewer
+// than ten newlines). An Emacs modeline needs "-*-"; a Vim one needs "vi" or "ex", a colon,
+// and an equals sign in its "ft=" or "syntax=".
+func mayHaveModeline(content []byte) bool {
+	scope := content
+	if bytes.Count(content, []byte{'\n'}) >= 10 {
+		head := 0
+		for range 5 {
+			head += bytes.IndexByte(content[head:], '\n') + 1
+		}
+		foot := len(content)
+		for range 5 {
+			foot = bytes.LastIndexByte(content[:foot], '\n')
+		}
+		scope = slices.Concat(content[:head-1], content[foot+1:])
+	}
+	has := func(s string) bool { return bytes.Contains(scope, []byte(s)) }
+	return has("-*-") || (has(":") && has("=") && (has("vi") || has("ex")))
 }

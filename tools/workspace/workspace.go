@@ -33,8 +33,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-enry/go-enry/v2"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -77,6 +79,7 @@ type File struct {
 	Binary    bool
 	Oversize  bool   // larger than Limits.MaxFileSize: not read
 	Content   []byte // the file's bytes, nil when Vendored or Oversize
+	Hash      uint64 // xxhash of Content (github.com/cespare/xxhash/v2), 0 without Content
 }
 
 // New returns a workspace over roots. Each root must be an existing folder; it is stored as an
@@ -201,12 +204,16 @@ func (w *Workspace) belowRootAlias(abs string) bool {
 // Walk calls fn for every file below dir (an absolute path below a root, as Resolve returns;
 // dir may also be a single file), in lexical order. An error from fn ends the walk and is
 // returned; so is ctx.Err() and ErrFileLimit.
+//
+// Listing is sequential (ignore files and limits depend on what came before), but files are
+// read and classified by one goroutine per core ahead of fn: Linguist's classifier costs more
+// than reading, and fn (a parser feeding its own workers) should not wait for it.
 func (w *Workspace) Walk(ctx context.Context, dir string, fn func(File) error) error {
 	root, rel, ok := w.Root(dir)
 	if !ok {
 		return fmt.Errorf("walk %q: outside the workspace roots", dir)
 	}
-	wk := &walker{w: w, root: root, start: dir, fn: fn}
+	wk := &walker{w: w, root: root, start: dir}
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("walk %q: %w", dir, err)
@@ -219,28 +226,101 @@ func (w *Workspace) Walk(ctx context.Context, dir string, fn func(File) error) e
 		wk.loadIndex(parts[:i])
 	}
 	if !fi.IsDir() {
-		return wk.file(ctx, dir, fs.FileInfoToDirEntry(fi))
+		pf, err := wk.list(dir, fs.FileInfoToDirEntry(fi))
+		if pf == nil || err != nil {
+			return err
+		}
+		wk.load(ctx, pf)
+		return deliver(ctx, pf, fn)
 	}
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			if p == dir {
-				return fmt.Errorf("walk %q: %w", dir, err)
+
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	order := make(chan *pending, readAhead) // listed files, in the order fn must see them
+	work := make(chan *pending, readAhead)  // the same files, for the readers
+	var readers sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		readers.Go(func() {
+			for pf := range work {
+				wk.load(lctx, pf)
 			}
-			return nil // an unreadable entry below dir is left out, not fatal
-		}
-		if d.IsDir() {
-			if p == dir {
-				wk.loadIgnore(parts)
-				wk.loadIndex(parts)
-				return nil
+		})
+	}
+	var listErr error
+	go func() {
+		defer close(order)
+		defer close(work)
+		listErr = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if cerr := lctx.Err(); cerr != nil {
+				return cerr
 			}
-			return wk.dir(p, d)
+			if err != nil {
+				if p == dir {
+					return fmt.Errorf("walk %q: %w", dir, err)
+				}
+				return nil // an unreadable entry below dir is left out, not fatal
+			}
+			if d.IsDir() {
+				if p == dir {
+					wk.loadIgnore(parts)
+					wk.loadIndex(parts)
+					return nil
+				}
+				return wk.dir(p, d)
+			}
+			pf, err := wk.list(p, d)
+			if pf == nil || err != nil {
+				return err
+			}
+			// Once in order, a file must reach the readers: deliver waits for it.
+			order <- pf
+			work <- pf
+			return nil
+		})
+	}()
+	var fnErr error
+	for pf := range order {
+		if fnErr == nil {
+			if fnErr = deliver(ctx, pf, fn); fnErr != nil {
+				cancel() // stop listing and reading; what is queued is drained
+			}
 		}
-		return wk.file(ctx, p, d)
-	})
+	}
+	readers.Wait()
+	if fnErr != nil {
+		return fnErr
+	}
+	return listErr
+}
+
+// readAhead is how many listed files may wait for fn: enough to keep the readers busy while
+// fn is slow on one file, few enough that their contents (1 MiB at most each) stay small.
+const readAhead = 64
+
+// pending is a listed file that is read and classified while the files before it are handed
+// to fn.
+type pending struct {
+	f      File
+	target string        // the file to read: the link's target for a symbolic link
+	ok     bool          // read and classified; false when it vanished or the walk stopped
+	done   chan struct{} // closed when load is over
+}
+
+// deliver waits for pf to be loaded and calls fn with it; a file that could not be read since
+// it was listed is left out, as a file that vanished.
+func deliver(ctx context.Context, pf *pending, fn func(File) error) error {
+	select {
+	case <-pf.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !pf.ok {
+		return nil
+	}
+	return fn(pf.f)
 }
 
 // Ignored reports whether Walk would leave out the file or folder at p (absolute): it lies in
@@ -280,7 +360,6 @@ type walker struct {
 	w        *Workspace
 	root     string
 	start    string // the path Walk was given: walked even when ignored, since it was asked for
-	fn       func(File) error
 	patterns []gitignore.Pattern
 	tracked  tracked
 	count    int // files listed, vendored ones apart
@@ -336,57 +415,63 @@ func (wk *walker) dir(p string, d fs.DirEntry) error {
 	return nil
 }
 
-func (wk *walker) file(ctx context.Context, p string, d fs.DirEntry) error {
+// list decides whether the file at p is listed, counts it against the limits, and returns it
+// to be loaded; nil when it is left out.
+func (wk *walker) list(p string, d fs.DirEntry) (*pending, error) {
 	_, rel, ok := wk.w.Root(p)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	if p != wk.start && !wk.tracked.files[rel] && wk.ignored(splitRel(rel), false) {
-		return nil
+		return nil, nil
 	}
 	target := p
 	if d.Type()&fs.ModeSymlink != 0 {
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
-			return nil // dangling link
+			return nil, nil // dangling link
 		}
 		if _, _, ok := wk.w.Root(real); !ok {
-			return nil // never read outside the roots
+			return nil, nil // never read outside the roots
 		}
 		target = real
 	}
 	fi, err := os.Stat(target)
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil // folders behind links, devices, sockets and pipes are not files to analyse
+		return nil, nil // folders behind links, devices, sockets and pipes are not files to analyse
 	}
 	f := File{Path: p, Root: wk.root, Rel: rel, Size: fi.Size(), Vendored: wk.w.class.vendored(rel)}
 	// Vendored files have their own allowance, so that a committed node_modules cannot use up
 	// the listing before the project's own code is reached; past it they are left out.
 	switch {
 	case f.Vendored && wk.vendored >= wk.w.limits.MaxFiles:
-		return nil
+		return nil, nil
 	case f.Vendored:
 		wk.vendored++
 	case wk.count >= wk.w.limits.MaxFiles:
-		return ErrFileLimit
+		return nil, ErrFileLimit
 	default:
 		wk.count++
 	}
-	switch {
-	case f.Vendored:
-	case fi.Size() > wk.w.limits.MaxFileSize:
-		f.Oversize = true
-	default:
-		f.Content, err = readFile(target, fi.Size(), wk.w.limits.MaxFileSize)
+	f.Oversize = !f.Vendored && fi.Size() > wk.w.limits.MaxFileSize
+	return &pending{f: f, target: target, done: make(chan struct{})}, nil
+}
+
+// load reads and classifies a listed file, unless the walk has stopped.
+func (wk *walker) load(ctx context.Context, pf *pending) {
+	defer close(pf.done)
+	if ctx.Err() != nil {
+		return
+	}
+	if !pf.f.Vendored && !pf.f.Oversize {
+		content, err := readFile(pf.target, pf.f.Size, wk.w.limits.MaxFileSize)
 		if err != nil {
-			return nil // vanished or unreadable since listed
+			return // vanished or unreadable since listed
 		}
+		pf.f.Content = content
 	}
-	wk.w.class.classify(&f)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return wk.fn(f)
+	wk.w.class.classify(&pf.f)
+	pf.ok = true
 }
 
 // readFile reads at most limit bytes: the size can grow between Stat and Read. The buffer

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
 	"golang.org/x/sys/unix"
 
 	"github.com/platform-dev/platform/tools"
@@ -175,6 +176,51 @@ func keys(m map[string]workspace.File) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// TestWalkOrderAndHash: files are read ahead by several goroutines, yet fn sees them one at a
+// time in lexical order, each with the hash of its content; a file larger than the read-ahead
+// window keeps the order too.
+func TestWalkOrderAndHash(t *testing.T) {
+	root := t.TempDir()
+	var want []string
+	for i := range 300 {
+		rel := fmt.Sprintf("d%d/f%03d.txt", i%7, i)
+		// Sizes vary so that readers finish out of order.
+		body := strings.Repeat(fmt.Sprintf("line %d\n", i), 1+(i*37)%500)
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(rel)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rel)
+	}
+	slices.Sort(want)
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	inFn := false
+	err = ws.Walk(context.Background(), ws.Roots()[0], func(f workspace.File) error {
+		if inFn {
+			t.Error("fn called while another call runs")
+		}
+		inFn = true
+		defer func() { inFn = false }()
+		if f.Hash != xxhash.Sum64(f.Content) || len(f.Content) == 0 {
+			t.Errorf("%s: hash %x, content %d bytes", f.Rel, f.Hash, len(f.Content))
+		}
+		got = append(got, f.Rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("order\n got %q\nwant %q", got, want)
+	}
 }
 
 func TestWalkLimitsAndCancellation(t *testing.T) {

@@ -1,0 +1,77 @@
+package workspace
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-enry/go-enry/v2"
+)
+
+// TestLanguageAsLinguist: language, which skips the modeline strategy where no modeline can
+// match, answers what enry.GetLanguage answers, for modelines at every place enry looks
+// (including one split across the join of the first and last five lines it reads) and for the
+// files of Go's runtime, assembly included.
+func TestLanguageAsLinguist(t *testing.T) {
+	lines := func(n int, at map[int]string) string {
+		var b strings.Builder
+		for i := range n {
+			if s, ok := at[i]; ok {
+				b.WriteString(s)
+			} else {
+				b.WriteString("x = 1")
+			}
+			b.WriteString("\n")
+		}
+		return b.String()
+	}
+	cases := map[string]struct{ name, content, want string }{
+		"emacs first line":    {"a.txt", "# -*- mode: ruby -*-\nputs 1\n", "Ruby"},
+		"emacs last line":     {"a.txt", lines(20, map[int]string{19: "# -*- mode: python -*-"}), "Python"},
+		"vim first line":      {"script", "# vim: set ft=python:\nprint(1)\n", "Python"},
+		"vim last line":       {"a.h", lines(20, map[int]string{19: "/* vim: set filetype=cpp: */"}), "C++"},
+		"ex modeline":         {"a.h", lines(20, map[int]string{18: " ex: syntax=cpp"}), "C++"},
+		"vim in the middle":   {"a.h", lines(20, map[int]string{9: "// vim: set ft=cpp:"}), "C"},
+		"vim across the join": {"a.h", lines(20, map[int]string{4: "int a; // v", 16: "i: set ft=cpp:"}), "C++"},
+		"no modeline":         {"a.h", "#include <stdio.h>\nint main(void) { return 0; }\n", "C"},
+		"go":                  {"main.go", "package main\n\nfunc main() {}\n", "Go"},
+		"empty":               {"a.s", "", "Assembly"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got, want := language(c.name, []byte(c.content)), enry.GetLanguage(c.name, []byte(c.content)); got != want || got != c.want {
+				t.Errorf("language = %q, enry says %q, want %q", got, want, c.want)
+			}
+		})
+	}
+
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(goroot)), "src", "runtime")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Skipf("no Go runtime sources: %v", err)
+	}
+	// Every seventh file keeps the race detector's run short; the runtime's assembly is where
+	// Linguist's classifier has the last word.
+	for i, e := range entries {
+		if i%7 != 0 || !e.Type().IsRegular() {
+			continue
+		}
+		content, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		content = content[:min(len(content), classifyBytes)]
+		if enry.IsBinary(content) {
+			continue
+		}
+		if got, want := language(e.Name(), content), enry.GetLanguage(e.Name(), content); got != want {
+			t.Errorf("%s: language = %q, enry says %q", e.Name(), got, want)
+		}
+	}
+}
