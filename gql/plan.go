@@ -3,6 +3,7 @@ package gql
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -44,6 +45,8 @@ type planField struct {
 	t    *table
 	args []planArg
 	sels []planSel
+	// fixed are the selections written, one per response key, when no directive decides.
+	fixed []*planSel
 }
 
 type planArg struct {
@@ -125,8 +128,43 @@ func (a *API) newPlan(query, opName string) *plan {
 		// Only __typename: graph-gophers runs that on the meta schema.
 		return nil
 	}
+	for i := range b.fields {
+		f := &b.fields[i]
+		if f.t != nil && !conditional(f.sels) {
+			f.fixed, _ = f.selected(nil)
+		}
+	}
 	p.fields = b.fields
 	return p
+}
+
+func conditional(sels []planSel) bool {
+	for _, s := range sels {
+		if len(s.cond) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// selected are the record's selections that vars do not skip, the first of each response
+// key, as graph-gophers merges them; ok is false when a directive's argument is not a
+// Boolean.
+func (f *planField) selected(vars map[string]any) (sels []*planSel, ok bool) {
+	sels = make([]*planSel, 0, len(f.sels))
+	seen := make(map[string]bool, len(f.sels))
+	for i := range f.sels {
+		s := &f.sels[i]
+		skip, ok := skipped(s.cond, vars)
+		if !ok {
+			return nil, false
+		}
+		if !skip && !seen[s.key] {
+			seen[s.key] = true
+			sels = append(sels, s)
+		}
+	}
+	return sels, true
 }
 
 // planBuilder flattens an operation's selections through fragments, as graph-gophers does.
@@ -429,17 +467,11 @@ func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out [
 		}
 	}
 	// The selections are the same for every record: settle their directives once.
-	sels := make([]*planSel, 0, len(f.sels))
-	seen := make(map[string]bool, len(f.sels))
-	for i := range f.sels {
-		s := &f.sels[i]
-		skip, ok := skipped(s.cond, vars)
-		if !ok {
+	sels := f.fixed
+	if sels == nil {
+		var ok bool
+		if sels, ok = f.selected(vars); !ok {
 			return nil, false
-		}
-		if !skip && !seen[s.key] {
-			seen[s.key] = true
-			sels = append(sels, s)
 		}
 	}
 	out = append(out, '[')
@@ -527,22 +559,48 @@ func appendKey(out []byte, key string) []byte {
 	return append(out, '"', ':')
 }
 
-// appendScalar writes one scalar as graph-gophers does, through encoding/json, with a short
-// cut for the strings both write as they are.
+// appendScalar writes one scalar as graph-gophers does, through encoding/json, with short
+// cuts that write the same bytes without its allocations: strings that need no escape,
+// numbers and booleans as encoding/json formats them, times as stamp does. v is addressable.
 func appendScalar(out []byte, v reflect.Value) ([]byte, error) {
 	switch v.Kind() {
 	case reflect.String:
 		if s := v.String(); plain(s) {
 			return appendString(out, s), nil
 		}
+	case reflect.Int32:
+		return strconv.AppendInt(out, v.Int(), 10), nil
+	case reflect.Bool:
+		return strconv.AppendBool(out, v.Bool()), nil
+	case reflect.Float64:
+		if f := v.Float(); !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return appendFloat(out, f), nil
+		}
 	case reflect.Struct:
-		if s, ok := v.Interface().(stamp); ok {
-			js, err := s.MarshalJSON()
-			return append(out, js...), err
+		if s, ok := v.Addr().Interface().(*stamp); ok {
+			return s.append(out), nil
 		}
 	}
 	js, err := json.Marshal(v.Interface())
 	return append(out, js...), err
+}
+
+// appendFloat formats a finite float64 as encoding/json does: like ES6, with exponents
+// only below 1e-6 and from 1e21, and no leading zero in a negative exponent.
+func appendFloat(out []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	out = strconv.AppendFloat(out, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 to e-9
+		if n := len(out); n >= 4 && out[n-4] == 'e' && out[n-3] == '-' && out[n-2] == '0' {
+			out[n-2] = out[n-1]
+			out = out[:n-1]
+		}
+	}
+	return out
 }
 
 // appendString quotes a string that plain accepts.

@@ -65,7 +65,7 @@ func TestPlansAnswerAsGraphGophers(t *testing.T) {
 	exec(t, alice, `mutation($d: thingInput!) { creatething(data: $d) { i } }`, map[string]any{"d": map[string]any{
 		"b": true, "d": "2026-11-22T11:04:05.123456+01:00", "f": 1.5e300, "i": -7, "id": "<id>",
 		"j": map[string]any{"k": []any{1, "two", nil, "<&>"}}, "rj": "x", "s": "\x01 ctl",
-		"tags": []any{"red", "a&b"}, "nums": []any{0.5, 100000000000000000000000.0}, "when": []any{"2026-01-02T03:04:05Z"},
+		"tags": []any{"red", "a&b"}, "nums": []any{0.5, 1e23, 1e-6, 5e-324, 123456789.125, -1e-7, 1e20}, "when": []any{"2026-01-02T03:04:05Z"},
 	}}).ok(t)
 	exec(t, alice, `mutation { creatething(data: {i: 1, rj: 0, nums: []}) { i } }`, nil).ok(t)
 
