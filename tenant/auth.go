@@ -549,7 +549,7 @@ func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *
 	// answer should not depend on the token, but it still gets a guard, never none.
 	// A GET without a query runs nothing (it gets the explorer's page or a 400), so a browser
 	// opens the explorer before it has a token.
-	g := rules.Guard(nil)
+	var g gql.Guard
 	if r.Method == http.MethodPost || (r.Method == http.MethodGet && r.URL.Query().Has("query")) {
 		claims, err := v.Authenticate(r)
 		if err == nil && claims == nil && rules.NeedsToken() {
@@ -561,6 +561,8 @@ func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *
 		}
 		// Only a verified header names its caller's guard.
 		g = rules.GuardFor(r.Header.Get("Authorization"), claims)
+	} else {
+		g = rules.Guard(nil)
 	}
 	next.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), g)))
 }
