@@ -47,6 +47,7 @@ type planField struct {
 	sels []planSel
 	// fixed are the selections written, one per response key, when no directive decides.
 	fixed []*planSel
+	keys  storedKeys
 }
 
 type planArg struct {
@@ -193,7 +194,7 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 				if t == nil {
 					return false
 				}
-				f.t = t
+				f.t, f.keys = t, newStoredKeys(t)
 				for _, arg := range s.Arguments {
 					f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
 				}
@@ -478,14 +479,19 @@ func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out [
 	start := len(out)
 	_, err := noted(a, "list", func(ctx context.Context, in args) (struct{}, error) {
 		return struct{}{}, f.t.scan(ctx, in, func(rec store.Record) error {
+			if len(out) > start {
+				out = append(out, ',')
+			}
+			mark := len(out)
+			var ok bool
+			if out, ok = appendStored(out, f.t, f.keys, rec, sels); ok {
+				return nil
+			}
 			v, err := f.t.decode(rec)
 			if err != nil {
 				return err
 			}
-			if len(out) > start {
-				out = append(out, ',')
-			}
-			out, err = appendRecord(out, f.t, v, sels)
+			out, err = appendRecord(out[:mark], f.t, v, sels)
 			return err
 		})
 	})(ctx, in)

@@ -35,7 +35,17 @@ func TestPlansAnswerAsGraphGophers(t *testing.T) {
 		{Name: "nums", Type: ft(store.Float, true), Required: true},
 		{Name: "when", Type: ft(store.DateTime, true)},
 	}...)
-	tables := []gql.Table{products(), things}
+	// scalars has no list or JSON field, so its records are written straight from the store.
+	scalars := table("scalars", "scalar", []store.Field{
+		{Name: "b", Type: ft(store.Boolean, false)},
+		{Name: "d", Type: ft(store.DateTime, false)},
+		{Name: "f", Type: ft(store.Float, false)},
+		{Name: "i", Type: ft(store.Int, false)},
+		{Name: "id", Type: ft(store.ID, false)},
+		{Name: "s", Type: ft(store.String, false)},
+		{Name: "ri", Type: ft(store.Int, false), Required: true},
+	}...)
+	tables := []gql.Table{products(), things, scalars}
 	recorder := tracetest.NewSpanRecorder()
 	api, err := gql.New(gql.Config{
 		Tables: tables, Records: records(t, tables...), Introspection: true,
@@ -68,6 +78,9 @@ func TestPlansAnswerAsGraphGophers(t *testing.T) {
 		"tags": []any{"red", "a&b"}, "nums": []any{0.5, 1e23, 1e-6, 5e-324, 123456789.125, -1e-7, 1e20}, "when": []any{"2026-01-02T03:04:05Z"},
 	}}).ok(t)
 	exec(t, alice, `mutation { creatething(data: {i: 1, rj: 0, nums: []}) { i } }`, nil).ok(t)
+	exec(t, alice, `mutation { createscalar(data: {b: false, d: "2026-02-03T04:05:06.7+02:00", f: -0.25, i: -2147483648, id: "x-1", s: "plain", ri: 2147483647}) { ri } }`, nil).ok(t)
+	exec(t, alice, `mutation { createscalar(data: {ri: 0}) { ri } }`, nil).ok(t)
+	create(t, alice, map[string]any{"name": "no author", "price": 1})
 
 	const fetch = `query products($uid: ID) { products(uid: $uid) { uid name price author createdAt updatedAt } }`
 	const allThings = `{ things { uid b d f i id j rj s tags nums when createdAt updatedAt } }`
@@ -128,6 +141,7 @@ func TestPlansAnswerAsGraphGophers(t *testing.T) {
 		{"operation name missing", "admin", `query A { products(limit: 1) { name } } query B { productsCount }`, "", nil, false},
 		{"operation name unknown", "admin", `query A { products(limit: 1) { name } }`, "C", nil, false},
 		{"every field type", "alice", allThings, "", nil, true},
+		{"every scalar, set and not", "alice", `{ scalars { uid b d f i id s ri createdAt updatedAt __typename } }`, "", nil, true},
 		{"count", "alice", `{ productsCount }`, "", nil, false},
 		{"connection", "alice", `{ productsConnection(first: 1) { edges { node { name } } } }`, "", nil, false},
 		{"list and count", "alice", `{ products { name } productsCount }`, "", nil, false},
