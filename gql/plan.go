@@ -100,7 +100,7 @@ func (a *API) newPlan(query, opName string) *plan {
 		}
 	}
 	p := &plan{defaults: map[string]any{}}
-	types := a.schema.ASTSchema()
+	types := a.schema.AST()
 	for _, o := range doc.Operations {
 		for _, v := range o.VariableDefinitions {
 			t := schemaType(types, v.Type)

@@ -40,7 +40,7 @@ type span struct{ start, end int }
 // value of another type): that record goes through table.decode.
 func appendStored(out []byte, t *table, keys storedKeys, rec store.Record, sels []*planSel) ([]byte, bool) {
 	var buf [32]span
-	spans := buf[:0]
+	var spans []span
 	if keys.fields <= len(buf) {
 		spans = buf[:keys.fields]
 	} else {
