@@ -520,6 +520,36 @@ func skipped(cond []condition, vars map[string]any) (skip, ok bool) {
 // graph-gophers writes them: each scalar as encoding/json marshals its Go value, a nil
 // pointer as null, a list element by element.
 func appendRecord(out []byte, t *table, rec reflect.Value, sels []*planSel) ([]byte, error) {
+	var err error
+	out, _ = appendObject(out, t, sels, func(out []byte, s *planSel) ([]byte, bool) {
+		v := rec.Field(s.index)
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return append(out, "null"...), true
+			}
+			v = v.Elem()
+		}
+		if !s.list {
+			out, err = appendScalar(out, v)
+			return out, err == nil
+		}
+		out = append(out, '[')
+		for j := range v.Len() {
+			if j > 0 {
+				out = append(out, ',')
+			}
+			if out, err = appendScalar(out, v.Index(j)); err != nil {
+				return out, false
+			}
+		}
+		return append(out, ']'), true
+	})
+	return out, err
+}
+
+// appendObject writes one record's selections, their values by value; false as soon as
+// value answers false.
+func appendObject(out []byte, t *table, sels []*planSel, value func([]byte, *planSel) ([]byte, bool)) ([]byte, bool) {
 	out = append(out, '{')
 	for i, s := range sels {
 		if i > 0 {
@@ -530,33 +560,12 @@ func appendRecord(out []byte, t *table, rec reflect.Value, sels []*planSel) ([]b
 			out = appendString(out, t.names.typ)
 			continue
 		}
-		v := rec.Field(s.index)
-		if v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				out = append(out, "null"...)
-				continue
-			}
-			v = v.Elem()
+		var ok bool
+		if out, ok = value(out, s); !ok {
+			return out, false
 		}
-		var err error
-		if !s.list {
-			if out, err = appendScalar(out, v); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		out = append(out, '[')
-		for j := range v.Len() {
-			if j > 0 {
-				out = append(out, ',')
-			}
-			if out, err = appendScalar(out, v.Index(j)); err != nil {
-				return nil, err
-			}
-		}
-		out = append(out, ']')
 	}
-	return append(out, '}'), nil
+	return append(out, '}'), true
 }
 
 func appendKey(out []byte, key string) []byte {
@@ -580,7 +589,7 @@ func appendScalar(out []byte, v reflect.Value) ([]byte, error) {
 		return strconv.AppendBool(out, v.Bool()), nil
 	case reflect.Float64:
 		if f := v.Float(); !math.IsInf(f, 0) && !math.IsNaN(f) {
-			return appendFloat(out, f), nil
+			return store.AppendJSONFloat(out, f), nil
 		}
 	case reflect.Struct:
 		if s, ok := v.Addr().Interface().(*stamp); ok {
@@ -589,24 +598,6 @@ func appendScalar(out []byte, v reflect.Value) ([]byte, error) {
 	}
 	js, err := json.Marshal(v.Interface())
 	return append(out, js...), err
-}
-
-// appendFloat formats a finite float64 as encoding/json does: like ES6, with exponents
-// only below 1e-6 and from 1e21, and no leading zero in a negative exponent.
-func appendFloat(out []byte, f float64) []byte {
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	out = strconv.AppendFloat(out, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 to e-9
-		if n := len(out); n >= 4 && out[n-4] == 'e' && out[n-3] == '-' && out[n-2] == '0' {
-			out[n-2] = out[n-1]
-			out = out[:n-1]
-		}
-	}
-	return out
 }
 
 // appendString quotes a string that plain accepts.

@@ -49,22 +49,9 @@ func appendStored(out []byte, t *table, keys storedKeys, rec store.Record, sels 
 	if !readObject(rec, keys, spans) {
 		return out, false
 	}
-	out = append(out, '{')
-	for i, s := range sels {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = appendKey(out, s.key)
-		if s.index < 0 {
-			out = appendString(out, t.names.typ)
-			continue
-		}
-		var ok bool
-		if out, ok = appendStoredValue(out, t.rec.Field(s.index).Type, spans[s.index], rec); !ok {
-			return out, false
-		}
-	}
-	return append(out, '}'), true
+	return appendObject(out, t, sels, func(out []byte, s *planSel) ([]byte, bool) {
+		return appendStoredValue(out, t.rec.Field(s.index).Type, spans[s.index], rec)
+	})
 }
 
 // appendStoredValue writes the value at sp of a field of Go type typ as appendScalar writes
@@ -106,7 +93,7 @@ func appendStoredValue(out []byte, typ reflect.Type, sp span, rec store.Record) 
 			return out, false
 		}
 		f, err := strconv.ParseFloat(string(raw), 64)
-		return appendFloat(out, f), err == nil
+		return store.AppendJSONFloat(out, f), err == nil
 	case typ.Kind() == reflect.Bool && (string(raw) == "true" || string(raw) == "false"):
 		return append(out, raw...), true
 	}
