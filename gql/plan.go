@@ -116,7 +116,7 @@ func (a *API) newPlan(query, opName string) *plan {
 		}
 	}
 	b := planBuilder{a: a, doc: doc, keys: map[string]bool{}}
-	if !b.root(op.SelectionSet, nil) || b.expanded > a.cfg.MaxSelections {
+	if !b.root(op.SelectionSet, nil) {
 		return nil
 	}
 	tables := 0
@@ -180,7 +180,10 @@ type planBuilder struct {
 // root adds the root fields of set; false when one is not a table's list or __typename.
 func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 	for _, sel := range set {
-		b.expanded++
+		// Fragments spread in fragments multiply: stop where graph-gophers would.
+		if b.expanded++; b.expanded > b.a.cfg.MaxSelections {
+			return false
+		}
 		switch s := sel.(type) {
 		case *ast.Field:
 			if b.keys[s.Alias] {
@@ -223,7 +226,10 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 // record adds the selections of a record of t; false when one is not a scalar of its own.
 func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet, cond []condition, out *[]planSel) bool {
 	for _, sel := range set {
-		b.expanded++
+		// Fragments spread in fragments multiply: stop where graph-gophers would.
+		if b.expanded++; b.expanded > b.a.cfg.MaxSelections {
+			return false
+		}
 		switch s := sel.(type) {
 		case *ast.Field:
 			ps := planSel{key: s.Alias, cond: with(cond, s.Directives), index: -1}

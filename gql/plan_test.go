@@ -82,6 +82,12 @@ func TestPlansAnswerAsGraphGophers(t *testing.T) {
 	exec(t, alice, `mutation { createscalar(data: {ri: 0}) { ri } }`, nil).ok(t)
 	create(t, alice, map[string]any{"name": "no author", "price": 1})
 
+	// bomb's fragments spread the next one twice: 2^24 fields once expanded.
+	bomb := `{ products(limit: 1) { ...F0 } }`
+	for i := range 24 {
+		bomb += fmt.Sprintf(" fragment F%d on product { ...F%d ...F%d }", i, i+1, i+1)
+	}
+	bomb += " fragment F24 on product { name }"
 	const fetch = `query products($uid: ID) { products(uid: $uid) { uid name price author createdAt updatedAt } }`
 	const allThings = `{ things { uid b d f i id j rj s tags nums when createdAt updatedAt } }`
 	cases := []struct {
@@ -150,6 +156,7 @@ func TestPlansAnswerAsGraphGophers(t *testing.T) {
 		{"mutation", "alice", `mutation { createproduct(data: {name: "m", price: 1}) { name } }`, "", nil, false},
 		{"unknown field", "alice", `{ products { nope } }`, "", nil, false},
 		{"syntax error", "alice", `{ products { name } } }`, "", nil, false},
+		{"fragments that multiply", "alice", bomb, "", nil, false},
 		{"escaped string literal", "alice", `{ products(where: {name: {eq: "Wid\u0067et"}}) { name } }`, "", nil, false},
 	}
 	planned := func() (bool, bool) {
