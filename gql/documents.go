@@ -12,13 +12,16 @@ const (
 	documentMaxBytes = 4 << 10
 )
 
-// documents remembers what the endpoint reads from a document before graph-gophers executes
-// it (its operation, and the text with the seed's response keys added), so that a document
+// documents remembers what the endpoint reads from a document before executing it (its
+// operation, the text with the seed's response keys added, and its plan), so that a document
 // sent again is not parsed for that a second time. Each API has its own, so an entry always
-// belongs to the schema it was read against. graph-gophers still parses and validates every
-// document it executes: v1.11.0 has no API to keep a prepared one.
+// belongs to the schema it was read against. graph-gophers parses and validates every
+// document it executes (v1.11.0 has no API to keep a prepared one); a plan, where the
+// document has one, runs without it.
 type documents struct {
 	keys responseKeys
+	// plan makes the plan of a document's operation, nil when it has none.
+	plan func(query, opName string) *plan
 	// seen is nil for an API without tables: nothing runs there.
 	seen *lru.Cache[docKey, prepared]
 }
@@ -29,17 +32,21 @@ type docKey struct {
 }
 
 // prepared is a document as the endpoint runs it: op decides whether and where, exec is the
-// text graph-gophers executes, fill completes its answer (introspection.go).
+// text graph-gophers executes, fill completes its answer (introspection.go), plan (nil for
+// most documents) runs it without graph-gophers.
 type prepared struct {
 	op   operationInfo
 	exec string
 	fill *metaFill
+	plan *plan
+	// planned: plan was made (a document gets one when it is sent again).
+	planned bool
 }
 
-func newDocuments(keys responseKeys) documents {
+func newDocuments(keys responseKeys, plan func(query, opName string) *plan) documents {
 	// New fails only for a size below 1.
 	seen, _ := lru.New[docKey, prepared](documentsKept)
-	return documents{keys: keys, seen: seen}
+	return documents{keys: keys, plan: plan, seen: seen}
 }
 
 // prepare reads the operation that opName selects in query, sent by GET or not, and the text
@@ -48,6 +55,11 @@ func (d documents) prepare(query, opName string, get bool) prepared {
 	k := docKey{query, opName, get}
 	if d.seen != nil {
 		if p, ok := d.seen.Get(k); ok {
+			if !p.planned {
+				// A document sent once pays nothing for a plan; one sent again, once.
+				p.plan, p.planned = d.plan(query, opName), true
+				d.seen.Add(k, p)
+			}
 			return p
 		}
 	}

@@ -87,6 +87,8 @@ type API struct {
 	sdl    string
 	schema *graphql.Schema // nil when the project has no tables
 	docs   documents
+	// lists are the tables by the name of their list field, for plans.
+	lists map[string]*table
 	// subscriptions runs subscription documents on each event; nil without Config.Changes.
 	subscriptions *graphql.Schema
 	fanout        fanout
@@ -123,11 +125,13 @@ func New(cfg Config) (*API, error) {
 	lim := limits{defaultLimit: cfg.DefaultLimit, maxLimit: cfg.MaxLimit, maxResultBytes: cfg.MaxResultBytes, bounds: cfg.Where}
 	tables := make([]*table, len(cfg.Tables))
 	byName := make(map[string]*table, len(cfg.Tables))
+	a.lists = make(map[string]*table, len(cfg.Tables))
 	for i, def := range relationOrder(cfg.Tables) {
 		tables[i] = newTable(def, cfg.Records, lim, byName)
 		tables[i].public = a.public
 		tables[i].changes, tables[i].logger = cfg.Changes, cfg.Logger
 		byName[def.Name] = tables[i]
+		a.lists[tables[i].names.list] = tables[i]
 	}
 	opts := []graphql.SchemaOpt{
 		graphql.UseFieldResolvers(),
@@ -160,7 +164,7 @@ func New(cfg Config) (*API, error) {
 		return graphql.MustParseSchema(a.sdl, root, append(opts, graphql.MaxDepth(metaMaxDepth))...)
 	})
 	// A token is at least one byte, so the query length limit bounds tokens too.
-	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes))
+	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes), a.newPlan)
 	return a, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	graphql "github.com/graph-gophers/graphql-go"
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
 	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/attribute"
@@ -143,7 +144,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !a.cfg.Introspection && op.introspects:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	default:
-		resp = a.exec(r.Context(), doc.exec, opName, vars, op.metaOnly)
+		resp = a.exec(r.Context(), doc, opName, vars)
 		resp.Data = doc.fill.apply(resp.Data)
 	}
 	for _, e := range resp.Errors {
@@ -170,13 +171,13 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// exec runs the document, as prepared (with the seed's response keys), under the request's
-// time limit. metaOnly operations (asking only for __schema, __type and __typename) run on the
-// schema whose depth limit fits tools' introspection queries: their nesting walks the schema,
-// not records.
-func (a *API) exec(ctx context.Context, query, opName string, vars map[string]any, metaOnly bool) response {
+// exec runs the document, as prepared, under the request's time limit: by its plan when it
+// has one that answers, else by graph-gophers with the seed's response keys added. metaOnly
+// operations (asking only for __schema, __type and __typename) run on the schema whose depth
+// limit fits tools' introspection queries: their nesting walks the schema, not records.
+func (a *API) exec(ctx context.Context, doc prepared, opName string, vars map[string]any) response {
 	schema := a.schema
-	if metaOnly {
+	if doc.op.metaOnly {
 		schema = a.meta()
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
@@ -185,9 +186,15 @@ func (a *API) exec(ctx context.Context, query, opName string, vars map[string]an
 	if a.cfg.Tracer != nil {
 		ctx, span = a.cfg.Tracer.Start(ctx, "graphql.execute", trace.WithAttributes(attribute.String("graphql.operation.name", opName)))
 	}
-	res := schema.Exec(ctx, query, opName, vars)
+	var res *graphql.Response
+	data, planned := doc.plan.run(ctx, a, vars)
+	if planned {
+		res = &graphql.Response{Data: data}
+	} else {
+		res = schema.Exec(ctx, doc.exec, opName, vars)
+	}
 	if span != nil {
-		span.SetAttributes(attribute.Int("graphql.errors", len(res.Errors)))
+		span.SetAttributes(attribute.Int("graphql.errors", len(res.Errors)), attribute.Bool("graphql.planned", planned))
 		span.End()
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -207,12 +214,15 @@ func (a *API) bodyRequest(w http.ResponseWriter, r *http.Request, req *request) 
 	if ct == "" {
 		return http.StatusUnsupportedMediaType, "no Content-Type: send the body as application/json"
 	}
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || mt != mediaJSON {
-		return http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: send the body as application/json", ct)
-	}
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: send the body in UTF-8", ct)
+	// What nearly every client sends is read without the parser's allocations.
+	if ct != mediaJSON {
+		mt, params, err := mime.ParseMediaType(ct)
+		if err != nil || mt != mediaJSON {
+			return http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: send the body as application/json", ct)
+		}
+		if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+			return http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: send the body in UTF-8", ct)
+		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
 	if err != nil {

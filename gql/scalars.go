@@ -26,10 +26,14 @@ func (s *stamp) UnmarshalGraphQL(input any) error {
 
 // MarshalJSON writes the time as the API shows it.
 func (s stamp) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(timeLayout)+2)
+	return s.append(make([]byte, 0, len(timeLayout)+2)), nil
+}
+
+// append writes the time as MarshalJSON does.
+func (s stamp) append(b []byte) []byte {
 	b = append(b, '"')
 	b = time.Time(s).UTC().AppendFormat(b, timeLayout)
-	return append(b, '"'), nil
+	return append(b, '"')
 }
 
 // UnmarshalJSON reads a stored time (store.TimeLayout).

@@ -132,21 +132,14 @@ func (t *table) key(name string) (ft store.FieldType, ok bool) {
 
 // list answers products(uid, where, orderBy, limit, offset).
 func (t *table) list(ctx context.Context, a args) (reflect.Value, error) {
-	q, err := t.query(a)
-	if err != nil {
-		return reflect.Value{}, err
-	}
-	list := reflect.MakeSlice(t.recs, 0, int(min(q.Limit, 64)))
-	if q.Limit == 0 {
-		return list, nil
-	}
-	err = t.read(ctx, q, func(rec store.Record) (bool, error) {
+	list := reflect.MakeSlice(t.recs, 0, 1)
+	err := t.scan(ctx, a, func(rec store.Record) error {
 		v, err := t.decode(rec)
 		if err != nil {
-			return false, err
+			return err
 		}
 		list = reflect.Append(list, v)
-		return int64(list.Len()) < q.Limit, nil
+		return nil
 	})
 	if err == nil {
 		err = t.withRelations(ctx, "", elems(list)...)
@@ -155,6 +148,23 @@ func (t *table) list(ctx context.Context, a args) (reflect.Value, error) {
 		return reflect.Value{}, err
 	}
 	return list, nil
+}
+
+// scan calls fn with each record a list's arguments select that the caller may read, in
+// order: the list resolver and a plan (plan.go) read through it alike.
+func (t *table) scan(ctx context.Context, a args, fn func(store.Record) error) error {
+	q, err := t.query(a)
+	if err != nil || q.Limit == 0 {
+		return err
+	}
+	var n int64
+	return t.read(ctx, q, func(rec store.Record) (bool, error) {
+		if err := fn(rec); err != nil {
+			return false, err
+		}
+		n++
+		return n < q.Limit, nil
+	})
 }
 
 // connection answers productsConnection(where, orderBy, first, after): a keyset page.

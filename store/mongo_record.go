@@ -83,7 +83,7 @@ func appendBSONValue(b []byte, v bsoncore.Value) ([]byte, error) {
 	case bsoncore.TypeDouble:
 		var f float64
 		if f, ok = v.DoubleOK(); ok {
-			b = appendJSONFloat(b, f)
+			b = AppendJSONFloat(b, f)
 		}
 	case bsoncore.TypeInt32:
 		var i int32
@@ -193,9 +193,9 @@ func appendJSONString(b []byte, s []byte) []byte {
 	return append(b, '"')
 }
 
-// appendJSONFloat writes f as encoding/json does; NaN and infinities, which JSON cannot
+// AppendJSONFloat writes f as encoding/json does; NaN and infinities, which JSON cannot
 // hold, as null.
-func appendJSONFloat(b []byte, f float64) []byte {
+func AppendJSONFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
 	}

@@ -141,6 +141,23 @@ func join(kind filterKind, parts []Filter) Filter {
 	return Filter{kind: kind, parts: kept}
 }
 
+// oneUID reports whether f matches at most the record with one given uid: it is that
+// comparison, or an And with it among its parts.
+func (f Filter) oneUID() bool {
+	switch f.kind {
+	case kindCmp:
+		_, isString := f.value.(string)
+		return f.key == KeyUID && f.op == Eq && isString
+	case kindAnd:
+		for _, p := range f.parts {
+			if p.oneUID() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // IsAll reports whether f matches every record; IsNone whether it matches none.
 func (f Filter) IsAll() bool  { return f.kind == kindAll }
 func (f Filter) IsNone() bool { return f.kind == kindNone }

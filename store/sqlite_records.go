@@ -442,7 +442,17 @@ func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Rec
 	if err != nil {
 		return sqlFailed(ctx, "find "+t.Name, err)
 	}
-	rows, err := stmt.QueryContext(ctx, args...)
+	run := ctx
+	if q.After == nil && q.Filter.oneUID() {
+		// The unique index on uid reads at most that one row, so the query ends long
+		// before a deadline could matter; database/sql and the driver would each start a
+		// goroutine to watch ctx for it. ctx still decides whether it starts.
+		if err := ctx.Err(); err != nil {
+			return sqlFailed(ctx, "find "+t.Name, err)
+		}
+		run = context.WithoutCancel(ctx)
+	}
+	rows, err := stmt.QueryContext(run, args...)
 	if err != nil {
 		return sqlFailed(ctx, "find "+t.Name, err)
 	}

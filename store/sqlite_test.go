@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // products is the table of the peer benchmark (../shared/peers/pocketbase): indexes on sku and
@@ -48,6 +51,10 @@ func TestSQLitePlans(t *testing.T) {
 		want  []string // each line of the plan contains one of these, in order
 	}{
 		{"uid", false, Query{Filter: Compare(KeyUID, Eq, "x"), Limit: 1}, []string{"USING INDEX sqlite_autoindex_t_products_1 (uid=?)"}},
+		// Whatever else a fetch by uid asks, it reads the one row (find runs it without
+		// watching its context).
+		{"uid, owner and an order", false, Query{Filter: And(Compare(KeyUID, Eq, "x"), Compare(KeyOwner, Eq, "alice"), Compare("price", Gte, 1.0)), Order: price, Limit: 1},
+			[]string{"USING INDEX sqlite_autoindex_t_products_1 (uid=?)"}},
 		{"sku", false, Query{Filter: Compare("sku", Eq, "sku-1")}, []string{"USING INDEX ix:products:sku:unique (f:sku=?)"}},
 		// Ties go the way of the last key, so a descending order reads the index backwards
 		// and sorts nothing.
@@ -147,5 +154,67 @@ func TestSQLiteOpenFilesBounded(t *testing.T) {
 	var got []struct{ Text string }
 	if err := records(0).Find(ctx, "notes", Query{}, &got); err != nil || len(got) != 1 || got[0].Text != "0" {
 		t.Fatalf("first project after its file was closed: %v, %v", got, err)
+	}
+}
+
+// TestSQLiteFetchByUIDUnderADeadline: a read of one record by uid under a context with a
+// deadline answers without the goroutines that watch the context of other queries, and
+// still does not start once the context has ended.
+func TestSQLiteFetchByUIDUnderADeadline(t *testing.T) {
+	dbs, err := openSQLite(context.Background(), t.TempDir(), slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dbs.close(context.Background())
+	b, err := dbs.project(context.Background(), "p", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRecords(b, []Table{products})
+	if err := r.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var rec struct{ UID string }
+	if err := r.Insert(context.Background(), "products", "alice", []map[string]any{{"name": "a", "price": 1.0}}, &rec); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// during counts the goroutines while q's rows are open.
+	during := func(q Query) int {
+		n := 0
+		if err := r.Each(ctx, "products", q, func(Record) (bool, error) {
+			n = runtime.NumGoroutine()
+			return true, nil
+		}); err != nil || n == 0 {
+			t.Fatalf("%v: %v, %d", q.Filter, err, n)
+		}
+		return n
+	}
+	byUID := Query{Filter: And(Compare(KeyUID, Eq, rec.UID), Compare(KeyOwner, Eq, "alice")), Limit: 1}
+	scan := Query{Filter: Compare("price", Gte, 0.0)}
+	// settled counts the goroutines once the watchers of earlier queries have ended.
+	settled := func() int {
+		n := runtime.NumGoroutine()
+		for range 100 {
+			time.Sleep(5 * time.Millisecond)
+			m := runtime.NumGoroutine()
+			if m == n {
+				return n
+			}
+			n = m
+		}
+		return n
+	}
+	during(scan) // database/sql starts its own goroutines with the first connections
+	if before, got := settled(), during(byUID); got != before {
+		t.Errorf("fetch by uid: %d goroutines while reading, %d before", got, before)
+	}
+	if before, got := settled(), during(scan); got <= before {
+		t.Errorf("a scan: %d goroutines while reading, %d before: the test no longer sees the watchers", got, before)
+	}
+	cancel()
+	if err := r.Each(ctx, "products", byUID, func(Record) (bool, error) { return true, nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("fetch by uid after the context ended: %v", err)
 	}
 }

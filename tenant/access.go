@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
 	"github.com/google/cel-go/parser"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
@@ -243,7 +245,14 @@ type Rules struct {
 	// anonymous: some rule may let a caller without a token through; signedIn: some rule
 	// may let a caller with one through.
 	anonymous, signedIn bool
+	// guards are the guards of the callers seen lately, by their Authorization header's
+	// hash: a caller sends the same token for as long as it is valid, and the guard keeps
+	// the filters it resolved from the token's claims.
+	guards *lru.Cache[[sha256.Size]byte, *guard]
 }
+
+// guardsKept bounds the guards one version of a project's rules remembers.
+const guardsKept = 1024
 
 type tableRules struct {
 	ops map[gql.Operation]*rule
@@ -253,6 +262,8 @@ type tableRules struct {
 // ParseDocument compile without error.
 func CompileAccess(tables map[string]TableDoc) (*Rules, error) {
 	rs := &Rules{tables: make(map[string]*tableRules, len(tables))}
+	// New fails only for a size below 1.
+	rs.guards, _ = lru.New[[sha256.Size]byte, *guard](guardsKept)
 	var errs []error
 	for name, t := range tables {
 		tr := &tableRules{ops: make(map[gql.Operation]*rule, len(operations))}
@@ -295,10 +306,38 @@ func (rs *Rules) Guard(claims map[string]any) gql.Guard {
 	return g
 }
 
+// GuardFor is Guard for a caller whose verified Authorization header (empty: no token)
+// gave claims. Claims follow from the header, so the guard of a header seen lately is used
+// again, with the filters it already resolved.
+func (rs *Rules) GuardFor(authorization string, claims map[string]any) gql.Guard {
+	key := sha256.Sum256([]byte(authorization))
+	if g, ok := rs.guards.Get(key); ok {
+		return g
+	}
+	g := rs.Guard(claims).(*guard)
+	rs.guards.Add(key, g)
+	return g
+}
+
 type guard struct {
 	rules *Rules
 	caller
 	sub string
+	// filters remembers what Filter answered, by table and operation: it depends only on
+	// the rules and the claims, and requests sending the same token share the guard.
+	mu      sync.Mutex
+	filters map[filterKey]resolved
+}
+
+type filterKey struct {
+	table string
+	op    gql.Operation
+}
+
+type resolved struct {
+	filter store.Filter
+	check  bool
+	err    error
 }
 
 func (g *guard) rule(table string, op gql.Operation) (*rule, error) {
@@ -312,6 +351,24 @@ func (g *guard) rule(table string, op gql.Operation) (*rule, error) {
 func (g *guard) Owner() string { return g.sub }
 
 func (g *guard) Filter(table string, op gql.Operation) (store.Filter, bool, error) {
+	k := filterKey{table, op}
+	g.mu.Lock()
+	res, ok := g.filters[k]
+	g.mu.Unlock()
+	if ok {
+		return res.filter, res.check, res.err
+	}
+	res.filter, res.check, res.err = g.filter(table, op)
+	g.mu.Lock()
+	if g.filters == nil {
+		g.filters = map[filterKey]resolved{}
+	}
+	g.filters[k] = res
+	g.mu.Unlock()
+	return res.filter, res.check, res.err
+}
+
+func (g *guard) filter(table string, op gql.Operation) (store.Filter, bool, error) {
 	r, err := g.rule(table, op)
 	if err != nil {
 		return store.None, false, err

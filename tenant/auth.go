@@ -545,14 +545,13 @@ func Protect(v *Verifier, rules *Rules, next http.Handler) http.Handler {
 }
 
 func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules, next http.Handler) {
-	var claims map[string]any
 	// The API answers a method other than GET and POST with 405 before reading anything; that
 	// answer should not depend on the token, but it still gets a guard, never none.
 	// A GET without a query runs nothing (it gets the explorer's page or a 400), so a browser
 	// opens the explorer before it has a token.
+	var g gql.Guard
 	if r.Method == http.MethodPost || (r.Method == http.MethodGet && r.URL.Query().Has("query")) {
-		var err error
-		claims, err = v.Authenticate(r)
+		claims, err := v.Authenticate(r)
 		if err == nil && claims == nil && rules.NeedsToken() {
 			err = fmt.Errorf("%w: send Authorization: Bearer <token>", ErrNoToken)
 		}
@@ -560,8 +559,12 @@ func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *
 			writeAuthError(w, err)
 			return
 		}
+		// Only a verified header names its caller's guard.
+		g = rules.GuardFor(r.Header.Get("Authorization"), claims)
+	} else {
+		g = rules.Guard(nil)
 	}
-	next.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), rules.Guard(claims))))
+	next.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), g)))
 }
 
 func writeAuthError(w http.ResponseWriter, err error) {

@@ -118,28 +118,43 @@ func BenchmarkFetchVsStore(b *testing.B) {
 			b.Fatal(err)
 		}
 
+		readStore := func() {
+			start := time.Now()
+			var rec struct {
+				UID       string    `json:"uid"`
+				Name      string    `json:"name"`
+				Price     float64   `json:"price"`
+				Author    string    `json:"author"`
+				CreatedAt time.Time `json:"createdAt"`
+				UpdatedAt time.Time `json:"updatedAt"`
+			}
+			if err := recs.Get(ctx, "products", uid, owner, &rec); err != nil || rec.UID != uid {
+				b.Fatalf("get %s: %v", uid, err)
+			}
+			storeTime += time.Since(start)
+		}
+		serve := func() {
+			// The request is built before the clock starts: that is the client's work.
+			req := newRequest("/api/v1/graphql", body)
+			start := time.Now()
+			w := httptest.NewRecorder()
+			e.ServeHTTP(w, req)
+			serviceTime += time.Since(start)
+			check(w.Code, w.Body.Bytes(), uid)
+		}
+		// The second read of a uid finds more of it in the caches than the first: each goes
+		// first every other time.
+		if i%2 == 0 {
+			readStore()
+			serve()
+		} else {
+			serve()
+			readStore()
+		}
+
+		req := newRequest(srv.URL+"/api/v1/graphql", body)
 		start := time.Now()
-		var rec struct {
-			UID       string    `json:"uid"`
-			Name      string    `json:"name"`
-			Price     float64   `json:"price"`
-			Author    string    `json:"author"`
-			CreatedAt time.Time `json:"createdAt"`
-			UpdatedAt time.Time `json:"updatedAt"`
-		}
-		if err := recs.Get(ctx, "products", uid, owner, &rec); err != nil || rec.UID != uid {
-			b.Fatalf("get %s: %v", uid, err)
-		}
-		storeTime += time.Since(start)
-
-		start = time.Now()
-		w := httptest.NewRecorder()
-		e.ServeHTTP(w, newRequest("/api/v1/graphql", body))
-		serviceTime += time.Since(start)
-		check(w.Code, w.Body.Bytes(), uid)
-
-		start = time.Now()
-		res, err := srv.Client().Do(newRequest(srv.URL+"/api/v1/graphql", body))
+		res, err := srv.Client().Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -151,8 +166,9 @@ func BenchmarkFetchVsStore(b *testing.B) {
 		}
 		check(res.StatusCode, out, uid)
 
+		req = newRequest(floor.URL+"/api/v1/graphql", body)
 		start = time.Now()
-		res, err = floor.Client().Do(newRequest(floor.URL+"/api/v1/graphql", body))
+		res, err = floor.Client().Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}

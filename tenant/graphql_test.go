@@ -142,3 +142,47 @@ func TestDemoFollowsTheAddress(t *testing.T) {
 		t.Fatalf("demo trusting another issuer: changed %v, %v; want it left alone", changed, err)
 	}
 }
+
+// TestGuardsFollowTheToken: each caller's requests run under their own claims, however
+// callers alternate and whatever a token was sent with before (a guard is kept per
+// verified Authorization header).
+func TestGuardsFollowTheToken(t *testing.T) {
+	s := newService(t)
+	if _, err := s.reg.EnsureDemo(context.Background(), s.issuer, s.jwks); err != nil {
+		t.Fatal(err)
+	}
+	alice, bob := s.token(t, "demo", "alice"), s.token(t, "demo", "bob")
+	// A method the API refuses, before any token is verified: bob's guard must not be made
+	// from it.
+	req, err := http.NewRequest(http.MethodPut, s.url+"/api/v1/graphql", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "demo.platform.test"
+	req.Header.Set("Authorization", "Bearer "+bob)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("PUT: %d, want 405", res.StatusCode)
+	}
+	created := s.post(t, "demo", alice, createDoc, map[string]any{"data": map[string]any{"name": "Tea", "price": 3.5}})
+	var rec struct{ UID string }
+	if err := json.Unmarshal(created.Data["createProduct"], &rec); err != nil || rec.UID == "" {
+		t.Fatalf("created %s: %v", created.Data["createProduct"], err)
+	}
+	update := map[string]any{"uid": rec.UID, "data": map[string]any{"price": 4.0}}
+	for round := range 3 {
+		if got := s.post(t, "demo", bob, `{ products { uid } }`, nil).uids(t, "products"); len(got) != 1 {
+			t.Errorf("round %d: bob lists %v, want alice's product (read is authenticated)", round, got)
+		}
+		if got := s.post(t, "demo", bob, updateDoc, update).code(); got != "FORBIDDEN" {
+			t.Errorf("round %d: bob updating alice's product: %q, want FORBIDDEN", round, got)
+		}
+		if got := s.post(t, "demo", alice, updateDoc, update).code(); got != "" {
+			t.Errorf("round %d: alice updating her product: %q", round, got)
+		}
+	}
+}

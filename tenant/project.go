@@ -133,9 +133,8 @@ func (e *DocumentError) add(path, format string, a ...any) {
 const MaxDocumentBytes = 1 << 20
 
 var (
-	projectIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	documentSchema   = mustCompileSchema()
-	englishPrinter   = message.NewPrinter(language.English)
+	documentSchema = mustCompileSchema()
+	englishPrinter = message.NewPrinter(language.English)
 )
 
 func mustCompileSchema() *jsonschema.Schema {
@@ -150,9 +149,16 @@ func mustCompileSchema() *jsonschema.Schema {
 	return c.MustCompile("project.schema.json")
 }
 
-// ValidateID checks a project id: a DNS label of lowercase letters, digits and hyphens.
+// ValidateID checks a project id: a DNS label of lowercase letters, digits and hyphens (the
+// pattern of project.schema.json's id, checked here without a regular expression since
+// every request to a project host checks its label).
 func ValidateID(id string) error {
-	if !projectIDPattern.MatchString(id) {
+	ok := len(id) >= 1 && len(id) <= 63 && id[0] != '-' && id[len(id)-1] != '-'
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		ok = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-'
+	}
+	if !ok {
 		return fmt.Errorf("invalid project id %q: use 1 to 63 lowercase letters, digits and hyphens, not starting or ending with a hyphen", id)
 	}
 	return nil

@@ -2,6 +2,7 @@ package tenant_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/platform-dev/platform/tenant"
@@ -26,6 +27,22 @@ func TestBadNamesAreReportedAtTheirPath(t *testing.T) {
 		}
 		if len(de.Problems) != 2 || !paths["tables.my-table"] || !paths["tables.ok.fields.first name"] {
 			t.Fatalf("problems %+v, want exactly tables.my-table and tables.ok.fields.first name", de.Problems)
+		}
+	}
+}
+
+// TestValidateID: project ids are the pattern of project.schema.json's id, a DNS label.
+func TestValidateID(t *testing.T) {
+	for _, c := range []struct {
+		id string
+		ok bool
+	}{
+		{"a", true}, {"shop", true}, {"my-shop-2", true}, {"0", true}, {strings.Repeat("a", 63), true},
+		{"", false}, {"-a", false}, {"a-", false}, {"-", false}, {"Shop", false}, {"a_b", false},
+		{"a.b", false}, {"é", false}, {strings.Repeat("a", 64), false}, {"a b", false},
+	} {
+		if err := tenant.ValidateID(c.id); (err == nil) != c.ok {
+			t.Errorf("ValidateID(%q): %v, want ok %v", c.id, err, c.ok)
 		}
 	}
 }

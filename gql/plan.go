@@ -1,0 +1,627 @@
+package gql
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	gast "github.com/graph-gophers/graphql-go/ast"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/platform-dev/platform/store"
+)
+
+// A plan runs a document that only reads tables' scalar fields without graph-gophers, which
+// parses, validates and walks the document with reflect on every request (v1.11.0 has no
+// API to keep a prepared one). graph-gophers validates the document once, when the plan is
+// made; each request then checks its variables as graph-gophers would, reads the records
+// with the resolvers' own code (table.scan) and writes the answer graph-gophers would write,
+// byte for byte. Whatever a plan does not cover falls back to graph-gophers: a document of
+// another shape gets no plan, and a request that would answer any error (variables that do
+// not fit, an argument the table refuses, a failed read) runs again there. Plans only read,
+// so running a request twice changes nothing.
+type plan struct {
+	// vars are the variables of every operation of the document: graph-gophers checks
+	// them all, whichever operation runs.
+	vars []planVar
+	// defaults are the default values of the running operation's variables.
+	defaults map[string]any
+	fields   []planField
+}
+
+type planVar struct {
+	name string
+	typ  gast.Type
+}
+
+// planField is a root field: a table's list, or __typename (t nil).
+type planField struct {
+	key  string // the response key, alias or name
+	cond []condition
+	t    *table
+	args []planArg
+	sels []planSel
+	// fixed are the selections written, one per response key, when no directive decides.
+	fixed []*planSel
+	keys  storedKeys
+}
+
+type planArg struct {
+	name  string
+	value *ast.Value
+}
+
+// planSel is one scalar of the record type: the record struct's field index, or
+// __typename (index -1).
+type planSel struct {
+	key   string
+	cond  []condition
+	index int
+	list  bool
+}
+
+// condition is an @include or @skip of a selection or of a fragment around it.
+type condition struct {
+	include bool
+	value   *ast.Value
+}
+
+// newPlan makes the plan of the operation opName selects in query, or returns nil when the
+// document is not one a plan runs exactly as graph-gophers does.
+func (a *API) newPlan(query, opName string) *plan {
+	// graph-gophers and gqlparser unescape string literals by different rules: a plan
+	// reads only documents where both read the same text.
+	if a.schema == nil || len(query) > a.cfg.MaxQueryBytes || strings.Contains(query, `\`) || strings.Contains(query, `"""`) {
+		return nil
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, a.cfg.MaxQueryBytes)
+	if err != nil {
+		return nil
+	}
+	var op *ast.OperationDefinition
+	switch {
+	case opName != "":
+		op = doc.Operations.ForName(opName)
+	case len(doc.Operations) == 1:
+		op = doc.Operations[0]
+	}
+	if op == nil || op.Operation != ast.Query {
+		return nil
+	}
+	// Validation without variables finds every error but those of the variables' values,
+	// which each request checks (checkVariable); those say a required variable is null.
+	for _, e := range a.schema.Validate(query) {
+		if e.Rule != "VariablesOfCorrectType" {
+			return nil
+		}
+	}
+	p := &plan{defaults: map[string]any{}}
+	types := a.schema.AST()
+	for _, o := range doc.Operations {
+		for _, v := range o.VariableDefinitions {
+			t := schemaType(types, v.Type)
+			if t == nil {
+				return nil
+			}
+			p.vars = append(p.vars, planVar{name: v.Variable, typ: t})
+		}
+	}
+	for _, v := range op.VariableDefinitions {
+		if v.DefaultValue != nil {
+			p.defaults[v.Variable] = literal(v.DefaultValue, nil)
+		}
+	}
+	b := planBuilder{a: a, doc: doc, keys: map[string]bool{}}
+	if !b.root(op.SelectionSet, nil) {
+		return nil
+	}
+	tables := 0
+	for _, f := range b.fields {
+		if f.t != nil {
+			tables++
+		}
+	}
+	if tables == 0 {
+		// Only __typename: graph-gophers runs that on the meta schema.
+		return nil
+	}
+	for i := range b.fields {
+		f := &b.fields[i]
+		if f.t != nil && !conditional(f.sels) {
+			f.fixed, _ = f.selected(nil)
+		}
+	}
+	p.fields = b.fields
+	return p
+}
+
+func conditional(sels []planSel) bool {
+	for _, s := range sels {
+		if len(s.cond) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// selected are the record's selections that vars do not skip, the first of each response
+// key, as graph-gophers merges them; ok is false when a directive's argument is not a
+// Boolean.
+func (f *planField) selected(vars map[string]any) (sels []*planSel, ok bool) {
+	sels = make([]*planSel, 0, len(f.sels))
+	seen := make(map[string]bool, len(f.sels))
+	for i := range f.sels {
+		s := &f.sels[i]
+		skip, ok := skipped(s.cond, vars)
+		if !ok {
+			return nil, false
+		}
+		if !skip && !seen[s.key] {
+			seen[s.key] = true
+			sels = append(sels, s)
+		}
+	}
+	return sels, true
+}
+
+// planBuilder flattens an operation's selections through fragments, as graph-gophers does.
+type planBuilder struct {
+	a        *API
+	doc      *ast.QueryDocument
+	fields   []planField
+	keys     map[string]bool
+	expanded int
+}
+
+// root adds the root fields of set; false when one is not a table's list or __typename.
+func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
+	for _, sel := range set {
+		// Fragments spread in fragments multiply: stop where graph-gophers would.
+		if b.expanded++; b.expanded > b.a.cfg.MaxSelections {
+			return false
+		}
+		switch s := sel.(type) {
+		case *ast.Field:
+			if b.keys[s.Alias] {
+				// Fields merged under one key: left to graph-gophers.
+				return false
+			}
+			b.keys[s.Alias] = true
+			f := planField{key: s.Alias, cond: with(cond, s.Directives)}
+			if s.Name != "__typename" {
+				t := b.a.lists[s.Name]
+				if t == nil {
+					return false
+				}
+				f.t, f.keys = t, newStoredKeys(t)
+				for _, arg := range s.Arguments {
+					f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
+				}
+				idx := t.scalarFields()
+				if !b.record(t, idx, s.SelectionSet, nil, &f.sels) {
+					return false
+				}
+			}
+			b.fields = append(b.fields, f)
+		case *ast.InlineFragment:
+			if !b.root(s.SelectionSet, with(cond, s.Directives)) {
+				return false
+			}
+		case *ast.FragmentSpread:
+			fd := b.doc.Fragments.ForName(s.Name)
+			if fd == nil || !b.root(fd.SelectionSet, with(cond, s.Directives)) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// record adds the selections of a record of t; false when one is not a scalar of its own.
+func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet, cond []condition, out *[]planSel) bool {
+	for _, sel := range set {
+		// Fragments spread in fragments multiply: stop where graph-gophers would.
+		if b.expanded++; b.expanded > b.a.cfg.MaxSelections {
+			return false
+		}
+		switch s := sel.(type) {
+		case *ast.Field:
+			ps := planSel{key: s.Alias, cond: with(cond, s.Directives), index: -1}
+			if s.Name != "__typename" {
+				i, ok := idx[s.Name]
+				if !ok {
+					return false
+				}
+				ps.index = i
+				if f, ok := t.def.Field(s.Name); ok {
+					ps.list = f.Type.List
+				}
+			}
+			*out = append(*out, ps)
+		case *ast.InlineFragment:
+			if !b.record(t, idx, s.SelectionSet, with(cond, s.Directives), out) {
+				return false
+			}
+		case *ast.FragmentSpread:
+			fd := b.doc.Fragments.ForName(s.Name)
+			if fd == nil || !b.record(t, idx, fd.SelectionSet, with(cond, s.Directives), out) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// with is cond and the @include and @skip of dirs.
+func with(cond []condition, dirs ast.DirectiveList) []condition {
+	for _, d := range dirs {
+		if d.Name != "include" && d.Name != "skip" {
+			continue
+		}
+		arg := d.Arguments.ForName("if")
+		if arg == nil {
+			continue
+		}
+		cond = append(cond[:len(cond):len(cond)], condition{include: d.Name == "include", value: arg.Value})
+	}
+	return cond
+}
+
+// scalarFields maps the names of the record type's own scalars (not its relations) to their
+// index in the record struct.
+func (t *table) scalarFields() map[string]int {
+	idx := map[string]int{}
+	for i := range t.rec.NumField() {
+		name := t.rec.Field(i).Tag.Get("graphql")
+		if _, ok := t.def.Field(name); ok || name == fieldUID || name == fieldCreatedAt || name == fieldUpdatedAt {
+			idx[name] = i
+		}
+	}
+	return idx
+}
+
+// schemaType is graph-gophers' type of a variable, nil for a type the schema lacks.
+func schemaType(s *gast.Schema, t *ast.Type) gast.Type {
+	var out gast.Type
+	if t.Elem != nil {
+		elem := schemaType(s, t.Elem)
+		if elem == nil {
+			return nil
+		}
+		out = &gast.List{OfType: elem}
+	} else {
+		named, ok := s.Types[t.NamedType]
+		if !ok {
+			return nil
+		}
+		out = named
+	}
+	if t.NonNull {
+		out = &gast.NonNull{OfType: out}
+	}
+	return out
+}
+
+// literal is a value of the document as graph-gophers hands it to resolvers: Int as int32
+// (int64 beyond), Float as float64, enums as strings, a variable as its value in vars.
+func literal(v *ast.Value, vars map[string]any) any {
+	switch v.Kind {
+	case ast.Variable:
+		return vars[v.Raw]
+	case ast.IntValue:
+		n, err := strconv.ParseInt(v.Raw, 10, 64)
+		if err != nil {
+			// Validation refused the document before a plan could hold it.
+			return nil
+		}
+		if n < -1<<31 || n > 1<<31-1 {
+			return n
+		}
+		return int32(n)
+	case ast.FloatValue:
+		f, _ := strconv.ParseFloat(v.Raw, 64)
+		return f
+	case ast.StringValue, ast.BlockValue, ast.EnumValue:
+		return v.Raw
+	case ast.BooleanValue:
+		return v.Raw == "true"
+	case ast.ListValue:
+		out := make([]any, len(v.Children))
+		for i, c := range v.Children {
+			out[i] = literal(c.Value, vars)
+		}
+		return out
+	case ast.ObjectValue:
+		out := make(map[string]any, len(v.Children))
+		for _, c := range v.Children {
+			out[c.Name] = literal(c.Value, vars)
+		}
+		return out
+	}
+	return nil
+}
+
+// checkVariable reports whether graph-gophers' validation accepts val for a variable of
+// type t (its validateValue adds no error).
+func checkVariable(val any, t gast.Type) bool {
+	switch t := t.(type) {
+	case *gast.NonNull:
+		return val != nil && checkVariable(val, t.OfType)
+	case *gast.List:
+		l, ok := val.([]any)
+		if !ok {
+			return val == nil || checkVariable(val, t.OfType)
+		}
+		for _, e := range l {
+			if !checkVariable(e, t.OfType) {
+				return false
+			}
+		}
+		return true
+	case *gast.EnumTypeDefinition:
+		if val == nil {
+			return true
+		}
+		s, ok := val.(string)
+		if !ok {
+			return false
+		}
+		for _, v := range t.EnumValuesDefinition {
+			if v.EnumValue == s {
+				return true
+			}
+		}
+		return false
+	case *gast.InputObject:
+		if val == nil {
+			return true
+		}
+		in, ok := val.(map[string]any)
+		if !ok || t.Directives.Get("oneOf") != nil {
+			return false
+		}
+		for name := range in {
+			if t.Values.Get(name) == nil {
+				return false
+			}
+		}
+		for _, f := range t.Values {
+			if !checkVariable(in[f.Name.Name], f.Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return true
+}
+
+// run answers the plan's data for vars; false when graph-gophers must answer instead, or
+// the document has no plan (p nil).
+func (p *plan) run(ctx context.Context, a *API, vars map[string]any) ([]byte, bool) {
+	if p == nil {
+		return nil, false
+	}
+	for _, v := range p.vars {
+		if !checkVariable(vars[v.name], v.typ) {
+			return nil, false
+		}
+	}
+	if len(p.defaults) > 0 {
+		// As graph-gophers does after validation: a default stands for an absent variable.
+		with := make(map[string]any, len(vars)+len(p.defaults))
+		for k, v := range p.defaults {
+			with[k] = v
+		}
+		for k, v := range vars {
+			with[k] = v
+		}
+		vars = with
+	}
+	out := make([]byte, 0, 512)
+	out = append(out, '{')
+	n := 0
+	for i := range p.fields {
+		f := &p.fields[i]
+		skip, ok := skipped(f.cond, vars)
+		if !ok {
+			return nil, false
+		}
+		if skip {
+			continue
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+		out = appendKey(out, f.key)
+		if f.t == nil {
+			out = append(out, `"Query"`...)
+			continue
+		}
+		if out, ok = f.list(ctx, a, vars, out); !ok {
+			return nil, false
+		}
+	}
+	return append(out, '}'), ctx.Err() == nil
+}
+
+// list writes a table's list field.
+func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out []byte) ([]byte, bool) {
+	var in args
+	for _, arg := range f.args {
+		v := argValue{set: true, v: literal(arg.value, vars)}
+		switch arg.name {
+		case "uid":
+			in.UID = v
+		case "where":
+			in.Where = v
+		case "orderBy":
+			in.OrderBy = v
+		case "limit":
+			in.Limit = v
+		case "offset":
+			in.Offset = v
+		default:
+			return nil, false
+		}
+	}
+	// The selections are the same for every record: settle their directives once.
+	sels := f.fixed
+	if sels == nil {
+		var ok bool
+		if sels, ok = f.selected(vars); !ok {
+			return nil, false
+		}
+	}
+	out = append(out, '[')
+	start := len(out)
+	_, err := noted(a, "list", func(ctx context.Context, in args) (struct{}, error) {
+		return struct{}{}, f.t.scan(ctx, in, func(rec store.Record) error {
+			if len(out) > start {
+				out = append(out, ',')
+			}
+			mark := len(out)
+			var ok bool
+			if out, ok = appendStored(out, f.t, f.keys, rec, sels); ok {
+				return nil
+			}
+			v, err := f.t.decode(rec)
+			if err != nil {
+				return err
+			}
+			out, err = appendRecord(out[:mark], f.t, v, sels)
+			return err
+		})
+	})(ctx, in)
+	if err != nil {
+		return nil, false
+	}
+	return append(out, ']'), true
+}
+
+// skipped evaluates conditions as graph-gophers does; ok is false when one is not a
+// Boolean, which graph-gophers answers with an error.
+func skipped(cond []condition, vars map[string]any) (skip, ok bool) {
+	for _, c := range cond {
+		b, isBool := literal(c.value, vars).(bool)
+		if !isBool {
+			return false, false
+		}
+		if b != c.include {
+			skip = true
+		}
+	}
+	return skip, true
+}
+
+// appendRecord writes the selected fields of rec, a value of t's record type, as
+// graph-gophers writes them: each scalar as encoding/json marshals its Go value, a nil
+// pointer as null, a list element by element.
+func appendRecord(out []byte, t *table, rec reflect.Value, sels []*planSel) ([]byte, error) {
+	var err error
+	out, _ = appendObject(out, t, sels, func(out []byte, s *planSel) ([]byte, bool) {
+		v := rec.Field(s.index)
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return append(out, "null"...), true
+			}
+			v = v.Elem()
+		}
+		if !s.list {
+			out, err = appendScalar(out, v)
+			return out, err == nil
+		}
+		out = append(out, '[')
+		for j := range v.Len() {
+			if j > 0 {
+				out = append(out, ',')
+			}
+			if out, err = appendScalar(out, v.Index(j)); err != nil {
+				return out, false
+			}
+		}
+		return append(out, ']'), true
+	})
+	return out, err
+}
+
+// appendObject writes one record's selections, their values by value; false as soon as
+// value answers false.
+func appendObject(out []byte, t *table, sels []*planSel, value func([]byte, *planSel) ([]byte, bool)) ([]byte, bool) {
+	out = append(out, '{')
+	for i, s := range sels {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendKey(out, s.key)
+		if s.index < 0 {
+			out = appendString(out, t.names.typ)
+			continue
+		}
+		var ok bool
+		if out, ok = value(out, s); !ok {
+			return out, false
+		}
+	}
+	return append(out, '}'), true
+}
+
+func appendKey(out []byte, key string) []byte {
+	out = append(out, '"')
+	out = append(out, key...)
+	return append(out, '"', ':')
+}
+
+// appendScalar writes one scalar as graph-gophers does, through encoding/json, with short
+// cuts that write the same bytes without its allocations: strings that need no escape,
+// numbers and booleans as encoding/json formats them, times as stamp does. v is addressable.
+func appendScalar(out []byte, v reflect.Value) ([]byte, error) {
+	switch v.Kind() {
+	case reflect.String:
+		if s := v.String(); plain(s) {
+			return appendString(out, s), nil
+		}
+	case reflect.Int32:
+		return strconv.AppendInt(out, v.Int(), 10), nil
+	case reflect.Bool:
+		return strconv.AppendBool(out, v.Bool()), nil
+	case reflect.Float64:
+		if f := v.Float(); !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return store.AppendJSONFloat(out, f), nil
+		}
+	case reflect.Struct:
+		if s, ok := v.Addr().Interface().(*stamp); ok {
+			return s.append(out), nil
+		}
+	}
+	js, err := json.Marshal(v.Interface())
+	return append(out, js...), err
+}
+
+// appendString quotes a string that plain accepts.
+func appendString(out []byte, s string) []byte {
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
+}
+
+// plain reports whether s is printable ASCII that JSON writes without escapes: encoding/json
+// escapes " \ < > & and control characters, and strconv.Quote (graphql.ID's MarshalJSON)
+// escapes the same quote and backslash.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
