@@ -65,7 +65,7 @@ bench:
 	@$(STEP) 5/12 "about 2 min" $(GO) test -run '^$$' -bench VersusSDK -benchmem -count 5 -benchtime 3000x ./mcpserver
 	@$(STEP) 5b/12 "about 1 min" $(GO) test -run '^$$' -bench 'ToolCall|Limiter' -benchmem -count 3 -benchtime 3000x ./mcpserver
 	@$(STEP) 5c/12 "under 1 min" $(GO) test -run '^$$' -bench EmbeddedRedis -benchmem -count 5 ./store
-	@$(STEP) 6/12 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/code
+	@$(STEP) 6/12 "about 3 min" $(GO) test -run '^$$' -bench . ./tools/code
 	@GO=$(GO) $(STEP) 6b/12 "about 10 min" bench/code-reference.sh
 	@$(STEP) 7/12 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/cloud ./tools/security
 	@$(STEP) 8/12 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMiddleware ./telemetry
