@@ -42,7 +42,7 @@ type awsOffer struct {
 func ReadAWSOffer(r io.Reader) ([]PriceObservation, error) {
 	var offer awsOffer
 	if err := json.NewDecoder(r).Decode(&offer); err != nil {
-		return nil, fmt.Errorf("AWS offer file: %w", err)
+		return nil, fmt.Errorf("read an AWS offer file: %w", err)
 	}
 	source := fmt.Sprintf("AWS Price List offer file %s version %s", offer.OfferCode, offer.Version)
 	published, _, _ := strings.Cut(offer.PublicationDate, "T")
@@ -77,7 +77,7 @@ func ReadAWSOffer(r io.Reader) ([]PriceObservation, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("AWS offer file: %w", errNoPrices)
+		return nil, fmt.Errorf("read an AWS offer file: %w", errNoPrices)
 	}
 	return out, nil
 }
@@ -110,7 +110,7 @@ var flexibleTier = map[string]string{"Burstable": "B_Standard_", "General Purpos
 func ReadAzureRetailPrices(r io.Reader) ([]PriceObservation, error) {
 	var page azureRetailPage
 	if err := json.NewDecoder(r).Decode(&page); err != nil {
-		return nil, fmt.Errorf("Azure retail prices: %w", err)
+		return nil, fmt.Errorf("read an Azure Retail Prices page: %w", err)
 	}
 	var out []PriceObservation
 	for _, it := range page.Items {
@@ -154,7 +154,7 @@ func ReadAzureRetailPrices(r io.Reader) ([]PriceObservation, error) {
 		out = append(out, o)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("Azure retail prices: %w", errNoPrices)
+		return nil, fmt.Errorf("read an Azure Retail Prices page: %w", errNoPrices)
 	}
 	return out, nil
 }
@@ -231,7 +231,7 @@ func googleShape(machine string) (family string, vcpus, gib, gpus float64, ok bo
 func ReadGoogleSKUs(r io.Reader, table *PriceTable) ([]PriceObservation, error) {
 	var page googleSKUs
 	if err := json.NewDecoder(r).Decode(&page); err != nil {
-		return nil, fmt.Errorf("Google Cloud Billing catalog: %w", err)
+		return nil, fmt.Errorf("read a Google Cloud Billing catalog page: %w", err)
 	}
 	type component struct {
 		price float64
@@ -300,7 +300,7 @@ func ReadGoogleSKUs(r io.Reader, table *PriceTable) ([]PriceObservation, error) 
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("Google Cloud Billing catalog: %w", errNoPrices)
+		return nil, fmt.Errorf("read a Google Cloud Billing catalog page: %w", errNoPrices)
 	}
 	return out, nil
 }

@@ -84,7 +84,7 @@ wrote ` + out + "\n"
 func TestRefreshRefusesAndDryRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := run([]string{"-table", "testdata/table.json", "-aws", priceFiles + "azure-westeurope-vm-disk.json"}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "azure-westeurope-vm-disk.json: AWS offer file: no on-demand price") {
+	if err == nil || !strings.Contains(err.Error(), "azure-westeurope-vm-disk.json: read an AWS offer file: no on-demand price") {
 		t.Errorf("an Azure page read as an AWS offer file: %v", err)
 	}
 	table := filepath.Join(t.TempDir(), "prices.json")
