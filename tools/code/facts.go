@@ -101,6 +101,7 @@ type hint struct {
 	Line, End int
 	Subject   string // the type or function showing it
 	Detail    string
+	Of        string // a type the finding depends on (a factory's result, to be an interface)
 }
 
 // block is a window of dupWindow normalised code lines starting at Line.

@@ -768,6 +768,7 @@ func confidenceByCount(n int) float64 {
 func (ix *index) designFindings() []Finding {
 	out := ix.hintedDesign()
 	out = append(out, ix.goAdapterFindings()...)
+	out = append(out, ix.goObserverFindings()...)
 	types := ix.typeMethods()
 	out = append(out, typeRoleFindings(types)...)
 	return append(out, ix.strategyFindings(types)...)
@@ -822,6 +823,66 @@ func (ix *index) goAdapterFindings() []Finding {
 	return out
 }
 
+// goObserverFindings reports Go observer subjects by their structure: a method appends a
+// value its caller gives to a field of the receiver (or stores it in a map field), and another
+// method ranges over that field calling each element.
+func (ix *index) goObserverFindings() []Finding {
+	type subject struct{ subscribe, notify []Evidence }
+	ifaces := ix.goInterfaces()
+	subjects := map[string]*subject{} // unit | type | field
+	for _, fi := range ix.files {
+		for _, h := range fi.F.Hints {
+			// Elements of a named type are listeners when it is an interface of one method
+			// (a Handler or Listener); a collection of data is ranged over in the same way.
+			if fi.Lang != "Go" || (h.Pattern != "subscribe" && h.Pattern != "notify") ||
+				(h.Of != "" && len(ifaces[ix.unitOf[fi.Rel]+"|"+h.Of]) != 1) {
+				continue
+			}
+			k := ix.unitOf[fi.Rel] + "|" + h.Subject + "|" + h.Detail
+			if subjects[k] == nil {
+				subjects[k] = &subject{}
+			}
+			if h.Pattern == "subscribe" {
+				subjects[k].subscribe = append(subjects[k].subscribe, Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "adds to " + h.Detail})
+			} else {
+				subjects[k].notify = append(subjects[k].notify, Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "calls each of " + h.Detail})
+			}
+		}
+	}
+	types := map[string]*typeInfo{} // unit | type
+	for _, t := range ix.typeMethods() {
+		types[ix.unitOf[t.file]+"|"+t.name] = t
+	}
+	var out []Finding
+	for _, k := range sortedKeys(subjects) {
+		sub := subjects[k]
+		parts := strings.Split(k, "|")
+		t := types[parts[0]+"|"+parts[1]]
+		if t == nil || len(sub.subscribe) == 0 || len(sub.notify) == 0 {
+			continue
+		}
+		ev := append([]Evidence{{File: t.file, Line: t.line, End: t.end, Note: t.name}}, sub.subscribe...)
+		out = append(out, Finding{Name: "observer", Kind: "design", Confidence: 0.9, Evidence: append(ev, sub.notify...),
+			Summary: fmt.Sprintf("%s is an observer subject: callers add to its field %s and it calls each of them", t.name, parts[2]),
+			Why:     "Observers let any number of listeners react to a subject's changes without the subject knowing them.",
+			Action:  "Make unsubscribing possible and document on which goroutine or thread listeners run."})
+	}
+	return out
+}
+
+// goInterfaces maps the Go interfaces of the project (unit | name) to their methods.
+func (ix *index) goInterfaces() map[string][]string {
+	ifaces := map[string][]string{}
+	for _, fi := range ix.files {
+		for _, h := range fi.F.Hints {
+			if h.Pattern == "interface" && fi.Lang == "Go" {
+				ifaces[ix.unitOf[fi.Rel]+"|"+h.Subject] = strings.Split(h.Detail, ",")
+			}
+		}
+	}
+	return ifaces
+}
+
 // hintedDesign reports the singletons and factories the parsers saw.
 func (ix *index) hintedDesign() []Finding {
 	desc := map[string][2]string{
@@ -830,11 +891,14 @@ func (ix *index) hintedDesign() []Finding {
 		"factory": {"A factory decides which implementation to build, keeping callers free of concrete types.",
 			"Keep the choice table in one place and return interfaces."},
 	}
+	ifaces := ix.goInterfaces()
 	var out []Finding
 	for _, name := range []string{"singleton", "factory"} {
 		for _, fi := range ix.files {
 			for _, h := range fi.F.Hints {
-				if h.Pattern != name {
+				// A factory returns an interface: choosing among values of one concrete type
+				// is parsing or configuring, not choosing an implementation.
+				if _, iface := ifaces[ix.unitOf[fi.Rel]+"|"+h.Of]; h.Pattern != name || (h.Of != "" && !iface) {
 					continue
 				}
 				out = append(out, Finding{Name: name, Kind: "design", Confidence: 0.9,
@@ -902,7 +966,8 @@ func typeRoleFindings(types []*typeInfo) []Finding {
 				Why:     "A builder assembles a complex value step by step and validates it once.",
 				Action:  "Validate in Build and keep the built value immutable."})
 		}
-		if subscribe && notify {
+		// Go observers are recognised by structure (goObserverFindings).
+		if subscribe && notify && !strings.HasSuffix(t.file, ".go") {
 			out = append(out, Finding{Name: "observer", Kind: "design", Confidence: 0.8, Evidence: ev,
 				Summary: fmt.Sprintf("%s is an observer subject: it registers listeners and notifies them", t.name),
 				Why:     "Observers let any number of listeners react to a subject's changes without the subject knowing them.",
