@@ -61,6 +61,7 @@ type symbol struct {
 	Complexity int // cyclomatic complexity, functions and methods only
 	Nesting    int // deepest nesting of control statements, functions and methods only
 	Returns    string
+	Signature  string // Go methods: parameter and result types, to match interfaces' methods
 }
 
 func (s symbol) isFunc() bool { return s.Kind == "function" || s.Kind == "method" }

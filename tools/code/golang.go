@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"go/types"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -154,14 +155,22 @@ func (g *goFile) spec(tok token.Token, s ast.Spec) {
 			}
 		case *ast.InterfaceType:
 			kind = "interface"
+			// Methods are kept with their signatures: a type implements the interface when
+			// it has methods of the same names and types, not only of the same names. An
+			// interface embedding another has methods this file may not show: none are kept.
 			var methods []string
 			for _, m := range t.Methods.List {
+				ft, ok := m.Type.(*ast.FuncType)
+				if !ok || len(m.Names) == 0 {
+					methods = nil
+					break
+				}
 				for _, n := range m.Names {
-					methods = append(methods, n.Name)
+					methods = append(methods, n.Name+goSignature(ft))
 				}
 			}
 			g.out.Hints = append(g.out.Hints, hint{Pattern: "interface", Subject: s.Name.Name,
-				Line: g.line(s.Pos()), End: g.line(s.End()), Detail: strings.Join(methods, ",")})
+				Line: g.line(s.Pos()), End: g.line(s.End()), Detail: strings.Join(methods, ";")})
 		}
 		g.out.Symbols = append(g.out.Symbols, symbol{Name: s.Name.Name, Kind: kind, Line: g.line(s.Pos()),
 			End: g.line(s.End()), Exported: ast.IsExported(s.Name.Name)})
@@ -192,6 +201,7 @@ func (g *goFile) function(fd *ast.FuncDecl) {
 	if fd.Recv != nil && len(fd.Recv.List) > 0 {
 		s.Kind = "method"
 		s.Parent = typeName(fd.Recv.List[0].Type)
+		s.Signature = goSignature(fd.Type)
 	}
 	if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
 		s.Returns = typeName(fd.Type.Results.List[0].Type)
@@ -220,6 +230,27 @@ func isMapValue(e ast.Expr) bool {
 	}
 	return false
 }
+
+// goSignature is a function type's parameter and result types, without names and package
+// qualifiers (an interface and its implementation may be in different packages):
+// "(string, ...any) (int, error)".
+func goSignature(ft *ast.FuncType) string {
+	list := func(fl *ast.FieldList) string {
+		var out []string
+		if fl != nil {
+			for _, f := range fl.List {
+				t := qualifier.ReplaceAllString(types.ExprString(f.Type), "")
+				for range max(1, len(f.Names)) {
+					out = append(out, t)
+				}
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	return "(" + list(ft.Params) + ") (" + list(ft.Results) + ")"
+}
+
+var qualifier = regexp.MustCompile(`\b[A-Za-z_][A-Za-z0-9_]*\.`)
 
 // typeName is the bare name of a receiver or result type: *pkg.T[K] -> T.
 func typeName(e ast.Expr) string {

@@ -875,8 +875,8 @@ func (ix *index) goInterfaces() map[string][]string {
 	ifaces := map[string][]string{}
 	for _, fi := range ix.files {
 		for _, h := range fi.F.Hints {
-			if h.Pattern == "interface" && fi.Lang == "Go" {
-				ifaces[ix.unitOf[fi.Rel]+"|"+h.Subject] = strings.Split(h.Detail, ",")
+			if h.Pattern == "interface" && fi.Lang == "Go" && h.Detail != "" {
+				ifaces[ix.unitOf[fi.Rel]+"|"+h.Subject] = strings.Split(h.Detail, ";")
 			}
 		}
 	}
@@ -999,46 +999,55 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 func (ix *index) strategyFindings(types []*typeInfo) []Finding {
 	impls := map[string][]Evidence{}
 	ifaces := map[string]Evidence{}
-	var goIfaces []hint
-	for _, fi := range ix.files {
-		for _, h := range fi.F.Hints {
-			switch h.Pattern {
-			case "implements":
-				impls[h.Detail] = append(impls[h.Detail], Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Subject})
-			case "interface":
-				ifaces[h.Subject] = Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "interface " + h.Subject}
-				if fi.Lang == "Go" && h.Detail != "" {
-					goIfaces = append(goIfaces, h)
-				}
-			}
-		}
-	}
-	for _, h := range goIfaces {
-		for _, t := range types {
-			if t.name != h.Subject && implementsAll(t, strings.Split(h.Detail, ",")) {
-				impls[h.Subject] = append(impls[h.Subject], Evidence{File: t.file, Line: t.line, End: t.end, Note: t.name})
-			}
-		}
-	}
 	var out []Finding
-	for _, name := range sortedKeys(impls) {
-		ev := impls[name]
-		decl, known := ifaces[name]
-		if len(ev) < 2 || !known {
-			continue
-		}
+	strategy := func(name string, decl Evidence, ev []Evidence) {
 		out = append(out, Finding{Name: "strategy", Kind: "design", Confidence: confidenceByCount(len(ev)),
 			Evidence: append([]Evidence{decl}, ev...),
 			Summary:  fmt.Sprintf("%s has %d interchangeable implementations", name, len(ev)),
 			Why:      "Strategies let behaviour be chosen at run time behind one interface.",
 			Action:   "Choose the implementation in one place (a factory or configuration) and keep the interface small."})
 	}
+	for _, fi := range ix.files {
+		for _, h := range fi.F.Hints {
+			switch {
+			case h.Pattern == "implements":
+				impls[h.Detail] = append(impls[h.Detail], Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Subject})
+			case h.Pattern != "interface":
+			case fi.Lang != "Go":
+				ifaces[h.Subject] = Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "interface " + h.Subject}
+			case h.Detail != "":
+				// Go interfaces are implemented implicitly: by every type with methods of the
+				// same names and signatures, in the interface's package or one importing it (a
+				// type that cannot see the interface shares method names by accident).
+				decl := Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "interface " + h.Subject}
+				u := ix.unitOf[fi.Rel]
+				var ev []Evidence
+				for _, t := range types {
+					tu := ix.unitOf[t.file]
+					if (tu == u || ix.out[tu][u] != nil) && (t.name != h.Subject || t.file != fi.Rel) &&
+						implementsAll(t, strings.Split(h.Detail, ";")) {
+						ev = append(ev, Evidence{File: t.file, Line: t.line, End: t.end, Note: t.name})
+					}
+				}
+				if len(ev) >= 2 {
+					strategy(h.Subject, decl, ev)
+				}
+			}
+		}
+	}
+	for _, name := range sortedKeys(impls) {
+		if decl, known := ifaces[name]; len(impls[name]) >= 2 && known {
+			strategy(name, decl, impls[name])
+		}
+	}
 	return out
 }
 
+// implementsAll reports whether t has each of methods, given as name and signature.
 func implementsAll(t *typeInfo, methods []string) bool {
 	for _, m := range methods {
-		if _, ok := t.methods[m]; !ok {
+		name, sig, _ := strings.Cut(m, "(")
+		if t.methods[name].Signature != "("+sig {
 			return false
 		}
 	}
