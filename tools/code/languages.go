@@ -508,6 +508,9 @@ func javaType(t *tsFile, n *sitter.Node) {
 			if strings.Contains(mmods, " static ") && t.field(m, "type") == name {
 				staticSelf = true
 			}
+		case "class_declaration", "interface_declaration", "enum_declaration", "record_declaration":
+			// Nested types (Locale.Builder, Map.Entry) are types of their own.
+			javaType(t, m)
 		}
 	}
 	if kind == "interface" {
