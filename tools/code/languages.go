@@ -1,6 +1,8 @@
 package code
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -165,6 +167,7 @@ func pyClass(t *tsFile, outer, def *sitter.Node) {
 	if body == nil {
 		return
 	}
+	fw := forwards{}
 	for _, m := range t.children(body, true) {
 		fn := m
 		if t.typ(m) == "decorated_definition" {
@@ -173,6 +176,9 @@ func pyClass(t *tsFile, outer, def *sitter.Node) {
 		switch t.typ(fn) {
 		case "function_definition":
 			mname := t.field(fn, "name")
+			if mname != "__init__" && mname != "__new__" {
+				fw.method(t, mname, fn.ChildByFieldName("body"))
+			}
 			s := t.symbol(m, mname, "method", name, !strings.HasPrefix(mname, "_"))
 			if ret := fn.ChildByFieldName("return_type"); ret != nil {
 				s.Returns = strings.Trim(t.text(ret), `"'`)
@@ -189,6 +195,74 @@ func pyClass(t *tsFile, outer, def *sitter.Node) {
 	}
 	if instanceField && instanceMethod {
 		t.addHint(def, "singleton", name, "class "+name+" keeps its one instance in a class attribute")
+	}
+	fw.report(t, def, name, nil)
+}
+
+// forwards gathers a class's methods (constructors aside) to find its adaptee: the field
+// whose methods every one of them (two or more) calls, in a body of that one statement, under
+// another name than its own. An adapter translates each call to the object it wraps; a class
+// named a wrapper that does its own work (textwrap.TextWrapper) does not.
+type forwards struct{ names, bodies []string }
+
+var (
+	selfFieldCall = regexp.MustCompile(`\b(?:self|this)\.(\w+)\.(\w+)\(`)
+	bareFieldCall = regexp.MustCompile(`(?:^|[^.\w])(\w+)\.(\w+)\(`)
+)
+
+// method adds a method with its body's one statement, a call or the return of one; "" when
+// it has several (a docstring and comments aside) or a compound one (if, with, for).
+// collectionMethods are what a list, map or set field is called with: a class keeping one
+// holds state rather than wrapping another object.
+var collectionMethods = map[string]bool{"append": true, "add": true, "pop": true, "push": true, "remove": true, "insert": true,
+	"extend": true, "clear": true, "put": true, "get": true, "set": true, "update": true, "discard": true, "setdefault": true}
+
+func (fw *forwards) method(t *tsFile, name string, body *sitter.Node) {
+	var stmts []*sitter.Node
+	for _, c := range t.children(body, true) {
+		if typ := t.typ(c); typ != "comment" && !(typ == "expression_statement" && t.typ(c.NamedChild(0)) == "string") {
+			stmts = append(stmts, c)
+		}
+	}
+	fw.names = append(fw.names, name)
+	if len(stmts) == 1 && (t.typ(stmts[0]) == "expression_statement" || t.typ(stmts[0]) == "return_statement") {
+		fw.bodies = append(fw.bodies, t.text(stmts[0]))
+	} else {
+		fw.bodies = append(fw.bodies, "")
+	}
+}
+
+// report adds the adapter hint when there is an adaptee; fields are the declared fields a
+// method may call without this. (Java), nil where self or this is required.
+func (fw *forwards) report(t *tsFile, n *sitter.Node, class string, fields map[string]bool) {
+	if len(fw.names) < 2 {
+		return
+	}
+	count := map[string]int{} // field -> methods calling it under another name
+	for i, body := range fw.bodies {
+		calls := selfFieldCall.FindAllStringSubmatch(body, -1)
+		for _, m := range bareFieldCall.FindAllStringSubmatch(body, -1) {
+			if fields[m[1]] {
+				calls = append(calls, m)
+			}
+		}
+		seen := map[string]bool{}
+		for _, m := range calls {
+			if m[2] != fw.names[i] && !seen[m[1]] && !collectionMethods[m[2]] {
+				seen[m[1]] = true
+				count[m[1]]++
+			}
+		}
+	}
+	field := ""
+	for f, c := range count {
+		if c == len(fw.names) && (field == "" || f < field) {
+			field = f
+		}
+	}
+	if field != "" {
+		t.addHint(n, "adapter", class, fmt.Sprintf("%s adapts its field %s: each of its %d methods calls a method of another name on it",
+			class, field, len(fw.names)))
 	}
 }
 
@@ -387,9 +461,13 @@ func jsClass(t *tsFile, outer, decl *sitter.Node, exported bool) {
 		return
 	}
 	staticInstance := false
+	var fw forwards
 	for _, m := range t.children(body, true) {
 		mname := t.field(m, "name")
 		static := t.has(m, "static")
+		if t.typ(m) == "method_definition" && mname != "constructor" && !static {
+			fw.method(t, mname, m.ChildByFieldName("body"))
+		}
 		switch t.typ(m) {
 		case "method_definition", "abstract_method_signature", "method_signature":
 			s := t.symbol(m, mname, "method", name, !t.has(m, "accessibility_modifier") || strings.HasPrefix(t.text(m), "public"))
@@ -413,6 +491,7 @@ func jsClass(t *tsFile, outer, decl *sitter.Node, exported bool) {
 	if staticInstance {
 		t.addHint(decl, "singleton", name, "class "+name+" hands out one static instance")
 	}
+	fw.report(t, decl, name, nil)
 }
 
 // ---- Java ----
@@ -484,12 +563,17 @@ func javaType(t *tsFile, n *sitter.Node) {
 	}
 	staticSelf, privateCtor, getter := false, false, false
 	var methods []string
+	var fw forwards
+	fields := map[string]bool{}
 	for _, m := range t.children(body, true) {
 		mmods := javaModifiers(t, m)
 		switch t.typ(m) {
 		case "method_declaration":
 			mname := t.field(m, "name")
 			methods = append(methods, mname)
+			if !strings.Contains(mmods, " static ") && m.ChildByFieldName("body") != nil {
+				fw.method(t, mname, m.ChildByFieldName("body"))
+			}
 			s := t.symbol(m, mname, "method", name, strings.Contains(mmods, " public ") || kind == "interface")
 			s.Returns = t.field(m, "type")
 			t.out.Symbols = append(t.out.Symbols, s)
@@ -508,6 +592,11 @@ func javaType(t *tsFile, n *sitter.Node) {
 			if strings.Contains(mmods, " static ") && t.field(m, "type") == name {
 				staticSelf = true
 			}
+			for _, d := range t.children(m, true) {
+				if t.typ(d) == "variable_declarator" {
+					fields[t.field(d, "name")] = true
+				}
+			}
 		case "class_declaration", "interface_declaration", "enum_declaration", "record_declaration":
 			// Nested types (Locale.Builder, Map.Entry) are types of their own.
 			javaType(t, m)
@@ -521,6 +610,9 @@ func javaType(t *tsFile, n *sitter.Node) {
 	}
 	if staticSelf && (privateCtor || getter) {
 		t.addHint(n, "singleton", name, "class "+name+" keeps a static instance of itself behind a private constructor or static accessor")
+	}
+	if kind == "class" {
+		fw.report(t, n, name, fields)
 	}
 }
 

@@ -767,32 +767,31 @@ func confidenceByCount(n int) float64 {
 // designFindings: singleton, factory, builder, observer, adapter, strategy.
 func (ix *index) designFindings() []Finding {
 	out := ix.hintedDesign()
-	out = append(out, ix.goAdapterFindings()...)
+	out = append(out, ix.adapterFindings()...)
 	out = append(out, ix.goObserverFindings()...)
 	types := ix.typeMethods()
 	out = append(out, typeRoleFindings(types)...)
 	return append(out, ix.strategyFindings(types)...)
 }
 
-// goAdapterFindings reports Go adapters by their structure: a function type whose method calls
-// the function itself, and a type whose methods (two or more) all forward to a method of
-// another name on the same field. Each finding names the methods that show it.
-func (ix *index) goAdapterFindings() []Finding {
+// adapterFindings reports adapters by their structure: the classes whose every method (two or
+// more) calls a method of another name on one field, as the parsers saw them, and in Go a
+// function type whose method calls the function itself, and a type whose methods (two or
+// more) each consist of a call of a method of another name on the same field. Each Go finding
+// names the methods that show it.
+func (ix *index) adapterFindings() []Finding {
 	const why, action = "Adapters let incompatible interfaces work together without changing either.",
 		"Keep adapters thin: translation only, no business rules."
 	type forwarder struct{ ev []Evidence }
 	var out []Finding
 	forwards := map[string]*forwarder{} // unit | type | field
 	for _, fi := range ix.files {
-		if fi.Lang != "Go" {
-			continue
-		}
 		for _, h := range fi.F.Hints {
 			switch h.Pattern {
 			case "adapter":
 				out = append(out, Finding{Name: "adapter", Kind: "design", Confidence: 0.9, Summary: h.Detail,
 					Evidence: []Evidence{{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Subject}}, Why: why, Action: action})
-			case "forward":
+			case "forward": // Go only
 				field, method, _ := strings.Cut(h.Detail, ".")
 				k := ix.unitOf[fi.Rel] + "|" + h.Subject + "|" + field
 				if forwards[k] == nil {
@@ -944,8 +943,8 @@ func (ix *index) typeMethods() []*typeInfo {
 	return out
 }
 
-// typeRoleFindings recognises builders (chainable setters and Build), observer subjects
-// (subscribe and notify methods) and, outside Go, adapters (by name).
+// typeRoleFindings recognises builders (chainable setters and Build) and, outside Go, observer
+// subjects (subscribe and notify methods).
 func typeRoleFindings(types []*typeInfo) []Finding {
 	var out []Finding
 	for _, t := range types {
@@ -972,14 +971,6 @@ func typeRoleFindings(types []*typeInfo) []Finding {
 				Summary: fmt.Sprintf("%s is an observer subject: it registers listeners and notifies them", t.name),
 				Why:     "Observers let any number of listeners react to a subject's changes without the subject knowing them.",
 				Action:  "Make unsubscribing possible and document on which goroutine or thread listeners run."})
-		}
-		// Go adapters are recognised by structure (goAdapterFindings); in the other languages
-		// the parsers do not yet record fields and calls, so the name is the evidence.
-		if !strings.HasSuffix(t.file, ".go") && (strings.HasSuffix(t.name, "Adapter") || strings.HasSuffix(t.name, "Wrapper")) {
-			out = append(out, Finding{Name: "adapter", Kind: "design", Confidence: 0.7, Evidence: ev,
-				Summary: fmt.Sprintf("%s adapts one interface to another", t.name),
-				Why:     "Adapters let incompatible interfaces work together without changing either.",
-				Action:  "Keep adapters thin: translation only, no business rules."})
 		}
 	}
 	return out
