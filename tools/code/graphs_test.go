@@ -544,6 +544,11 @@ func TestPatternPrecision(t *testing.T) {
 		labels[f[0]][f[1]+"|"+f[2]] = patternLabel{is: f[3] == "yes", impls: f[4:]}
 	}
 	a := newAnalyzer(t, "testdata/patterns")
+	var summary code.CodebaseReport
+	mustCall(t, a, "analyze_codebase", map[string]any{}, &summary)
+	if summary.Summary.ParseErrors != 0 {
+		t.Fatalf("%d excerpts do not parse", summary.Summary.ParseErrors)
+	}
 	var rep code.PatternReport
 	mustCall(t, a, "detect_patterns", map[string]any{"pattern_type": "design", "limit": 1000}, &rep)
 	type tally struct{ found, right, labelled, recalled int }

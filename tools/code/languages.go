@@ -561,7 +561,10 @@ func javaType(t *tsFile, n *sitter.Node) {
 	if body == nil {
 		return
 	}
-	staticSelf, privateCtor, getter := false, false, false
+	// A singleton keeps one static instance of its own class (several are constants, as
+	// LocalDate.MIN and MAX) and hands it out: its constructors are all private, or a static
+	// method without parameters returns the class (one with parameters is a factory method).
+	selfFields, privateCtor, openCtor, getter := 0, false, false, false
 	var methods []string
 	var fw forwards
 	fields := map[string]bool{}
@@ -577,7 +580,7 @@ func javaType(t *tsFile, n *sitter.Node) {
 			s := t.symbol(m, mname, "method", name, strings.Contains(mmods, " public ") || kind == "interface")
 			s.Returns = t.field(m, "type")
 			t.out.Symbols = append(t.out.Symbols, s)
-			if strings.Contains(mmods, " static ") && s.Returns == name {
+			if strings.Contains(mmods, " static ") && s.Returns == name && t.field(m, "parameters") == "()" {
 				getter = true
 			}
 			if mname == "main" && strings.Contains(mmods, " static ") && strings.Contains(mmods, " public ") {
@@ -587,14 +590,16 @@ func javaType(t *tsFile, n *sitter.Node) {
 			t.out.Symbols = append(t.out.Symbols, t.symbol(m, name, "method", name, strings.Contains(mmods, " public ")))
 			if strings.Contains(mmods, " private ") {
 				privateCtor = true
+			} else {
+				openCtor = true
 			}
 		case "field_declaration":
-			if strings.Contains(mmods, " static ") && t.field(m, "type") == name {
-				staticSelf = true
-			}
 			for _, d := range t.children(m, true) {
 				if t.typ(d) == "variable_declarator" {
 					fields[t.field(d, "name")] = true
+					if strings.Contains(mmods, " static ") && t.field(m, "type") == name {
+						selfFields++
+					}
 				}
 			}
 		case "class_declaration", "interface_declaration", "enum_declaration", "record_declaration":
@@ -605,11 +610,11 @@ func javaType(t *tsFile, n *sitter.Node) {
 	if kind == "interface" {
 		t.addHint(n, "interface", name, strings.Join(methods, ","))
 	}
-	if kind == "enum" && strings.Contains(t.text(body), "INSTANCE") {
-		t.addHint(n, "singleton", name, "enum "+name+" with a single INSTANCE")
+	if kind == "enum" && len(collectNodes(t, body, "enum_constant")) == 1 {
+		t.addHint(n, "singleton", name, "enum "+name+" has a single constant")
 	}
-	if staticSelf && (privateCtor || getter) {
-		t.addHint(n, "singleton", name, "class "+name+" keeps a static instance of itself behind a private constructor or static accessor")
+	if selfFields == 1 && ((privateCtor && !openCtor) || getter) {
+		t.addHint(n, "singleton", name, "class "+name+" keeps one static instance of itself behind private constructors or a static accessor")
 	}
 	if kind == "class" {
 		fw.report(t, n, name, fields)
