@@ -621,13 +621,17 @@ func javaType(t *tsFile, n *sitter.Node) {
 	}
 }
 
-// collect returns the text of every descendant of n of type typ.
+// collect returns the text of every descendant of n of type typ, outside type arguments: a
+// class implementing Attribute<ExceptionsAttribute> implements Attribute only.
 func collect(t *tsFile, n *sitter.Node, typ string) []string {
 	if t.typ(n) == typ {
 		return []string{t.text(n)}
 	}
 	var out []string
 	for _, c := range t.children(n, false) {
+		if t.typ(c) == "type_arguments" {
+			continue
+		}
 		out = append(out, collect(t, c, typ)...)
 	}
 	return out

@@ -990,6 +990,7 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 func (ix *index) strategyFindings(types []*typeInfo) []Finding {
 	impls := map[string][]Evidence{}
 	ifaces := map[string]Evidence{}
+	declared := map[string]int{}
 	var out []Finding
 	strategy := func(name string, decl Evidence, ev []Evidence) {
 		out = append(out, Finding{Name: "strategy", Kind: "design", Confidence: confidenceByCount(len(ev)),
@@ -1004,9 +1005,10 @@ func (ix *index) strategyFindings(types []*typeInfo) []Finding {
 			case h.Pattern == "implements":
 				impls[h.Detail] = append(impls[h.Detail], Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Subject})
 			case h.Pattern != "interface":
-			case fi.Lang != "Go":
+			case fi.Lang != "Go" && h.Detail != "": // a marker interface (Cloneable) has no behaviour to choose
 				ifaces[h.Subject] = Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "interface " + h.Subject}
-			case h.Detail != "":
+				declared[h.Subject]++
+			case fi.Lang == "Go" && h.Detail != "":
 				// Go interfaces are implemented implicitly: by every type with methods of the
 				// same names and signatures, in the interface's package or one importing it (a
 				// type that cannot see the interface shares method names by accident).
@@ -1026,8 +1028,10 @@ func (ix *index) strategyFindings(types []*typeInfo) []Finding {
 			}
 		}
 	}
+	// Declared implementations name the interface without its package or enclosing type: an
+	// interface name declared twice (Sink.OfInt, Spliterator.OfInt) cannot be told apart.
 	for _, name := range sortedKeys(impls) {
-		if decl, known := ifaces[name]; len(impls[name]) >= 2 && known {
+		if decl, known := ifaces[name]; len(impls[name]) >= 2 && known && declared[name] == 1 {
 			strategy(name, decl, impls[name])
 		}
 	}
