@@ -766,10 +766,14 @@ func confidenceByCount(n int) float64 {
 
 // designFindings: singleton, factory, builder, observer, adapter, strategy.
 func (ix *index) designFindings() []Finding {
-	out := ix.hintedDesign()
-	out = append(out, ix.adapterFindings()...)
-	out = append(out, ix.goObserverFindings()...)
 	types := ix.typeMethods()
+	byUnit := map[string]*typeInfo{} // unit | type
+	for _, t := range types {
+		byUnit[ix.unitOf[t.file]+"|"+t.name] = t
+	}
+	out := ix.hintedDesign()
+	out = append(out, ix.adapterFindings(byUnit)...)
+	out = append(out, ix.goObserverFindings(byUnit)...)
 	out = append(out, typeRoleFindings(types)...)
 	return append(out, ix.strategyFindings(types)...)
 }
@@ -778,8 +782,8 @@ func (ix *index) designFindings() []Finding {
 // more) calls a method of another name on one field, as the parsers saw them, and in Go a
 // function type whose method calls the function itself, and a type whose methods (two or
 // more) each consist of a call of a method of another name on the same field. Each Go finding
-// names the methods that show it.
-func (ix *index) adapterFindings() []Finding {
+// names the methods that show it. types holds the project's types by unit | name.
+func (ix *index) adapterFindings(types map[string]*typeInfo) []Finding {
 	const why, action = "Adapters let incompatible interfaces work together without changing either.",
 		"Keep adapters thin: translation only, no business rules."
 	type forwarder struct{ ev []Evidence }
@@ -801,10 +805,6 @@ func (ix *index) adapterFindings() []Finding {
 			}
 		}
 	}
-	types := map[string]*typeInfo{} // unit | type
-	for _, t := range ix.typeMethods() {
-		types[ix.unitOf[t.file]+"|"+t.name] = t
-	}
 	for _, k := range sortedKeys(forwards) {
 		f := forwards[k]
 		parts := strings.Split(k, "|")
@@ -825,7 +825,7 @@ func (ix *index) adapterFindings() []Finding {
 // goObserverFindings reports Go observer subjects by their structure: a method appends a
 // value its caller gives to a field of the receiver (or stores it in a map field), and another
 // method ranges over that field calling each element.
-func (ix *index) goObserverFindings() []Finding {
+func (ix *index) goObserverFindings(types map[string]*typeInfo) []Finding {
 	type subject struct{ subscribe, notify []Evidence }
 	ifaces := ix.goInterfaces()
 	subjects := map[string]*subject{} // unit | type | field
@@ -847,10 +847,6 @@ func (ix *index) goObserverFindings() []Finding {
 				subjects[k].notify = append(subjects[k].notify, Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "calls each of " + h.Detail})
 			}
 		}
-	}
-	types := map[string]*typeInfo{} // unit | type
-	for _, t := range ix.typeMethods() {
-		types[ix.unitOf[t.file]+"|"+t.name] = t
 	}
 	var out []Finding
 	for _, k := range sortedKeys(subjects) {
