@@ -822,6 +822,11 @@ func (ix *index) adapterFindings(types map[string]*typeInfo) []Finding {
 	return out
 }
 
+const (
+	observerWhy    = "Observers let any number of listeners react to a subject's changes without the subject knowing them."
+	observerAction = "Make unsubscribing possible and document on which goroutine or thread listeners run."
+)
+
 // goObserverFindings reports Go observer subjects by their structure: a method appends a
 // value its caller gives to a field of the receiver (or stores it in a map field), and another
 // method ranges over that field calling each element.
@@ -859,8 +864,7 @@ func (ix *index) goObserverFindings(types map[string]*typeInfo) []Finding {
 		ev := append([]Evidence{{File: t.file, Line: t.line, End: t.end, Note: t.name}}, sub.subscribe...)
 		out = append(out, Finding{Name: "observer", Kind: "design", Confidence: 0.9, Evidence: append(ev, sub.notify...),
 			Summary: fmt.Sprintf("%s is an observer subject: callers add to its field %s and it calls each of them", t.name, parts[2]),
-			Why:     "Observers let any number of listeners react to a subject's changes without the subject knowing them.",
-			Action:  "Make unsubscribing possible and document on which goroutine or thread listeners run."})
+			Why:     observerWhy, Action: observerAction})
 	}
 	return out
 }
@@ -878,17 +882,18 @@ func (ix *index) goInterfaces() map[string][]string {
 	return ifaces
 }
 
-// hintedDesign reports the singletons and factories the parsers saw.
+// hintedDesign reports the singletons, factories and (outside Go) observers the parsers saw.
 func (ix *index) hintedDesign() []Finding {
 	desc := map[string][2]string{
 		"singleton": {"One shared instance is global state: it couples every user to it and makes tests order-dependent.",
 			"Pass the instance explicitly (dependency injection) unless it truly must be process-wide; make its creation thread-safe."},
 		"factory": {"A factory decides which implementation to build, keeping callers free of concrete types.",
 			"Keep the choice table in one place and return interfaces."},
+		"observer": {observerWhy, observerAction},
 	}
 	ifaces := ix.goInterfaces()
 	var out []Finding
-	for _, name := range []string{"singleton", "factory"} {
+	for _, name := range []string{"singleton", "factory", "observer"} {
 		for _, fi := range ix.files {
 			for _, h := range fi.F.Hints {
 				// A factory returns an interface: choosing among values of one concrete type
@@ -939,20 +944,16 @@ func (ix *index) typeMethods() []*typeInfo {
 	return out
 }
 
-// typeRoleFindings recognises builders (chainable setters and Build) and, outside Go, observer
-// subjects (subscribe and notify methods).
+// typeRoleFindings recognises builders (chainable setters and Build).
 func typeRoleFindings(types []*typeInfo) []Finding {
 	var out []Finding
 	for _, t := range types {
-		fluent, build, subscribe, notify := 0, false, false, false
+		fluent, build := 0, false
 		for mn, m := range t.methods {
 			if m.Returns == t.name || m.Returns == "Self" || m.Returns == "this" {
 				fluent++
 			}
-			l := strings.ToLower(mn)
-			build = build || l == "build"
-			subscribe = subscribe || l == "on" || hasAnyPrefix(l, "subscribe", "addlistener", "add_listener", "addobserver", "attach", "register")
-			notify = notify || hasAnyPrefix(l, "notify", "emit", "publish", "fire")
+			build = build || strings.ToLower(mn) == "build"
 		}
 		ev := []Evidence{{File: t.file, Line: t.line, End: t.end, Note: t.name}}
 		if build && fluent >= 2 {
@@ -961,24 +962,8 @@ func typeRoleFindings(types []*typeInfo) []Finding {
 				Why:     "A builder assembles a complex value step by step and validates it once.",
 				Action:  "Validate in Build and keep the built value immutable."})
 		}
-		// Go observers are recognised by structure (goObserverFindings).
-		if subscribe && notify && !strings.HasSuffix(t.file, ".go") {
-			out = append(out, Finding{Name: "observer", Kind: "design", Confidence: 0.8, Evidence: ev,
-				Summary: fmt.Sprintf("%s is an observer subject: it registers listeners and notifies them", t.name),
-				Why:     "Observers let any number of listeners react to a subject's changes without the subject knowing them.",
-				Action:  "Make unsubscribing possible and document on which goroutine or thread listeners run."})
-		}
 	}
 	return out
-}
-
-func hasAnyPrefix(s string, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // strategyFindings reports interfaces with two or more implementations: declared ones
