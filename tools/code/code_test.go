@@ -779,10 +779,17 @@ func TestDesignPatternsAcrossLanguages(t *testing.T) {
 		"Request.java": "public class Request {\n  public static class Builder {}\n}\n",
 		"RequestBuilder.java": "public class RequestBuilder {\n  public RequestBuilder url(String u) { return this; }\n" +
 			"  public RequestBuilder header(String h) { return this; }\n  public Request build() { return null; }\n}\n",
-		"bus.ts": "export class Bus {\n  on(fn: () => void): void {}\n  emit(): void {}\n}\n",
+		"bus.ts": "export class Bus {\n  private handlers: Array<() => void> = [];\n  on(fn: () => void): void { this.handlers.push(fn); }\n" +
+			"  emit(): void { this.handlers.forEach((h) => h()); }\n}\n",
+		"tree.ts": "export class Tree {\n  private kids: Tree[] = [];\n  add(kid: Tree): void { this.kids.push(kid); }\n" +
+			"  render(): void { for (const k of this.kids) k.render(); }\n}\n",
 		"shapes.rs": "pub trait Shape { fn area(&self) -> f64; }\npub struct Sq;\npub struct Ci;\n" +
 			"impl Shape for Sq { fn area(&self) -> f64 { 1.0 } }\nimpl Shape for Ci { fn area(&self) -> f64 { 2.0 } }\n",
-		"PaymentAdapter.java": "public class PaymentAdapter {}\n",
+		"PaymentAdapter.java": "public class PaymentAdapter implements Payments {\n  private final Gateway gateway;\n" +
+			"  public PaymentAdapter(Gateway g) { gateway = g; }\n  public void pay(int cents) { gateway.charge(cents); }\n" +
+			"  public void refund(int cents) { this.gateway.credit(cents); }\n}\n",
+		"TextWrapper.py": "class TextWrapper:\n    def wrap(self, text):\n        return text.split()\n" +
+			"    def fill(self, text):\n        return ' '.join(self.wrap(text))\n",
 	}
 	writeTree(t, root, files)
 	a := newAnalyzer(t, root)

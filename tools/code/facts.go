@@ -61,6 +61,7 @@ type symbol struct {
 	Complexity int // cyclomatic complexity, functions and methods only
 	Nesting    int // deepest nesting of control statements, functions and methods only
 	Returns    string
+	Signature  string // Go methods: parameter and result types, to match interfaces' methods
 }
 
 func (s symbol) isFunc() bool { return s.Kind == "function" || s.Kind == "method" }
@@ -101,6 +102,7 @@ type hint struct {
 	Line, End int
 	Subject   string // the type or function showing it
 	Detail    string
+	Of        string // a type the finding depends on (a factory's result, to be an interface)
 }
 
 // block is a window of dupWindow normalised code lines starting at Line.

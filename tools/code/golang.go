@@ -8,6 +8,9 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"go/types"
+	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,7 +36,9 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 	if f == nil {
 		return out, err
 	}
-	g := &goFile{out: out, tf: fset.File(f.Pos()), pkgVars: map[string]bool{}, pkgMaps: map[string]bool{}}
+	g := &goFile{out: out, tf: fset.File(f.Pos()), pkgVars: map[string]bool{}, pkgMaps: map[string]bool{},
+		eager: map[string]bool{}, assigns: map[string]map[string]bool{}, callbacks: map[string]string{},
+		imported: map[string]bool{}}
 	comments := p.comments[:0]
 	for _, cg := range f.Comments {
 		for _, c := range cg.List {
@@ -51,6 +56,11 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 	for _, im := range f.Imports {
 		p, _ := strconv.Unquote(im.Path.Value)
 		out.Imports = append(out.Imports, importRef{Spec: p, Line: g.line(im.Pos())})
+		if im.Name != nil {
+			g.imported[im.Name.Name] = true
+		} else {
+			g.imported[path.Base(p)] = true
+		}
 	}
 	// Package-level variables first: functions are read for what they do to them.
 	for _, d := range f.Decls {
@@ -76,6 +86,7 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 		ast.Inspect(fd.Type, g.inspectUses)
 		g.function(fd)
 	}
+	g.singletons()
 	for name, pos := range out.Uses {
 		out.Uses[name] = g.line(token.Pos(pos))
 	}
@@ -103,6 +114,27 @@ type goFile struct {
 	tf      *token.File
 	pkgVars map[string]bool // package-level variables
 	pkgMaps map[string]bool // package-level maps (registries)
+	eager   map[string]bool // package-level variables given a value where declared
+	// callbacks holds the struct fields (type.field) that are slices or maps of funcs ("func")
+	// or of a named type (its name), which may be a listener interface.
+	callbacks map[string]string
+	imported  map[string]bool // names the file's imports are used by
+	// assigns holds the package variables each function assigns, for once.Do(f) with a
+	// named f; handouts the functions that return a package variable. Both are read once the
+	// whole file is walked, because f may be declared after its caller.
+	assigns  map[string]map[string]bool
+	handouts []handout
+}
+
+// handout is a function returning a package variable of a named type, and how that variable
+// was created in it.
+type handout struct {
+	fn       symbol
+	v, typ   string
+	iface    string   // the result type, when it is not a pointer and so must be an interface
+	accessor bool     // a function without parameters whose body is return v
+	created  string   // "with sync.Once" or "lazily", when the function itself creates v
+	onceFns  []string // functions it runs with once.Do(f)
 }
 
 func (g *goFile) line(p token.Pos) int { return g.tf.Line(p) }
@@ -114,16 +146,31 @@ func (g *goFile) spec(tok token.Token, s ast.Spec) {
 		switch t := s.Type.(type) {
 		case *ast.StructType:
 			kind = "struct"
+			for _, f := range t.Fields.List {
+				if elem := callbackElem(f.Type); elem != "" {
+					for _, n := range f.Names {
+						g.callbacks[s.Name.Name+"."+n.Name] = elem
+					}
+				}
+			}
 		case *ast.InterfaceType:
 			kind = "interface"
+			// Methods are kept with their signatures: a type implements the interface when
+			// it has methods of the same names and types, not only of the same names. An
+			// interface embedding another has methods this file may not show: none are kept.
 			var methods []string
 			for _, m := range t.Methods.List {
+				ft, ok := m.Type.(*ast.FuncType)
+				if !ok || len(m.Names) == 0 {
+					methods = nil
+					break
+				}
 				for _, n := range m.Names {
-					methods = append(methods, n.Name)
+					methods = append(methods, n.Name+goSignature(ft))
 				}
 			}
 			g.out.Hints = append(g.out.Hints, hint{Pattern: "interface", Subject: s.Name.Name,
-				Line: g.line(s.Pos()), End: g.line(s.End()), Detail: strings.Join(methods, ",")})
+				Line: g.line(s.Pos()), End: g.line(s.End()), Detail: strings.Join(methods, ";")})
 		}
 		g.out.Symbols = append(g.out.Symbols, symbol{Name: s.Name.Name, Kind: kind, Line: g.line(s.Pos()),
 			End: g.line(s.End()), Exported: ast.IsExported(s.Name.Name)})
@@ -140,6 +187,7 @@ func (g *goFile) spec(tok token.Token, s ast.Spec) {
 			if kind == "var" {
 				g.pkgVars[n.Name] = true
 				g.pkgMaps[n.Name] = typedMap || (i < len(s.Values) && isMapValue(s.Values[i]))
+				g.eager[n.Name] = i < len(s.Values)
 			}
 			g.out.Symbols = append(g.out.Symbols, symbol{Name: n.Name, Kind: kind, Line: g.line(n.Pos()),
 				End: g.line(s.End()), Exported: ast.IsExported(n.Name)})
@@ -153,6 +201,7 @@ func (g *goFile) function(fd *ast.FuncDecl) {
 	if fd.Recv != nil && len(fd.Recv.List) > 0 {
 		s.Kind = "method"
 		s.Parent = typeName(fd.Recv.List[0].Type)
+		s.Signature = goSignature(fd.Type)
 	}
 	if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
 		s.Returns = typeName(fd.Type.Results.List[0].Type)
@@ -182,6 +231,27 @@ func isMapValue(e ast.Expr) bool {
 	return false
 }
 
+// goSignature is a function type's parameter and result types, without names and package
+// qualifiers (an interface and its implementation may be in different packages):
+// "(string, ...any) (int, error)".
+func goSignature(ft *ast.FuncType) string {
+	list := func(fl *ast.FieldList) string {
+		var out []string
+		if fl != nil {
+			for _, f := range fl.List {
+				t := qualifier.ReplaceAllString(types.ExprString(f.Type), "")
+				for range max(1, len(f.Names)) {
+					out = append(out, t)
+				}
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	return "(" + list(ft.Params) + ") (" + list(ft.Results) + ")"
+}
+
+var qualifier = regexp.MustCompile(`\b[A-Za-z_][A-Za-z0-9_]*\.`)
+
 // typeName is the bare name of a receiver or result type: *pkg.T[K] -> T.
 func typeName(e ast.Expr) string {
 	switch t := e.(type) {
@@ -204,7 +274,7 @@ func typeName(e ast.Expr) string {
 // the names used, and design-pattern evidence. One walk instead of three was a tenth of a cold
 // analysis of GOROOT.
 func (g *goFile) walkBody(fd *ast.FuncDecl, s symbol) *goStats {
-	st := &goStats{g: g, s: s, complexity: 1}
+	st := &goStats{g: g, s: s, fd: fd, complexity: 1, created: map[string]string{}}
 	root := &goVisitor{st: st}
 	st.levels = []*goVisitor{root}
 	ast.Walk(root, fd.Body)
@@ -216,10 +286,17 @@ func (g *goFile) walkBody(fd *ast.FuncDecl, s symbol) *goStats {
 type goStats struct {
 	g                   *goFile
 	s                   symbol
+	fd                  *ast.FuncDecl
 	complexity, nesting int
 	levels              []*goVisitor
 	found               []hint
-	switches, returns   int
+	// paramSwitches are the expression switches over a parameter: a choice by what the
+	// caller asks for. A type switch over one dispatches on its representation instead
+	// (conversions, arithmetic, tree walks).
+	paramSwitches []*ast.SwitchStmt
+	returned      string            // a package variable returned as the first result
+	created       map[string]string // package variables created here, and how
+	onceFns       []string          // functions run with once.Do(f)
 }
 
 type goVisitor struct {
@@ -278,9 +355,9 @@ func (v *goVisitor) Visit(n ast.Node) ast.Visitor {
 	return v
 }
 
-// see records a name used, and the evidence of lazily created package-level instances
-// (singleton), registration into a package-level map (registry), and of the switches and
-// returns a factory has.
+// see records a name used, and the evidence of design patterns: package variables created
+// once (singleton), registration into a package-level map (registry), switches (factory),
+// and a receiver's field that callbacks are appended to or called from (observer).
 func (st *goStats) see(n ast.Node) {
 	s := st.s
 	switch n := n.(type) {
@@ -288,34 +365,143 @@ func (st *goStats) see(n ast.Node) {
 		st.g.use(n)
 	case *ast.CallExpr:
 		if v := onceAssigned(n, st.g.pkgVars); v != "" {
-			st.add("singleton", v, "package variable "+v+" created once with sync.Once in "+s.qualified())
+			st.created[v] = "with sync.Once"
+		} else if f := onceNamed(n); f != "" {
+			st.onceFns = append(st.onceFns, f)
 		}
 	case *ast.IfStmt:
 		if v := lazilyAssigned(n, st.g.pkgVars); v != "" {
-			st.add("singleton", v, "package variable "+v+" created lazily in "+s.qualified())
+			st.created[v] = "lazily, when still nil,"
 		}
 	case *ast.AssignStmt:
 		if m := mapAssigned(n, st.g.pkgMaps); m != "" && strings.HasPrefix(s.Name, "Register") {
 			st.add("registry", m, s.qualified()+" registers into package map "+m)
 		}
-	case *ast.SwitchStmt, *ast.TypeSwitchStmt:
-		st.switches++
+		for _, l := range n.Lhs {
+			if id, ok := l.(*ast.Ident); ok && st.g.pkgVars[id.Name] && s.Kind == "function" {
+				if st.g.assigns[s.Name] == nil {
+					st.g.assigns[s.Name] = map[string]bool{}
+				}
+				st.g.assigns[s.Name][id.Name] = true
+			}
+		}
+		if field := registersCallback(st.fd, n); field != "" {
+			st.callback("subscribe", field)
+		}
+	case *ast.RangeStmt:
+		if field := notifiesCallbacks(st.fd, n); field != "" {
+			st.callback("notify", field)
+		}
+	case *ast.SwitchStmt:
+		if st.isParam(n.Tag) {
+			st.paramSwitches = append(st.paramSwitches, n)
+		}
+
 	case *ast.ReturnStmt:
-		st.returns++
+		if len(n.Results) > 0 && st.returned == "" {
+			if id, ok := n.Results[0].(*ast.Ident); ok && st.g.pkgVars[id.Name] {
+				st.returned = id.Name
+			}
+		}
 	}
+}
+
+// callback records a field of callbacks added to or called (pattern subscribe or notify),
+// when the struct declares it as a slice or map of funcs or of a named type, which patterns
+// checks is a listener interface.
+func (st *goStats) callback(pattern, field string) {
+	elem := st.g.callbacks[st.s.Parent+"."+field]
+	if elem == "" {
+		return
+	}
+	h := hint{Pattern: pattern, Subject: st.s.Parent, Line: st.s.Line, End: st.s.End, Detail: field}
+	if elem != "func" {
+		h.Of = elem
+	}
+	st.found = append(st.found, h)
+}
+
+// isParam reports whether e is, or is read from, a parameter of the function: x, x.f, x.M(),
+// x[i], x.(T).
+func (st *goStats) isParam(e ast.Expr) bool {
+	for e != nil {
+		switch v := e.(type) {
+		case *ast.Ident:
+			return isParam(st.fd, v)
+		case *ast.SelectorExpr:
+			e = v.X
+		case *ast.CallExpr:
+			e = v.Fun
+		case *ast.IndexExpr:
+			e = v.X
+		case *ast.TypeAssertExpr:
+			e = v.X
+		case *ast.ParenExpr:
+			e = v.X
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// callbackElem is "func" for a slice or map of funcs, the name of the element type for a
+// slice or map of a named type, and "" otherwise.
+func callbackElem(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.ArrayType:
+		if t.Len != nil {
+			return ""
+		}
+		e = t.Elt
+	case *ast.MapType:
+		e = t.Value
+	default:
+		return ""
+	}
+	switch t := e.(type) {
+	case *ast.FuncType:
+		return "func"
+	case *ast.Ident:
+		return t.Name
+	}
+	return ""
 }
 
 func (st *goStats) add(pattern, subject, detail string) {
 	st.found = append(st.found, hint{Pattern: pattern, Subject: subject, Line: st.s.Line, End: st.s.End, Detail: detail})
 }
 
-// hints is the design-pattern evidence of one function: what its body showed, constructors
-// that choose a type (factory), functions wrapping an http.Handler (middleware) and adapters.
+// hints is the design-pattern evidence of one function: what its body showed, functions that
+// choose among implementations of an interface (factory), functions wrapping an http.Handler
+// (middleware) and adapters. A function handing out a package variable is kept for
+// singletons, which are decided once the whole file is read.
 func (st *goStats) hints(fd *ast.FuncDecl, s symbol) []hint {
-	name := s.Name
-	if (strings.HasPrefix(name, "New") || strings.HasPrefix(name, "Create") || strings.Contains(name, "Factory")) &&
-		st.switches > 0 && st.returns > 1 {
-		st.add("factory", s.qualified(), s.qualified()+" chooses what to construct with a switch")
+	var result ast.Expr
+	if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
+		result = fd.Type.Results.List[0].Type
+	}
+	// A shared instance is a pointer or an interface value; a declared type of this package is
+	// checked by patterns to be an interface, and another package's value type cannot be told
+	// from one here.
+	id, isIdent := result.(*ast.Ident)
+	_, isPtr := result.(*ast.StarExpr)
+	if typ := namedType(result); st.returned != "" && typ != "" && (isPtr || isIdent) {
+		h := handout{fn: s, v: st.returned, typ: typ, created: st.created[st.returned], onceFns: st.onceFns,
+			accessor: fd.Recv == nil && fd.Type.Params.NumFields() == 0 && len(fd.Body.List) == 1}
+		if isIdent {
+			h.iface = typ
+		}
+		st.g.handouts = append(st.g.handouts, h)
+	}
+	// A factory chooses by what its caller asks for (a switch over a parameter) and returns an
+	// interface, a declared type of its own package that patterns checks is one.
+	if isIdent && len(st.paramSwitches) > 0 && namedType(id) != "" {
+		// A case returning the function's own result is a recursive transformation.
+		if built := st.g.constructedInCases(st.paramSwitches); len(built) >= 2 && !slices.Contains(built, s.Name+"()") {
+			st.found = append(st.found, hint{Pattern: "factory", Subject: s.qualified(), Line: s.Line, End: s.End, Of: id.Name,
+				Detail: fmt.Sprintf("%s returns %s, built in the cases of a switch by %s", s.qualified(), id.Name, strings.Join(built, ", "))})
+		}
 	}
 	if isHandlerWrapper(fd.Type) {
 		st.add("middleware", s.qualified(), s.qualified()+" wraps an http.Handler")
@@ -324,6 +510,189 @@ func (st *goStats) hints(fd *ast.FuncDecl, s symbol) []hint {
 		st.add(p, subject, detail)
 	}
 	return st.found
+}
+
+// singletons reports the package variables of a named type that are created once (with
+// sync.Once, lazily behind a nil check, or where declared and never assigned again) and handed
+// out by a function.
+func (g *goFile) singletons() {
+	for _, h := range g.handouts {
+		how := h.created
+		for _, f := range h.onceFns {
+			if how == "" && g.assigns[f][h.v] {
+				how = "with sync.Once in " + f + ","
+			}
+		}
+		// A variable set where declared is a singleton when an accessor hands it out; other
+		// functions returning one are returning a sentinel or a default.
+		if how == "" && h.accessor && g.eager[h.v] && !g.assignedInFunction(h.v) {
+			how = "where it is declared"
+		}
+		if how == "" {
+			continue
+		}
+		g.out.Hints = append(g.out.Hints, hint{Pattern: "singleton", Subject: h.v, Line: h.fn.Line, End: h.fn.End, Of: h.iface,
+			Detail: fmt.Sprintf("package variable %s (%s) is created once %s and handed out by %s", h.v, h.typ, how, h.fn.qualified())})
+	}
+}
+
+func (g *goFile) assignedInFunction(v string) bool {
+	for _, vars := range g.assigns {
+		if vars[v] {
+			return true
+		}
+	}
+	return false
+}
+
+// namedType is the name of a result type that can be an object handed out or built: a
+// declared type or a pointer to one, not a builtin (error, string, ...), a func, slice or map.
+func namedType(e ast.Expr) string {
+	if st, ok := e.(*ast.StarExpr); ok {
+		e = st.X
+	}
+	switch t := e.(type) {
+	case *ast.Ident:
+		if types.Universe.Lookup(t.Name) == nil {
+			return t.Name
+		}
+	case *ast.SelectorExpr:
+		if x, ok := t.X.(*ast.Ident); ok {
+			return x.Name + "." + t.Sel.Name
+		}
+	}
+	return ""
+}
+
+// constructedInCases names what the return statements of the switches' cases build, when
+// each builds a value: a composite literal's type or a called function's name, each once.
+// Returns nested deeper (in an inner switch over something else) are not the choice.
+func (g *goFile) constructedInCases(switches []*ast.SwitchStmt) []string {
+	var built []string
+	for _, sw := range switches {
+		for _, c := range sw.Body.List {
+			for _, stmt := range c.(*ast.CaseClause).Body {
+				r, ok := stmt.(*ast.ReturnStmt)
+				if !ok || len(r.Results) == 0 {
+					continue
+				}
+				if b := g.constructor(r.Results[0]); b != "" && !slices.Contains(built, b) {
+					built = append(built, b)
+				}
+			}
+		}
+	}
+	return built
+}
+
+// constructor names what e builds: a composite literal's type, or a function of this or an
+// imported package (a method call reads a value rather than building one).
+func (g *goFile) constructor(e ast.Expr) string {
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		e = u.X
+	}
+	switch v := e.(type) {
+	case *ast.CompositeLit:
+		return typeName(v.Type) + "{}"
+	case *ast.CallExpr:
+		switch fn := v.Fun.(type) {
+		case *ast.Ident:
+			return fn.Name + "()"
+		case *ast.SelectorExpr:
+			if pkg, ok := fn.X.(*ast.Ident); ok && g.imported[pkg.Name] {
+				return pkg.Name + "." + fn.Sel.Name + "()"
+			}
+		}
+	}
+	return ""
+}
+
+// registersCallback recognises recv.f = append(recv.f, p) and recv.f[k] = p in a method,
+// where p is one of its parameters: a caller's value kept in a field of the receiver.
+func registersCallback(fd *ast.FuncDecl, a *ast.AssignStmt) string {
+	recv := receiverName(fd)
+	if recv == "" || len(a.Lhs) != 1 || len(a.Rhs) != 1 {
+		return ""
+	}
+	if ix, ok := a.Lhs[0].(*ast.IndexExpr); ok {
+		if f := recvField(ix.X, recv); f != "" && isParam(fd, a.Rhs[0]) {
+			return f
+		}
+		return ""
+	}
+	field := recvField(a.Lhs[0], recv)
+	call, ok := a.Rhs[0].(*ast.CallExpr)
+	if field == "" || !ok || len(call.Args) < 2 {
+		return ""
+	}
+	if fn, ok := call.Fun.(*ast.Ident); !ok || fn.Name != "append" || recvField(call.Args[0], recv) != field {
+		return ""
+	}
+	for _, arg := range call.Args[1:] {
+		if !isParam(fd, arg) {
+			return ""
+		}
+	}
+	return field
+}
+
+// notifiesCallbacks recognises for _, x := range recv.f { ... x(...) or x.M(...) ... }.
+func notifiesCallbacks(fd *ast.FuncDecl, r *ast.RangeStmt) string {
+	recv := receiverName(fd)
+	field := recvField(r.X, recv)
+	v, ok := r.Value.(*ast.Ident)
+	if recv == "" || field == "" || !ok {
+		return ""
+	}
+	called := false
+	ast.Inspect(r.Body, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			fn := c.Fun
+			if sel, ok := fn.(*ast.SelectorExpr); ok {
+				fn = sel.X
+			}
+			if id, ok := fn.(*ast.Ident); ok && id.Name == v.Name {
+				called = true
+			}
+		}
+		return !called
+	})
+	if !called {
+		return ""
+	}
+	return field
+}
+
+func receiverName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) != 1 || len(fd.Recv.List[0].Names) != 1 {
+		return ""
+	}
+	return fd.Recv.List[0].Names[0].Name
+}
+
+// recvField is f of recv.f.
+func recvField(e ast.Expr, recv string) string {
+	if sel, ok := e.(*ast.SelectorExpr); ok {
+		if id, ok := sel.X.(*ast.Ident); ok && id.Name == recv {
+			return sel.Sel.Name
+		}
+	}
+	return ""
+}
+
+func isParam(fd *ast.FuncDecl, e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	if !ok {
+		return false
+	}
+	for _, p := range fd.Type.Params.List {
+		for _, n := range p.Names {
+			if n.Name == id.Name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // adapterMethod recognises the two shapes of a Go adapter method, whose body is one call:
@@ -388,6 +757,18 @@ func onceAssigned(call *ast.CallExpr, pkgVars map[string]bool) string {
 	}
 	if fl, ok := call.Args[0].(*ast.FuncLit); ok {
 		return assignsTo(fl.Body, pkgVars)
+	}
+	return ""
+}
+
+// onceNamed recognises once.Do(f) with a named function f.
+func onceNamed(call *ast.CallExpr) string {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Do" || len(call.Args) != 1 {
+		return ""
+	}
+	if id, ok := call.Args[0].(*ast.Ident); ok {
+		return id.Name
 	}
 	return ""
 }

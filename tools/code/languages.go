@@ -1,6 +1,8 @@
 package code
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -165,6 +167,7 @@ func pyClass(t *tsFile, outer, def *sitter.Node) {
 	if body == nil {
 		return
 	}
+	var cm classMethods
 	for _, m := range t.children(body, true) {
 		fn := m
 		if t.typ(m) == "decorated_definition" {
@@ -173,6 +176,9 @@ func pyClass(t *tsFile, outer, def *sitter.Node) {
 		switch t.typ(fn) {
 		case "function_definition":
 			mname := t.field(fn, "name")
+			if mname != "__init__" && mname != "__new__" {
+				cm.method(t, mname, fn.ChildByFieldName("parameters"), fn.ChildByFieldName("body"))
+			}
 			s := t.symbol(m, mname, "method", name, !strings.HasPrefix(mname, "_"))
 			if ret := fn.ChildByFieldName("return_type"); ret != nil {
 				s.Returns = strings.Trim(t.text(ret), `"'`)
@@ -190,6 +196,146 @@ func pyClass(t *tsFile, outer, def *sitter.Node) {
 	if instanceField && instanceMethod {
 		t.addHint(def, "singleton", name, "class "+name+" keeps its one instance in a class attribute")
 	}
+	cm.report(t, def, name, nil)
+}
+
+// classMethods gathers a class's methods (constructors aside) to recognise adapters and
+// observer subjects by what their bodies do.
+type classMethods struct {
+	names  []string
+	single []string // the body's one statement, a call or the return of one, or ""
+	bodies []string
+	params []string
+}
+
+var (
+	selfFieldCall = regexp.MustCompile(`\b(?:self|this)\.(\w+)\.(\w+)\(`)
+	bareFieldCall = regexp.MustCompile(`(?:^|[^.\w])(\w+)\.(\w+)\(`)
+	// collectionMethods are what a list, map or set field is called with: a class keeping one
+	// holds state rather than wrapping another object.
+	collectionMethods = map[string]bool{"append": true, "add": true, "pop": true, "push": true, "remove": true, "insert": true,
+		"extend": true, "clear": true, "put": true, "get": true, "set": true, "update": true, "discard": true, "setdefault": true}
+	// fieldAppend is self.f.append(p), this.f.push(p), f.add(p) ...
+	fieldAppend = regexp.MustCompile(`(?:\b(self|this)\.)?\b(\w+)\.(?:append|add|push|addElement)\(\s*(\w+)\s*\)`)
+	// fieldLoops are loops over a field, as (variable, self or this, field) or (self or this,
+	// field, variable): Python's for x in self.f, JS/TS for (const x of this.f) and
+	// this.f.forEach(x => ...), Java's for (T x : f).
+	fieldLoops = []*regexp.Regexp{
+		regexp.MustCompile(`\bfor\s+(\w+)\s+in\s+(?:list\(|tuple\()?(self)\.(\w+)`),
+		regexp.MustCompile(`\bfor\s*\(\s*(?:const|let|var)\s+(\w+)\s+of\s+(?:\[\.\.\.)?(this)\.(\w+)`),
+		regexp.MustCompile(`\bfor\s*\([^:;()]*?\b(\w+)\s*:\s*(?:(this)\.)?(\w+)\s*\)`),
+	}
+	fieldForEach = regexp.MustCompile(`\b(this)\.(\w+)\.forEach\(\s*\(?\s*(\w+)`)
+	// javaCallbacks are the methods of Java's functional interfaces (Runnable, Consumer,
+	// Function, Callable, ...): a loop calling one on each element runs callbacks.
+	javaCallbacks = regexp.MustCompile(`\.(?:run|accept|apply|call|test)\(`)
+)
+
+// method adds a method: its name, parameters and body.
+func (cm *classMethods) method(t *tsFile, name string, params, body *sitter.Node) {
+	var stmts []*sitter.Node
+	for _, c := range t.children(body, true) {
+		if typ := t.typ(c); typ != "comment" && !(typ == "expression_statement" && t.typ(c.NamedChild(0)) == "string") {
+			stmts = append(stmts, c)
+		}
+	}
+	one := ""
+	if len(stmts) == 1 && (t.typ(stmts[0]) == "expression_statement" || t.typ(stmts[0]) == "return_statement") {
+		one = t.text(stmts[0])
+	}
+	cm.names = append(cm.names, name)
+	cm.single = append(cm.single, one)
+	cm.bodies = append(cm.bodies, t.text(body))
+	cm.params = append(cm.params, t.text(params))
+}
+
+// report adds the hints of the patterns the methods show; fields are the declared fields a
+// method may use without this. (Java), nil where self or this is required.
+func (cm *classMethods) report(t *tsFile, n *sitter.Node, class string, fields map[string]bool) {
+	if field := cm.adaptee(fields); field != "" {
+		t.addHint(n, "adapter", class, fmt.Sprintf("%s adapts its field %s: each of its %d methods calls a method of another name on it",
+			class, field, len(cm.names)))
+	}
+	if reg, notify, field := cm.subject(fields); field != "" {
+		t.addHint(n, "observer", class, fmt.Sprintf("%s is an observer subject: %s adds a caller's callback to its field %s and %s calls each of them",
+			class, reg, field, notify))
+	}
+}
+
+// adaptee is the field whose methods every method (two or more) calls, in a body of that one
+// statement, under another name than its own. An adapter translates each call to the object
+// it wraps; a class named a wrapper that does its own work (textwrap.TextWrapper) does not.
+func (cm *classMethods) adaptee(fields map[string]bool) string {
+	if len(cm.names) < 2 {
+		return ""
+	}
+	count := map[string]int{} // field -> methods calling it under another name
+	for i, body := range cm.single {
+		calls := selfFieldCall.FindAllStringSubmatch(body, -1)
+		for _, m := range bareFieldCall.FindAllStringSubmatch(body, -1) {
+			if fields[m[1]] {
+				calls = append(calls, m)
+			}
+		}
+		seen := map[string]bool{}
+		for _, m := range calls {
+			if m[2] != cm.names[i] && !seen[m[1]] && !collectionMethods[m[2]] {
+				seen[m[1]] = true
+				count[m[1]]++
+			}
+		}
+	}
+	field := ""
+	for f, c := range count {
+		if c == len(cm.names) && (field == "" || f < field) {
+			field = f
+		}
+	}
+	return field
+}
+
+// subject finds a field that one method appends a parameter to and another loops over,
+// calling each element in a statement of its own: callbacks registered and run. A loop calling a method of each element
+// is not enough (a composite calls its children so); in Java, where callbacks are objects,
+// the method must be one of a functional interface's.
+func (cm *classMethods) subject(fields map[string]bool) (register, notify, field string) {
+	added := map[string]string{} // field -> method appending a parameter to it
+	for i, body := range cm.bodies {
+		for _, m := range fieldAppend.FindAllStringSubmatch(body, -1) {
+			if (m[1] != "" || fields[m[2]]) && regexp.MustCompile(`\b`+m[3]+`\b`).MatchString(cm.params[i]) && added[m[2]] == "" {
+				added[m[2]] = cm.names[i]
+			}
+		}
+	}
+	for i, body := range cm.bodies {
+		var loops [][2]string // variable, field
+		for _, re := range fieldLoops {
+			for _, m := range re.FindAllStringSubmatch(body, -1) {
+				if m[2] != "" || fields[m[3]] {
+					loops = append(loops, [2]string{m[1], m[3]})
+				}
+			}
+		}
+		for _, m := range fieldForEach.FindAllStringSubmatch(body, -1) {
+			loops = append(loops, [2]string{m[3], m[2]})
+		}
+		for _, l := range loops {
+			reg := added[l[1]]
+			if reg == "" || reg == cm.names[i] {
+				continue
+			}
+			// The call is a statement of its own: a listener is told, and what it returns is
+			// not used (filters and validators, whose verdicts are combined, are not listeners).
+			call := regexp.QuoteMeta(l[0]) + `\s*\(`
+			if fields != nil {
+				call = regexp.QuoteMeta(l[0]) + javaCallbacks.String()
+			}
+			if regexp.MustCompile(`(?m)(?:^\s*|=>\s*|[{;:]\s*)` + call).MatchString(body) {
+				return reg, cm.names[i], l[1]
+			}
+		}
+	}
+	return "", "", ""
 }
 
 // ---- JavaScript and TypeScript ----
@@ -387,9 +533,13 @@ func jsClass(t *tsFile, outer, decl *sitter.Node, exported bool) {
 		return
 	}
 	staticInstance := false
+	var cm classMethods
 	for _, m := range t.children(body, true) {
 		mname := t.field(m, "name")
 		static := t.has(m, "static")
+		if t.typ(m) == "method_definition" && mname != "constructor" && !static {
+			cm.method(t, mname, m.ChildByFieldName("parameters"), m.ChildByFieldName("body"))
+		}
 		switch t.typ(m) {
 		case "method_definition", "abstract_method_signature", "method_signature":
 			s := t.symbol(m, mname, "method", name, !t.has(m, "accessibility_modifier") || strings.HasPrefix(t.text(m), "public"))
@@ -413,6 +563,7 @@ func jsClass(t *tsFile, outer, decl *sitter.Node, exported bool) {
 	if staticInstance {
 		t.addHint(decl, "singleton", name, "class "+name+" hands out one static instance")
 	}
+	cm.report(t, decl, name, nil)
 }
 
 // ---- Java ----
@@ -482,18 +633,26 @@ func javaType(t *tsFile, n *sitter.Node) {
 	if body == nil {
 		return
 	}
-	staticSelf, privateCtor, getter := false, false, false
+	// A singleton keeps one static instance of its own class (several are constants, as
+	// LocalDate.MIN and MAX) and hands it out: its constructors are all private, or a static
+	// method without parameters returns the class (one with parameters is a factory method).
+	selfFields, privateCtor, openCtor, getter := 0, false, false, false
 	var methods []string
+	var cm classMethods
+	fields := map[string]bool{}
 	for _, m := range t.children(body, true) {
 		mmods := javaModifiers(t, m)
 		switch t.typ(m) {
 		case "method_declaration":
 			mname := t.field(m, "name")
 			methods = append(methods, mname)
+			if !strings.Contains(mmods, " static ") && m.ChildByFieldName("body") != nil {
+				cm.method(t, mname, m.ChildByFieldName("parameters"), m.ChildByFieldName("body"))
+			}
 			s := t.symbol(m, mname, "method", name, strings.Contains(mmods, " public ") || kind == "interface")
 			s.Returns = t.field(m, "type")
 			t.out.Symbols = append(t.out.Symbols, s)
-			if strings.Contains(mmods, " static ") && s.Returns == name {
+			if strings.Contains(mmods, " static ") && s.Returns == name && t.field(m, "parameters") == "()" {
 				getter = true
 			}
 			if mname == "main" && strings.Contains(mmods, " static ") && strings.Contains(mmods, " public ") {
@@ -503,31 +662,48 @@ func javaType(t *tsFile, n *sitter.Node) {
 			t.out.Symbols = append(t.out.Symbols, t.symbol(m, name, "method", name, strings.Contains(mmods, " public ")))
 			if strings.Contains(mmods, " private ") {
 				privateCtor = true
+			} else {
+				openCtor = true
 			}
 		case "field_declaration":
-			if strings.Contains(mmods, " static ") && t.field(m, "type") == name {
-				staticSelf = true
+			for _, d := range t.children(m, true) {
+				if t.typ(d) == "variable_declarator" {
+					fields[t.field(d, "name")] = true
+					if strings.Contains(mmods, " static ") && t.field(m, "type") == name {
+						selfFields++
+					}
+				}
 			}
+		case "class_declaration", "interface_declaration", "enum_declaration", "record_declaration":
+			// Nested types (Locale.Builder, Map.Entry) are types of their own.
+			javaType(t, m)
 		}
 	}
 	if kind == "interface" {
 		t.addHint(n, "interface", name, strings.Join(methods, ","))
 	}
-	if kind == "enum" && strings.Contains(t.text(body), "INSTANCE") {
-		t.addHint(n, "singleton", name, "enum "+name+" with a single INSTANCE")
+	if kind == "enum" && len(collectNodes(t, body, "enum_constant")) == 1 {
+		t.addHint(n, "singleton", name, "enum "+name+" has a single constant")
 	}
-	if staticSelf && (privateCtor || getter) {
-		t.addHint(n, "singleton", name, "class "+name+" keeps a static instance of itself behind a private constructor or static accessor")
+	if selfFields == 1 && ((privateCtor && !openCtor) || getter) {
+		t.addHint(n, "singleton", name, "class "+name+" keeps one static instance of itself behind private constructors or a static accessor")
+	}
+	if kind == "class" {
+		cm.report(t, n, name, fields)
 	}
 }
 
-// collect returns the text of every descendant of n of type typ.
+// collect returns the text of every descendant of n of type typ, outside type arguments: a
+// class implementing Attribute<ExceptionsAttribute> implements Attribute only.
 func collect(t *tsFile, n *sitter.Node, typ string) []string {
 	if t.typ(n) == typ {
 		return []string{t.text(n)}
 	}
 	var out []string
 	for _, c := range t.children(n, false) {
+		if t.typ(c) == "type_arguments" {
+			continue
+		}
 		out = append(out, collect(t, c, typ)...)
 	}
 	return out

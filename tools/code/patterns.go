@@ -766,32 +766,36 @@ func confidenceByCount(n int) float64 {
 
 // designFindings: singleton, factory, builder, observer, adapter, strategy.
 func (ix *index) designFindings() []Finding {
-	out := ix.hintedDesign()
-	out = append(out, ix.goAdapterFindings()...)
 	types := ix.typeMethods()
+	byUnit := map[string]*typeInfo{} // unit | type
+	for _, t := range types {
+		byUnit[ix.unitOf[t.file]+"|"+t.name] = t
+	}
+	out := ix.hintedDesign()
+	out = append(out, ix.adapterFindings(byUnit)...)
+	out = append(out, ix.goObserverFindings(byUnit)...)
 	out = append(out, typeRoleFindings(types)...)
 	return append(out, ix.strategyFindings(types)...)
 }
 
-// goAdapterFindings reports Go adapters by their structure: a function type whose method calls
-// the function itself, and a type whose methods (two or more) all forward to a method of
-// another name on the same field. Each finding names the methods that show it.
-func (ix *index) goAdapterFindings() []Finding {
+// adapterFindings reports adapters by their structure: the classes whose every method (two or
+// more) calls a method of another name on one field, as the parsers saw them, and in Go a
+// function type whose method calls the function itself, and a type whose methods (two or
+// more) each consist of a call of a method of another name on the same field. Each Go finding
+// names the methods that show it. types holds the project's types by unit | name.
+func (ix *index) adapterFindings(types map[string]*typeInfo) []Finding {
 	const why, action = "Adapters let incompatible interfaces work together without changing either.",
 		"Keep adapters thin: translation only, no business rules."
 	type forwarder struct{ ev []Evidence }
 	var out []Finding
 	forwards := map[string]*forwarder{} // unit | type | field
 	for _, fi := range ix.files {
-		if fi.Lang != "Go" {
-			continue
-		}
 		for _, h := range fi.F.Hints {
 			switch h.Pattern {
 			case "adapter":
 				out = append(out, Finding{Name: "adapter", Kind: "design", Confidence: 0.9, Summary: h.Detail,
 					Evidence: []Evidence{{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Subject}}, Why: why, Action: action})
-			case "forward":
+			case "forward": // Go only
 				field, method, _ := strings.Cut(h.Detail, ".")
 				k := ix.unitOf[fi.Rel] + "|" + h.Subject + "|" + field
 				if forwards[k] == nil {
@@ -800,10 +804,6 @@ func (ix *index) goAdapterFindings() []Finding {
 				forwards[k].ev = append(forwards[k].ev, Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "forwards to " + field + "." + method})
 			}
 		}
-	}
-	types := map[string]*typeInfo{} // unit | type
-	for _, t := range ix.typeMethods() {
-		types[ix.unitOf[t.file]+"|"+t.name] = t
 	}
 	for _, k := range sortedKeys(forwards) {
 		f := forwards[k]
@@ -822,19 +822,83 @@ func (ix *index) goAdapterFindings() []Finding {
 	return out
 }
 
-// hintedDesign reports the singletons and factories the parsers saw.
+const (
+	observerWhy    = "Observers let any number of listeners react to a subject's changes without the subject knowing them."
+	observerAction = "Make unsubscribing possible and document on which goroutine or thread listeners run."
+)
+
+// goObserverFindings reports Go observer subjects by their structure: a method appends a
+// value its caller gives to a field of the receiver (or stores it in a map field), and another
+// method ranges over that field calling each element.
+func (ix *index) goObserverFindings(types map[string]*typeInfo) []Finding {
+	type subject struct{ subscribe, notify []Evidence }
+	ifaces := ix.goInterfaces()
+	subjects := map[string]*subject{} // unit | type | field
+	for _, fi := range ix.files {
+		for _, h := range fi.F.Hints {
+			// Elements of a named type are listeners when it is an interface of one method
+			// (a Handler or Listener); a collection of data is ranged over in the same way.
+			if fi.Lang != "Go" || (h.Pattern != "subscribe" && h.Pattern != "notify") ||
+				(h.Of != "" && len(ifaces[ix.unitOf[fi.Rel]+"|"+h.Of]) != 1) {
+				continue
+			}
+			k := ix.unitOf[fi.Rel] + "|" + h.Subject + "|" + h.Detail
+			if subjects[k] == nil {
+				subjects[k] = &subject{}
+			}
+			if h.Pattern == "subscribe" {
+				subjects[k].subscribe = append(subjects[k].subscribe, Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "adds to " + h.Detail})
+			} else {
+				subjects[k].notify = append(subjects[k].notify, Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "calls each of " + h.Detail})
+			}
+		}
+	}
+	var out []Finding
+	for _, k := range sortedKeys(subjects) {
+		sub := subjects[k]
+		parts := strings.Split(k, "|")
+		t := types[parts[0]+"|"+parts[1]]
+		if t == nil || len(sub.subscribe) == 0 || len(sub.notify) == 0 {
+			continue
+		}
+		ev := append([]Evidence{{File: t.file, Line: t.line, End: t.end, Note: t.name}}, sub.subscribe...)
+		out = append(out, Finding{Name: "observer", Kind: "design", Confidence: 0.9, Evidence: append(ev, sub.notify...),
+			Summary: fmt.Sprintf("%s is an observer subject: callers add to its field %s and it calls each of them", t.name, parts[2]),
+			Why:     observerWhy, Action: observerAction})
+	}
+	return out
+}
+
+// goInterfaces maps the Go interfaces of the project (unit | name) to their methods.
+func (ix *index) goInterfaces() map[string][]string {
+	ifaces := map[string][]string{}
+	for _, fi := range ix.files {
+		for _, h := range fi.F.Hints {
+			if h.Pattern == "interface" && fi.Lang == "Go" && h.Detail != "" {
+				ifaces[ix.unitOf[fi.Rel]+"|"+h.Subject] = strings.Split(h.Detail, ";")
+			}
+		}
+	}
+	return ifaces
+}
+
+// hintedDesign reports the singletons, factories and (outside Go) observers the parsers saw.
 func (ix *index) hintedDesign() []Finding {
 	desc := map[string][2]string{
 		"singleton": {"One shared instance is global state: it couples every user to it and makes tests order-dependent.",
 			"Pass the instance explicitly (dependency injection) unless it truly must be process-wide; make its creation thread-safe."},
 		"factory": {"A factory decides which implementation to build, keeping callers free of concrete types.",
 			"Keep the choice table in one place and return interfaces."},
+		"observer": {observerWhy, observerAction},
 	}
+	ifaces := ix.goInterfaces()
 	var out []Finding
-	for _, name := range []string{"singleton", "factory"} {
+	for _, name := range []string{"singleton", "factory", "observer"} {
 		for _, fi := range ix.files {
 			for _, h := range fi.F.Hints {
-				if h.Pattern != name {
+				// A factory returns an interface: choosing among values of one concrete type
+				// is parsing or configuring, not choosing an implementation.
+				if _, iface := ifaces[ix.unitOf[fi.Rel]+"|"+h.Of]; h.Pattern != name || (h.Of != "" && !iface) {
 					continue
 				}
 				out = append(out, Finding{Name: name, Kind: "design", Confidence: 0.9,
@@ -880,20 +944,16 @@ func (ix *index) typeMethods() []*typeInfo {
 	return out
 }
 
-// typeRoleFindings recognises builders (chainable setters and Build), observer subjects
-// (subscribe and notify methods) and, outside Go, adapters (by name).
+// typeRoleFindings recognises builders (chainable setters and Build).
 func typeRoleFindings(types []*typeInfo) []Finding {
 	var out []Finding
 	for _, t := range types {
-		fluent, build, subscribe, notify := 0, false, false, false
+		fluent, build := 0, false
 		for mn, m := range t.methods {
 			if m.Returns == t.name || m.Returns == "Self" || m.Returns == "this" {
 				fluent++
 			}
-			l := strings.ToLower(mn)
-			build = build || l == "build"
-			subscribe = subscribe || l == "on" || hasAnyPrefix(l, "subscribe", "addlistener", "add_listener", "addobserver", "attach", "register")
-			notify = notify || hasAnyPrefix(l, "notify", "emit", "publish", "fire")
+			build = build || strings.ToLower(mn) == "build"
 		}
 		ev := []Evidence{{File: t.file, Line: t.line, End: t.end, Note: t.name}}
 		if build && fluent >= 2 {
@@ -902,31 +962,8 @@ func typeRoleFindings(types []*typeInfo) []Finding {
 				Why:     "A builder assembles a complex value step by step and validates it once.",
 				Action:  "Validate in Build and keep the built value immutable."})
 		}
-		if subscribe && notify {
-			out = append(out, Finding{Name: "observer", Kind: "design", Confidence: 0.8, Evidence: ev,
-				Summary: fmt.Sprintf("%s is an observer subject: it registers listeners and notifies them", t.name),
-				Why:     "Observers let any number of listeners react to a subject's changes without the subject knowing them.",
-				Action:  "Make unsubscribing possible and document on which goroutine or thread listeners run."})
-		}
-		// Go adapters are recognised by structure (goAdapterFindings); in the other languages
-		// the parsers do not yet record fields and calls, so the name is the evidence.
-		if !strings.HasSuffix(t.file, ".go") && (strings.HasSuffix(t.name, "Adapter") || strings.HasSuffix(t.name, "Wrapper")) {
-			out = append(out, Finding{Name: "adapter", Kind: "design", Confidence: 0.7, Evidence: ev,
-				Summary: fmt.Sprintf("%s adapts one interface to another", t.name),
-				Why:     "Adapters let incompatible interfaces work together without changing either.",
-				Action:  "Keep adapters thin: translation only, no business rules."})
-		}
 	}
 	return out
-}
-
-func hasAnyPrefix(s string, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // strategyFindings reports interfaces with two or more implementations: declared ones
@@ -934,46 +971,59 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 func (ix *index) strategyFindings(types []*typeInfo) []Finding {
 	impls := map[string][]Evidence{}
 	ifaces := map[string]Evidence{}
-	var goIfaces []hint
-	for _, fi := range ix.files {
-		for _, h := range fi.F.Hints {
-			switch h.Pattern {
-			case "implements":
-				impls[h.Detail] = append(impls[h.Detail], Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Subject})
-			case "interface":
-				ifaces[h.Subject] = Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "interface " + h.Subject}
-				if fi.Lang == "Go" && h.Detail != "" {
-					goIfaces = append(goIfaces, h)
-				}
-			}
-		}
-	}
-	for _, h := range goIfaces {
-		for _, t := range types {
-			if t.name != h.Subject && implementsAll(t, strings.Split(h.Detail, ",")) {
-				impls[h.Subject] = append(impls[h.Subject], Evidence{File: t.file, Line: t.line, End: t.end, Note: t.name})
-			}
-		}
-	}
+	declared := map[string]int{}
 	var out []Finding
-	for _, name := range sortedKeys(impls) {
-		ev := impls[name]
-		decl, known := ifaces[name]
-		if len(ev) < 2 || !known {
-			continue
-		}
+	strategy := func(name string, decl Evidence, ev []Evidence) {
 		out = append(out, Finding{Name: "strategy", Kind: "design", Confidence: confidenceByCount(len(ev)),
 			Evidence: append([]Evidence{decl}, ev...),
 			Summary:  fmt.Sprintf("%s has %d interchangeable implementations", name, len(ev)),
 			Why:      "Strategies let behaviour be chosen at run time behind one interface.",
 			Action:   "Choose the implementation in one place (a factory or configuration) and keep the interface small."})
 	}
+	for _, fi := range ix.files {
+		for _, h := range fi.F.Hints {
+			switch {
+			case h.Pattern == "implements":
+				impls[h.Detail] = append(impls[h.Detail], Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: h.Subject})
+			case h.Pattern != "interface":
+			case fi.Lang != "Go" && h.Detail != "": // a marker interface (Cloneable) has no behaviour to choose
+				ifaces[h.Subject] = Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "interface " + h.Subject}
+				declared[h.Subject]++
+			case fi.Lang == "Go" && h.Detail != "":
+				// Go interfaces are implemented implicitly: by every type with methods of the
+				// same names and signatures, in the interface's package or one importing it (a
+				// type that cannot see the interface shares method names by accident).
+				decl := Evidence{File: fi.Rel, Line: h.Line, End: h.End, Note: "interface " + h.Subject}
+				u := ix.unitOf[fi.Rel]
+				var ev []Evidence
+				for _, t := range types {
+					tu := ix.unitOf[t.file]
+					if (tu == u || ix.out[tu][u] != nil) && (t.name != h.Subject || t.file != fi.Rel) &&
+						implementsAll(t, strings.Split(h.Detail, ";")) {
+						ev = append(ev, Evidence{File: t.file, Line: t.line, End: t.end, Note: t.name})
+					}
+				}
+				if len(ev) >= 2 {
+					strategy(h.Subject, decl, ev)
+				}
+			}
+		}
+	}
+	// Declared implementations name the interface without its package or enclosing type: an
+	// interface name declared twice (Sink.OfInt, Spliterator.OfInt) cannot be told apart.
+	for _, name := range sortedKeys(impls) {
+		if decl, known := ifaces[name]; len(impls[name]) >= 2 && known && declared[name] == 1 {
+			strategy(name, decl, impls[name])
+		}
+	}
 	return out
 }
 
+// implementsAll reports whether t has each of methods, given as name and signature.
 func implementsAll(t *typeInfo, methods []string) bool {
 	for _, m := range methods {
-		if _, ok := t.methods[m]; !ok {
+		name, sig, _ := strings.Cut(m, "(")
+		if t.methods[name].Signature != "("+sig {
 			return false
 		}
 	}
