@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -875,6 +876,31 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 		}
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// A finding's summary counts every place that shows it, and omittedEvidence counts every
+// place not shown, whether past the first eight or cut by limit.
+func TestOmittedEvidenceCountsEveryPlaceNotShown(t *testing.T) {
+	root := t.TempDir()
+	src := "package shapes\n\ntype Shape interface{ Area() float64 }\n"
+	for i := range 11 {
+		src += fmt.Sprintf("\ntype s%d struct{}\n\nfunc (s%d) Area() float64 { return %d }\n", i, i, i)
+	}
+	writeTree(t, root, map[string]string{"go.mod": "module example.com/shapes\n\ngo 1.26\n", "shapes.go": src})
+	a := newAnalyzer(t, root)
+	for _, limit := range []int{3, 8, 1000} {
+		var rep code.PatternReport
+		mustCall(t, a, "detect_patterns", map[string]any{"pattern_type": "strategy", "limit": limit}, &rep)
+		if len(rep.Findings) != 1 {
+			t.Fatalf("limit %d: %+v, want one strategy", limit, rep.Findings)
+		}
+		f := rep.Findings[0]
+		shown := min(limit, 8)
+		if !strings.HasSuffix(f.Summary, "(12 places)") || len(f.Evidence) != shown || f.OmittedEvidence != 12-shown {
+			t.Errorf("limit %d: summary %q, %d shown, %d omitted; want 12 places, %d shown, %d omitted",
+				limit, f.Summary, len(f.Evidence), f.OmittedEvidence, shown, 12-shown)
 		}
 	}
 }

@@ -69,7 +69,7 @@ type Finding struct {
 	Confidence float64    `json:"confidence"`
 	Summary    string     `json:"summary"`
 	Evidence   []Evidence `json:"evidence"`
-	// OmittedEvidence counts the evidence that limit left out.
+	// OmittedEvidence counts the evidence not shown: past the first 8 places, or cut by limit.
 	OmittedEvidence int    `json:"omittedEvidence,omitempty"`
 	Why             string `json:"why"`
 	Action          string `json:"action"`
@@ -174,7 +174,7 @@ func (a *Analyzer) patterns(ctx context.Context, args patternsArgs) (*PatternRep
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].score > rep.Findings[j].score })
 	rep.Omitted = capList(&rep.Findings, int(args.Limit))
 	for i := range rep.Findings {
-		rep.Findings[i].OmittedEvidence = capList(&rep.Findings[i].Evidence, int(args.Limit))
+		rep.Findings[i].OmittedEvidence += capList(&rep.Findings[i].Evidence, int(args.Limit))
 	}
 	if rep.Omitted > 0 {
 		rep.Hint = fmt.Sprintf("%d more findings; call again with a larger limit (at most %d), a pattern_type, or a narrower scope", rep.Omitted, maxLimit)
@@ -209,8 +209,10 @@ func (f *Finding) finish() {
 		f.score = 20 + f.Confidence*10
 	}
 	f.score += min(f.magnitude, 9999) / 10000
+	// The summary counts every place; what is not shown, here or by limit, is OmittedEvidence.
 	if len(f.Evidence) > maxEvidence {
-		f.Summary += fmt.Sprintf(" (%d places, first %d shown)", len(f.Evidence), maxEvidence)
+		f.Summary += fmt.Sprintf(" (%d places)", len(f.Evidence))
+		f.OmittedEvidence = len(f.Evidence) - maxEvidence
 		f.Evidence = f.Evidence[:maxEvidence]
 	}
 }

@@ -179,7 +179,7 @@ const patternsOutputSchema = `{
       "evidence": {"type": "array", "items": {"type": "object", "properties": {
         "file": {"type": "string"}, "line": {"type": "integer"}, "end": {"type": "integer"}, "note": {"type": "string"}},
         "required": ["file"]}},
-      "omittedEvidence": {"type": "integer", "description": "Evidence left out by limit."},
+      "omittedEvidence": {"type": "integer", "description": "Evidence not shown: past the first 8 places, or left out by limit."},
       "why": {"type": "string"},
       "action": {"type": "string"},
       "project": {"type": "string", "description": "The project (folder of an outermost manifest, or the root) the finding lies in; projects are analysed apart."}},
