@@ -10,7 +10,6 @@ import (
 	"go/token"
 	"go/types"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,7 +238,7 @@ func goSignature(ft *ast.FuncType) string {
 		var out []string
 		if fl != nil {
 			for _, f := range fl.List {
-				t := qualifier.ReplaceAllString(types.ExprString(f.Type), "")
+				t := unqualified(types.ExprString(f.Type))
 				for range max(1, len(f.Names)) {
 					out = append(out, t)
 				}
@@ -250,7 +249,38 @@ func goSignature(ft *ast.FuncType) string {
 	return "(" + list(ft.Params) + ") (" + list(ft.Results) + ")"
 }
 
-var qualifier = regexp.MustCompile(`\b[A-Za-z_][A-Za-z0-9_]*\.`)
+// unqualified drops every package qualifier (an ASCII identifier and its dot) from a type's
+// text: *pkg.T -> *T, map[a.K]b.V -> map[K]V. It runs for every method parsed, so it scans
+// instead of using a regular expression.
+func unqualified(s string) string {
+	if !strings.Contains(s, ".") {
+		return s
+	}
+	word := func(c byte) bool {
+		return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if word(c) && (c < '0' || c > '9') && (i == 0 || !word(s[i-1])) {
+			j := i + 1
+			for j < len(s) && word(s[j]) {
+				j++
+			}
+			if j < len(s) && s[j] == '.' {
+				i = j + 1 // a qualifier
+				continue
+			}
+			b.WriteString(s[i:j])
+			i = j
+			continue
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String()
+}
 
 // typeName is the bare name of a receiver or result type: *pkg.T[K] -> T.
 func typeName(e ast.Expr) string {
