@@ -42,17 +42,14 @@ var principalPolicies = map[string]struct{ key, use string }{
 func explicitFindings(r *cloud.Resource) []Finding {
 	var out []Finding
 	switch r.Type {
-	case "aws_db_instance", "aws_rds_cluster_instance":
-		if v, ok := r.Bool("publicly_accessible"); ok && v {
-			out = append(out, rulePublicDatabase.finding(r, r.LineOf("publicly_accessible"), fmt.Sprintf("%s is publicly accessible", r.Address)))
+	case "aws_db_instance", "aws_rds_cluster_instance", "aws_redshift_cluster", "aws_dms_replication_instance",
+		"AWS::RDS::DBInstance", "AWS::Redshift::Cluster":
+		key := "publicly_accessible"
+		if r.Source == cloud.SourceCloudFormation {
+			key = "PubliclyAccessible"
 		}
-	case "aws_redshift_cluster", "aws_dms_replication_instance":
-		if v, ok := r.Bool("publicly_accessible"); ok && v {
-			out = append(out, rulePublicDatabase.finding(r, r.LineOf("publicly_accessible"), fmt.Sprintf("%s is publicly accessible", r.Address)))
-		}
-	case "AWS::RDS::DBInstance", "AWS::Redshift::Cluster":
-		if v, ok := r.Bool("PubliclyAccessible"); ok && v {
-			out = append(out, rulePublicDatabase.finding(r, r.LineOf("PubliclyAccessible"), fmt.Sprintf("%s is publicly accessible", r.Address)))
+		if v, ok := r.Bool(key); ok && v {
+			out = append(out, rulePublicDatabase.finding(r, r.LineOf(key), fmt.Sprintf("%s is publicly accessible", r.Address)))
 		}
 	case "AWS::DMS::ReplicationInstance":
 		// Unlike the others, a DMS replication instance is public unless the template says no.
