@@ -249,6 +249,11 @@ func (wc *wsConn) run(ctx context.Context, id string, p subscribePayload, vars m
 	lim.observe("subscription", "websocket", 1)
 	defer lim.observe("subscription", "websocket", -1)
 	err = sub.run(ctx, w, func(resp response) error {
+		// Once the client completes the subscription, nothing more is sent for it: the
+		// write below could still win its lock against the cancelled context.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		body, err := resp.encode()
 		if err != nil {
 			return err

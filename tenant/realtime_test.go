@@ -430,15 +430,17 @@ func TestSubscriptionsAcrossReplicas(t *testing.T) {
 		t.Errorf("other project's first event: %q, want CREATE cocoa", got)
 	}
 
-	// complete stops a subscription: the next change reaches only the other one.
+	// complete stops a subscription: the next change reaches only the other one. The server
+	// reads a connection's messages in order, so its pong says complete was handled; a write
+	// sent before that could rightly still reach the completed subscription.
 	aliceWS.send(map[string]any{"type": "complete", "id": "cheap"})
-	a.create(t, "shop", alice, "milk", 1)
-	if got := aliceWS.event("all"); got != "CREATE milk" {
-		t.Errorf("after completing cheap: %q", got)
-	}
 	aliceWS.send(map[string]any{"type": "ping"})
 	if m := aliceWS.read(); m.Type != "pong" {
 		t.Errorf("ping: %+v", m)
+	}
+	a.create(t, "shop", alice, "milk", 1)
+	if got := aliceWS.event("all"); got != "CREATE milk" {
+		t.Errorf("after completing cheap: %q", got)
 	}
 
 	for _, ws := range []*wsClient{aliceWS, bobWS, otherWS} {
