@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"maps"
 	"regexp"
@@ -303,4 +306,126 @@ func ReadGoogleSKUs(r io.Reader, table *PriceTable) ([]PriceObservation, error) 
 		return nil, fmt.Errorf("read a Google Cloud Billing catalog page: %w", errNoPrices)
 	}
 	return out, nil
+}
+
+// karpenterTable describes one of the price tables Karpenter's cloud providers generate from
+// their provider's price API and ship as Go source.
+type karpenterTable struct {
+	provider string // the price table's provider prefix: "aws"
+	source   string
+	// complete is set when the file lists every instance type of each region it covers, so
+	// that a type it lacks is not offered there.
+	complete bool
+	// skip matches the sizes whose prices the file cannot be trusted for.
+	skip *regexp.Regexp
+}
+
+// karpenterGenerated is the comment that dates a generated table.
+var karpenterGenerated = regexp.MustCompile(`generated at (\d{4}-\d\d-\d\d)T`)
+
+// ReadKarpenterAWS reads the on-demand prices karpenter-provider-aws generates from the AWS
+// Pricing API (pkg/providers/pricing/zz_generated.pricing_aws.go): every EC2 instance type of
+// a region, Linux, shared tenancy (dedicated for bare metal, which AWS sells only so), no
+// pre-installed software, in USD per hour.
+func ReadKarpenterAWS(r io.Reader) ([]PriceObservation, error) {
+	return readKarpenter(r, karpenterTable{provider: "aws", complete: true,
+		source: "karpenter-provider-aws generated price table (AWS Pricing API, EC2 on-demand Linux)"})
+}
+
+// ReadKarpenterAzure reads the pay-as-you-go Linux virtual machine prices
+// karpenter-provider-azure generates from the Azure Retail Prices API
+// (pkg/providers/pricing/zz_generated.pricing.go), per region, in USD per hour. The generator
+// keeps one price per size and does not list every series (no Dv2), so the file is not a list
+// of what a region offers. Its AMD v5 sizes are left out: their Windows meters pass its Linux
+// filter, so the file gives some of them the Windows price (eastus Standard_D4as_v5 0.356,
+// which is 0.172 for Linux plus 4 x 0.046 of license, beside Standard_D2as_v5 0.086).
+func ReadKarpenterAzure(r io.Reader) ([]PriceObservation, error) {
+	return readKarpenter(r, karpenterTable{provider: "azurerm", skip: regexp.MustCompile(`^Standard_[A-Z]+\d+a[a-z]*_v5$`),
+		source: "karpenter-provider-azure generated price table (Azure Retail Prices API, Linux virtual machines)"})
+}
+
+// readKarpenter parses a generated table as Go source, so that it is read by its syntax, not
+// by its layout: a region's prices are the map literal that is the value of a region key
+// (aws: map[region]map[type]price{...}) or is assigned to a region index (azure:
+// prices["eastus"] = map[string]float64{...}).
+func readKarpenter(r io.Reader, kt karpenterTable) ([]PriceObservation, error) {
+	src, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read a Karpenter price table: %w", err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "", src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return nil, fmt.Errorf("read a Karpenter price table: %w", err)
+	}
+	var since string
+	for _, c := range f.Comments {
+		if m := karpenterGenerated.FindStringSubmatch(c.Text()); m != nil {
+			since = m[1]
+		}
+	}
+	if since == "" {
+		return nil, errors.New("read a Karpenter price table: no \"generated at\" date")
+	}
+	var out []PriceObservation
+	var perr error
+	region := func(key ast.Expr, value ast.Expr) bool {
+		name, ok := stringLit(key)
+		lit, isMap := value.(*ast.CompositeLit)
+		if !ok || !isMap {
+			return true
+		}
+		for _, e := range lit.Elts {
+			kv, ok := e.(*ast.KeyValueExpr)
+			if !ok {
+				continue
+			}
+			typ, ok1 := stringLit(kv.Key)
+			num, ok2 := kv.Value.(*ast.BasicLit)
+			if !ok1 || !ok2 || (num.Kind != token.FLOAT && num.Kind != token.INT) {
+				continue
+			}
+			price, err := strconv.ParseFloat(num.Value, 64)
+			if err != nil {
+				perr = fmt.Errorf("read a Karpenter price table: %s %s: %w", name, typ, err)
+				return false
+			}
+			if kt.skip != nil && kt.skip.MatchString(typ) {
+				continue
+			}
+			out = append(out, PriceObservation{Region: kt.provider + "/" + name, Table: "instanceHourly", Key: typ,
+				Price: price, Source: kt.source, Since: since, Complete: kt.complete})
+		}
+		return false
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.KeyValueExpr:
+			return region(n.Key, n.Value)
+		case *ast.AssignStmt:
+			if len(n.Lhs) != 1 || len(n.Rhs) != 1 {
+				break
+			}
+			if ix, ok := n.Lhs[0].(*ast.IndexExpr); ok {
+				return region(ix.Index, n.Rhs[0])
+			}
+		}
+		return perr == nil
+	})
+	if perr != nil {
+		return nil, perr
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("read a Karpenter price table: %w", errNoPrices)
+	}
+	return out, nil
+}
+
+// stringLit returns the value of a string literal.
+func stringLit(e ast.Expr) (string, bool) {
+	lit, ok := e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	return s, err == nil
 }

@@ -192,6 +192,8 @@ resource "google_compute_instance" "web" { machine_type = "%s" }
 		note        string
 	}{
 		{"aws", "us-east-1", "t3.micro", 7.59, ""},
+		{"aws", "us-east-1", "m7i.large", 73.58, ""}, // karpenter-provider-aws's table: 0.1008/h
+		{"aws", "us-east-1", "m5.small", -1, `instance type "m5.small" not in the price table`},
 		{"aws", "us-west-2", "t3.micro", 7.59, ""},
 		{"aws", "us-west-2", "m3.medium", 48.91, ""},
 		{"aws", "us-east-2", "m5.large", 70.08, ""},
@@ -210,8 +212,8 @@ resource "google_compute_instance" "web" { machine_type = "%s" }
 		{"google", "asia-southeast1", "n2-standard-4", 174.62, ""},
 		{"azurerm", "East US", "Standard_B2s", 30.37, ""},
 		{"azurerm", "westus2", "Standard_D2s_v3", 70.08, ""},
-		{"azurerm", "West Europe", "Standard_B2s", 37.96, ""}, // 0.0416 x 0.12/0.096 = 0.052/h
-		{"azurerm", "uksouth", "Standard_D2s_v5", 81.03, ""},  // 0.096 x 0.111/0.096 = 0.111/h
+		{"azurerm", "West Europe", "Standard_B2s", 35.04, ""}, // published 0.048/h; the factor gave 0.0416 x 0.12/0.096 = 0.052
+		{"azurerm", "uksouth", "Standard_D2s_v5", 81.03, ""},  // published 0.111/h
 		{"azurerm", "Mars Central", "Standard_B2s", -1, "no prices for region azurerm/marscentral in the table, which knows these azurerm regions: australiaeast, "},
 		{"azurerm", "eastus", "Standard_Q9", -1, `Linux size "Standard_Q9" not in the price table`},
 		{"google", "mars1", "n1-standard-1", -1, "no prices for region google/mars1 in the table, which knows these google regions: asia-northeast1, "},
@@ -261,6 +263,43 @@ resource "aws_instance" "old" { instance_type = "m1.small" }
 	}
 	if a := actions["google_compute_instance.mid"]; !strings.Contains(a, "e2-standard-2") {
 		t.Errorf("mid: action %q, want e2-standard-2 named", a)
+	}
+}
+
+// us-east-1's instance table is the list of every type the region offers (read from
+// karpenter-provider-aws's generated table), so a previous-generation type is moved to its
+// same-named successor when the region has it, with the saving, and to its family when not:
+// c5 has no 8xlarge.
+func TestRecommendationsFollowTheRegionsTypeList(t *testing.T) {
+	dir := writeTree(t, map[string]string{"main.tf": `provider "aws" { region = "us-east-1" }
+resource "aws_instance" "m4" { instance_type = "m4.16xlarge" }
+resource "aws_instance" "r3" { instance_type = "r3.8xlarge" }
+resource "aws_instance" "c4" { instance_type = "c4.8xlarge" }
+`})
+	a, _ := newAnalyzer(t, dir)
+	got := map[string]cloud.Recommendation{}
+	for _, r := range call(t, a, `{}`).Recommendations {
+		if r.ID == cloud.RecPreviousGeneration {
+			got[r.Resource] = r
+		}
+	}
+	for _, tt := range []struct {
+		resource, action string
+		saving           float64 // -1: none
+	}{
+		{"aws_instance.m4", "Move to m5.16xlarge:", 93.44}, // (3.2 - 3.072) x 730
+		{"aws_instance.r3", "Move to r5.8xlarge:", 470.12}, // (2.66 - 2.016) x 730
+		{"aws_instance.c4", "Move to the current c5 family; c4.8xlarge has no same-named size there", -1},
+	} {
+		r, ok := got[tt.resource]
+		switch {
+		case !ok || !strings.HasPrefix(r.Action, tt.action):
+			t.Errorf("%s: action %q, want %q", tt.resource, r.Action, tt.action)
+		case tt.saving >= 0 && (r.MonthlySaving == nil || *r.MonthlySaving != tt.saving):
+			t.Errorf("%s: saving %v (%s), want %v", tt.resource, r.MonthlySaving, r.SavingNote, tt.saving)
+		case tt.saving < 0 && r.MonthlySaving != nil:
+			t.Errorf("%s: saving %v for a type that does not exist", tt.resource, *r.MonthlySaving)
+		}
 	}
 }
 

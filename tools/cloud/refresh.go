@@ -18,6 +18,9 @@ type PriceObservation struct {
 	Price  float64
 	Source string // the file or API it was read from: "Azure Retail Prices API"
 	Since  string // the date the price took effect, or the file was published
+	// Complete is set when the file lists every type of Table offered in Region: a base
+	// region's table then takes the types it lacks and drops those the file does not list.
+	Complete bool
 }
 
 // RegionRefresh is what a refresh did to one region's prices.
@@ -25,14 +28,18 @@ type RegionRefresh struct {
 	Confirmed  int      // prices the files give as the table had them
 	Changed    []string // "instanceHourly t3.micro 0.0104 -> 0.0105"
 	Unknown    []string // prices of things the table does not list there, left out
+	Added      []string // "instanceHourly x8g.large": listed by a complete file, new to the table
+	Removed    []string // "instanceHourly m1.small": not in a complete file's list, taken out
 	NotInTable bool     // the region itself is not in the table: nothing was written
 }
 
 // Refresh writes observed prices into pt, which must be a table as ReadPriceTable returns it.
 // Only prices of what the table lists in that region (once derived) are written: into the
 // table of a base region, and under published for a derived region, whose reference price is
-// updated too. Each region written is named under Verified with its sources, the prices they
-// gave and the date they were read.
+// updated too; but a complete list of a base region's types (PriceObservation.Complete)
+// replaces the region's table, so that the table lists what the region offers. Each region
+// written is named under Verified with its sources, the prices they gave and the date they
+// were read.
 func (pt *PriceTable) Refresh(obs []PriceObservation, date string) (map[string]*RegionRefresh, error) {
 	full, err := pt.derived()
 	if err != nil {
@@ -40,6 +47,7 @@ func (pt *PriceTable) Refresh(obs []PriceObservation, date string) (map[string]*
 	}
 	report := map[string]*RegionRefresh{}
 	written := map[string]*verification{}
+	listed := map[[2]string]map[string]bool{} // base region and table -> the types a complete file lists
 	for _, o := range obs {
 		if report[o.Region] == nil {
 			report[o.Region] = &RegionRefresh{}
@@ -50,18 +58,34 @@ func (pt *PriceTable) Refresh(obs []PriceObservation, date string) (map[string]*
 			rr.NotInTable = true
 			continue
 		}
+		_, isBase := pt.Regions[o.Region]
+		listing := o.Complete && isBase && o.Group == ""
 		key, known := view.match(o.Table, o.Group, o.Key)
-		if !known {
+		if !known && !listing {
 			rr.Unknown = append(rr.Unknown, strings.TrimPrefix(o.Group+" "+o.Key, " ")+" ("+o.Table+")")
 			continue
 		}
+		if !known {
+			key = o.Key
+		}
+		if listing {
+			lt := [2]string{o.Region, o.Table}
+			if listed[lt] == nil {
+				listed[lt] = map[string]bool{}
+			}
+			listed[lt][key] = true
+		}
 		name := o.Table + " " + strings.TrimPrefix(o.Group+" "+key, " ")
-		if old, _ := view.lookup(o.Table, o.Group, key); old == o.Price {
+		switch old, _ := view.lookup(o.Table, o.Group, key); {
+		case !known:
+			rr.Added = append(rr.Added, name)
+		case old == o.Price:
 			rr.Confirmed++
-		} else {
+		default:
 			rr.Changed = append(rr.Changed, fmt.Sprintf("%s %g -> %g", name, old, o.Price))
 		}
-		if base, ok := pt.Regions[o.Region]; ok {
+		if isBase {
+			base := pt.Regions[o.Region]
 			base.set(o.Table, o.Group, key, o.Price)
 			pt.Regions[o.Region] = base
 		} else {
@@ -80,6 +104,19 @@ func (pt *PriceTable) Refresh(obs []PriceObservation, date string) (map[string]*
 			written[o.Region] = &verification{since: map[string][]string{}}
 		}
 		written[o.Region].add(o, name)
+	}
+	for lt, keys := range listed {
+		base := pt.Regions[lt[0]]
+		m, ok := base.flat()[lt[1]]
+		if !ok {
+			continue
+		}
+		for k := range *m {
+			if !keys[k] {
+				delete(*m, k)
+				report[lt[0]].Removed = append(report[lt[0]].Removed, lt[1]+" "+k)
+			}
+		}
 	}
 	for region, v := range written {
 		if pt.Verified == nil {

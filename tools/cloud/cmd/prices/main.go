@@ -11,6 +11,18 @@
 //   - -google: pages of the Cloud Billing Catalog API's Compute Engine SKUs
 //     (https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus): predefined
 //     machine types, priced from their vCPU, memory and GPU SKUs.
+//   - -karpenter-aws: the price table karpenter-provider-aws generates from the AWS Pricing API
+//     (pkg/providers/pricing/zz_generated.pricing_aws.go in its Go module): every EC2 instance
+//     type of a region, on-demand Linux. It is a complete list: the base region's instance
+//     table becomes what it lists.
+//   - -karpenter-azure: the price table karpenter-provider-azure generates from the Azure
+//     Retail Prices API (pkg/providers/pricing/zz_generated.pricing.go): pay-as-you-go Linux
+//     virtual machine sizes per region.
+//
+// The Karpenter tables come with the providers' Go modules, so they can be fetched from the Go
+// module proxy where the price APIs are not reachable:
+//
+//	curl -sSo k.zip https://proxy.golang.org/github.com/aws/karpenter-provider-aws/@v/v1.15.1.zip
 //
 // Each flag can be given several times. Only prices of what the table lists are written; the
 // report on standard output says, per region, how many the files confirmed, which changed,
@@ -55,15 +67,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "where to write the refreshed table (default: -table)")
 	date := fs.String("date", time.Now().UTC().Format(time.DateOnly), "the date the files were read, for the table's verified notes")
 	dryRun := fs.Bool("n", false, "report only, write nothing")
-	var aws, azure, google files
+	var aws, azure, google, karpenterAWS, karpenterAzure files
 	fs.Var(&aws, "aws", "an AWS Price List bulk offer file (repeatable)")
 	fs.Var(&azure, "azure", "a page of the Azure Retail Prices API (repeatable)")
 	fs.Var(&google, "google", "a page of Compute Engine SKUs from the Cloud Billing Catalog API (repeatable)")
+	fs.Var(&karpenterAWS, "karpenter-aws", "karpenter-provider-aws's generated price table, zz_generated.pricing_aws.go (repeatable)")
+	fs.Var(&karpenterAzure, "karpenter-azure", "karpenter-provider-azure's generated price table, zz_generated.pricing.go (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q: price files go after -aws, -azure or -google", fs.Args())
+		return fmt.Errorf("unexpected arguments %q: price files go after -aws, -azure, -google, -karpenter-aws or -karpenter-azure", fs.Args())
 	}
 	if *out == "" {
 		*out = *table
@@ -84,6 +98,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		{aws, cloud.ReadAWSOffer},
 		{azure, cloud.ReadAzureRetailPrices},
 		{google, func(r io.Reader) ([]cloud.PriceObservation, error) { return cloud.ReadGoogleSKUs(r, pt) }},
+		{karpenterAWS, cloud.ReadKarpenterAWS},
+		{karpenterAzure, cloud.ReadKarpenterAzure},
 	}
 	for _, rd := range readers {
 		for _, name := range rd.names {
@@ -113,6 +129,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 		slices.Sort(r.Changed)
 		for _, c := range r.Changed {
 			fmt.Fprintf(stdout, "  changed %s\n", c)
+		}
+		if len(r.Added) > 0 {
+			slices.Sort(r.Added)
+			fmt.Fprintf(stdout, "  added %d listed by the file: %s\n", len(r.Added), abridged(r.Added))
+		}
+		slices.Sort(r.Removed)
+		for _, name := range r.Removed {
+			fmt.Fprintf(stdout, "  removed %s: not in the file's list of the region's types\n", name)
 		}
 		slices.Sort(r.Unknown)
 		for _, u := range slices.Compact(r.Unknown) {
@@ -144,4 +168,13 @@ func readFile(name string, read func(io.Reader) ([]cloud.PriceObservation, error
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return obs, nil
+}
+
+// abridged names the first few of a long list and counts the rest.
+func abridged(names []string) string {
+	const shown = 5
+	if len(names) <= shown {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:shown], ", "), len(names)-shown)
 }

@@ -107,3 +107,76 @@ func TestRefreshRefusesAndDryRun(t *testing.T) {
 		t.Errorf("-n wrote the table or reported nothing:\n%s", stdout.String())
 	}
 }
+
+// karpenterFiles are the flags that read the vendored Karpenter price tables.
+var karpenterFiles = []string{"-karpenter-aws", priceFiles + "karpenter-aws-us-east-1.go",
+	"-karpenter-azure", priceFiles + "karpenter-azure-vm.go"}
+
+// karpenter-provider-aws's table lists every instance type of us-east-1: the base region's
+// table becomes that list, new types added and a type the file does not list (m5.small, which
+// AWS never offered) removed. karpenter-provider-azure's gives Linux sizes per region; its AMD
+// v5 sizes, some of which carry the Windows price, are not read.
+func TestRefreshFromKarpenterTables(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "prices.json")
+	var stdout, stderr bytes.Buffer
+	args := append([]string{"-table", "testdata/table.json", "-out", out, "-date", "2026-11-25"}, karpenterFiles...)
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	for _, line := range []string{
+		"aws/us-east-1: 2 confirmed, 0 changed, 0 not in the table\n" +
+			"  added 1365 listed by the file: instanceHourly a1.2xlarge, instanceHourly a1.4xlarge, instanceHourly a1.large, instanceHourly a1.medium, instanceHourly a1.metal and 1360 more\n" +
+			"  removed instanceHourly m5.small: not in the file's list of the region's types\n",
+		"azurerm/eastus: 1 confirmed, 0 changed, 29 not in the table\n",
+		"azurerm/westeurope: 1 confirmed, 0 changed, 29 not in the table\n",
+		"azurerm/uksouth: region not in the table",
+	} {
+		if !strings.Contains(stdout.String(), line) {
+			t.Errorf("report lacks %q:\n%s", line, stdout.String())
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := cloud.ReadPriceTable(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	east := pt.Regions["aws/us-east-1"].InstanceHourly
+	if _, ok := east["m5.small"]; ok || len(east) != 1367 || east["x8g.medium"] != 0.0977 || east["u7i-12tb.224xlarge"] == 0 {
+		t.Errorf("us-east-1: %d types, m5.small %v, x8g.medium %v: want the file's 1367", len(east), east["m5.small"], east["x8g.medium"])
+	}
+	if v := pt.Verified["aws/us-east-1"]; !strings.HasPrefix(v, "karpenter-provider-aws generated price table (AWS Pricing API, EC2 on-demand Linux), effective 2026-07-20: ") ||
+		!strings.HasSuffix(v, " and 1359 more; read 2026-11-25") {
+		t.Errorf("verified us-east-1: %q", v)
+	}
+	if got := pt.Regions["azurerm/eastus"].InstanceHourly["Standard_D2as_v5"]; got != 0.086 || strings.Contains(pt.Verified["azurerm/eastus"], "D2as_v5") {
+		t.Errorf("eastus Standard_D2as_v5 %v, verified %q: the file's AMD v5 prices are not read", got, pt.Verified["azurerm/eastus"])
+	}
+	if we := pt.Derived["azurerm/westeurope"]; we.Price != 0.12 || we.Published != nil {
+		t.Errorf("westeurope %+v: the reference price confirmed, nothing else listed", we)
+	}
+}
+
+// The shipped table holds what the vendored price files say: running the command on it with
+// them changes, adds and removes nothing.
+func TestShippedTableIsWhatThePriceFilesSay(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := append([]string{"-n", "-table", "../../prices.json",
+		"-aws", priceFiles + "aws-ec2-us-east-2.json",
+		"-azure", priceFiles + "azure-westeurope-vm-disk.json", "-azure", priceFiles + "azure-westeurope-postgresql.json",
+		"-google", priceFiles + "google-compute-a2.json"}, karpenterFiles...)
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	report := stdout.String()
+	if !strings.Contains(report, "aws/us-east-1: 1367 confirmed, 0 changed") || !strings.Contains(report, "azurerm/japaneast: 30 confirmed, 0 changed") {
+		t.Errorf("report:\n%s", report)
+	}
+	for _, line := range strings.Split(report, "\n") {
+		if strings.HasPrefix(line, "  ") || (line != "" && !strings.Contains(line, " 0 changed, 0 not in the table")) {
+			t.Errorf("prices.json differs from the price files (run go run ./tools/cloud/cmd/prices with them): %s", line)
+		}
+	}
+}
