@@ -194,6 +194,8 @@ resource "google_compute_instance" "web" { machine_type = "%s" }
 		{"aws", "us-east-1", "t3.micro", 7.59, ""},
 		{"aws", "us-east-1", "m7i.large", 73.58, ""}, // karpenter-provider-aws's table: 0.1008/h
 		{"aws", "us-east-1", "m5.small", -1, `instance type "m5.small" not in the price table`},
+		{"aws", "us-gov-west-1", "t3.micro", 8.91, ""}, // karpenter-provider-aws's GovCloud table: 0.0122/h
+		{"aws", "us-gov-east-1", "m4.large", -1, `instance type "m4.large" not in the price table`},
 		{"aws", "us-west-2", "t3.micro", 7.59, ""},
 		{"aws", "us-west-2", "m3.medium", 48.91, ""},
 		{"aws", "us-east-2", "m5.large", 70.08, ""},

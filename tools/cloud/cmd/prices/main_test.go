@@ -109,7 +109,7 @@ func TestRefreshRefusesAndDryRun(t *testing.T) {
 }
 
 // karpenterFiles are the flags that read the vendored Karpenter price tables.
-var karpenterFiles = []string{"-karpenter-aws", priceFiles + "karpenter-aws-us-east-1.go",
+var karpenterFiles = []string{"-karpenter-aws", priceFiles + "karpenter-aws-us-east-1.go", "-karpenter-aws", priceFiles + "karpenter-aws-us-gov.go",
 	"-karpenter-azure", priceFiles + "karpenter-azure-vm.go"}
 
 // karpenter-provider-aws's table lists every instance type of us-east-1: the base region's
