@@ -23,6 +23,19 @@ type derivedRegion struct {
 
 // derive adds the derived regions to pt.Regions.
 func (pt *PriceTable) derive() error {
+	// A base region lists over a thousand classes: their families are found once, not once a
+	// region (the regular expression was most of a load's time).
+	families := map[string]string{}
+	familyOf := func(class string) string {
+		f, ok := families[class]
+		if !ok {
+			if m := familyRE.FindStringSubmatch(strings.TrimPrefix(class, "db.")); m != nil {
+				f = m[1]
+			}
+			families[class] = f
+		}
+		return f
+	}
 	for key, d := range pt.Derived {
 		base, ok := pt.Regions[d.Base]
 		if !ok {
@@ -34,8 +47,7 @@ func (pt *PriceTable) derive() error {
 		}
 		f := d.Price / ref
 		offered := func(class string) bool {
-			m := familyRE.FindStringSubmatch(strings.TrimPrefix(class, "db."))
-			return m == nil || !slices.Contains(d.Lacks, m[1])
+			return len(d.Lacks) == 0 || !slices.Contains(d.Lacks, familyOf(class))
 		}
 		var p regionPrices
 		out := p.flat()
