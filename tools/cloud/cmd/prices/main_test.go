@@ -43,14 +43,7 @@ wrote ` + out + "\n"
 	if stdout.String() != want {
 		t.Errorf("report:\n%s\nwant:\n%s", stdout.String(), want)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt, err := cloud.ReadPriceTable(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, pt := readTable(t, out)
 	we := pt.Derived["azurerm/westeurope"].Published
 	east2 := pt.Derived["aws/us-east-2"].Published
 	for what, got := range map[string]float64{
@@ -135,14 +128,7 @@ func TestRefreshFromKarpenterTables(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", line, stdout.String())
 		}
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt, err := cloud.ReadPriceTable(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pt := readTable(t, out)
 	east := pt.Regions["aws/us-east-1"].InstanceHourly
 	if _, ok := east["m5.small"]; ok || len(east) != 1367 || east["x8g.medium"] != 0.0977 || east["u7i-12tb.224xlarge"] == 0 {
 		t.Errorf("us-east-1: %d types, m5.small %v, x8g.medium %v: want the file's 1367", len(east), east["m5.small"], east["x8g.medium"])
@@ -179,4 +165,18 @@ func TestShippedTableIsWhatThePriceFilesSay(t *testing.T) {
 			t.Errorf("prices.json differs from the price files (run go run ./tools/cloud/cmd/prices with them): %s", line)
 		}
 	}
+}
+
+// readTable reads a price table the command wrote.
+func readTable(t *testing.T, name string) ([]byte, *cloud.PriceTable) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := cloud.ReadPriceTable(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, pt
 }
