@@ -57,8 +57,8 @@ func TestRecommendationsOfThePlantedFixture(t *testing.T) {
 	a, _ := newAnalyzer(t, "testdata/infra")
 	got := recs(call(t, a, `{}`))
 	want := []rec{
-		// n1-standard-2 0.095/h -> e2-standard-2 0.067/h: (0.095-0.067) x 730 = 20.44
-		{cloud.RecPreviousGeneration, "google_compute_instance.vm", "gcp/main.tf:8", 20.44},
+		// n1-standard-2 0.0949995/h -> e2-standard-2 0.06701142/h: (0.0949995-0.06701142) x 730 = 20.43
+		{cloud.RecPreviousGeneration, "google_compute_instance.vm", "gcp/main.tf:8", 20.43},
 		// t2.medium 0.0464/h -> t3.medium 0.0416/h, 2 instances: 0.0048 x 730 x 2 = 7.008
 		{cloud.RecPreviousGeneration, "aws_instance.web", "terraform/main.tf:13", 7.01},
 		// m4.large 0.10/h -> m5.large 0.096/h: 0.004 x 730 = 2.92
@@ -127,9 +127,9 @@ func TestCostOfThePlantedFixtureByHand(t *testing.T) {
 	if r.Cost.Unpriced != 14 || len(r.Resources) != 24 {
 		t.Errorf("unpriced %d of %d, want 14 of 24", r.Cost.Unpriced, len(r.Resources))
 	}
-	// 20.44 + 10 + 7.01 + 3.65 + 2.92 + 2 = 46.02
-	if r.Cost.MonthlySavings != 46.02 {
-		t.Errorf("savings %v, want 46.02", r.Cost.MonthlySavings)
+	// 20.43 + 10 + 7.01 + 3.65 + 2.92 + 2 = 46.01
+	if r.Cost.MonthlySavings != 46.01 {
+		t.Errorf("savings %v, want 46.01", r.Cost.MonthlySavings)
 	}
 	if r.Cost.ByService["ebs"].Monthly != 14 || r.Cost.ByService["ebs"].Priced != 4 || r.Cost.ByService["ebs"].Unpriced != 1 {
 		t.Errorf("ebs %+v, want 14 over 4 priced (volumes and both attachments) and the CloudFormation volume unpriced", r.Cost.ByService["ebs"])

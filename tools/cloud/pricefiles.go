@@ -429,3 +429,34 @@ func stringLit(e ast.Expr) (string, bool) {
 	s, err := strconv.Unquote(lit.Value)
 	return s, err == nil
 }
+
+// karpenterGCPPrices is karpenter-provider-gcp's price table
+// (pkg/providers/pricing/initial-prices.json): machine type prices per region.
+type karpenterGCPPrices struct {
+	Prices map[string]struct {
+		OnDemand map[string]float64 `json:"on_demand"`
+	} `json:"prices"`
+}
+
+// ReadKarpenterGCP reads the on-demand Compute Engine machine type prices of
+// karpenter-provider-gcp's price table, which its weekly workflow refreshes from Cyclenerd's
+// gcloud-compute.com machine type table (prices from the Cloud Billing catalog's SKUs) and
+// checks against cloud.google.com's pricing pages. The file holds no date: since is the date
+// of the commit that refreshed it.
+func ReadKarpenterGCP(r io.Reader, since string) ([]PriceObservation, error) {
+	var f karpenterGCPPrices
+	if err := json.NewDecoder(r).Decode(&f); err != nil {
+		return nil, fmt.Errorf("read karpenter-provider-gcp's price table: %w", err)
+	}
+	var out []PriceObservation
+	for region, p := range f.Prices {
+		for machine, price := range p.OnDemand {
+			out = append(out, PriceObservation{Region: "google/" + region, Table: "instanceHourly", Key: machine, Price: price,
+				Source: "karpenter-provider-gcp price table (gcloud-compute.com, from Cloud Billing SKUs)", Since: since})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("read karpenter-provider-gcp's price table: %w", errNoPrices)
+	}
+	return out, nil
+}

@@ -209,9 +209,9 @@ resource "google_compute_instance" "web" { machine_type = "%s" }
 		{"aws", "eu-north-1", "m4.large", -1, `instance type "m4.large" not in the price table`},
 		{"aws", "mars-east-1", "t3.micro", -1, "no prices for region aws/mars-east-1 in the table, which knows these aws regions: af-south-1, "},
 		{"google", "us-central1", "n1-standard-1", 34.67, ""},
-		{"google", "europe-west1", "n1-standard-1", 38.18, ""},
-		{"google", "europe-west1", "e2-standard-2", 53.85, ""},
-		{"google", "asia-southeast1", "n2-standard-4", 174.62, ""},
+		{"google", "europe-west1", "n1-standard-1", 38.14, ""}, // karpenter-provider-gcp's table: 0.05225175/h
+		{"google", "europe-west1", "e2-standard-2", 53.81, ""},
+		{"google", "asia-southeast1", "n2-standard-4", 174.92, ""},
 		{"azurerm", "East US", "Standard_B2s", 30.37, ""},
 		{"azurerm", "westus2", "Standard_D2s_v3", 70.08, ""},
 		{"azurerm", "West Europe", "Standard_B2s", 35.04, ""}, // published 0.048/h; the factor gave 0.0416 x 0.12/0.096 = 0.052

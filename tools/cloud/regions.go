@@ -65,6 +65,9 @@ func (pt *PriceTable) derive() error {
 				(*nested[name])[group] = scaled(classes, f, offered, nil)
 			}
 		}
+		// The reference type's price is the one published here, not the base's scaled and
+		// rounded.
+		p.InstanceHourly[d.Reference] = d.Price
 		if d.Published != nil {
 			d.Published.each(p.set)
 		}

@@ -18,6 +18,10 @@
 //   - -karpenter-azure: the price table karpenter-provider-azure generates from the Azure
 //     Retail Prices API (pkg/providers/pricing/zz_generated.pricing.go): pay-as-you-go Linux
 //     virtual machine sizes per region.
+//   - -karpenter-gcp: karpenter-provider-gcp's price table
+//     (pkg/providers/pricing/initial-prices.json): Compute Engine machine types per region,
+//     on demand. It holds no date, so -karpenter-gcp-date gives the date of the commit that
+//     refreshed it.
 //
 // The Karpenter tables come with the providers' Go modules, so they can be fetched from the Go
 // module proxy where the price APIs are not reachable:
@@ -67,17 +71,22 @@ func run(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "where to write the refreshed table (default: -table)")
 	date := fs.String("date", time.Now().UTC().Format(time.DateOnly), "the date the files were read, for the table's verified notes")
 	dryRun := fs.Bool("n", false, "report only, write nothing")
-	var aws, azure, google, karpenterAWS, karpenterAzure files
+	var aws, azure, google, karpenterAWS, karpenterAzure, karpenterGCP files
 	fs.Var(&aws, "aws", "an AWS Price List bulk offer file (repeatable)")
 	fs.Var(&azure, "azure", "a page of the Azure Retail Prices API (repeatable)")
 	fs.Var(&google, "google", "a page of Compute Engine SKUs from the Cloud Billing Catalog API (repeatable)")
 	fs.Var(&karpenterAWS, "karpenter-aws", "karpenter-provider-aws's generated price table, zz_generated.pricing_aws.go (repeatable)")
 	fs.Var(&karpenterAzure, "karpenter-azure", "karpenter-provider-azure's generated price table, zz_generated.pricing.go (repeatable)")
+	fs.Var(&karpenterGCP, "karpenter-gcp", "karpenter-provider-gcp's price table, initial-prices.json (repeatable)")
+	gcpDate := fs.String("karpenter-gcp-date", "", "the date of the commit that refreshed the -karpenter-gcp files (they hold none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q: price files go after -aws, -azure, -google, -karpenter-aws or -karpenter-azure", fs.Args())
+		return fmt.Errorf("unexpected arguments %q: price files go after -aws, -azure, -google or a -karpenter- flag", fs.Args())
+	}
+	if len(karpenterGCP) > 0 && *gcpDate == "" {
+		return errors.New("-karpenter-gcp needs -karpenter-gcp-date: the file holds no date")
 	}
 	if *out == "" {
 		*out = *table
@@ -100,6 +109,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		{google, func(r io.Reader) ([]cloud.PriceObservation, error) { return cloud.ReadGoogleSKUs(r, pt) }},
 		{karpenterAWS, cloud.ReadKarpenterAWS},
 		{karpenterAzure, cloud.ReadKarpenterAzure},
+		{karpenterGCP, func(r io.Reader) ([]cloud.PriceObservation, error) { return cloud.ReadKarpenterGCP(r, *gcpDate) }},
 	}
 	for _, rd := range readers {
 		for _, name := range rd.names {

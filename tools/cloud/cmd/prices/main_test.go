@@ -103,12 +103,14 @@ func TestRefreshRefusesAndDryRun(t *testing.T) {
 
 // karpenterFiles are the flags that read the vendored Karpenter price tables.
 var karpenterFiles = []string{"-karpenter-aws", priceFiles + "karpenter-aws-us-east-1.go", "-karpenter-aws", priceFiles + "karpenter-aws-us-gov.go",
-	"-karpenter-azure", priceFiles + "karpenter-azure-vm.go"}
+	"-karpenter-azure", priceFiles + "karpenter-azure-vm.go",
+	"-karpenter-gcp", priceFiles + "karpenter-gcp-prices.json", "-karpenter-gcp-date", "2026-08-03"}
 
 // karpenter-provider-aws's table lists every instance type of us-east-1: the base region's
 // table becomes that list, new types added and a type the file does not list (m5.small, which
 // AWS never offered) removed. karpenter-provider-azure's gives Linux sizes per region; its AMD
-// v5 sizes, some of which carry the Windows price, are not read.
+// v5 sizes, some of which carry the Windows price, are not read. karpenter-provider-gcp's gives
+// machine types per region, dated by the flag since the file holds no date.
 func TestRefreshFromKarpenterTables(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "prices.json")
 	var stdout, stderr bytes.Buffer
@@ -123,6 +125,9 @@ func TestRefreshFromKarpenterTables(t *testing.T) {
 		"azurerm/eastus: 1 confirmed, 0 changed, 29 not in the table\n",
 		"azurerm/westeurope: 1 confirmed, 0 changed, 29 not in the table\n",
 		"azurerm/uksouth: region not in the table",
+		"google/us-east1: 0 confirmed, 2 changed, 14 not in the table\n" +
+			"  changed instanceHourly a2-highgpu-1g 3.6 -> 3.673385\n" +
+			"  changed instanceHourly n1-standard-1 0.0475 -> 0.04749975\n",
 	} {
 		if !strings.Contains(stdout.String(), line) {
 			t.Errorf("report lacks %q:\n%s", line, stdout.String())
@@ -143,6 +148,19 @@ func TestRefreshFromKarpenterTables(t *testing.T) {
 	if we := pt.Derived["azurerm/westeurope"]; we.Price != 0.12 || we.Published != nil {
 		t.Errorf("westeurope %+v: the reference price confirmed, nothing else listed", we)
 	}
+	if e1 := pt.Derived["google/us-east1"]; e1.Price != 0.04749975 || e1.Published.InstanceHourly["a2-highgpu-1g"] != 3.673385 ||
+		!strings.Contains(pt.Verified["google/us-east1"], "gcloud-compute.com, from Cloud Billing SKUs), effective 2026-08-03: ") {
+		t.Errorf("us-east1 %+v, verified %q", e1, pt.Verified["google/us-east1"])
+	}
+}
+
+// karpenter-provider-gcp's file holds no date: without one on the command line it is refused.
+func TestKarpenterGCPNeedsADate(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"-n", "-table", "testdata/table.json", "-karpenter-gcp", priceFiles + "karpenter-gcp-prices.json"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "-karpenter-gcp needs -karpenter-gcp-date") {
+		t.Errorf("no date: %v", err)
+	}
 }
 
 // The shipped table holds what the vendored price files say: running the command on it with
@@ -157,7 +175,8 @@ func TestShippedTableIsWhatThePriceFilesSay(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
 	report := stdout.String()
-	if !strings.Contains(report, "aws/us-east-1: 1367 confirmed, 0 changed") || !strings.Contains(report, "azurerm/japaneast: 30 confirmed, 0 changed") {
+	if !strings.Contains(report, "aws/us-east-1: 1367 confirmed, 0 changed") || !strings.Contains(report, "azurerm/japaneast: 30 confirmed, 0 changed") ||
+		!strings.Contains(report, "google/europe-west4: 16 confirmed, 0 changed") {
 		t.Errorf("report:\n%s", report)
 	}
 	for _, line := range strings.Split(report, "\n") {
