@@ -332,15 +332,19 @@ func ReadKarpenterAWS(r io.Reader) ([]PriceObservation, error) {
 		source: "karpenter-provider-aws generated price table (AWS Pricing API, EC2 on-demand Linux)"})
 }
 
+// azureAMDv5 matches the AMD v5 sizes (Standard_D2as_v5, Standard_E4ads_v5): their Windows
+// meters pass karpenter-provider-azure's Linux filter, so its table gives some of them the
+// Windows price (eastus Standard_D4as_v5 0.356, which is 0.172 for Linux plus 4 x 0.046 of
+// license, beside Standard_D2as_v5 0.086).
+var azureAMDv5 = regexp.MustCompile(`^Standard_[A-Z]+\d+a[a-z]*_v5$`)
+
 // ReadKarpenterAzure reads the pay-as-you-go Linux virtual machine prices
 // karpenter-provider-azure generates from the Azure Retail Prices API
-// (pkg/providers/pricing/zz_generated.pricing.go), per region, in USD per hour. The generator
-// keeps one price per size and does not list every series (no Dv2), so the file is not a list
-// of what a region offers. Its AMD v5 sizes are left out: their Windows meters pass its Linux
-// filter, so the file gives some of them the Windows price (eastus Standard_D4as_v5 0.356,
-// which is 0.172 for Linux plus 4 x 0.046 of license, beside Standard_D2as_v5 0.086).
+// (pkg/providers/pricing/zz_generated.pricing.go), per region, in USD per hour, but for the AMD
+// v5 sizes (azureAMDv5). The generator keeps one price per size and does not list every series
+// (no Dv2), so the file is not a list of what a region offers.
 func ReadKarpenterAzure(r io.Reader) ([]PriceObservation, error) {
-	return readKarpenter(r, karpenterTable{provider: "azurerm", skip: regexp.MustCompile(`^Standard_[A-Z]+\d+a[a-z]*_v5$`),
+	return readKarpenter(r, karpenterTable{provider: "azurerm", skip: azureAMDv5,
 		source: "karpenter-provider-azure generated price table (Azure Retail Prices API, Linux virtual machines)"})
 }
 

@@ -154,12 +154,26 @@ func TestRefreshFromKarpenterTables(t *testing.T) {
 	}
 }
 
-// karpenter-provider-gcp's file holds no date: without one on the command line it is refused.
-func TestKarpenterGCPNeedsADate(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	err := run([]string{"-n", "-table", "testdata/table.json", "-karpenter-gcp", priceFiles + "karpenter-gcp-prices.json"}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "-karpenter-gcp needs -karpenter-gcp-date") {
-		t.Errorf("no date: %v", err)
+// A Karpenter table of another format, or karpenter-provider-gcp's without the date it does
+// not hold, is refused with the reason.
+func TestKarpenterTablesRefused(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-karpenter-gcp", priceFiles + "karpenter-gcp-prices.json"}, "-karpenter-gcp needs -karpenter-gcp-date: the file holds no date"},
+		{[]string{"-karpenter-aws", priceFiles + "azure-westeurope-vm-disk.json"}, "azure-westeurope-vm-disk.json: read a Karpenter price table: "},
+		{[]string{"-karpenter-azure", priceFiles + "LICENSE.karpenter-provider-azure"}, "LICENSE.karpenter-provider-azure: read a Karpenter price table: "},
+		{[]string{"-karpenter-gcp", priceFiles + "karpenter-aws-us-east-1.go", "-karpenter-gcp-date", "2026-08-03"},
+			"karpenter-aws-us-east-1.go: read karpenter-provider-gcp's price table: "},
+		{[]string{"-karpenter-gcp", priceFiles + "google-compute-a2.json", "-karpenter-gcp-date", "2026-08-03"},
+			"google-compute-a2.json: read karpenter-provider-gcp's price table: no on-demand price"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(append([]string{"-n", "-table", "testdata/table.json"}, tt.args...), &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: %v, want %q", tt.args, err, tt.want)
+		}
 	}
 }
 
