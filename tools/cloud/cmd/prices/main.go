@@ -23,8 +23,8 @@
 //     on demand. It holds no date, so -karpenter-gcp-date gives the date of the commit that
 //     refreshed it.
 //
-// The Karpenter tables come with the providers' Go modules, so they can be fetched from the Go
-// module proxy where the price APIs are not reachable:
+// The AWS and Azure Karpenter tables come with the providers' Go modules, so they can be
+// fetched from the Go module proxy where the price APIs are not reachable:
 //
 //	curl -sSo k.zip https://proxy.golang.org/github.com/aws/karpenter-provider-aws/@v/v1.15.1.zip
 //
