@@ -60,7 +60,8 @@ var (
 )
 
 // setting is a property a resource must set: pass reports whether the value found at path
-// (nil when absent) is safe; wrong says what the resource then does.
+// (nil when absent) is safe; wrong says what the resource then does. A path of one param
+// step names an entry of the resource's parameter (or attribute) list.
 type setting struct {
 	rule  infraRule
 	path  []any
@@ -68,76 +69,161 @@ type setting struct {
 	wrong string
 }
 
-// dataSettings are the settings of this file that are one property, per resource type.
-var dataSettings = map[string][]setting{
-	"AWS::ElasticLoadBalancing::LoadBalancer": {{ruleLBAccessLog, keys("AccessLoggingPolicy", "Enabled"), isTrue, "keeps no access logs"}},
-	"AWS::Logs::LogGroup":                     {{ruleLogRetention, keys("RetentionInDays"), isSet, "keeps its logs forever"}},
-	"AWS::DocDB::DBClusterParameterGroup": {
-		{ruleDocDBTLS, keys("Parameters", "tls"), not("disabled"), "lets clients connect without TLS"},
-		{ruleDocDBAuditLog, keys("Parameters", "audit_logs"), auditLogs, "writes no audit log"},
-	},
-	"AWS::DocDB::DBCluster":   {{ruleBackupRetention, keys("BackupRetentionPeriod"), atLeast(7, 1), "keeps automated backups for less than 7 days"}},
-	"AWS::Neptune::DBCluster": {{ruleBackupRetention, keys("BackupRetentionPeriod"), atLeast(7, 1), "keeps automated backups for less than 7 days"}},
-	"AWS::RDS::DBInstance": {
-		{ruleEnhancedMonitoring, keys("MonitoringInterval"), oneOf("1", "5", "10", "15", "30", "60"), "has no enhanced monitoring"},
-	},
-	"AWS::Glue::Crawler":               {{ruleGlueNoSecurityConfig, keys("CrawlerSecurityConfiguration"), isSet, "names no security configuration"}},
-	"AWS::Glue::DevEndpoint":           {{ruleGlueNoSecurityConfig, keys("SecurityConfiguration"), isSet, "names no security configuration"}},
-	"AWS::Glue::Job":                   {{ruleGlueNoSecurityConfig, keys("SecurityConfiguration"), isSet, "names no security configuration"}},
-	"AWS::Timestream::Database":        {{ruleAWSManagedKey, keys("KmsKeyId"), isSet, "is encrypted with an AWS-owned key"}},
-	"AWS::Backup::BackupVault":         {{ruleAWSManagedKey, keys("EncryptionKeyArn"), isSet, "is encrypted with an AWS-owned key"}},
-	"AWS::Bedrock::Agent":              {{ruleAWSManagedKey, keys("CustomerEncryptionKeyArn"), isSet, "is encrypted with an AWS-owned key"}},
-	"AWS::SageMaker::Domain":           {{ruleAWSManagedKey, keys("KmsKeyId"), isSet, "encrypts its EFS volume with an AWS-managed key"}},
-	"AWS::SageMaker::NotebookInstance": {{ruleAWSManagedKey, keys("KmsKeyId"), isSet, "encrypts its storage volume with an AWS-managed key"}},
-	"AWS::SageMaker::DataQualityJobDefinition": {
-		{ruleAWSManagedKey, keys("DataQualityJobOutputConfig", "KmsKeyId"), isSet, "encrypts its model artifacts with an AWS-managed key"},
-		{ruleAWSManagedKey, keys("JobResources", "ClusterConfig", "VolumeKmsKeyId"), isSet, "encrypts its storage volumes with an AWS-managed key"},
-		{ruleSageMakerTraffic, keys("NetworkConfig", "EnableInterContainerTrafficEncryption"), isTrue, "sends traffic between its instances unencrypted"},
-	},
-	"AWS::SageMaker::Model": {{ruleSageMakerIsolation, keys("EnableNetworkIsolation"), isTrue, "lets its containers reach the network"}},
-	"AWS::QLDB::Ledger": {
-		{ruleQLDBPermissions, keys("PermissionsMode"), oneOf("STANDARD"), "lets any principal allowed on the ledger run every command on every table"},
-		{ruleDeletionProtection, keys("DeletionProtection"), isTrueOrAbsent, "can be deleted"},
-	},
-	"AWS::SecretsManager::Secret": {{ruleAWSManagedKey, keys("KmsKeyId"), customerKey, "is encrypted with the AWS-managed key"}},
-}
+// param is the name of a parameter of a parameter group, or of a load balancer attribute.
+type param string
+
+// dataSettings are the settings of this file that are one property, per resource type, in
+// CloudFormation and, where Trivy has no check either, in Terraform.
+var dataSettings = func() map[string][]setting {
+	const (
+		keepsNoAccessLog = "keeps no access logs"
+		oldBackups       = "keeps automated backups for less than 7 days"
+		noMonitoring     = "has no enhanced monitoring"
+		noGlueConfig     = "names no security configuration"
+		awsOwnedKey      = "is encrypted with an AWS-owned key"
+		notebookKey      = "encrypts its storage volume with an AWS-managed key"
+		domainKey        = "encrypts its EFS volume with an AWS-managed key"
+		noIsolation      = "lets its containers reach the network"
+		allowAll         = "lets any principal allowed on the ledger run every command on every table"
+		deletable        = "can be deleted"
+		noSSL            = "lets clients connect without SSL"
+	)
+	monitoring := oneOf("1", "5", "10", "15", "30", "60")
+	return map[string][]setting{
+		"AWS::ElasticLoadBalancing::LoadBalancer": {{ruleLBAccessLog, keys("AccessLoggingPolicy", "Enabled"), isTrue, keepsNoAccessLog}},
+		"AWS::Logs::LogGroup":                     {{ruleLogRetention, keys("RetentionInDays"), isSet, "keeps its logs forever"}},
+		// 0, Terraform's default, is "never expire".
+		"aws_cloudwatch_log_group": {{ruleLogRetention, keys("retention_in_days"), atLeast(1, 0), "keeps its logs forever"}},
+		"AWS::DocDB::DBClusterParameterGroup": {
+			{ruleDocDBTLS, keys(param("tls")), not("disabled"), "lets clients connect without TLS"},
+			{ruleDocDBAuditLog, keys(param("audit_logs")), auditLogs, "writes no audit log"},
+		},
+		"aws_docdb_cluster_parameter_group": {
+			{ruleDocDBTLS, keys(param("tls")), not("disabled"), "lets clients connect without TLS"},
+			{ruleDocDBAuditLog, keys(param("audit_logs")), auditLogs, "writes no audit log"},
+		},
+		"AWS::Redshift::ClusterParameterGroup": {{ruleRedshiftSSL, keys(param("require_ssl")), isTrue, noSSL}},
+		"aws_redshift_parameter_group":         {{ruleRedshiftSSL, keys(param("require_ssl")), isTrue, noSSL}},
+		"AWS::DocDB::DBCluster":                {{ruleBackupRetention, keys("BackupRetentionPeriod"), atLeast(7, 1), oldBackups}},
+		"AWS::Neptune::DBCluster":              {{ruleBackupRetention, keys("BackupRetentionPeriod"), atLeast(7, 1), oldBackups}},
+		"aws_docdb_cluster":                    {{ruleBackupRetention, keys("backup_retention_period"), atLeast(7, 1), oldBackups}},
+		"aws_neptune_cluster":                  {{ruleBackupRetention, keys("backup_retention_period"), atLeast(7, 1), oldBackups}},
+		"AWS::RDS::DBInstance":                 {{ruleEnhancedMonitoring, keys("MonitoringInterval"), monitoring, noMonitoring}},
+		"aws_db_instance":                      {{ruleEnhancedMonitoring, keys("monitoring_interval"), monitoring, noMonitoring}},
+		"aws_rds_cluster_instance":             {{ruleEnhancedMonitoring, keys("monitoring_interval"), monitoring, noMonitoring}},
+		"AWS::Glue::Crawler":                   {{ruleGlueNoSecurityConfig, keys("CrawlerSecurityConfiguration"), isSet, noGlueConfig}},
+		"AWS::Glue::DevEndpoint":               {{ruleGlueNoSecurityConfig, keys("SecurityConfiguration"), isSet, noGlueConfig}},
+		"AWS::Glue::Job":                       {{ruleGlueNoSecurityConfig, keys("SecurityConfiguration"), isSet, noGlueConfig}},
+		"aws_glue_crawler":                     {{ruleGlueNoSecurityConfig, keys("security_configuration"), isSet, noGlueConfig}},
+		"aws_glue_dev_endpoint":                {{ruleGlueNoSecurityConfig, keys("security_configuration"), isSet, noGlueConfig}},
+		"aws_glue_job":                         {{ruleGlueNoSecurityConfig, keys("security_configuration"), isSet, noGlueConfig}},
+		"AWS::Timestream::Database":            {{ruleAWSManagedKey, keys("KmsKeyId"), isSet, awsOwnedKey}},
+		"aws_timestreamwrite_database":         {{ruleAWSManagedKey, keys("kms_key_id"), isSet, awsOwnedKey}},
+		"AWS::Backup::BackupVault":             {{ruleAWSManagedKey, keys("EncryptionKeyArn"), isSet, awsOwnedKey}},
+		"aws_backup_vault":                     {{ruleAWSManagedKey, keys("kms_key_arn"), isSet, awsOwnedKey}},
+		"AWS::Bedrock::Agent":                  {{ruleAWSManagedKey, keys("CustomerEncryptionKeyArn"), isSet, awsOwnedKey}},
+		"aws_bedrockagent_agent":               {{ruleAWSManagedKey, keys("customer_encryption_key_arn"), isSet, awsOwnedKey}},
+		"AWS::SageMaker::Domain":               {{ruleAWSManagedKey, keys("KmsKeyId"), isSet, domainKey}},
+		"aws_sagemaker_domain":                 {{ruleAWSManagedKey, keys("kms_key_id"), isSet, domainKey}},
+		"AWS::SageMaker::NotebookInstance":     {{ruleAWSManagedKey, keys("KmsKeyId"), isSet, notebookKey}},
+		"aws_sagemaker_notebook_instance":      {{ruleAWSManagedKey, keys("kms_key_id"), isSet, notebookKey}},
+		"AWS::SageMaker::DataQualityJobDefinition": {
+			{ruleAWSManagedKey, keys("DataQualityJobOutputConfig", "KmsKeyId"), isSet, "encrypts its model artifacts with an AWS-managed key"},
+			{ruleAWSManagedKey, keys("JobResources", "ClusterConfig", "VolumeKmsKeyId"), isSet, "encrypts its storage volumes with an AWS-managed key"},
+			{ruleSageMakerTraffic, keys("NetworkConfig", "EnableInterContainerTrafficEncryption"), isTrue, "sends traffic between its instances unencrypted"},
+		},
+		"AWS::SageMaker::Model": {{ruleSageMakerIsolation, keys("EnableNetworkIsolation"), isTrue, noIsolation}},
+		"aws_sagemaker_model":   {{ruleSageMakerIsolation, keys("enable_network_isolation"), isTrue, noIsolation}},
+		"AWS::QLDB::Ledger": {
+			{ruleQLDBPermissions, keys("PermissionsMode"), oneOf("STANDARD"), allowAll},
+			{ruleDeletionProtection, keys("DeletionProtection"), isTrueOrAbsent, deletable},
+		},
+		"aws_qldb_ledger": {
+			{ruleQLDBPermissions, keys("permissions_mode"), oneOf("STANDARD"), allowAll},
+			{ruleDeletionProtection, keys("deletion_protection"), isTrueOrAbsent, deletable},
+		},
+		"AWS::SecretsManager::Secret": {{ruleAWSManagedKey, keys("KmsKeyId"), customerKey, "is encrypted with the AWS-managed key"}},
+	}
+}()
 
 // keys is a path of property names and list indexes.
 func keys(p ...any) []any { return p }
 
+// value returns the setting's value on r and the path of the property that holds it.
+func (s setting) value(r *cloud.Resource) (any, []any) {
+	if name, ok := s.path[0].(param); ok {
+		return parameter(r, string(name))
+	}
+	return r.Get(s.path...), s.path
+}
+
+// parameter returns the value a parameter group (or a load balancer's attribute list) gives
+// name, and its path; nil and the list's path when it is not set.
+func parameter(r *cloud.Resource, name string) (any, []any) {
+	if m, ok := r.Get("Parameters").(map[string]any); ok { // DocumentDB's CloudFormation map
+		return m[name], keys("Parameters", name)
+	}
+	list, nameKey, valueKey := "parameter", "name", "value" // Terraform's parameter blocks
+	switch r.Type {
+	case "AWS::ElasticLoadBalancingV2::LoadBalancer":
+		list, nameKey, valueKey = "LoadBalancerAttributes", "Key", "Value"
+	case "AWS::Redshift::ClusterParameterGroup":
+		list, nameKey, valueKey = "Parameters", "ParameterName", "ParameterValue"
+	}
+	for i, p := range r.Blocks(list) {
+		if p[nameKey] == name {
+			return p[valueKey], keys(list, i, valueKey)
+		}
+	}
+	return nil, keys(list)
+}
+
 // dataFindings applies the rules of this file to one resource.
 func dataFindings(r *cloud.Resource) []Finding {
-	if r.Source != cloud.SourceCloudFormation {
-		return nil
-	}
 	var out []Finding
 	for _, s := range dataSettings[r.Type] {
-		if v := r.Get(s.path...); !unknown(v) && !s.pass(v) {
-			out = append(out, s.finding(r, v))
+		if v, at := s.value(r); !unknown(v) && !s.pass(v) {
+			out = append(out, s.finding(r, v, at))
 		}
 	}
 	report := func(rule infraRule, at []any, msg string) {
 		out = append(out, rule.finding(r, r.LineOf(at...), r.Address+" "+msg))
 	}
-	switch r.Type {
-	case "AWS::ElasticLoadBalancingV2::LoadBalancer":
-		// Gateway load balancers have no access logs to turn on.
-		if !strings.EqualFold(r.String("Type"), "gateway") && !attributeOn(r.Get("LoadBalancerAttributes"), "Key", "Value", "access_logs.s3.enabled") {
-			report(ruleLBAccessLog, keys("LoadBalancerAttributes"), "keeps no access logs (no LoadBalancerAttributes access_logs.s3.enabled: \"true\")")
+	// cfn picks the CloudFormation path or the Terraform one, for the checks written once.
+	cfn := func(cf, tf []any) []any {
+		if r.Source == cloud.SourceCloudFormation {
+			return cf
 		}
-	case "AWS::Redshift::ClusterParameterGroup":
-		if !attributeOn(r.Get("Parameters"), "ParameterName", "ParameterValue", "require_ssl") {
-			report(ruleRedshiftSSL, keys("Parameters"), "lets clients connect without SSL (no parameter require_ssl = true)")
+		return tf
+	}
+	switch r.Type {
+	case "AWS::ElasticLoadBalancingV2::LoadBalancer", "aws_lb", "aws_alb":
+		// Gateway load balancers have no access logs to turn on.
+		v, at := parameter(r, "access_logs.s3.enabled")
+		if r.Source != cloud.SourceCloudFormation {
+			at = keys("access_logs", 0, "enabled")
+			v = r.Get(at...)
+		}
+		gateway := strings.EqualFold(r.String("Type"), "gateway") || r.String("load_balancer_type") == "gateway"
+		if !gateway && !isTrue(v) && !unknown(v) && !unknown(r.Get("LoadBalancerAttributes")) {
+			report(ruleLBAccessLog, at, fmt.Sprintf("keeps no access logs (access_logs.s3.enabled %s)", orUnset(fmt.Sprint(v))))
+		}
+	case "aws_elb":
+		// The block's enabled defaults to true.
+		if v := r.Get("access_logs", 0, "enabled"); r.Get("access_logs") == nil || (!isTrueOrAbsent(v) && !unknown(v)) {
+			report(ruleLBAccessLog, keys("access_logs", 0, "enabled"), "keeps no access logs (no access_logs block, or enabled = false)")
 		}
 	case "AWS::Redshift::Cluster":
 		// Checkov wants a BucketName; logs sent to CloudWatch instead are audit logs all the same.
 		if !isSet(r.Get("LoggingProperties", "BucketName")) && !strings.EqualFold(r.String("LoggingProperties", "LogDestinationType"), "cloudwatch") {
 			report(ruleRedshiftAuditLog, keys("LoggingProperties"), "writes no audit log (no LoggingProperties)")
 		}
-	case "AWS::RDS::DBInstance":
+	case "AWS::RDS::DBInstance", "aws_db_instance":
 		// Aurora replicates storage across zones whatever MultiAZ says.
-		if v, _ := r.Bool("MultiAZ"); !v && !unknown(r.Get("MultiAZ")) && !strings.Contains(strings.ToLower(r.String("Engine")), "aurora") {
-			report(ruleMultiAZ, keys("MultiAZ"), "runs in a single availability zone (MultiAZ is not true)")
+		at := cfn(keys("MultiAZ"), keys("multi_az"))
+		engine := r.String(cfn(keys("Engine"), keys("engine"))...)
+		if v, _ := r.Bool(at...); !v && !unknown(r.Get(at...)) && !strings.Contains(strings.ToLower(engine), "aurora") {
+			report(ruleMultiAZ, at, fmt.Sprintf("runs in a single availability zone (%s is not true)", at[0]))
 		}
 	case "AWS::Glue::DataCatalogEncryptionSettings":
 		s := keys("DataCatalogEncryptionSettings")
@@ -154,11 +240,13 @@ func dataFindings(r *cloud.Resource) []Finding {
 		if why := log4jUnblocked(r.Blocks("Rules")); why != "" {
 			report(ruleLog4j, keys("Rules"), why)
 		}
-	case "AWS::AppSync::GraphQLApi":
-		if !isSet(r.Get("LogConfig", "CloudWatchLogsRoleArn")) {
-			report(ruleAppSyncLogging, keys("LogConfig", "CloudWatchLogsRoleArn"), "logs nothing to CloudWatch (no LogConfig.CloudWatchLogsRoleArn)")
-		} else if l := strings.ToUpper(r.String("LogConfig", "FieldLogLevel")); l == "" || l == "NONE" {
-			report(ruleAppSyncLogging, keys("LogConfig", "FieldLogLevel"), fmt.Sprintf("logs no resolver fields (FieldLogLevel %s)", orUnset(l)))
+	case "AWS::AppSync::GraphQLApi", "aws_appsync_graphql_api":
+		role := cfn(keys("LogConfig", "CloudWatchLogsRoleArn"), keys("log_config", 0, "cloudwatch_logs_role_arn"))
+		level := cfn(keys("LogConfig", "FieldLogLevel"), keys("log_config", 0, "field_log_level"))
+		if !isSet(r.Get(role...)) {
+			report(ruleAppSyncLogging, role, fmt.Sprintf("logs nothing to CloudWatch (no %s)", joinKeys(role)))
+		} else if l := strings.ToUpper(r.String(level...)); (l == "" || l == "NONE") && !unknown(r.Get(level...)) {
+			report(ruleAppSyncLogging, level, fmt.Sprintf("logs no resolver fields (field log level %s)", orUnset(l)))
 		}
 	case "AWS::DynamoDB::Table":
 		if on, _ := r.Bool("SSESpecification", "SSEEnabled"); (!on && !unknown(r.Get("SSESpecification", "SSEEnabled"))) || !customerKey(r.Get("SSESpecification", "KMSMasterKeyId")) {
@@ -175,29 +263,31 @@ func dataFindings(r *cloud.Resource) []Finding {
 		if spec := r.String("KeySpec"); (spec == "" || spec == "SYMMETRIC_DEFAULT") && !isTrue(r.Get("EnableKeyRotation")) && !unknown(r.Get("EnableKeyRotation")) {
 			report(ruleKeyRotation, keys("EnableKeyRotation"), "is never rotated (EnableKeyRotation is not true)")
 		}
-	case "AWS::SageMaker::NotebookInstance":
-		at := keys("InstanceMetadataServiceConfiguration", "MinimumInstanceMetadataServiceVersion")
+	case "AWS::SageMaker::NotebookInstance", "aws_sagemaker_notebook_instance":
+		at := cfn(keys("InstanceMetadataServiceConfiguration", "MinimumInstanceMetadataServiceVersion"),
+			keys("instance_metadata_service_configuration", 0, "minimum_instance_metadata_service_version"))
 		if v := r.String(at...); v != "2" && !unknown(r.Get(at...)) {
-			f := ruleIMDSv1.finding(r, r.LineOf(at...), fmt.Sprintf("%s accepts IMDSv1 (MinimumInstanceMetadataServiceVersion %s)", r.Address, orUnset(v)))
+			f := ruleIMDSv1.finding(r, r.LineOf(at...), fmt.Sprintf("%s accepts IMDSv1 (%s %s)", r.Address, at[len(at)-1], orUnset(v)))
 			f.CIS = ""
-			f.Remediation = "Set InstanceMetadataServiceConfiguration.MinimumInstanceMetadataServiceVersion: \"2\" so that SSRF cannot read the notebook's credentials"
+			f.Remediation = "Require IMDSv2: InstanceMetadataServiceConfiguration.MinimumInstanceMetadataServiceVersion: \"2\" (minimum_instance_metadata_service_version = \"2\"), so that SSRF cannot read the notebook's credentials"
 			out = append(out, f)
 		}
-	case "AWS::ElastiCache::ReplicationGroup":
-		if r.Get("AuthToken") == nil && r.Get("UserGroupIds") == nil {
-			report(ruleRedisAuth, keys("TransitEncryptionEnabled"), "accepts connections without authentication (no AuthToken or UserGroupIds)")
+	case "AWS::ElastiCache::ReplicationGroup", "aws_elasticache_replication_group":
+		token, groups := cfn(keys("AuthToken"), keys("auth_token")), cfn(keys("UserGroupIds"), keys("user_group_ids"))
+		if r.Get(token...) == nil && r.Get(groups...) == nil {
+			report(ruleRedisAuth, cfn(keys("TransitEncryptionEnabled"), keys("transit_encryption_enabled")), fmt.Sprintf("accepts connections without authentication (no %s or %s)", token[0], groups[0]))
 		}
 	}
 	return out
 }
 
-func (s setting) finding(r *cloud.Resource, v any) Finding {
+func (s setting) finding(r *cloud.Resource, v any, at []any) Finding {
 	name := joinKeys(s.path)
 	state := "is not set"
 	if v != nil {
 		state = fmt.Sprintf("is %v", v)
 	}
-	return s.rule.finding(r, r.LineOf(s.path...), fmt.Sprintf("%s %s (%s %s)", r.Address, s.wrong, name, state))
+	return s.rule.finding(r, r.LineOf(at...), fmt.Sprintf("%s %s (%s %s)", r.Address, s.wrong, name, state))
 }
 
 func joinKeys(p []any) string {
@@ -290,18 +380,6 @@ func customerKey(v any) bool {
 	}
 	s, _ := v.(string)
 	return s != "" && !strings.Contains(s, "aws/")
-}
-
-// attributeOn reports whether a list of name/value pairs sets name to true.
-func attributeOn(list any, nameKey, valueKey, name string) bool {
-	l, _ := list.([]any)
-	for _, e := range l {
-		m, _ := e.(map[string]any)
-		if m[nameKey] == name && (isTrue(m[valueKey]) || unknown(m[valueKey])) {
-			return true
-		}
-	}
-	return unknown(list)
 }
 
 // glueUnencrypted lists the outputs a Glue security configuration leaves unencrypted.
