@@ -7,11 +7,12 @@ import (
 	"github.com/platform-dev/platform/tools/cloud"
 )
 
-// Rules for data services, logging and encryption settings that Checkov checks on
-// CloudFormation and Trivy has no check for (or reads only in part: KMS keys, DynamoDB global
-// tables, a missing SSESpecification, AWS-managed key aliases, Redis AUTH). Each follows the
-// semantics of the Checkov check it stands for, defaults included; a value that depends on
-// something the template does not resolve (a parameter without default, Fn::If) is not judged.
+// Rules for data services, logging and encryption settings that Checkov checks and Trivy has
+// no check for, in CloudFormation and in Terraform (or that Trivy's CloudFormation adapter
+// reads only in part: KMS keys, DynamoDB global tables, a missing SSESpecification,
+// AWS-managed key aliases, Redis AUTH). Each follows the semantics of the Checkov check it
+// stands for, defaults included; a value that depends on something the file does not resolve
+// (a parameter without default, Fn::If, a Terraform variable) is not judged.
 var (
 	ruleLBAccessLog = infraRule{"iac/lb-without-access-log", "medium", "CWE-778", "",
 		"Turn access logs on (LoadBalancerAttributes access_logs.s3.enabled: \"true\" with access_logs.s3.bucket; AccessLoggingPolicy.Enabled: true for a classic ELB)", "Load balancer without access logs"}
@@ -206,7 +207,7 @@ func dataFindings(r *cloud.Resource) []Finding {
 		}
 		gateway := strings.EqualFold(r.String("Type"), "gateway") || r.String("load_balancer_type") == "gateway"
 		if !gateway && !isTrue(v) && !unknown(v) && !unknown(r.Get("LoadBalancerAttributes")) {
-			report(ruleLBAccessLog, at, fmt.Sprintf("keeps no access logs (access_logs.s3.enabled %s)", orUnset(fmt.Sprint(v))))
+			report(ruleLBAccessLog, at, fmt.Sprintf("keeps no access logs (access logs enabled: %s)", orUnset(fmt.Sprint(v))))
 		}
 	case "aws_elb":
 		// The block's enabled defaults to true.
