@@ -260,8 +260,10 @@ func dataFindings(r *cloud.Resource) []Finding {
 			}
 		}
 	case "AWS::KMS::Key":
-		// Only symmetric encryption keys rotate automatically; asymmetric and HMAC keys cannot.
-		if spec := r.String("KeySpec"); (spec == "" || spec == "SYMMETRIC_DEFAULT") && !isTrue(r.Get("EnableKeyRotation")) && !unknown(r.Get("EnableKeyRotation")) {
+		// Only symmetric encryption keys whose material KMS made rotate automatically; asymmetric
+		// and HMAC keys, and imported or external key material, cannot.
+		spec, origin := r.String("KeySpec"), r.String("Origin")
+		if (spec == "" || spec == "SYMMETRIC_DEFAULT") && (origin == "" || origin == "AWS_KMS") && !isTrue(r.Get("EnableKeyRotation")) && !unknown(r.Get("EnableKeyRotation")) {
 			report(ruleKeyRotation, keys("EnableKeyRotation"), "is never rotated (EnableKeyRotation is not true)")
 		}
 	case "AWS::SageMaker::NotebookInstance", "aws_sagemaker_notebook_instance":

@@ -706,10 +706,10 @@ func TestSecretsInGitHistory(t *testing.T) {
 // The data service, logging and encryption rules where they read more than Checkov's tests
 // show: values the template leaves to deployment (a parameter without default) are not
 // judged, kinds of resource a setting does not apply to are skipped (gateway load balancers,
-// asymmetric and HMAC keys, Aurora instances), the safe forms Checkov does not list pass (logs
-// to CloudWatch, an INFO field log level, a list of audit event kinds), overrides that disarm
-// Log4JRCE fail, and the Terraform resources Trivy has no check for answer as their
-// CloudFormation twins.
+// asymmetric, HMAC and imported keys, Aurora instances), the safe forms Checkov does not list
+// pass (logs to CloudWatch, an INFO field log level, a list of audit event kinds), overrides
+// that disarm Log4JRCE fail, and the Terraform resources Trivy has no check for answer as
+// their CloudFormation twins.
 func TestDataServiceSettings(t *testing.T) {
 	dir := writeTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
 Parameters:
@@ -738,6 +738,10 @@ Resources:
     Type: AWS::KMS::Key
     Properties:
       Description: data key
+  Imported:
+    Type: AWS::KMS::Key
+    Properties:
+      Origin: EXTERNAL
   Aurora:
     Type: AWS::RDS::DBInstance
     Properties:
@@ -859,8 +863,8 @@ resource "aws_appsync_graphql_api" "api" {
 	}
 	wantResourceFindings(t, rep, func(rule string) bool { return ours[rule] }, []string{
 		"iac/kms-key-without-rotation stack.yaml:24 Symmetric",
-		"iac/waf-without-log4j-rule stack.yaml:36 Counted",
-		"iac/aws-managed-key stack.yaml:69 ManagedAlias",
+		"iac/waf-without-log4j-rule stack.yaml:40 Counted",
+		"iac/aws-managed-key stack.yaml:73 ManagedAlias",
 		"iac/log-group-without-retention main.tf:3 aws_cloudwatch_log_group.forever",
 		"iac/lb-without-access-log main.tf:8 aws_lb.web",
 		"iac/rds-single-az main.tf:25 aws_db_instance.db",
