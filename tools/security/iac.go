@@ -286,6 +286,9 @@ var trivyEquivalents = map[string][]string{
 	ruleAPICache.id:         {"AWS-0190"},
 	rulePublicIP.id:         {"AWS-0009"},
 	ruleDefaultTLSPolicy.id: {"AWS-0047"},
+	ruleAWSManagedKey.id:    {"AWS-0025", "AWS-0098"},
+	ruleKeyRotation.id:      {"AWS-0065"},
+	ruleNoPITR.id:           {"AWS-0024"},
 	ruleDockerUser.id:       {"DS-0002"},
 	ruleDockerAdd.id:        {"DS-0005"},
 }

@@ -58,6 +58,7 @@ func infraFindings(inv *cloud.Inventory) []Finding {
 		out = append(out, containers(r, inv.ImagePins)...)
 		out = append(out, explicitFindings(r)...)
 		out = append(out, cloudFormationFindings(r)...)
+		out = append(out, dataFindings(r)...)
 	}
 	return append(out, kubernetesSetFindings(inv)...)
 }

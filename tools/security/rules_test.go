@@ -495,7 +495,8 @@ subjects:
 	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
 	want := "iac/host-namespace k8s.yaml:5,iac/dangerous-capabilities k8s.yaml:14,iac/cluster-admin-binding k8s.yaml:28," +
 		"iac/public-database main.tf:2,iac/no-network-policy k8s.yaml:1,iac/privilege-escalation k8s.yaml:12,iac/imds-v1 main.tf:11," +
-		"iac/ephemeral-storage-limit k8s.yaml:9,iac/ephemeral-storage-request k8s.yaml:9,iac/ephemeral-storage-limit k8s.yaml:15,iac/ephemeral-storage-request k8s.yaml:15"
+		"iac/ephemeral-storage-limit k8s.yaml:9,iac/ephemeral-storage-request k8s.yaml:9,iac/ephemeral-storage-limit k8s.yaml:15,iac/ephemeral-storage-request k8s.yaml:15," +
+		"iac/rds-single-az main.tf:1,iac/rds-without-enhanced-monitoring main.tf:1,iac/rds-single-az main.tf:5,iac/rds-without-enhanced-monitoring main.tf:5"
 	if got := strings.Join(locations(rep), ","); got != want {
 		t.Errorf("findings\n%s\nwant\n%s", got, want)
 	}
@@ -700,4 +701,179 @@ func TestSecretsInGitHistory(t *testing.T) {
 	if len(rep.Findings) == 2 && !strings.Contains(rep.Findings[1].Message, "no longer in the file") {
 		t.Errorf("message %q", rep.Findings[1].Message)
 	}
+}
+
+// The data service, logging and encryption rules where they read more than Checkov's tests
+// show: values the template leaves to deployment (a parameter without default) are not
+// judged, kinds of resource a setting does not apply to are skipped (gateway load balancers,
+// asymmetric, HMAC and imported keys, Aurora instances), the safe forms Checkov does not list
+// pass (logs to CloudWatch, an INFO field log level, a list of audit event kinds), overrides
+// that disarm Log4JRCE fail, and the Terraform resources Trivy has no check for answer as
+// their CloudFormation twins.
+func TestDataServiceSettings(t *testing.T) {
+	dir := writeTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  Retention: {Type: Number}
+  Key: {Type: String}
+Resources:
+  LeftToDeployment:
+    Type: AWS::Logs::LogGroup
+    Properties:
+      RetentionInDays: !Ref Retention
+  Gateway:
+    Type: AWS::ElasticLoadBalancingV2::LoadBalancer
+    Properties:
+      Type: gateway
+  ToCloudWatch:
+    Type: AWS::Redshift::Cluster
+    Properties:
+      NodeType: ra3.xlplus
+      LoggingProperties: {LogDestinationType: cloudwatch, LogExports: [connectionlog, userlog]}
+  Hmac:
+    Type: AWS::KMS::Key
+    Properties:
+      KeySpec: HMAC_256
+      KeyUsage: GENERATE_VERIFY_MAC
+  Symmetric:
+    Type: AWS::KMS::Key
+    Properties:
+      Description: data key
+  Imported:
+    Type: AWS::KMS::Key
+    Properties:
+      Origin: EXTERNAL
+  Aurora:
+    Type: AWS::RDS::DBInstance
+    Properties:
+      Engine: aurora-postgresql
+      MonitoringInterval: 60
+  Counted:
+    Type: AWS::WAFv2::WebACL
+    Properties:
+      Rules:
+        - Name: bad-inputs
+          Statement:
+            ManagedRuleGroupStatement:
+              VendorName: AWS
+              Name: AWSManagedRulesKnownBadInputsRuleSet
+              RuleActionOverrides:
+                - Name: Log4JRCE
+                  ActionToUse: {Count: {}}
+          OverrideAction: {None: {}}
+  Blocked:
+    Type: AWS::WAFv2::WebACL
+    Properties:
+      Rules:
+        - Name: bad-inputs
+          Statement:
+            ManagedRuleGroupStatement:
+              VendorName: AWS
+              Name: AWSManagedRulesKnownBadInputsRuleSet
+          OverrideAction: {None: {}}
+  Info:
+    Type: AWS::AppSync::GraphQLApi
+    Properties:
+      LogConfig: {CloudWatchLogsRoleArn: "arn:aws:iam::123456789012:role/appsync", FieldLogLevel: INFO}
+  Kinds:
+    Type: AWS::DocDB::DBClusterParameterGroup
+    Properties:
+      Parameters: {audit_logs: "ddl,dml_write"}
+  ManagedAlias:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      SSESpecification:
+        SSEEnabled: true
+        KMSMasterKeyId: alias/aws/dynamodb
+  ParameterKey:
+    Type: AWS::SecretsManager::Secret
+    Properties:
+      KmsKeyId: !Ref Key
+`, "main.tf": `resource "aws_cloudwatch_log_group" "forever" {
+  name              = "app"
+  retention_in_days = 0
+}
+resource "aws_cloudwatch_log_group" "month" {
+  retention_in_days = 30
+}
+resource "aws_lb" "web" {
+  name = "web"
+}
+resource "aws_lb" "logged" {
+  access_logs {
+    bucket  = "logs"
+    enabled = true
+  }
+}
+resource "aws_lb" "gateway" {
+  load_balancer_type = "gateway"
+}
+resource "aws_elb" "classic" {
+  access_logs {
+    bucket = "logs"
+  }
+}
+resource "aws_db_instance" "db" {
+  engine              = "postgres"
+  monitoring_interval = 0
+}
+resource "aws_docdb_cluster_parameter_group" "plain" {
+  family = "docdb5.0"
+  parameter {
+    name  = "tls"
+    value = "disabled"
+  }
+}
+resource "aws_redshift_parameter_group" "ssl" {
+  family = "redshift-1.0"
+  parameter {
+    name  = "require_ssl"
+    value = "true"
+  }
+}
+resource "aws_qldb_ledger" "open" {
+  name             = "ledger"
+  permissions_mode = "ALLOW_ALL"
+}
+resource "aws_sagemaker_notebook_instance" "nb" {
+  kms_key_id = "arn:aws:kms:us-east-1:123456789012:key/nb"
+  instance_metadata_service_configuration {
+    minimum_instance_metadata_service_version = "1"
+  }
+}
+resource "aws_elasticache_replication_group" "cache" {
+  transit_encryption_enabled = true
+}
+resource "aws_elasticache_replication_group" "auth" {
+  transit_encryption_enabled = true
+  auth_token                 = var.token
+}
+resource "aws_appsync_graphql_api" "api" {
+  name = "api"
+}
+`})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
+	ours := map[string]bool{}
+	for _, ids := range checkovChecks {
+		for _, id := range ids {
+			ours[id] = strings.HasPrefix(id, "iac/")
+		}
+	}
+	for _, id := range []string{"iac/any-principal", "iac/public-database", "iac/iam-wildcard", "iac/unencrypted-storage"} {
+		ours[id] = false // older rules, pinned by the tests above
+	}
+	wantResourceFindings(t, rep, func(rule string) bool { return ours[rule] }, []string{
+		"iac/kms-key-without-rotation stack.yaml:24 Symmetric",
+		"iac/waf-without-log4j-rule stack.yaml:40 Counted",
+		"iac/aws-managed-key stack.yaml:73 ManagedAlias",
+		"iac/log-group-without-retention main.tf:3 aws_cloudwatch_log_group.forever",
+		"iac/lb-without-access-log main.tf:8 aws_lb.web",
+		"iac/rds-single-az main.tf:25 aws_db_instance.db",
+		"iac/rds-without-enhanced-monitoring main.tf:27 aws_db_instance.db",
+		"iac/docdb-tls-disabled main.tf:33 aws_docdb_cluster_parameter_group.plain",
+		"iac/docdb-without-audit-log main.tf:31 aws_docdb_cluster_parameter_group.plain",
+		"iac/qldb-allow-all main.tf:45 aws_qldb_ledger.open",
+		"iac/imds-v1 main.tf:50 aws_sagemaker_notebook_instance.nb",
+		"iac/redis-without-auth main.tf:54 aws_elasticache_replication_group.cache",
+		"iac/appsync-without-logging main.tf:60 aws_appsync_graphql_api.api",
+	})
 }
