@@ -1,6 +1,8 @@
 package security_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -177,4 +179,28 @@ Resources:
 		// The account trusted under a Condition passes.
 		"iac/role-trusts-account stack.yaml:51 CrossAccount",
 	})
+}
+
+// A key in a Lambda environment that gitleaks recognises too is one finding, gitleaks' (the
+// more specific rule), and it still names the function the template declares.
+func TestSecretInTemplateKeepsItsResource(t *testing.T) {
+	dir := writeTree(t, map[string]string{"stack.yaml": `Resources:
+  Fn:
+    Type: AWS::Lambda::Function
+    Properties:
+      Environment:
+        Variables:
+          AWS_ACCESS_KEY_ID: ` + awsKey + `
+`})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"both"}`)
+	var got []string
+	for _, f := range rep.Findings {
+		if f.CWE == "CWE-798" {
+			got = append(got, fmt.Sprintf("%s %s %s %v", f.RuleID, f.Location, f.Resource, f.AlsoMatched))
+		}
+	}
+	want := []string{"secret/aws-access-token stack.yaml:7 Fn [iac/secret-in-template]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("credential findings %q, want %q", got, want)
+	}
 }
