@@ -204,3 +204,38 @@ func TestSecretInTemplateKeepsItsResource(t *testing.T) {
 		t.Errorf("credential findings %q, want %q", got, want)
 	}
 }
+
+// SAM's Globals apply to every function of the template, as SAM and Checkov apply them: a
+// function that sets nothing itself is judged by what Globals set, and its own value wins.
+func TestSAMGlobalsApply(t *testing.T) {
+	dir := writeTree(t, map[string]string{"template.yaml": `Transform: AWS::Serverless-2016-10-31
+Globals:
+  Function:
+    Runtime: python3.8
+    ReservedConcurrentExecutions: 5
+    KmsKeyArn: arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab
+    DeadLetterQueue:
+      Type: SQS
+      TargetArn: arn:aws:sqs:us-east-1:123456789012:dlq
+    VpcConfig:
+      SubnetIds: [subnet-1]
+      SecurityGroupIds: [sg-1]
+Resources:
+  Inherits:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: app.handler
+      Environment:
+        Variables:
+          STAGE: prod
+  Overrides:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: app.handler
+      Runtime: python3.12
+`})
+	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
+	wantResourceFindings(t, rep, func(rule string) bool { return strings.HasPrefix(rule, "iac/lambda-") }, []string{
+		"iac/lambda-deprecated-runtime template.yaml:4 Inherits",
+	})
+}
