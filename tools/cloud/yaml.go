@@ -205,7 +205,8 @@ func toGo(n *yaml.Node, p []any, lines map[string]int) any {
 }
 
 // cloudFormation lists the resources of a template, with Ref to a parameter replaced by the
-// parameter's default.
+// parameter's default and, for SAM's serverless resources, the properties of the template's
+// Globals merged in.
 func cloudFormation(rel string, top *yaml.Node) []*Resource {
 	params := map[string]any{}
 	if _, pn := mapping(top, "Parameters"); pn != nil {
@@ -223,6 +224,7 @@ func cloudFormation(rel string, top *yaml.Node) []*Resource {
 	if res == nil || res.Kind != yaml.MappingNode {
 		return nil
 	}
+	_, globals := mapping(top, "Globals")
 	logical := map[string]bool{}
 	for i := 0; i+1 < len(res.Content); i += 2 {
 		logical[res.Content[i].Value] = true
@@ -239,6 +241,18 @@ func cloudFormation(rel string, top *yaml.Node) []*Resource {
 		if _, props := mapping(body, "Properties"); props != nil {
 			if m, ok := toGo(props, nil, lines).(map[string]any); ok {
 				attrs = m
+			}
+		}
+		if kind, ok := strings.CutPrefix(t.Value, "AWS::Serverless::"); ok {
+			glines := map[string]int{}
+			if _, g := mapping(globals, kind); g != nil {
+				gm, _ := toGo(g, nil, glines).(map[string]any)
+				attrs = mergeGlobals(attrs, gm)
+				for p, l := range glines {
+					if _, own := lines[p]; !own && p != "" {
+						lines[p] = l
+					}
+				}
 			}
 		}
 		r := &Resource{
@@ -260,6 +274,25 @@ func cloudFormation(rel string, top *yaml.Node) []*Resource {
 		out = append(out, r)
 	}
 	return out
+}
+
+// mergeGlobals merges the Globals of a SAM resource type into a resource's properties as SAM
+// (and Checkov) do: the resource's value wins, objects merge key by key, and a list of the
+// resource's keeps its own items (SAM would put the global ones first).
+func mergeGlobals(own, global map[string]any) map[string]any {
+	for k, g := range global {
+		v, ok := own[k]
+		if !ok {
+			own[k] = g
+			continue
+		}
+		om, ok1 := v.(map[string]any)
+		gm, ok2 := g.(map[string]any)
+		if ok1 && ok2 {
+			own[k] = mergeGlobals(om, gm)
+		}
+	}
+	return own
 }
 
 // resolveIntrinsics replaces {"Ref": parameter} by the parameter's default and records the

@@ -267,6 +267,7 @@ func (w *logWriter) Write(p []byte) (int, error) {
 // Rules absent here (wildcard IAM, secrets in manifests, ...) have no Trivy check.
 var trivyEquivalents = map[string][]string{
 	ruleOpenAdmin.id:        {"AWS-0107", "AWS-0104", "AZU-0047", "AZU-0050", "GCP-0027", "GCP-0030", "GCP-0029"},
+	ruleOpenHTTP.id:         {"AWS-0107", "GCP-0027"},
 	rulePublicBucket.id:     {"AWS-0092", "AWS-0086", "AWS-0087", "AWS-0091", "AWS-0093", "GCP-0001", "AZU-0007"},
 	ruleUnencrypted.id:      {"AWS-0088", "AWS-0080", "AWS-0026", "AWS-0131", "AWS-0027", "AWS-0079", "AWS-0037", "AWS-0096"},
 	rulePrivileged.id:       {"KSV-0017"},

@@ -3,6 +3,7 @@ package security
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"strings"
 
@@ -59,13 +60,16 @@ func infraFindings(inv *cloud.Inventory) []Finding {
 		out = append(out, explicitFindings(r)...)
 		out = append(out, cloudFormationFindings(r)...)
 		out = append(out, dataFindings(r)...)
+		out = append(out, accessFindings(r)...)
 	}
 	return append(out, kubernetesSetFindings(inv)...)
 }
 
+// world reports whether v names the whole internet: a CIDR of length 0 (0.0.0.0/0, ::/0, in
+// any spelling), or a list with one.
 func world(v any) bool {
 	for _, c := range asStrings(v) {
-		if c == "0.0.0.0/0" || c == "::/0" {
+		if p, err := netip.ParsePrefix(c); err == nil && p.Bits() == 0 {
 			return true
 		}
 	}
@@ -88,8 +92,8 @@ func asStrings(v any) []string {
 	return nil
 }
 
-// coversAdmin reports whether a port range (or all traffic) includes SSH or RDP.
-func coversAdmin(from, to any, protocol string) (bool, string) {
+// coversPort reports whether a port range (or all traffic) includes one of ports.
+func coversPort(ports []float64, from, to any, protocol string) (bool, string) {
 	if protocol == "-1" || protocol == "all" {
 		return true, "all ports"
 	}
@@ -98,7 +102,7 @@ func coversAdmin(from, to any, protocol string) (bool, string) {
 	if !ok1 || !ok2 {
 		return false, ""
 	}
-	for _, p := range adminPorts {
+	for _, p := range ports {
 		if lo <= p && p <= hi {
 			return true, fmt.Sprintf("port %g", p)
 		}
@@ -118,58 +122,67 @@ func num(v any) (float64, bool) {
 	return 0, false
 }
 
-func ingress(r *cloud.Resource) []Finding {
-	var out []Finding
-	report := func(line int, what string) {
-		out = append(out, ruleOpenAdmin.finding(r, line, fmt.Sprintf("%s allows %s from the whole internet", r.Address, what)))
-	}
+// openIngress is an ingress rule open to the whole internet: its ports (or protocol, for
+// all traffic) and line.
+type openIngress struct {
+	from, to any
+	protocol string
+	line     int
+}
+
+// worldIngress lists the ingress rules of r open to the whole internet.
+func worldIngress(r *cloud.Resource) []openIngress {
+	var out []openIngress
 	switch r.Type {
 	case "aws_security_group":
 		for i, in := range r.Blocks("ingress") {
 			if world(in["cidr_blocks"]) || world(in["ipv6_cidr_blocks"]) {
-				if ok, what := coversAdmin(in["from_port"], in["to_port"], fmt.Sprint(in["protocol"])); ok {
-					report(r.LineOf("ingress", i), what)
-				}
+				out = append(out, openIngress{in["from_port"], in["to_port"], fmt.Sprint(in["protocol"]), r.LineOf("ingress", i)})
 			}
 		}
 	case "aws_security_group_rule":
 		if r.String("type") == "ingress" && (world(r.Get("cidr_blocks")) || world(r.Get("ipv6_cidr_blocks"))) {
-			if ok, what := coversAdmin(r.Get("from_port"), r.Get("to_port"), r.String("protocol")); ok {
-				report(r.LineOf("cidr_blocks"), what)
-			}
+			out = append(out, openIngress{r.Get("from_port"), r.Get("to_port"), r.String("protocol"), r.LineOf("cidr_blocks")})
 		}
 	case "aws_vpc_security_group_ingress_rule":
 		if world(r.Get("cidr_ipv4")) || world(r.Get("cidr_ipv6")) {
-			if ok, what := coversAdmin(r.Get("from_port"), r.Get("to_port"), r.String("ip_protocol")); ok {
-				report(r.LineOf("cidr_ipv4"), what)
-			}
+			out = append(out, openIngress{r.Get("from_port"), r.Get("to_port"), r.String("ip_protocol"), r.LineOf("cidr_ipv4")})
 		}
 	case "AWS::EC2::SecurityGroup":
 		for i, in := range r.Blocks("SecurityGroupIngress") {
 			if world(in["CidrIp"]) || world(in["CidrIpv6"]) {
-				if ok, what := coversAdmin(in["FromPort"], in["ToPort"], fmt.Sprint(in["IpProtocol"])); ok {
-					report(r.LineOf("SecurityGroupIngress", i), what)
-				}
+				out = append(out, openIngress{in["FromPort"], in["ToPort"], fmt.Sprint(in["IpProtocol"]), r.LineOf("SecurityGroupIngress", i)})
 			}
+		}
+	case "AWS::EC2::SecurityGroupIngress":
+		if world(r.Get("CidrIp")) || world(r.Get("CidrIpv6")) {
+			out = append(out, openIngress{r.Get("FromPort"), r.Get("ToPort"), r.String("IpProtocol"), r.Line})
 		}
 	case "google_compute_firewall":
 		if d := r.String("direction"); (d == "" || d == "INGRESS") && world(r.Get("source_ranges")) {
 			for i, a := range r.Blocks("allow") {
 				ports := asStrings(a["ports"])
 				if len(ports) == 0 {
-					report(r.LineOf("allow", i), "all ports")
-					continue
+					out = append(out, openIngress{protocol: "all", line: r.LineOf("allow", i)})
 				}
 				for _, p := range ports {
 					lo, hi, _ := strings.Cut(p, "-")
 					if hi == "" {
 						hi = lo
 					}
-					if ok, what := coversAdmin(lo, hi, ""); ok {
-						report(r.LineOf("allow", i), what)
-					}
+					out = append(out, openIngress{lo, hi, "", r.LineOf("allow", i)})
 				}
 			}
+		}
+	}
+	return out
+}
+
+func ingress(r *cloud.Resource) []Finding {
+	var out []Finding
+	for _, in := range worldIngress(r) {
+		if ok, what := coversPort(adminPorts, in.from, in.to, in.protocol); ok {
+			out = append(out, ruleOpenAdmin.finding(r, in.line, fmt.Sprintf("%s allows %s from the whole internet", r.Address, what)))
 		}
 	}
 	return out
@@ -233,26 +246,26 @@ func unencrypted(r *cloud.Resource) []Finding {
 	return nil
 }
 
-// iam finds Allow statements with wildcard actions on all resources.
-func iam(r *cloud.Resource) []Finding {
-	var docs []struct {
-		doc  any
-		line int
-	}
-	add := func(v any, line int) {
-		docs = append(docs, struct {
-			doc  any
-			line int
-		}{policyDocument(v), line})
-	}
+// policyDoc is one policy of a resource and the path of its attribute.
+type policyDoc struct {
+	doc  any
+	path []any
+}
+
+// policyDocuments lists the identity policies a resource declares. A Terraform
+// aws_iam_policy_document gives one document per statement block, in the JSON policy
+// grammar.
+func policyDocuments(r *cloud.Resource) []policyDoc {
+	var docs []policyDoc
+	add := func(v any, p ...any) { docs = append(docs, policyDoc{policyDocument(v), p}) }
 	switch r.Type {
 	case "aws_iam_policy", "aws_iam_role_policy", "aws_iam_user_policy", "aws_iam_group_policy":
-		add(r.Get("policy"), r.LineOf("policy"))
+		add(r.Get("policy"), "policy")
 	case "AWS::IAM::Policy", "AWS::IAM::ManagedPolicy":
-		add(r.Get("PolicyDocument"), r.LineOf("PolicyDocument"))
+		add(r.Get("PolicyDocument"), "PolicyDocument")
 	case "AWS::IAM::Role", "AWS::IAM::User", "AWS::IAM::Group":
 		for i, p := range r.Blocks("Policies") {
-			add(p["PolicyDocument"], r.LineOf("Policies", i))
+			add(p["PolicyDocument"], "Policies", i, "PolicyDocument")
 		}
 	case "aws_iam_policy_document":
 		for i, st := range r.Blocks("statement") {
@@ -260,11 +273,18 @@ func iam(r *cloud.Resource) []Finding {
 			if effect == "" {
 				effect = "Allow"
 			}
-			add(map[string]any{"Statement": []any{map[string]any{"Effect": effect, "Action": st["actions"], "Resource": st["resources"]}}}, r.LineOf("statement", i))
+			add(map[string]any{"Statement": []any{map[string]any{"Effect": effect, "Action": st["actions"], "Resource": st["resources"], "Condition": st["condition"]}}}, "statement", i)
 		}
 	}
+	return docs
+}
+
+// iam finds Allow statements with wildcard actions on all resources.
+func iam(r *cloud.Resource) []Finding {
+	docs := policyDocuments(r)
 	var out []Finding
 	for _, d := range docs {
+		line := r.LineOf(d.path[:min(len(d.path), 2)]...) // the policy, or the entry of Policies
 		for _, st := range statements(d.doc) {
 			if eff, _ := st["Effect"].(string); eff != "Allow" {
 				continue
@@ -273,11 +293,11 @@ func iam(r *cloud.Resource) []Finding {
 			allRes := contains(resources, "*")
 			switch {
 			case allRes && (contains(actions, "*") || contains(actions, "*:*")):
-				f := ruleWildcardIAM.finding(r, d.line, fmt.Sprintf("%s allows every action on every resource (full administrator)", r.Address))
+				f := ruleWildcardIAM.finding(r, line, fmt.Sprintf("%s allows every action on every resource (full administrator)", r.Address))
 				f.Severity = "critical"
 				out = append(out, f)
 			case allRes && hasServiceWildcard(actions):
-				f := ruleWildcardIAM.finding(r, d.line, fmt.Sprintf("%s allows all actions of a service (%s) on every resource", r.Address, strings.Join(actions, ", ")))
+				f := ruleWildcardIAM.finding(r, line, fmt.Sprintf("%s allows all actions of a service (%s) on every resource", r.Address, strings.Join(actions, ", ")))
 				f.CIS = ""
 				out = append(out, f)
 			}

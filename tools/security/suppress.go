@@ -2,6 +2,7 @@ package security
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -106,7 +107,7 @@ func (bl baseline) accepts(f Finding) bool {
 // hard-coded credential rule and the manifest rules often see the same value on the same line.
 // The most specific survives (a named gitleaks rule over a platform rule over gitleaks'
 // generic rule) and names the others in AlsoMatched, so that an ignore directive of any of
-// them still applies.
+// them still applies; it keeps the resource one of them names.
 func mergeCredentials(fs []Finding) []Finding {
 	first := map[string]int{} // location -> index in out
 	out := fs[:0]
@@ -122,12 +123,14 @@ func mergeCredentials(fs []Finding) []Finding {
 			continue
 		}
 		kept := &out[i]
+		resource := cmp.Or(kept.Resource, f.Resource) // a template rule knows the resource, gitleaks not
 		if specificity(f) > specificity(*kept) {
 			f.AlsoMatched = append(append(f.AlsoMatched, kept.RuleID), kept.AlsoMatched...)
 			*kept = f
 		} else {
 			kept.AlsoMatched = append(kept.AlsoMatched, f.RuleID)
 		}
+		kept.Resource = resource
 	}
 	return out
 }
