@@ -3,6 +3,7 @@ package tenant
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -72,8 +73,10 @@ type VerifierConfig struct {
 	Logger *slog.Logger
 	// TokenCacheSize is how many verified tokens are remembered across all projects
 	// (default 10,000; negative: none), so that a client sending the same token again costs a
-	// hash instead of a signature check. A token is remembered until it expires, and at most
-	// RefreshInterval, so a key withdrawn from a JWKS stops working as it would without.
+	// hash instead of a signature check. A token is remembered while its times (exp, nbf,
+	// iat, with Leeway) allow it, at most RefreshInterval, and only until the project's key
+	// set changes: a key withdrawn from the JWKS stops working with the fetch that sees it
+	// gone, as it would without the cache.
 	TokenCacheSize int
 }
 
@@ -124,9 +127,21 @@ type verifiedKey struct {
 	sum      [sha256.Size]byte
 }
 
+// verifiedToken is a token that passed, and when it may be taken again without a check.
 type verifiedToken struct {
 	claims map[string]any
-	until  time.Time
+	// from and until are the times the parser accepts the token between: its nbf and iat
+	// less the leeway, its exp plus the leeway (until also at most RefreshInterval after the
+	// check).
+	from, until time.Time
+	// keys is the generation of the key set it was checked against (keySet.generation).
+	keys uint64
+}
+
+// usable reports whether the token may be taken without a check at now, against a key set
+// of generation keys.
+func (t verifiedToken) usable(now time.Time, keys uint64) bool {
+	return t.keys == keys && !now.Before(t.from) && now.Before(t.until)
 }
 
 // NewVerifiers returns an empty set of JWKS clients configured by cfg.
@@ -249,7 +264,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (map[string]any, er
 	var key verifiedKey
 	if cache != nil {
 		key = verifiedKey{verifier: v.id, sum: sha256.Sum256([]byte(token))}
-		if t, ok := cache.Get(key); ok && time.Now().Before(t.until) {
+		if t, ok := cache.Get(key); ok && t.usable(time.Now(), v.keys.generation()) {
 			return t.claims, nil
 		}
 	}
@@ -257,6 +272,9 @@ func (v *Verifier) Verify(ctx context.Context, token string) (map[string]any, er
 	if err != nil {
 		return nil, err
 	}
+	// Read before the check: a key set replaced during it makes the token's entry stale,
+	// never an entry that a withdrawn key vouches for.
+	keys := v.keys.generation()
 	claims := jwt.MapClaims{}
 	tok, err := v.parser.ParseWithClaims(token, claims, kf.KeyfuncCtx(ctx))
 	if err != nil {
@@ -266,15 +284,29 @@ func (v *Verifier) Verify(ctx context.Context, token string) (map[string]any, er
 		return nil, fmt.Errorf("%w: the token has no sub", ErrMissingClaim)
 	}
 	if cache != nil {
-		// The parser required exp.
-		exp, _ := claims.GetExpirationTime()
-		until := exp.Add(v.set.cfg.Leeway)
-		if limit := time.Now().Add(v.set.cfg.RefreshInterval); limit.Before(until) {
-			until = limit
-		}
-		cache.Add(key, verifiedToken{claims: claims, until: until})
+		cache.Add(key, v.remembered(claims, keys))
 	}
 	return claims, nil
+}
+
+// remembered is the cache entry of a token the parser accepted with claims, checked against
+// the key set of generation keys: usable while the parser, with the same leeway, would
+// accept its times.
+func (v *Verifier) remembered(claims jwt.MapClaims, keys uint64) verifiedToken {
+	leeway := v.set.cfg.Leeway
+	t := verifiedToken{claims: claims, keys: keys}
+	// The parser required exp and checked that each of these times, when present, is one.
+	exp, _ := claims.GetExpirationTime()
+	t.until = exp.Add(leeway)
+	if limit := time.Now().Add(v.set.cfg.RefreshInterval); limit.Before(t.until) {
+		t.until = limit
+	}
+	for _, get := range []func() (*jwt.NumericDate, error){claims.GetNotBefore, claims.GetIssuedAt} {
+		if d, _ := get(); d != nil && d.Add(-leeway).After(t.from) {
+			t.from = d.Add(-leeway)
+		}
+	}
+	return t
 }
 
 // classify turns the JWT library's error into one of the reasons, in the order the checks
@@ -339,6 +371,10 @@ type keySet struct {
 	cancel context.CancelFunc
 	// lastErr holds the error of the latest fetch, nil after a successful one.
 	lastErr atomic.Pointer[error]
+	// gen counts the changes of the fetched keys (generation); sum is their fingerprint.
+	gen   atomic.Uint64
+	sumMu sync.Mutex
+	sum   [sha256.Size]byte
 	// status is what the operator sees of the fetches (JWKSStatus); written by every fetch.
 	statusMu sync.Mutex
 	status   JWKSStatus
@@ -384,6 +420,34 @@ func (k *keySet) fetched(keys int, err error) {
 		return
 	}
 	k.status.Keys, k.status.LastRefresh = keys, time.Now()
+}
+
+// generation numbers the contents of the key set: it changes whenever a fetch finds keys
+// other than the last one's, and a token checked against an older generation must be checked
+// again. Zero before the first fetch.
+func (k *keySet) generation() uint64 { return k.gen.Load() }
+
+// replaced notes the keys a fetch stored (after they are stored, so that whoever reads the
+// new generation finds the new keys).
+func (k *keySet) replaced(keys []jwkset.JWK) {
+	h := sha256.New()
+	changed := false
+	for _, key := range keys {
+		js, err := json.Marshal(key.Marshal())
+		// A key that cannot be written out cannot be compared: a change, which costs checks.
+		changed = changed || err != nil
+		h.Write(js)
+		h.Write([]byte{0})
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	k.sumMu.Lock()
+	defer k.sumMu.Unlock()
+	// The zero sum is no set's: the first fetch is a change.
+	if changed || sum != k.sum {
+		k.sum = sum
+		k.gen.Add(1)
+	}
 }
 
 func (k *keySet) close() {
@@ -474,6 +538,7 @@ func (f *fetchTracker) KeyReplaceAll(ctx context.Context, given []jwkset.JWK) er
 	if err := f.Storage.KeyReplaceAll(ctx, given); err != nil {
 		return err
 	}
+	f.set.replaced(given)
 	f.set.fetched(len(given), nil)
 	return nil
 }
