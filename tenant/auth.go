@@ -124,8 +124,13 @@ type Verifiers struct {
 // verifiedKey is a token that passed one verifier (one version of one project's settings).
 type verifiedKey struct {
 	verifier uint64
-	sum      [sha256.Size]byte
+	token    tokenKey
 }
+
+// tokenKey names a token by its exact bytes, for the caches that keep what follows from it:
+// the tokens that passed, and the callers' guards (Rules.guardFor). The zero key stands for
+// no token.
+type tokenKey [sha256.Size]byte
 
 // verifiedToken is a token that passed, and when it may be taken again without a check.
 type verifiedToken struct {
@@ -230,20 +235,21 @@ type Verifier struct {
 // a nil error when the request carries no Authorization header: whether an anonymous caller
 // may do something is for the access rules to say.
 func (v *Verifier) Authenticate(r *http.Request) (map[string]any, error) {
-	return v.authorization(r.Context(), r.Header.Get("Authorization"))
+	claims, _, err := v.authorization(r.Context(), r.Header.Get("Authorization"))
+	return claims, err
 }
 
 // authorization verifies the value of an Authorization header ("Bearer <token>"; "" for an
-// anonymous caller), wherever the client sent it.
-func (v *Verifier) authorization(ctx context.Context, h string) (map[string]any, error) {
+// anonymous caller, with the zero key), wherever the client sent it.
+func (v *Verifier) authorization(ctx context.Context, h string) (map[string]any, tokenKey, error) {
 	if h == "" {
-		return nil, nil
+		return nil, tokenKey{}, nil
 	}
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return nil, fmt.Errorf("%w: the Authorization header must be \"Bearer <token>\"", ErrMalformedToken)
+		return nil, tokenKey{}, fmt.Errorf("%w: the Authorization header must be \"Bearer <token>\"", ErrMalformedToken)
 	}
-	return v.Verify(ctx, strings.TrimSpace(token))
+	return v.verify(ctx, strings.TrimSpace(token))
 }
 
 // Verify checks a token's signature, algorithm, issuer, audience and times, and returns its
@@ -251,26 +257,35 @@ func (v *Verifier) authorization(ctx context.Context, h string) (map[string]any,
 // the same token). The error wraps one of the Err* reasons above and never contains the
 // token.
 func (v *Verifier) Verify(ctx context.Context, token string) (map[string]any, error) {
+	claims, _, err := v.verify(ctx, token)
+	return claims, err
+}
+
+// verify is Verify, and also returns the token's key.
+func (v *Verifier) verify(ctx context.Context, token string) (map[string]any, tokenKey, error) {
 	if v.auth == nil {
-		return nil, ErrNoIdentityProvider
+		return nil, tokenKey{}, ErrNoIdentityProvider
 	}
 	if token == "" {
-		return nil, ErrNoToken
+		return nil, tokenKey{}, ErrNoToken
 	}
 	if len(token) > MaxTokenBytes {
-		return nil, fmt.Errorf("%w: longer than %d bytes", ErrMalformedToken, MaxTokenBytes)
+		return nil, tokenKey{}, fmt.Errorf("%w: longer than %d bytes", ErrMalformedToken, MaxTokenBytes)
 	}
+	// A token's bytes converted from the string would be allocated (it is over 32 bytes);
+	// most fit this buffer on the stack.
+	var buf [2 << 10]byte
+	tk := tokenKey(sha256.Sum256(append(buf[:0], token...)))
 	cache := v.set.verified
-	var key verifiedKey
+	key := verifiedKey{verifier: v.id, token: tk}
 	if cache != nil {
-		key = verifiedKey{verifier: v.id, sum: sha256.Sum256([]byte(token))}
 		if t, ok := cache.Get(key); ok && t.usable(time.Now(), v.keys.generation()) {
-			return t.claims, nil
+			return t.claims, tk, nil
 		}
 	}
 	kf, err := v.keys.keyfunc()
 	if err != nil {
-		return nil, err
+		return nil, tokenKey{}, err
 	}
 	// Read before the check: a key set replaced during it makes the token's entry stale,
 	// never an entry that a withdrawn key vouches for.
@@ -278,15 +293,15 @@ func (v *Verifier) Verify(ctx context.Context, token string) (map[string]any, er
 	claims := jwt.MapClaims{}
 	tok, err := v.parser.ParseWithClaims(token, claims, kf.KeyfuncCtx(ctx))
 	if err != nil {
-		return nil, v.classify(tok, err)
+		return nil, tokenKey{}, v.classify(tok, err)
 	}
 	if sub, _ := claims["sub"].(string); sub == "" {
-		return nil, fmt.Errorf("%w: the token has no sub", ErrMissingClaim)
+		return nil, tokenKey{}, fmt.Errorf("%w: the token has no sub", ErrMissingClaim)
 	}
 	if cache != nil {
 		cache.Add(key, v.remembered(claims, keys))
 	}
-	return claims, nil
+	return claims, tk, nil
 }
 
 // remembered is the cache entry of a token the parser accepted with claims, checked against
@@ -616,7 +631,7 @@ func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *
 	// opens the explorer before it has a token.
 	var g gql.Guard
 	if r.Method == http.MethodPost || (r.Method == http.MethodGet && r.URL.Query().Has("query")) {
-		claims, err := v.Authenticate(r)
+		claims, token, err := v.authorization(r.Context(), r.Header.Get("Authorization"))
 		if err == nil && claims == nil && rules.NeedsToken() {
 			err = fmt.Errorf("%w: send Authorization: Bearer <token>", ErrNoToken)
 		}
@@ -624,8 +639,8 @@ func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *
 			writeAuthError(w, err)
 			return
 		}
-		// Only a verified header names its caller's guard.
-		g = rules.GuardFor(r.Header.Get("Authorization"), claims)
+		// Only a verified token names its caller's guard.
+		g = rules.guardFor(token, claims)
 	} else {
 		g = rules.Guard(nil)
 	}
