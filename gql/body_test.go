@@ -101,3 +101,30 @@ func TestReadOnce(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadBody reads the body of the seed's fetch by uid in one pass, and as
+// encoding/json reads it (the body, then its variables).
+func BenchmarkReadBody(b *testing.B) {
+	body := []byte(`{"query":"query products($uid: ID) { products(uid: $uid) { uid name price author createdAt updatedAt } }","variables":{"uid":"01JDX3K4N5P6Q7R8S9T0VWXYZA"}}`)
+	b.Run("one pass", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var req request
+			if !readOnce(body, &req) {
+				b.Fatal("not read in one pass")
+			}
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var req request
+			if err := json.Unmarshal(body, &req); err != nil {
+				b.Fatal(err)
+			}
+			if _, msg := req.variables(); msg != "" {
+				b.Fatal(msg)
+			}
+		}
+	})
+}
