@@ -115,8 +115,19 @@ const (
 // and, in application/graphql-response+json, 400 when nothing was executed. The caller has
 // settled who is asking and attached their Guard to the request's context.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.serve(r.Context(), w, r)
+}
+
+// ServeAs is ServeHTTP for the caller g: the same as attaching g to the request's context,
+// without the copy of the request that takes.
+func (a *API) ServeAs(w http.ResponseWriter, r *http.Request, g Guard) {
+	a.serve(WithGuard(r.Context(), g), w, r)
+}
+
+// serve is ServeHTTP with the request's context ctx.
+func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	// Every error answer carries the request's id, so a caller's report finds its log lines.
-	reqID := telemetry.RequestID(r.Context())
+	reqID := telemetry.RequestID(ctx)
 	if wantsExplorer(r) {
 		serveExplorer(w)
 		return
@@ -185,7 +196,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !a.cfg.Introspection && op.introspects:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	default:
-		resp = a.exec(r.Context(), doc, opName, vars)
+		resp = a.exec(ctx, doc, opName, vars)
 		resp.Data = doc.fill.apply(resp.Data)
 	}
 	for _, e := range resp.Errors {
@@ -197,7 +208,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := resp.encode()
 	if err != nil {
-		a.cfg.Logger.ErrorContext(r.Context(), "encode graphql response", "err", err)
+		a.cfg.Logger.ErrorContext(ctx, "encode graphql response", "err", err)
 		fail(http.StatusInternalServerError, CodeInternal, "internal error")
 		return
 	}

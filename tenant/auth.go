@@ -620,16 +620,19 @@ func AuthErrorStatus(err error) (status int, code, reason string) {
 // without a token when no rule of the project lets anonymous callers through.
 func Protect(v *Verifier, rules *Rules, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		serveProtected(w, r, v, rules, next)
+		if g, ok := guardOf(w, r, v, rules); ok {
+			next.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), g)))
+		}
 	})
 }
 
-func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules, next http.Handler) {
+// guardOf is the guard of the caller of r, as Protect says; false when it has answered r
+// with the reason it refuses the caller.
+func guardOf(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules) (gql.Guard, bool) {
 	// The API answers a method other than GET and POST with 405 before reading anything; that
 	// answer should not depend on the token, but it still gets a guard, never none.
 	// A GET without a query runs nothing (it gets the explorer's page or a 400), so a browser
 	// opens the explorer before it has a token.
-	var g gql.Guard
 	if r.Method == http.MethodPost || (r.Method == http.MethodGet && r.URL.Query().Has("query")) {
 		claims, token, err := v.authorization(r.Context(), r.Header.Get("Authorization"))
 		if err == nil && claims == nil && rules.NeedsToken() {
@@ -637,14 +640,12 @@ func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *
 		}
 		if err != nil {
 			writeAuthError(w, err)
-			return
+			return nil, false
 		}
 		// Only a verified token names its caller's guard.
-		g = rules.guardFor(token, claims)
-	} else {
-		g = rules.Guard(nil)
+		return rules.guardFor(token, claims), true
 	}
-	next.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), g)))
+	return rules.Guard(nil), true
 }
 
 func writeAuthError(w http.ResponseWriter, err error) {
