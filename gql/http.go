@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	graphql "github.com/graph-gophers/graphql-go"
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -50,6 +52,45 @@ type request struct {
 	Variables     json.RawMessage `json:"variables"`
 	// Extensions is accepted, as the GraphQL over HTTP spec asks, and not used.
 	Extensions json.RawMessage `json:"extensions"`
+	// vars are the variables of a body read in one pass (readOnce), which leaves Variables
+	// unset; decoded says so.
+	vars    map[string]any
+	decoded bool
+}
+
+// variables are the request's variables; a message saying what is wrong when they are not
+// a JSON object of values graph-gophers can take.
+func (req *request) variables() (map[string]any, string) {
+	if req.decoded {
+		return req.vars, ""
+	}
+	return variables(req.Variables)
+}
+
+// onceRequest is a POST's body as nearly every client writes it: the members of GraphQL
+// over HTTP in their spelling, each once, in valid UTF-8, with numbers a float64 holds.
+// go-json-experiment (what Go 1.26 ships as encoding/json/v2 behind GOEXPERIMENT=jsonv2)
+// reads it in one pass, variables included, where encoding/json validates the whole body,
+// decodes it, then validates and decodes the variables again: about twice the time and
+// allocations.
+type onceRequest struct {
+	Query         *string        `json:"query"`
+	OperationName *string        `json:"operationName"`
+	Variables     map[string]any `json:"variables"`
+	Extensions    jsontext.Value `json:"extensions"`
+}
+
+// readOnce reads body into req in one pass, variables decoded; false for a body it does not
+// read strictly as above (another member or spelling, a name twice, invalid UTF-8, a number
+// out of range, or an error), which encoding/json then reads with the leniency and the
+// messages the API has always had.
+func readOnce(body []byte, req *request) bool {
+	var in onceRequest
+	if jsonv2.Unmarshal(body, &in, jsonv2.RejectUnknownMembers(true)) != nil {
+		return false
+	}
+	*req = request{Query: in.Query, OperationName: in.OperationName, Extensions: json.RawMessage(in.Extensions), vars: in.Variables, decoded: true}
+	return true
 }
 
 // response is what the endpoint answers: data first, as clients print it.
@@ -74,8 +115,19 @@ const (
 // and, in application/graphql-response+json, 400 when nothing was executed. The caller has
 // settled who is asking and attached their Guard to the request's context.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.serve(r.Context(), w, r)
+}
+
+// ServeAs is ServeHTTP for the caller g: the same as attaching g to the request's context,
+// without the copy of the request that takes.
+func (a *API) ServeAs(w http.ResponseWriter, r *http.Request, g Guard) {
+	a.serve(WithGuard(r.Context(), g), w, r)
+}
+
+// serve is ServeHTTP with the request's context ctx.
+func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	// Every error answer carries the request's id, so a caller's report finds its log lines.
-	reqID := telemetry.RequestID(r.Context())
+	reqID := telemetry.RequestID(ctx)
 	if wantsExplorer(r) {
 		serveExplorer(w)
 		return
@@ -117,7 +169,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, CodeBadRequest, "extensions must be a JSON object")
 		return
 	}
-	vars, msg := variables(req.Variables)
+	vars, msg := req.variables()
 	if msg != "" {
 		fail(http.StatusBadRequest, CodeBadRequest, msg)
 		return
@@ -144,7 +196,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !a.cfg.Introspection && op.introspects:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	default:
-		resp = a.exec(r.Context(), doc, opName, vars)
+		resp = a.exec(ctx, doc, opName, vars)
 		resp.Data = doc.fill.apply(resp.Data)
 	}
 	for _, e := range resp.Errors {
@@ -156,7 +208,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := resp.encode()
 	if err != nil {
-		a.cfg.Logger.ErrorContext(r.Context(), "encode graphql response", "err", err)
+		a.cfg.Logger.ErrorContext(ctx, "encode graphql response", "err", err)
 		fail(http.StatusInternalServerError, CodeInternal, "internal error")
 		return
 	}
@@ -231,6 +283,9 @@ func (a *API) bodyRequest(w http.ResponseWriter, r *http.Request, req *request) 
 			return http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", a.cfg.MaxBodyBytes)
 		}
 		return http.StatusBadRequest, "read the body: " + err.Error()
+	}
+	if readOnce(body, req) {
+		return 0, ""
 	}
 	if err := json.Unmarshal(body, req); err != nil {
 		return http.StatusBadRequest, "the body is not a JSON object {\"query\": ..., \"variables\": {...}}: " + err.Error()

@@ -45,7 +45,7 @@ func (a *API) ServeSSE(w http.ResponseWriter, r *http.Request, auth Authenticato
 		writeError(w, mediaJSON, http.StatusBadRequest, CodeBadRequest, "the request has no query", nil)
 		return
 	}
-	vars, msg := variables(req.Variables)
+	vars, msg := req.variables()
 	if msg != "" {
 		writeError(w, mediaJSON, http.StatusBadRequest, CodeBadRequest, msg, nil)
 		return

@@ -1,7 +1,6 @@
 package tenant
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -245,10 +244,10 @@ type Rules struct {
 	// anonymous: some rule may let a caller without a token through; signedIn: some rule
 	// may let a caller with one through.
 	anonymous, signedIn bool
-	// guards are the guards of the callers seen lately, by their Authorization header's
-	// hash: a caller sends the same token for as long as it is valid, and the guard keeps
-	// the filters it resolved from the token's claims.
-	guards *lru.Cache[[sha256.Size]byte, *guard]
+	// guards are the guards of the callers seen lately, by their token: a caller sends the
+	// same token for as long as it is valid, and the guard keeps the filters it resolved
+	// from the token's claims.
+	guards *lru.Cache[tokenKey, *guard]
 }
 
 // guardsKept bounds the guards one version of a project's rules remembers.
@@ -263,7 +262,7 @@ type tableRules struct {
 func CompileAccess(tables map[string]TableDoc) (*Rules, error) {
 	rs := &Rules{tables: make(map[string]*tableRules, len(tables))}
 	// New fails only for a size below 1.
-	rs.guards, _ = lru.New[[sha256.Size]byte, *guard](guardsKept)
+	rs.guards, _ = lru.New[tokenKey, *guard](guardsKept)
 	var errs []error
 	for name, t := range tables {
 		tr := &tableRules{ops: make(map[gql.Operation]*rule, len(operations))}
@@ -306,11 +305,10 @@ func (rs *Rules) Guard(claims map[string]any) gql.Guard {
 	return g
 }
 
-// GuardFor is Guard for a caller whose verified Authorization header (empty: no token)
-// gave claims. Claims follow from the header, so the guard of a header seen lately is used
-// again, with the filters it already resolved.
-func (rs *Rules) GuardFor(authorization string, claims map[string]any) gql.Guard {
-	key := sha256.Sum256([]byte(authorization))
+// guardFor is Guard for a caller whose verified token (the zero key: none) gave claims.
+// Claims follow from the token, so the guard of a token seen lately is used again, with the
+// filters it already resolved.
+func (rs *Rules) guardFor(key tokenKey, claims map[string]any) gql.Guard {
 	if g, ok := rs.guards.Get(key); ok {
 		return g
 	}

@@ -3,6 +3,7 @@ package tenant
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -72,8 +73,10 @@ type VerifierConfig struct {
 	Logger *slog.Logger
 	// TokenCacheSize is how many verified tokens are remembered across all projects
 	// (default 10,000; negative: none), so that a client sending the same token again costs a
-	// hash instead of a signature check. A token is remembered until it expires, and at most
-	// RefreshInterval, so a key withdrawn from a JWKS stops working as it would without.
+	// hash instead of a signature check. A token is remembered while its times (exp, nbf,
+	// iat, with Leeway) allow it, at most RefreshInterval, and only until the project's key
+	// set changes: a key withdrawn from the JWKS stops working with the fetch that sees it
+	// gone, as it would without the cache.
 	TokenCacheSize int
 }
 
@@ -121,12 +124,29 @@ type Verifiers struct {
 // verifiedKey is a token that passed one verifier (one version of one project's settings).
 type verifiedKey struct {
 	verifier uint64
-	sum      [sha256.Size]byte
+	token    tokenKey
 }
 
+// tokenKey names a token by its exact bytes, for the caches that keep what follows from it:
+// the tokens that passed, and the callers' guards (Rules.guardFor). The zero key stands for
+// no token.
+type tokenKey [sha256.Size]byte
+
+// verifiedToken is a token that passed, and when it may be taken again without a check.
 type verifiedToken struct {
 	claims map[string]any
-	until  time.Time
+	// from and until are the times the parser accepts the token between: its nbf and iat
+	// less the leeway, its exp plus the leeway (until also at most RefreshInterval after the
+	// check).
+	from, until time.Time
+	// keys is the generation of the key set it was checked against (keySet.generation).
+	keys uint64
+}
+
+// usable reports whether the token may be taken without a check at now, against a key set
+// of generation keys.
+func (t verifiedToken) usable(now time.Time, keys uint64) bool {
+	return t.keys == keys && !now.Before(t.from) && now.Before(t.until)
 }
 
 // NewVerifiers returns an empty set of JWKS clients configured by cfg.
@@ -215,20 +235,21 @@ type Verifier struct {
 // a nil error when the request carries no Authorization header: whether an anonymous caller
 // may do something is for the access rules to say.
 func (v *Verifier) Authenticate(r *http.Request) (map[string]any, error) {
-	return v.authorization(r.Context(), r.Header.Get("Authorization"))
+	claims, _, err := v.authorization(r.Context(), r.Header.Get("Authorization"))
+	return claims, err
 }
 
 // authorization verifies the value of an Authorization header ("Bearer <token>"; "" for an
-// anonymous caller), wherever the client sent it.
-func (v *Verifier) authorization(ctx context.Context, h string) (map[string]any, error) {
+// anonymous caller, with the zero key), wherever the client sent it.
+func (v *Verifier) authorization(ctx context.Context, h string) (map[string]any, tokenKey, error) {
 	if h == "" {
-		return nil, nil
+		return nil, tokenKey{}, nil
 	}
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return nil, fmt.Errorf("%w: the Authorization header must be \"Bearer <token>\"", ErrMalformedToken)
+		return nil, tokenKey{}, fmt.Errorf("%w: the Authorization header must be \"Bearer <token>\"", ErrMalformedToken)
 	}
-	return v.Verify(ctx, strings.TrimSpace(token))
+	return v.verify(ctx, strings.TrimSpace(token))
 }
 
 // Verify checks a token's signature, algorithm, issuer, audience and times, and returns its
@@ -236,45 +257,71 @@ func (v *Verifier) authorization(ctx context.Context, h string) (map[string]any,
 // the same token). The error wraps one of the Err* reasons above and never contains the
 // token.
 func (v *Verifier) Verify(ctx context.Context, token string) (map[string]any, error) {
+	claims, _, err := v.verify(ctx, token)
+	return claims, err
+}
+
+// verify is Verify, and also returns the token's key.
+func (v *Verifier) verify(ctx context.Context, token string) (map[string]any, tokenKey, error) {
 	if v.auth == nil {
-		return nil, ErrNoIdentityProvider
+		return nil, tokenKey{}, ErrNoIdentityProvider
 	}
 	if token == "" {
-		return nil, ErrNoToken
+		return nil, tokenKey{}, ErrNoToken
 	}
 	if len(token) > MaxTokenBytes {
-		return nil, fmt.Errorf("%w: longer than %d bytes", ErrMalformedToken, MaxTokenBytes)
+		return nil, tokenKey{}, fmt.Errorf("%w: longer than %d bytes", ErrMalformedToken, MaxTokenBytes)
 	}
+	// A token's bytes converted from the string would be allocated (it is over 32 bytes);
+	// most fit this buffer on the stack.
+	var buf [2 << 10]byte
+	tk := tokenKey(sha256.Sum256(append(buf[:0], token...)))
 	cache := v.set.verified
-	var key verifiedKey
+	key := verifiedKey{verifier: v.id, token: tk}
 	if cache != nil {
-		key = verifiedKey{verifier: v.id, sum: sha256.Sum256([]byte(token))}
-		if t, ok := cache.Get(key); ok && time.Now().Before(t.until) {
-			return t.claims, nil
+		if t, ok := cache.Get(key); ok && t.usable(time.Now(), v.keys.generation()) {
+			return t.claims, tk, nil
 		}
 	}
 	kf, err := v.keys.keyfunc()
 	if err != nil {
-		return nil, err
+		return nil, tokenKey{}, err
 	}
+	// Read before the check: a key set replaced during it makes the token's entry stale,
+	// never an entry that a withdrawn key vouches for.
+	keys := v.keys.generation()
 	claims := jwt.MapClaims{}
 	tok, err := v.parser.ParseWithClaims(token, claims, kf.KeyfuncCtx(ctx))
 	if err != nil {
-		return nil, v.classify(tok, err)
+		return nil, tokenKey{}, v.classify(tok, err)
 	}
 	if sub, _ := claims["sub"].(string); sub == "" {
-		return nil, fmt.Errorf("%w: the token has no sub", ErrMissingClaim)
+		return nil, tokenKey{}, fmt.Errorf("%w: the token has no sub", ErrMissingClaim)
 	}
 	if cache != nil {
-		// The parser required exp.
-		exp, _ := claims.GetExpirationTime()
-		until := exp.Add(v.set.cfg.Leeway)
-		if limit := time.Now().Add(v.set.cfg.RefreshInterval); limit.Before(until) {
-			until = limit
-		}
-		cache.Add(key, verifiedToken{claims: claims, until: until})
+		cache.Add(key, v.remembered(claims, keys))
 	}
-	return claims, nil
+	return claims, tk, nil
+}
+
+// remembered is the cache entry of a token the parser accepted with claims, checked against
+// the key set of generation keys: usable while the parser, with the same leeway, would
+// accept its times.
+func (v *Verifier) remembered(claims jwt.MapClaims, keys uint64) verifiedToken {
+	leeway := v.set.cfg.Leeway
+	t := verifiedToken{claims: claims, keys: keys}
+	// The parser required exp and checked that each of these times, when present, is one.
+	exp, _ := claims.GetExpirationTime()
+	t.until = exp.Add(leeway)
+	if limit := time.Now().Add(v.set.cfg.RefreshInterval); limit.Before(t.until) {
+		t.until = limit
+	}
+	for _, get := range []func() (*jwt.NumericDate, error){claims.GetNotBefore, claims.GetIssuedAt} {
+		if d, _ := get(); d != nil && d.Add(-leeway).After(t.from) {
+			t.from = d.Add(-leeway)
+		}
+	}
+	return t
 }
 
 // classify turns the JWT library's error into one of the reasons, in the order the checks
@@ -339,6 +386,10 @@ type keySet struct {
 	cancel context.CancelFunc
 	// lastErr holds the error of the latest fetch, nil after a successful one.
 	lastErr atomic.Pointer[error]
+	// gen counts the changes of the fetched keys (generation); sum is their fingerprint.
+	gen   atomic.Uint64
+	sumMu sync.Mutex
+	sum   [sha256.Size]byte
 	// status is what the operator sees of the fetches (JWKSStatus); written by every fetch.
 	statusMu sync.Mutex
 	status   JWKSStatus
@@ -384,6 +435,34 @@ func (k *keySet) fetched(keys int, err error) {
 		return
 	}
 	k.status.Keys, k.status.LastRefresh = keys, time.Now()
+}
+
+// generation numbers the contents of the key set: it changes whenever a fetch finds keys
+// other than the last one's, and a token checked against an older generation must be checked
+// again. Zero before the first fetch.
+func (k *keySet) generation() uint64 { return k.gen.Load() }
+
+// replaced notes the keys a fetch stored (after they are stored, so that whoever reads the
+// new generation finds the new keys).
+func (k *keySet) replaced(keys []jwkset.JWK) {
+	h := sha256.New()
+	changed := false
+	for _, key := range keys {
+		js, err := json.Marshal(key.Marshal())
+		// A key that cannot be written out cannot be compared: a change, which costs checks.
+		changed = changed || err != nil
+		h.Write(js)
+		h.Write([]byte{0})
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	k.sumMu.Lock()
+	defer k.sumMu.Unlock()
+	// The zero sum is no set's: the first fetch is a change.
+	if changed || sum != k.sum {
+		k.sum = sum
+		k.gen.Add(1)
+	}
 }
 
 func (k *keySet) close() {
@@ -474,6 +553,7 @@ func (f *fetchTracker) KeyReplaceAll(ctx context.Context, given []jwkset.JWK) er
 	if err := f.Storage.KeyReplaceAll(ctx, given); err != nil {
 		return err
 	}
+	f.set.replaced(given)
 	f.set.fetched(len(given), nil)
 	return nil
 }
@@ -540,31 +620,32 @@ func AuthErrorStatus(err error) (status int, code, reason string) {
 // without a token when no rule of the project lets anonymous callers through.
 func Protect(v *Verifier, rules *Rules, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		serveProtected(w, r, v, rules, next)
+		if g, ok := guardOf(w, r, v, rules); ok {
+			next.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), g)))
+		}
 	})
 }
 
-func serveProtected(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules, next http.Handler) {
+// guardOf is the guard of the caller of r, as Protect says; false when it has answered r
+// with the reason it refuses the caller.
+func guardOf(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules) (gql.Guard, bool) {
 	// The API answers a method other than GET and POST with 405 before reading anything; that
 	// answer should not depend on the token, but it still gets a guard, never none.
 	// A GET without a query runs nothing (it gets the explorer's page or a 400), so a browser
 	// opens the explorer before it has a token.
-	var g gql.Guard
 	if r.Method == http.MethodPost || (r.Method == http.MethodGet && r.URL.Query().Has("query")) {
-		claims, err := v.Authenticate(r)
+		claims, token, err := v.authorization(r.Context(), r.Header.Get("Authorization"))
 		if err == nil && claims == nil && rules.NeedsToken() {
 			err = fmt.Errorf("%w: send Authorization: Bearer <token>", ErrNoToken)
 		}
 		if err != nil {
 			writeAuthError(w, err)
-			return
+			return nil, false
 		}
-		// Only a verified header names its caller's guard.
-		g = rules.GuardFor(r.Header.Get("Authorization"), claims)
-	} else {
-		g = rules.Guard(nil)
+		// Only a verified token names its caller's guard.
+		return rules.guardFor(token, claims), true
 	}
-	next.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), g)))
+	return rules.Guard(nil), true
 }
 
 func writeAuthError(w http.ResponseWriter, err error) {

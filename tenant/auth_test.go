@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -482,7 +483,9 @@ func TestVerifiedTokensAreRemembered(t *testing.T) {
 	if a := call(t, srv.URL, token); a.status != 200 {
 		t.Fatal(a.body)
 	}
-	p.publish() // the key is withdrawn; the remembered token is not checked against it
+	// The key is withdrawn, but the service has not fetched the JWKS since: the token stands,
+	// as it would without the cache.
+	p.publish()
 	if a := call(t, srv.URL, token); a.status != 200 {
 		t.Fatalf("the same token again: %d %s", a.status, a.body)
 	}
@@ -492,6 +495,80 @@ func TestVerifiedTokensAreRemembered(t *testing.T) {
 	if a := call(t, srv.URL, token); a.status != 401 || a.reason != "expired" {
 		t.Fatalf("the remembered token after its exp: %d %s", a.status, a.body)
 	}
+}
+
+// A remembered token is checked again once the project's key set changes: a key withdrawn
+// from the JWKS refuses the tokens it signed from the fetch that sees it gone, although they
+// were accepted before and are remembered for much longer; a key added leaves them accepted.
+// A token changed in any part is refused, the second time too, while the original is
+// remembered.
+func TestRememberedTokensFollowTheKeySet(t *testing.T) {
+	p := newIDP(t)
+	old, added, third := ecSigner(t, "2026-01"), ecSigner(t, "2026-02"), ecSigner(t, "2026-03")
+	p.publish(old)
+	// The key set is fetched again only for a kid it lacks.
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{RefreshInterval: time.Hour, UnknownKIDRefresh: time.Millisecond})
+	t.Cleanup(vs.Close)
+	srv := project(t, vs.For("shop", p.auth("shop")), rulesOf(t, tenant.Access{}))
+	token := "Bearer " + sign(t, old, p.claims("shop"))
+	if a := call(t, srv.URL, token); a.status != 200 {
+		t.Fatal(a.body)
+	}
+
+	header, payload, sig := splitToken(t, token)
+	mallory := p.claims("shop")
+	mallory["sub"] = "mallory"
+	js, err := json.Marshal(mallory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The middle of the signature: its last character also holds bits the decoder ignores.
+	flipped := []byte(sig)
+	if flipped[len(sig)/2] == 'A' {
+		flipped[len(sig)/2] = 'B'
+	} else {
+		flipped[len(sig)/2] = 'A'
+	}
+	for name, tampered := range map[string]string{
+		"claims":    "Bearer " + header + "." + base64.RawURLEncoding.EncodeToString(js) + "." + sig,
+		"signature": "Bearer " + header + "." + payload + "." + string(flipped),
+		"header":    "Bearer " + base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"ES256","kid":"2026-01","typ":"JWT","x":1}`)) + "." + payload + "." + sig,
+	} {
+		for range 2 {
+			if a := call(t, srv.URL, tampered); a.status != 401 || a.reason != "bad_signature" {
+				t.Fatalf("token with its %s changed: %d %s", name, a.status, a.body)
+			}
+		}
+	}
+
+	// A token of a new key makes the service fetch the key set again.
+	rotate := func(s signer) {
+		t.Helper()
+		time.Sleep(2 * time.Millisecond) // past the limit on refreshes for unknown kids
+		if a := call(t, srv.URL, "Bearer "+sign(t, s, p.claims("shop"))); a.status != 200 {
+			t.Fatalf("a token of the new key %s: %d %s", s.kid, a.status, a.body)
+		}
+	}
+	p.publish(old, added)
+	rotate(added)
+	if a := call(t, srv.URL, token); a.status != 200 {
+		t.Fatalf("after a key was added: %d %s", a.status, a.body)
+	}
+	p.publish(added, third)
+	rotate(third)
+	if a := call(t, srv.URL, token); a.status != 401 || a.reason != "unknown_key" {
+		t.Fatalf("a remembered token after its key was withdrawn: %d %s", a.status, a.body)
+	}
+}
+
+// splitToken returns the three parts of a compact JWS.
+func splitToken(t *testing.T, token string) (header, payload, sig string) {
+	t.Helper()
+	parts := strings.Split(strings.TrimPrefix(token, "Bearer "), ".")
+	if len(parts) != 3 {
+		t.Fatalf("token %q has %d parts", token, len(parts))
+	}
+	return parts[0], parts[1], parts[2]
 }
 
 // BenchmarkVerify is the cost of verification per request with the keys cached: a token

@@ -19,6 +19,8 @@ func (r *Registry) MountGraphQL(e *echo.Echo) {
 // the request under the project's access rules (see Protect).
 func serveGraphQL(c echo.Context) error {
 	rt := RuntimeOf(c)
-	serveProtected(c.Response(), c.Request(), rt.Verifier, rt.Rules, rt.API)
+	if g, ok := guardOf(c.Response(), c.Request(), rt.Verifier, rt.Rules); ok {
+		rt.API.ServeAs(c.Response(), c.Request(), g)
+	}
 	return nil
 }

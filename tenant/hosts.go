@@ -28,6 +28,7 @@ type HostOptions struct {
 // <project>.<domain> gets the project's runtime, and anything else is answered 404 here.
 func (r *Registry) Hosts(opts HostOptions) echo.MiddlewareFunc {
 	domain := strings.ToLower(strings.TrimSuffix(opts.Domain, "."))
+	suffix := "." + domain
 	skip := map[string]bool{}
 	for _, p := range opts.Skip {
 		skip[p] = true
@@ -39,11 +40,11 @@ func (r *Registry) Hosts(opts HostOptions) echo.MiddlewareFunc {
 				return next(c)
 			}
 			host := hostname(req.Host)
-			if host == domain || net.ParseIP(host) != nil {
+			if host == domain || maybeIP(host) && net.ParseIP(host) != nil {
 				c.Set(apexKey, true)
 				return next(c)
 			}
-			label, ok := strings.CutSuffix(host, "."+domain)
+			label, ok := strings.CutSuffix(host, suffix)
 			if !ok || strings.Contains(label, ".") {
 				return WriteError(c, http.StatusNotFound, CodeNotFound, "host "+quote(host)+" is not served here: use "+domain+" or <project>."+domain)
 			}
@@ -66,10 +67,19 @@ func (r *Registry) Hosts(opts HostOptions) echo.MiddlewareFunc {
 
 // hostname lowercases a Host header and drops its port and any trailing dot.
 func hostname(h string) string {
-	if host, _, err := net.SplitHostPort(h); err == nil {
-		h = host
+	// Without a colon there is no port, and SplitHostPort would only make an error.
+	if strings.Contains(h, ":") {
+		if host, _, err := net.SplitHostPort(h); err == nil {
+			h = host
+		}
 	}
 	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+// maybeIP reports whether net.ParseIP could read host: an IPv4 address ends in a digit, an
+// IPv6 one has colons. Asking it about every project host would make an error each time.
+func maybeIP(host string) bool {
+	return host != "" && (host[len(host)-1] >= '0' && host[len(host)-1] <= '9' || strings.Contains(host, ":"))
 }
 
 // ProjectOnly serves a route only on project hosts; elsewhere it answers 404.

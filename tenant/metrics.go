@@ -9,7 +9,11 @@ import (
 
 // observeResolver records the time of one GraphQL root field (gql.Config.ObserveResolver).
 func (r *Registry) observeResolver(op string, took time.Duration) {
-	r.resolvers.WithLabelValues(op).Observe(took.Seconds())
+	o, ok := r.observers.Load(op)
+	if !ok {
+		o, _ = r.observers.LoadOrStore(op, r.resolvers.WithLabelValues(op))
+	}
+	o.(prometheus.Observer).Observe(took.Seconds())
 }
 
 // registerMetrics exposes the project cache: how full it is and how often projects are

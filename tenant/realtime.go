@@ -156,7 +156,7 @@ func sameHost(origin, host string) bool {
 // exp.
 func authenticator(rt *Runtime) gql.Authenticator {
 	return func(ctx context.Context, authz string) (context.Context, context.CancelFunc, error) {
-		claims, err := rt.Verifier.authorization(ctx, authz)
+		claims, _, err := rt.Verifier.authorization(ctx, authz)
 		if err == nil && claims == nil && rt.Rules.NeedsToken() {
 			err = fmt.Errorf("%w: send {\"Authorization\": \"Bearer <token>\"}", ErrNoToken)
 		}

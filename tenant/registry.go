@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -87,6 +88,9 @@ type Registry struct {
 	opts      Options
 	cache     *cache
 	resolvers *prometheus.HistogramVec // by operation
+	// observers are resolvers' histograms by operation, looked up once: a label lookup
+	// hashes and compares the label values on every root field.
+	observers sync.Map // string -> prometheus.Observer
 	verifiers *Verifiers
 	live      *realtime
 	stop      context.CancelFunc
