@@ -3,8 +3,10 @@ package gql
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,12 +58,18 @@ type planArg struct {
 }
 
 // planSel is one scalar of the record type: the record struct's field index, or
-// __typename (index -1).
+// __typename (index -1); or, in a nested plan (nested.go), a relation (rel set, index -1).
 type planSel struct {
 	key   string
 	cond  []condition
 	index int
 	list  bool
+	// rel is the relation, target its table, args the field's arguments and sels the
+	// related record's selections.
+	rel    *Relation
+	target *table
+	args   []planArg
+	sels   []planSel
 }
 
 // condition is an @include or @skip of a selection or of a fragment around it.
@@ -82,13 +90,7 @@ func (a *API) newPlan(query, opName string) *plan {
 	if err != nil {
 		return nil
 	}
-	var op *ast.OperationDefinition
-	switch {
-	case opName != "":
-		op = doc.Operations.ForName(opName)
-	case len(doc.Operations) == 1:
-		op = doc.Operations[0]
-	}
+	op := operationOf(doc, opName)
 	if op == nil || op.Operation != ast.Query {
 		return nil
 	}
@@ -110,11 +112,7 @@ func (a *API) newPlan(query, opName string) *plan {
 			p.vars = append(p.vars, planVar{name: v.Variable, typ: t})
 		}
 	}
-	for _, v := range op.VariableDefinitions {
-		if v.DefaultValue != nil {
-			p.defaults[v.Variable] = literal(v.DefaultValue, nil)
-		}
-	}
+	p.defaults = defaultsOf(op)
 	b := planBuilder{a: a, doc: doc, keys: map[string]bool{}}
 	if !b.root(op.SelectionSet, nil) {
 		return nil
@@ -139,6 +137,18 @@ func (a *API) newPlan(query, opName string) *plan {
 	return p
 }
 
+// operationOf is the operation opName selects in doc as graph-gophers picks it; nil when
+// there is none.
+func operationOf(doc *ast.QueryDocument, opName string) *ast.OperationDefinition {
+	switch {
+	case opName != "":
+		return doc.Operations.ForName(opName)
+	case len(doc.Operations) == 1:
+		return doc.Operations[0]
+	}
+	return nil
+}
+
 func conditional(sels []planSel) bool {
 	for _, s := range sels {
 		if len(s.cond) > 0 {
@@ -152,10 +162,16 @@ func conditional(sels []planSel) bool {
 // key, as graph-gophers merges them; ok is false when a directive's argument is not a
 // Boolean.
 func (f *planField) selected(vars map[string]any) (sels []*planSel, ok bool) {
-	sels = make([]*planSel, 0, len(f.sels))
-	seen := make(map[string]bool, len(f.sels))
-	for i := range f.sels {
-		s := &f.sels[i]
+	return selectedOf(f.sels, vars)
+}
+
+// selectedOf are the selections of all that vars do not skip, the first of each response
+// key; ok is false when a directive's argument is not a Boolean.
+func selectedOf(all []planSel, vars map[string]any) (sels []*planSel, ok bool) {
+	sels = make([]*planSel, 0, len(all))
+	seen := make(map[string]bool, len(all))
+	for i := range all {
+		s := &all[i]
 		skip, ok := skipped(s.cond, vars)
 		if !ok {
 			return nil, false
@@ -168,26 +184,55 @@ func (f *planField) selected(vars map[string]any) (sels []*planSel, ok bool) {
 	return sels, true
 }
 
+// defaultsOf are the default values of op's variables.
+func defaultsOf(op *ast.OperationDefinition) map[string]any {
+	out := map[string]any{}
+	for _, v := range op.VariableDefinitions {
+		if v.DefaultValue != nil {
+			out[v.Variable] = literal(v.DefaultValue, nil)
+		}
+	}
+	return out
+}
+
 // planBuilder flattens an operation's selections through fragments, as graph-gophers does.
+// A nested one (nested.go) takes relations too, and says why when it gives up.
 type planBuilder struct {
 	a        *API
 	doc      *ast.QueryDocument
 	fields   []planField
 	keys     map[string]bool
 	expanded int
+	nested   bool
+	why      string
+	// cutField is the relation that makes the plan nested, as type.field.
+	cutField string
+	// tooMany: the operation expands to more selections than graph-gophers takes.
+	tooMany bool
+}
+
+// expand counts one more selection; false past the limit graph-gophers stops at.
+func (b *planBuilder) expand() bool {
+	b.expanded++
+	b.tooMany = b.expanded > b.a.cfg.MaxSelections
+	if b.tooMany {
+		b.why = fmt.Sprintf("query expands to too many selections (limit %d)", b.a.cfg.MaxSelections)
+	}
+	return !b.tooMany
 }
 
 // root adds the root fields of set; false when one is not a table's list or __typename.
 func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 	for _, sel := range set {
 		// Fragments spread in fragments multiply: stop where graph-gophers would.
-		if b.expanded++; b.expanded > b.a.cfg.MaxSelections {
+		if !b.expand() {
 			return false
 		}
 		switch s := sel.(type) {
 		case *ast.Field:
 			if b.keys[s.Alias] {
 				// Fields merged under one key: left to graph-gophers.
+				b.why = fmt.Sprintf("%q is the response key of more than one root field: give each its own", s.Alias)
 				return false
 			}
 			b.keys[s.Alias] = true
@@ -195,6 +240,7 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 			if s.Name != "__typename" {
 				t := b.a.lists[s.Name]
 				if t == nil {
+					b.why = fmt.Sprintf("%s cannot be selected in the same operation as %s, which closes a cycle of relations: send it in an operation of its own", s.Name, b.cutField)
 					return false
 				}
 				f.t, f.keys = t, newStoredKeys(t)
@@ -227,7 +273,7 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet, cond []condition, out *[]planSel) bool {
 	for _, sel := range set {
 		// Fragments spread in fragments multiply: stop where graph-gophers would.
-		if b.expanded++; b.expanded > b.a.cfg.MaxSelections {
+		if !b.expand() {
 			return false
 		}
 		switch s := sel.(type) {
@@ -235,6 +281,12 @@ func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet,
 			ps := planSel{key: s.Alias, cond: with(cond, s.Directives), index: -1}
 			if s.Name != "__typename" {
 				i, ok := idx[s.Name]
+				if r, isRel := t.relation(s.Name); !ok && isRel && b.nested {
+					if !b.relation(t, r, s, ps.cond, out) {
+						return false
+					}
+					continue
+				}
 				if !ok {
 					return false
 				}
@@ -258,6 +310,50 @@ func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet,
 		}
 	}
 	return true
+}
+
+// relation adds a relation field of a record of t, with the selections of the related
+// record; a second selection under the same key adds to the first, as graph-gophers merges
+// them.
+func (b *planBuilder) relation(t *table, r Relation, s *ast.Field, cond []condition, out *[]planSel) bool {
+	target := t.related[r.Table]
+	ps := planSel{key: s.Alias, cond: cond, index: -1, rel: &r, target: target}
+	for _, arg := range s.Arguments {
+		ps.args = append(ps.args, planArg{name: arg.Name, value: arg.Value})
+	}
+	if !b.record(target, target.scalarFields(), s.SelectionSet, nil, &ps.sels) {
+		return false
+	}
+	for i := range *out {
+		o := &(*out)[i]
+		if o.key != ps.key || o.rel == nil {
+			continue
+		}
+		if !sameConditions(o.cond, ps.cond) {
+			b.why = fmt.Sprintf("%s.%s is selected under the key %q more than once with different @include or @skip: select it once", t.names.typ, r.Name, ps.key)
+			return false
+		}
+		o.sels = append(o.sels, ps.sels...)
+		return true
+	}
+	*out = append(*out, ps)
+	return true
+}
+
+func sameConditions(a, b []condition) bool {
+	return slices.EqualFunc(a, b, func(x, y condition) bool {
+		return x.include == y.include && x.value.Kind == y.value.Kind && x.value.Raw == y.value.Raw
+	})
+}
+
+// relation is the relation of t named name.
+func (t *table) relation(name string) (Relation, bool) {
+	for _, r := range t.def.Relations {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Relation{}, false
 }
 
 // with is cond and the @include and @skip of dirs.
@@ -455,23 +551,9 @@ func (p *plan) run(ctx context.Context, a *API, vars map[string]any) ([]byte, bo
 
 // list writes a table's list field.
 func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out []byte) ([]byte, bool) {
-	var in args
-	for _, arg := range f.args {
-		v := argValue{set: true, v: literal(arg.value, vars)}
-		switch arg.name {
-		case "uid":
-			in.UID = v
-		case "where":
-			in.Where = v
-		case "orderBy":
-			in.OrderBy = v
-		case "limit":
-			in.Limit = v
-		case "offset":
-			in.Offset = v
-		default:
-			return nil, false
-		}
+	in, ok := planArgs(f.args, vars)
+	if !ok {
+		return nil, false
 	}
 	// The selections are the same for every record: settle their directives once.
 	sels := f.fixed
@@ -507,6 +589,30 @@ func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out [
 	return append(out, ']'), true
 }
 
+// planArgs are a field's arguments as graph-gophers hands them to the resolvers; false for
+// an argument no list or relation takes.
+func planArgs(list []planArg, vars map[string]any) (args, bool) {
+	var in args
+	for _, arg := range list {
+		v := argValue{set: true, v: literal(arg.value, vars)}
+		switch arg.name {
+		case "uid":
+			in.UID = v
+		case "where":
+			in.Where = v
+		case "orderBy":
+			in.OrderBy = v
+		case "limit":
+			in.Limit = v
+		case "offset":
+			in.Offset = v
+		default:
+			return in, false
+		}
+	}
+	return in, true
+}
+
 // skipped evaluates conditions as graph-gophers does; ok is false when one is not a
 // Boolean, which graph-gophers answers with an error.
 func skipped(cond []condition, vars map[string]any) (skip, ok bool) {
@@ -528,29 +634,35 @@ func skipped(cond []condition, vars map[string]any) (skip, ok bool) {
 func appendRecord(out []byte, t *table, rec reflect.Value, sels []*planSel) ([]byte, error) {
 	var err error
 	out, _ = appendObject(out, t, sels, func(out []byte, s *planSel) ([]byte, bool) {
-		v := rec.Field(s.index)
-		if v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				return append(out, "null"...), true
-			}
-			v = v.Elem()
-		}
-		if !s.list {
-			out, err = appendScalar(out, v)
-			return out, err == nil
-		}
-		out = append(out, '[')
-		for j := range v.Len() {
-			if j > 0 {
-				out = append(out, ',')
-			}
-			if out, err = appendScalar(out, v.Index(j)); err != nil {
-				return out, false
-			}
-		}
-		return append(out, ']'), true
+		out, err = appendField(out, rec, s)
+		return out, err == nil
 	})
 	return out, err
+}
+
+// appendField writes the scalar s selects of rec as appendRecord does.
+func appendField(out []byte, rec reflect.Value, s *planSel) ([]byte, error) {
+	v := rec.Field(s.index)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return append(out, "null"...), nil
+		}
+		v = v.Elem()
+	}
+	if !s.list {
+		return appendScalar(out, v)
+	}
+	out = append(out, '[')
+	for j := range v.Len() {
+		if j > 0 {
+			out = append(out, ',')
+		}
+		var err error
+		if out, err = appendScalar(out, v.Index(j)); err != nil {
+			return out, err
+		}
+	}
+	return append(out, ']'), nil
 }
 
 // appendObject writes one record's selections, their values by value; false as soon as
@@ -562,7 +674,7 @@ func appendObject(out []byte, t *table, sels []*planSel, value func([]byte, *pla
 			out = append(out, ',')
 		}
 		out = appendKey(out, s.key)
-		if s.index < 0 {
+		if s.index < 0 && s.rel == nil {
 			out = appendString(out, t.names.typ)
 			continue
 		}

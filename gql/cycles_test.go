@@ -1,0 +1,160 @@
+package gql_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/store"
+)
+
+// bothWays is a shop whose orders name their product and whose products list their orders,
+// as issue 13 declares them: 100 products p00..p99, and for each alice's orders of qty i
+// and i+100 and bob's of qty i+200. It answers the products' uids.
+func bothWays(t *testing.T, introspection bool) (*shopServer, []string) {
+	t.Helper()
+	orders, prods, _ := shop()
+	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
+	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
+	tables := []gql.Table{orders, prods}
+	s := newShopWith(t, gql.Config{Tables: tables, Records: records(t, tables...), Introspection: introspection})
+	var pdata []string
+	for i := range 100 {
+		pdata = append(pdata, fmt.Sprintf(`{name: "p%02d", price: %d}`, i, i))
+	}
+	pu := s.uids(t, "alice", "createproducts", pdata)
+	var odata []string
+	for i := range 300 {
+		odata = append(odata, fmt.Sprintf(`{qty: %d, productId: %q}`, i, pu[i%100]))
+	}
+	s.uids(t, "alice", "createorders", odata[:200])
+	s.uids(t, "bob", "createorders", odata[200:])
+	return s, pu
+}
+
+func TestRelationsBothWays(t *testing.T) {
+	s, pu := bothWays(t, true)
+
+	// The figures of issue 13: each direction costs one store query per level.
+	out, n := s.run(t, "alice", `{ products(limit: 100) { name orders(orderBy: [{field: qty, direction: DESC}]) { qty } } }`, "{}")
+	t.Logf("100 products with their orders: %d store queries", n)
+	if n > 3 {
+		t.Errorf("100 products with their orders cost %d store queries, want at most 3", n)
+	}
+	// bob's orders (qty 200 and up) are not alice's to read.
+	if !strings.HasPrefix(out, `{"data":{"products":[{"name":"p00","orders":[{"qty":100},{"qty":0}]},{"name":"p01","orders":[{"qty":101},{"qty":1}]},`) || !strings.HasSuffix(out, `{"name":"p99","orders":[{"qty":199},{"qty":99}]}]}}`) {
+		t.Errorf("products with their orders: %.300s", out)
+	}
+	out, n = s.run(t, "alice", `{ orders(limit: 100) { qty product { name } } }`, "{}")
+	t.Logf("100 orders with their product: %d store queries", n)
+	if n > 3 {
+		t.Errorf("100 orders with their product cost %d store queries, want at most 3", n)
+	}
+	if !strings.HasPrefix(out, `{"data":{"orders":[{"qty":0,"product":{"name":"p00"}},{"qty":1,"product":{"name":"p01"}},`) {
+		t.Errorf("orders with their product: %.300s", out)
+	}
+	// Four levels, both directions: one query per level.
+	out, n = s.run(t, "alice", `{ products(limit: 100) { orders { product { orders { uid } } } } }`, "{}")
+	if n != 4 || !strings.HasPrefix(out, `{"data":{"products":[{"orders":[{"product":{"orders":[{"uid":"`) {
+		t.Errorf("four levels (%d store queries): %.300s", n, out)
+	}
+
+	desc := `orderBy: [{field: qty, direction: DESC}]`
+	for _, c := range []struct {
+		name, sub, query, vars, want string
+	}{
+		{"four levels", "alice", `{ products(limit: 2) { name orders(limit: 1) { qty product { name orders(` + desc + `) { qty } } } } }`, `{}`,
+			`{"data":{"products":[{"name":"p00","orders":[{"qty":0,"product":{"name":"p00","orders":[{"qty":100},{"qty":0}]}}]},{"name":"p01","orders":[{"qty":1,"product":{"name":"p01","orders":[{"qty":101},{"qty":1}]}}]}]}}`},
+		{"where, orderBy and limit nested", "alice", `query($p: ID) { products(uid: $p) { orders(where: {qty: {lt: 150}}, ` + desc + `, limit: 5) { qty product { price } } } }`, fmt.Sprintf(`{"p": %q}`, pu[7]),
+			`{"data":{"products":[{"orders":[{"qty":107,"product":{"price":7}},{"qty":7,"product":{"price":7}}]}]}}`},
+		{"root arguments", "alice", `{ products(where: {price: {gte: 97}}, orderBy: [{field: price, direction: DESC}], limit: 2, offset: 1) { name orders(limit: 1, ` + desc + `) { qty } } }`, `{}`,
+			`{"data":{"products":[{"name":"p98","orders":[{"qty":198}]},{"name":"p97","orders":[{"qty":197}]}]}}`},
+		{"aliases and fragments", "alice", `query { products(limit: 1) { ...P } } fragment P on product { n: name few: orders(limit: 1, ` + desc + `) { qty } all: orders(orderBy: [{field: qty}]) { ...O } orders(limit: 1) { __typename } } fragment O on order { qty product { __typename name } }`, `{}`,
+			`{"data":{"products":[{"n":"p00","few":[{"qty":100}],"all":[{"qty":0,"product":{"__typename":"product","name":"p00"}},{"qty":100,"product":{"__typename":"product","name":"p00"}}],"orders":[{"__typename":"order"}]}]}}`},
+		{"the same relation twice merges", "alice", `{ products(limit: 1) { orders(limit: 1) { qty } ... on product { orders(limit: 1) { product { name } } } } }`, `{}`,
+			`{"data":{"products":[{"orders":[{"qty":0,"product":{"name":"p00"}}]}]}}`},
+		{"variables and directives", "alice", `query($lim: Int = 1, $deep: Boolean!) { __typename products(limit: 1) { orders(limit: $lim) { qty product @include(if: $deep) { name } uid @skip(if: true) } ...F @skip(if: $deep) } } fragment F on product { name }`, `{"deep": true}`,
+			`{"data":{"__typename":"Query","products":[{"orders":[{"qty":0,"product":{"name":"p00"}}]}]}}`},
+		{"directives the other way", "alice", `query($lim: Int = 1, $deep: Boolean!) { products(limit: 1) { orders(limit: $lim) { qty product @include(if: $deep) { name } } ...F @skip(if: $deep) } } fragment F on product { name }`, `{"deep": false, "lim": 2}`,
+			`{"data":{"products":[{"orders":[{"qty":0},{"qty":100}],"name":"p00"}]}}`},
+		// The orders' read rule applies below a product: bob reads his own orders only, and
+		// alice's products not at all.
+		{"read rule of the related table", "bob", `query($p: ID) { orders(where: {productId: {eq: $p}}) { qty product { name } } }`, fmt.Sprintf(`{"p": %q}`, pu[3]),
+			`{"data":{"orders":[{"qty":203,"product":null}]}}`},
+		{"a product no one may read", "bob", `{ products { orders { qty } } }`, `{}`, `{"data":{"products":[]}}`},
+		// A nullable field stops the null of a failed non-null list.
+		{"an argument refused deep inside", "alice", `{ products(limit: 2) { name orders(limit: 1) { qty product { orders(limit: -1) { qty } } } } }`, `{}`,
+			`{"data":{"products":[{"name":"p00","orders":[{"qty":0,"product":null}]},{"name":"p01","orders":[{"qty":1,"product":null}]}]},"errors":[{"message":"orders.limit must be between 0 and 1000, got -1","path":["products",0,"orders",0,"product","orders"],"extensions":{"code":"BAD_USER_INPUT"}},{"message":"orders.limit must be between 0 and 1000, got -1","path":["products",1,"orders",0,"product","orders"],"extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		{"an argument graph-gophers refuses", "alice", `{ products(limit: 1) { name orders(where: {qty: {like: 1}}) { qty } } }`, `{}`,
+			`{"errors":[{"message":"Field \"like\" is not defined by type \"IntFilter\".","locations":[{"line":1,"column":50}],"extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`},
+		{"a where the table refuses", "alice", `{ products(limit: 1) { name orders(where: {uid: {eq: 1, in: [[]]}}) { qty } } }`, `{}`,
+			`{"data":null,"errors":[{"message":"orders.where.uid.in[0]: want an ID, got a list","path":["products",0,"orders"],"extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		{"a root list refused", "alice", `{ products(limit: -1) { orders { qty } } }`, `{}`,
+			`{"data":null,"errors":[{"message":"limit must be between 0 and 1000, got -1","path":["products"],"extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		{"a variable of the wrong type", "alice", `query($l: Int) { products(limit: 1) { orders(limit: $l) { qty } } }`, `{"l": "x"}`,
+			`{"data":null,"errors":[{"message":"orders.limit must be an Int","path":["products",0,"orders"],"extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		{"a mutation", "alice", `mutation { createProduct(data: {name: "x", price: 1}) { name orders { qty } } }`, `{}`,
+			`{"errors":[{"message":"product.orders closes a cycle of relations, which only a query can select: ask for it in a query once the mutation has answered","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`},
+		{"another root field", "alice", `{ productsCount products(limit: 1) { orders { qty } } }`, `{}`,
+			`{"errors":[{"message":"productsCount cannot be selected in the same operation as product.orders, which closes a cycle of relations: send it in an operation of its own","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`},
+		{"the depth limit", "alice", `{ products(limit: 1) { orders { product { orders { product { orders { product { orders { product { orders { product { name } } } } } } } } } } } }`, `{}`,
+			`{"errors":[{"message":"Field \"product\" has depth 11 that exceeds max depth 10","locations":[{"line":1,"column":109}],"extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`},
+		{"introspection shows both directions", "alice", `{ p: __type(name: "product") { fields { name } } o: __type(name: "order") { fields { name } } }`, `{}`,
+			`{"data":{"p":{"fields":[{"name":"uid"},{"name":"author"},{"name":"name"},{"name":"price"},{"name":"makerId"},{"name":"orders"},{"name":"createdAt"},{"name":"updatedAt"}]},"o":{"fields":[{"name":"uid"},{"name":"productId"},{"name":"qty"},{"name":"product"},{"name":"createdAt"},{"name":"updatedAt"}]}}}`},
+		{"a mutation selecting the other direction", "alice", fmt.Sprintf(`mutation { createOrder(data: {qty: 5, productId: %q}) { qty product { name } } }`, pu[4]), `{}`,
+			`{"data":{"createOrder":{"qty":5,"product":{"name":"p04"}}}}`},
+	} {
+		out, _ := s.run(t, c.sub, c.query, c.vars)
+		out = stripRequestIDs(out)
+		if out != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, out, c.want)
+		}
+	}
+}
+
+// stripRequestIDs drops the request ids error answers carry.
+func stripRequestIDs(s string) string {
+	for {
+		i := strings.Index(s, `,"requestId":"`)
+		if i < 0 {
+			return s
+		}
+		j := strings.IndexByte(s[i+len(`,"requestId":"`):], '"')
+		s = s[:i] + s[i+len(`,"requestId":"`)+j+1:]
+	}
+}
+
+// TestRelationsToItself: employees with their manager and their reports, a table related
+// to itself both ways.
+func TestRelationsToItself(t *testing.T) {
+	emp := table("employees", "employee",
+		store.Field{Name: "name", Type: store.FieldType{Scalar: store.String}, Required: true},
+		store.Field{Name: "managerId", Type: store.FieldType{Scalar: store.ID}})
+	emp.Relations = []gql.Relation{
+		{Name: "manager", Table: "employees", Field: "managerId"},
+		{Name: "reports", Table: "employees", ForeignField: "managerId"},
+	}
+	s := newShop(t, emp)
+	boss := s.uids(t, "alice", "createemployees", []string{`{name: "boss"}`})[0]
+	mid := s.uids(t, "alice", "createemployees", []string{fmt.Sprintf(`{name: "ann", managerId: %q}`, boss), fmt.Sprintf(`{name: "bo", managerId: %q}`, boss)})
+	s.uids(t, "alice", "createemployees", []string{fmt.Sprintf(`{name: "cy", managerId: %q}`, mid[0]), fmt.Sprintf(`{name: "di", managerId: %q}`, mid[0])})
+
+	for _, c := range []struct {
+		name, query string
+		queries     int64
+		want        string
+	}{
+		{"down", `{ employees(where: {name: {eq: "boss"}}) { name manager { name } reports(orderBy: [{field: name}]) { name reports(orderBy: [{field: name, direction: DESC}]) { name reports { name } } } } }`, 4,
+			`{"data":{"employees":[{"name":"boss","manager":null,"reports":[{"name":"ann","reports":[{"name":"di","reports":[]},{"name":"cy","reports":[]}]},{"name":"bo","reports":[]}]}]}}`},
+		{"up", `{ employees(orderBy: [{field: name}]) { name manager { name manager { name manager { name } } } } }`, 3,
+			`{"data":{"employees":[{"name":"ann","manager":{"name":"boss","manager":null}},{"name":"bo","manager":{"name":"boss","manager":null}},{"name":"boss","manager":null},{"name":"cy","manager":{"name":"ann","manager":{"name":"boss","manager":null}}},{"name":"di","manager":{"name":"ann","manager":{"name":"boss","manager":null}}}]}}`},
+		{"up and down", `{ employees(where: {name: {eq: "cy"}}) { manager { reports(orderBy: [{field: name}]) { name manager { name } } } } }`, 4,
+			`{"data":{"employees":[{"manager":{"reports":[{"name":"cy","manager":{"name":"ann"}},{"name":"di","manager":{"name":"ann"}}]}}]}}`},
+	} {
+		out, n := s.run(t, "alice", c.query, "{}")
+		if out != c.want || n != c.queries {
+			t.Errorf("%s (%d store queries, want %d):\n got %s\nwant %s", c.name, n, c.queries, out, c.want)
+		}
+	}
+}

@@ -1,0 +1,314 @@
+package gql
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+
+	graphql "github.com/graph-gophers/graphql-go"
+	gast "github.com/graph-gophers/graphql-go/ast"
+	gqlerrors "github.com/graph-gophers/graphql-go/errors"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+// A nested plan runs a query that selects a relation closing a cycle (cutCycles), which the
+// record types graph-gophers executes with leave out though the schema it validates and
+// introspects has it (bind). graph-gophers validates each request's document with its
+// variables, as it would before executing it; the plan then reads each root list, and each
+// selected relation level by level with the loaders of relations.go (one store query per
+// relation selection per level, whatever the number of parents, under the related table's
+// read rule), and writes the answer graph-gophers writes for the same records: the same
+// bytes, a failed field null with its error at its path, a null in a non-null place
+// making its parent null up to the nearest nullable field. A mutation or subscription that
+// selects such a relation is refused: it could only run in two executors at once.
+type nested struct {
+	// refusal, when set, is the one error a document that validates answers; tooMany: it
+	// is graph-gophers' selection limit, answered as graph-gophers does, with data null.
+	refusal  string
+	tooMany  bool
+	defaults map[string]any
+	fields   []planField
+}
+
+// newNested makes the nested plan of the operation opName selects in query; nil when it
+// selects no cut relation (graph-gophers runs it, or says why it cannot).
+func (a *API) newNested(query, opName string) *nested {
+	if len(a.cut) == 0 || a.schema == nil {
+		return nil
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, a.cfg.MaxQueryBytes)
+	if err != nil {
+		return nil
+	}
+	op := operationOf(doc, opName)
+	if op == nil {
+		return nil
+	}
+	field := a.cutField(doc, op)
+	if field == "" {
+		return nil
+	}
+	if op.Operation != ast.Query {
+		return &nested{refusal: fmt.Sprintf("%s closes a cycle of relations, which only a query can select: ask for it in a query once the %s has answered", field, op.Operation)}
+	}
+	b := planBuilder{a: a, doc: doc, keys: map[string]bool{}, nested: true, cutField: field}
+	if !b.root(op.SelectionSet, nil) {
+		return &nested{refusal: cmp.Or(b.why, "the document cannot be run"), tooMany: b.tooMany}
+	}
+	return &nested{defaults: defaultsOf(op), fields: b.fields}
+}
+
+// cutField is the first cut relation op selects, as type.field; "" when it selects none.
+func (a *API) cutField(doc *ast.QueryDocument, op *ast.OperationDefinition) string {
+	schema := a.schema.AST()
+	root, ok := schema.RootOperationTypes[string(op.Operation)]
+	if !ok {
+		return ""
+	}
+	// Fragments spread in fragments multiply: stop where graph-gophers stops expanding.
+	steps := 0
+	var walk func(set ast.SelectionSet, typ string, spreading map[string]bool) string
+	walk = func(set ast.SelectionSet, typ string, spreading map[string]bool) string {
+		obj, _ := schema.Types[typ].(*gast.ObjectTypeDefinition)
+		for _, sel := range set {
+			if steps++; steps > a.cfg.MaxSelections {
+				return ""
+			}
+			var found string
+			switch s := sel.(type) {
+			case *ast.Field:
+				if a.cut[typ][s.Name] {
+					return typ + "." + s.Name
+				}
+				if fd := fieldDef(obj, s.Name); fd != nil {
+					found = walk(s.SelectionSet, namedType(fd.Type), spreading)
+				}
+			case *ast.InlineFragment:
+				found = walk(s.SelectionSet, cmp.Or(s.TypeCondition, typ), spreading)
+			case *ast.FragmentSpread:
+				fd := doc.Fragments.ForName(s.Name)
+				if fd == nil || spreading[s.Name] {
+					continue
+				}
+				spreading[s.Name] = true
+				found = walk(fd.SelectionSet, fd.TypeCondition, spreading)
+				delete(spreading, s.Name)
+			}
+			if found != "" {
+				return found
+			}
+		}
+		return ""
+	}
+	return walk(op.SelectionSet, root.TypeName(), map[string]bool{})
+}
+
+func fieldDef(obj *gast.ObjectTypeDefinition, name string) *gast.FieldDefinition {
+	if obj == nil {
+		return nil
+	}
+	return obj.Fields.Get(name)
+}
+
+// namedType is the name of the type t wraps in lists and non-nulls.
+func namedType(t gast.Type) string {
+	for {
+		switch w := t.(type) {
+		case *gast.NonNull:
+			t = w.OfType
+		case *gast.List:
+			t = w.OfType
+		case gast.NamedType:
+			return w.TypeName()
+		default:
+			return ""
+		}
+	}
+}
+
+// run answers query, the document the plan was made of, for vars.
+func (n *nested) run(ctx context.Context, a *API, query string, vars map[string]any) *graphql.Response {
+	if errs := a.schema.ValidateWithVariables(query, vars); len(errs) > 0 {
+		return &graphql.Response{Errors: errs}
+	}
+	if n.refusal != "" {
+		res := &graphql.Response{Errors: []*gqlerrors.QueryError{{Message: n.refusal}}}
+		if n.tooMany {
+			res.Data = json.RawMessage("null")
+		}
+		return res
+	}
+	if len(n.defaults) > 0 {
+		// As graph-gophers does after validation: a default stands for an absent variable.
+		with := maps.Clone(n.defaults)
+		maps.Copy(with, vars)
+		vars = with
+	}
+	w := nestedRun{ctx: ctx, a: a, vars: vars}
+	out := append(make([]byte, 0, 1024), '{')
+	null, written := false, 0
+	for i := range n.fields {
+		f := &n.fields[i]
+		if skip, _ := skipped(f.cond, vars); skip {
+			continue
+		}
+		if written++; written > 1 {
+			out = append(out, ',')
+		}
+		out = appendKey(out, f.key)
+		if f.t == nil {
+			out = append(out, `"Query"`...)
+			continue
+		}
+		var ok bool
+		out, ok = w.list(out, f)
+		// A root list is non-null: its null nulls data.
+		null = null || !ok
+	}
+	if err := ctx.Err(); err != nil {
+		return &graphql.Response{Errors: []*gqlerrors.QueryError{gqlerrors.Errorf("%s", err)}}
+	}
+	out = append(out, '}')
+	if null {
+		out = []byte("null")
+	}
+	return &graphql.Response{Data: out, Errors: w.errs}
+}
+
+// nestedRun is one request of a nested plan.
+type nestedRun struct {
+	ctx  context.Context
+	a    *API
+	vars map[string]any
+	errs []*gqlerrors.QueryError
+}
+
+// level is the records of one table that one selection read: the selections written for
+// each, and what their relations read.
+type level struct {
+	t    *table
+	sels []*planSel
+	rels map[*planSel]*related
+}
+
+// related is what one relation selection read for every record of a level.
+type related struct {
+	err  error                      // the caller's error, for every record
+	one  map[string]reflect.Value   // many-to-one: by uid
+	many map[string][]reflect.Value // one-to-many: by the parent's uid
+	next *level
+}
+
+// fail notes the error of the field at path.
+func (w *nestedRun) fail(err error, path []any) {
+	w.errs = append(w.errs, fieldError(w.a.public(w.ctx, err), path))
+}
+
+// list writes a root list; false when it is null.
+func (w *nestedRun) list(out []byte, f *planField) ([]byte, bool) {
+	path := []any{f.key}
+	in, _ := planArgs(f.args, w.vars)
+	recs, err := noted(w.a, "list", f.t.decoded)(w.ctx, in)
+	if err != nil {
+		w.fail(err, path)
+		return append(out, "null"...), false
+	}
+	return w.records(out, w.load(f.t, recs, f.sels), recs, path)
+}
+
+// load reads the relations sels select for recs, records of t, and theirs, level by level.
+func (w *nestedRun) load(t *table, recs []reflect.Value, sels []planSel) *level {
+	lvl := &level{t: t, rels: map[*planSel]*related{}}
+	// Validation has checked that directives' arguments are Booleans.
+	lvl.sels, _ = selectedOf(sels, w.vars)
+	for _, s := range lvl.sels {
+		if s.rel == nil || len(recs) == 0 {
+			continue
+		}
+		rel := &related{}
+		lvl.rels[s] = rel
+		var children []reflect.Value
+		var err error
+		if s.rel.many() {
+			in, _ := planArgs(s.args, w.vars)
+			rel.many, children, err = t.readMany(w.ctx, *s.rel, uidsOf(recs), in)
+		} else {
+			rel.one, children, err = t.readOne(w.ctx, *s.rel, recs)
+		}
+		if err != nil {
+			rel.err = w.a.public(w.ctx, err)
+			continue
+		}
+		rel.next = w.load(s.target, children, s.sels)
+	}
+	return lvl
+}
+
+// records writes a list of records of lvl at path; false when it is null: one of them is.
+func (w *nestedRun) records(out []byte, lvl *level, recs []reflect.Value, path []any) ([]byte, bool) {
+	mark := len(out)
+	whole := true
+	out = append(out, '[')
+	for i, v := range recs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		var ok bool
+		out, ok = w.record(out, lvl, v, append(path[:len(path):len(path)], i))
+		whole = whole && ok
+	}
+	if !whole {
+		return append(out[:mark], "null"...), false
+	}
+	return append(out, ']'), true
+}
+
+// record writes one record of lvl at path; false when it is null: a non-null field of it
+// is. Every field is written, so that each failure below it is reported.
+func (w *nestedRun) record(out []byte, lvl *level, v reflect.Value, path []any) ([]byte, bool) {
+	mark := len(out)
+	whole := true
+	out, _ = appendObject(out, lvl.t, lvl.sels, func(out []byte, s *planSel) ([]byte, bool) {
+		var ok bool
+		out, ok = w.field(out, lvl, v, s, append(path[:len(path):len(path)], s.key))
+		whole = whole && ok
+		return out, true
+	})
+	if !whole {
+		return append(out[:mark], "null"...), false
+	}
+	return out, true
+}
+
+// field writes the selection s of v, a record of lvl; false when it is null though its
+// type is non-null.
+func (w *nestedRun) field(out []byte, lvl *level, v reflect.Value, s *planSel, path []any) ([]byte, bool) {
+	mark := len(out)
+	rel := lvl.rels[s]
+	switch {
+	case s.rel == nil:
+		out, err := appendField(out, v, s)
+		if err != nil {
+			w.fail(err, path)
+			return append(out[:mark], "null"...), false
+		}
+		return out, true
+	case rel.err != nil:
+		w.errs = append(w.errs, fieldError(rel.err, path))
+		return append(out, "null"...), !s.rel.many()
+	case s.rel.many():
+		return w.records(out, rel.next, rel.many[v.Field(0).String()], path)
+	}
+	k, ok := keyOf(v.Field(lvl.t.fieldIndex(s.rel.Field)))
+	c, found := rel.one[k]
+	if !ok || !found {
+		return append(out, "null"...), true
+	}
+	// A many-to-one field is nullable: a null record stops there.
+	out, _ = w.record(out, rel.next, c, path)
+	return out, true
+}
