@@ -158,3 +158,62 @@ func TestRelationsToItself(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedAnswersAsGraphGophers sends each document to two APIs over the same records: one
+// whose orders and products relate both ways, where the document runs on a nested plan
+// (products.orders closes the cycle), and one with products.orders alone, where
+// graph-gophers runs it. The answers must be the same bytes with the same status.
+func TestNestedAnswersAsGraphGophers(t *testing.T) {
+	ft := func(s store.Scalar, list bool) store.FieldType { return store.FieldType{Scalar: s, List: list} }
+	orders := table("orders", "order",
+		store.Field{Name: "productId", Type: ft(store.ID, false)},
+		store.Field{Name: "qty", Type: ft(store.Int, false), Required: true},
+		store.Field{Name: "total", Type: ft(store.Float, false)},
+		store.Field{Name: "paid", Type: ft(store.Boolean, false)},
+		store.Field{Name: "at", Type: ft(store.DateTime, false)},
+		store.Field{Name: "label", Type: ft(store.String, false)},
+		store.Field{Name: "tags", Type: ft(store.String, true)},
+		store.Field{Name: "note", Type: ft(store.JSON, false)})
+	prods := products()
+	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
+	recs := records(t, orders, prods)
+	oneWay := newShopWith(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs})
+	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
+	bothWays := newShopWith(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs})
+
+	pu := oneWay.uids(t, "alice", "createproducts", []string{`{name: "Widget", price: 19.99, author: "ann"}`, `{name: "<b>&amp;</b> \"q\"", price: 1e21}`, `{name: "secret", price: 0.1}`})
+	oneWay.uids(t, "bob", "createproducts", []string{`{name: "bob's", price: 2}`})
+	oneWay.uids(t, "alice", "createorders", []string{
+		fmt.Sprintf(`{qty: 1, productId: %q, total: 1.5e300, paid: true, at: "2026-11-22T11:04:05.123456+01:00", label: "é ü \u2028 日本", tags: ["red", "a&b"], note: {k: [1, "two", null, "<&>"]}}`, pu[0]),
+		fmt.Sprintf(`{qty: 2, productId: %q, total: 0.1, paid: false, tags: []}`, pu[0]),
+		fmt.Sprintf(`{qty: 3, productId: %q, label: "tab\there", note: "x"}`, pu[1]),
+		fmt.Sprintf(`{qty: 4, productId: %q, total: -1e-7}`, pu[2]),
+	})
+	oneWay.uids(t, "bob", "createorders", []string{fmt.Sprintf(`{qty: 5, productId: %q}`, pu[0])})
+
+	all := `uid qty productId total paid at label tags note createdAt updatedAt __typename`
+	for _, c := range []struct{ sub, query, vars string }{
+		{"alice", `{ products(orderBy: [{field: name}]) { uid name price author __typename orders(orderBy: [{field: qty}]) { ` + all + ` } } }`, `{}`},
+		{"admin", `{ products(orderBy: [{field: price, direction: DESC}]) { name orders(orderBy: [{field: qty, direction: DESC}], limit: 2) { ` + all + ` } } }`, `{}`},
+		{"admin-checked", `{ products { name orders { qty } } }`, `{}`},
+		{"bob", `{ products { name orders { qty label } } }`, `{}`},
+		{"nobody", `{ products { name orders { qty } } }`, `{}`},
+		{"alice", `query($p: ID, $w: orderWhere, $x: Boolean = false) { a: products(uid: $p) { ...P } b: products(limit: 1, offset: 1) { n: name o: orders { ...O @include(if: $x) q: qty } } } fragment P on product { name orders(where: $w) { ...O } } fragment O on order { paid tags @skip(if: $x) }`,
+			fmt.Sprintf(`{"p": %q, "w": {"or": [{"paid": {"eq": true}}, {"label": {"startsWith": "tab"}}]}}`, pu[0])},
+		{"alice", `{ products(where: {name: {in: ["Widget"]}}) { orders(where: {tags: {has: "red"}, qty: {nin: [2]}}) { qty } } }`, `{}`},
+		{"alice", `{ products(limit: 1) { name orders(limit: -1) { qty } } }`, `{}`},
+		{"alice", `{ products(limit: 1) { name orders(orderBy: [{field: tags}]) { qty } } }`, `{}`},
+		{"alice", `{ products(limit: 1) { name orders(where: {qty: {eq: 1.5}}) { qty } } }`, `{}`},
+		{"alice", `query($l: Int) { products(limit: 1) { orders(limit: $l) { qty } } }`, `{"l": 1.5}`},
+		{"alice", `query($w: orderWhere!) { products(limit: 1) { orders(where: $w) { qty } } }`, `{}`},
+		{"alice", `{ products(where: {sku: {eq: 1}}) { orders { qty } } }`, `{}`},
+		{"alice", `{ products(limit: 1001) { orders { qty } } }`, `{}`},
+		{"broken", `{ products { orders { qty } } }`, `{}`},
+	} {
+		want, _ := oneWay.run(t, c.sub, c.query, c.vars)
+		got, _ := bothWays.run(t, c.sub, c.query, c.vars)
+		if got != want {
+			t.Errorf("%s as %s:\n nested       %s\n graph-gophers %s", c.query, c.sub, got, want)
+		}
+	}
+}

@@ -44,7 +44,9 @@ func newShopWith(t *testing.T, cfg gql.Config) *shopServer {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		api.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), testGuard{sub: r.Header.Get("X-Sub")})))
+		// "admin-checked" is admin whose rule is asked about each record too.
+		sub, checked := strings.CutSuffix(r.Header.Get("X-Sub"), "-checked")
+		api.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), testGuard{sub: sub, checked: checked})))
 	}))
 	t.Cleanup(srv.Close)
 	return &shopServer{srv: srv, recs: recs}
