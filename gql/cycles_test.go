@@ -1,7 +1,11 @@
 package gql_test
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -214,6 +218,56 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 		got, _ := bothWays.run(t, c.sub, c.query, c.vars)
 		if got != want {
 			t.Errorf("%s as %s:\n nested       %s\n graph-gophers %s", c.query, c.sub, got, want)
+		}
+	}
+}
+
+// TestSubscriptionSelectingACycle: a subscription may select the relation graph-gophers
+// binds, not the one that closes the cycle, which is refused before the stream starts.
+func TestSubscriptionSelectingACycle(t *testing.T) {
+	orders, prods, _ := shop()
+	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
+	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
+	cfg := gql.Config{Tables: []gql.Table{orders, prods}, Changes: stores.Changes().Project("cycles")}
+	cfg.Records = records(t, cfg.Tables...)
+	api, err := gql.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anyone := func(ctx context.Context, _ string) (context.Context, context.CancelFunc, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		return ctx, cancel, nil
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { api.ServeSSE(w, r, anyone) }))
+	defer srv.Close()
+	for _, c := range []struct {
+		query  string
+		status int
+		want   string
+	}{
+		{`subscription { products { record { name orders { qty } } } }`, http.StatusBadRequest,
+			`{"errors":[{"message":"product.orders closes a cycle of relations, which only a query can select: ask for it in a query once the subscription has answered","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}` + "\n"},
+		{`subscription { orders { record { qty product { name } } } }`, http.StatusOK, ""},
+	} {
+		ctx, cancel := context.WithCancel(t.Context())
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body(c.query, "{}")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []byte
+		if res.StatusCode != http.StatusOK {
+			out, _ = io.ReadAll(res.Body)
+		}
+		res.Body.Close()
+		cancel()
+		if res.StatusCode != c.status || string(out) != c.want {
+			t.Errorf("%s: %d %s", c.query, res.StatusCode, out)
 		}
 	}
 }

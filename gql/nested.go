@@ -65,10 +65,6 @@ func (a *API) newNested(query, opName string) *nested {
 // cutField is the first cut relation op selects, as type.field; "" when it selects none.
 func (a *API) cutField(doc *ast.QueryDocument, op *ast.OperationDefinition) string {
 	schema := a.schema.AST()
-	root, ok := schema.RootOperationTypes[string(op.Operation)]
-	if !ok {
-		return ""
-	}
 	// Fragments spread in fragments multiply: stop where graph-gophers stops expanding.
 	steps := 0
 	var walk func(set ast.SelectionSet, typ string, spreading map[string]bool) string
@@ -104,7 +100,9 @@ func (a *API) cutField(doc *ast.QueryDocument, op *ast.OperationDefinition) stri
 		}
 		return ""
 	}
-	return walk(op.SelectionSet, root.TypeName(), map[string]bool{})
+	// The schema names its roots Query, Mutation and Subscription; the subscription schema
+	// runs the last as its query.
+	return walk(op.SelectionSet, capitalized(string(op.Operation)), map[string]bool{})
 }
 
 func fieldDef(obj *gast.ObjectTypeDefinition, name string) *gast.FieldDefinition {
