@@ -13,32 +13,14 @@ import (
 	"github.com/platform-dev/platform/store"
 )
 
-// bothWays is a shop whose orders name their product and whose products list their orders,
-// as issue 13 declares them: 100 products p00..p99, and for each alice's orders of qty i
-// and i+100 and bob's of qty i+200. It answers the products' uids.
-func bothWays(t *testing.T, introspection bool) (*shopServer, []string) {
-	t.Helper()
-	orders, prods, _ := shop()
-	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
-	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
-	tables := []gql.Table{orders, prods}
-	s := newShopWith(t, gql.Config{Tables: tables, Records: records(t, tables...), Introspection: introspection})
-	var pdata []string
-	for i := range 100 {
-		pdata = append(pdata, fmt.Sprintf(`{name: "p%02d", price: %d}`, i, i))
-	}
-	pu := s.uids(t, "alice", "createproducts", pdata)
-	var odata []string
-	for i := range 300 {
-		odata = append(odata, fmt.Sprintf(`{qty: %d, productId: %q}`, i, pu[i%100]))
-	}
-	s.uids(t, "alice", "createorders", odata[:200])
-	s.uids(t, "bob", "createorders", odata[200:])
-	return s, pu
-}
-
+// TestRelationsBothWays: orders name their product and products list their orders, as
+// issue 13 declares them.
 func TestRelationsBothWays(t *testing.T) {
-	s, pu := bothWays(t, true)
+	orders, prods, _ := shop()
+	relateBothWays(&orders, &prods)
+	tables := []gql.Table{orders, prods}
+	s := newShopWith(t, gql.Config{Tables: tables, Records: records(t, tables...), Introspection: true})
+	pu := s.hundredProducts(t)
 
 	// The figures of issue 13: each direction costs one store query per level.
 	out, n := s.run(t, "alice", `{ products(limit: 100) { name orders(orderBy: [{field: qty, direction: DESC}]) { qty } } }`, "{}")
@@ -226,8 +208,7 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 // binds, not the one that closes the cycle, which is refused before the stream starts.
 func TestSubscriptionSelectingACycle(t *testing.T) {
 	orders, prods, _ := shop()
-	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
-	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
+	relateBothWays(&orders, &prods)
 	cfg := gql.Config{Tables: []gql.Table{orders, prods}, Changes: stores.Changes().Project("cycles")}
 	cfg.Records = records(t, cfg.Tables...)
 	api, err := gql.New(cfg)

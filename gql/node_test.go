@@ -24,8 +24,7 @@ func TestNodeClients(t *testing.T) {
 	// Orders and products related both ways: the schema has a cycle, which introspection
 	// and buildClientSchema must carry.
 	orders, prods, _ := shop()
-	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
-	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
+	relateBothWays(&orders, &prods)
 	srv := serve(t, gql.Config{Tables: []gql.Table{orders, prods}, Introspection: true})
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	for _, args := range [][]string{{"audit.mjs"}, {"introspect.mjs"}, {"introspect.mjs", "full"}} {

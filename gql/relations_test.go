@@ -88,6 +88,30 @@ func (s *shopServer) uids(t *testing.T, sub, mutation string, data []string) []s
 	return got
 }
 
+// hundredProducts creates products p00..p99 (price i) and, for each, alice's orders of qty i
+// and i+100 and bob's of qty i+200; it answers the products' uids.
+func (s *shopServer) hundredProducts(t *testing.T) []string {
+	t.Helper()
+	var pdata []string
+	for i := range 100 {
+		pdata = append(pdata, fmt.Sprintf(`{name: "p%02d", price: %d}`, i, i))
+	}
+	pu := s.uids(t, "alice", "createproducts", pdata)
+	var odata []string
+	for i := range 300 {
+		odata = append(odata, fmt.Sprintf(`{qty: %d, productId: %q}`, i, pu[i%100]))
+	}
+	s.uids(t, "alice", "createorders", odata[:200])
+	s.uids(t, "bob", "createorders", odata[200:])
+	return pu
+}
+
+// relateBothWays declares orders.product and products.orders, as issue 13's example does.
+func relateBothWays(orders, prods *gql.Table) {
+	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
+	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
+}
+
 func TestRelationsManyToOne(t *testing.T) {
 	orders, prods, makers := shop()
 	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
@@ -146,18 +170,7 @@ func TestRelationsOneToMany(t *testing.T) {
 	orders, prods, _ := shop()
 	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
 	s := newShop(t, orders, prods)
-
-	var pdata []string
-	for i := range 100 {
-		pdata = append(pdata, fmt.Sprintf(`{name: "p%02d", price: %d}`, i, i))
-	}
-	pu := s.uids(t, "alice", "createproducts", pdata)
-	var odata []string
-	for i := range 300 {
-		odata = append(odata, fmt.Sprintf(`{qty: %d, productId: %q}`, i, pu[i%100]))
-	}
-	s.uids(t, "alice", "createorders", odata[:200])
-	s.uids(t, "bob", "createorders", odata[200:])
+	s.hundredProducts(t)
 
 	// 100 products with their orders: one query for the products, one for every order.
 	out, n := s.run(t, "alice", `{ products(limit: 100) { name orders(orderBy: [{field: qty, direction: DESC}]) { qty } } }`, "{}")
