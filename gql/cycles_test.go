@@ -163,9 +163,10 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 	prods := products()
 	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
 	recs := records(t, orders, prods)
-	oneWay := newShopWith(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs})
+	// A small selection limit, so that a document can pass it.
+	oneWay := newShopWith(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs, MaxSelections: 40})
 	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
-	bothWays := newShopWith(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs})
+	bothWays := newShopWith(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs, MaxSelections: 40})
 
 	pu := oneWay.uids(t, "alice", "createproducts", []string{`{name: "Widget", price: 19.99, author: "ann"}`, `{name: "<b>&amp;</b> \"q\"", price: 1e21}`, `{name: "secret", price: 0.1}`})
 	oneWay.uids(t, "bob", "createproducts", []string{`{name: "bob's", price: 2}`})
@@ -195,6 +196,7 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 		{"alice", `{ products(where: {sku: {eq: 1}}) { orders { qty } } }`, `{}`},
 		{"alice", `{ products(limit: 1001) { orders { qty } } }`, `{}`},
 		{"broken", `{ products { orders { qty } } }`, `{}`},
+		{"alice", `{ products { orders { ...Q ...Q ...Q2 } } } fragment Q on order { qty paid tags ...Q2 } fragment Q2 on order { a: qty b: qty c: qty d: qty e: qty f: qty g: qty h: qty i: qty j: qty }`, `{}`},
 	} {
 		want, _ := oneWay.run(t, c.sub, c.query, c.vars)
 		got, _ := bothWays.run(t, c.sub, c.query, c.vars)
