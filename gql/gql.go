@@ -5,7 +5,8 @@
 // graph-gophers/graphql-go; resolvers are struct fields of function type in a root struct,
 // and records are structs, both built at run time with reflect, so no code is generated per
 // project. New does all of that once per definition; ServeHTTP only decodes, executes and
-// encodes.
+// encodes. Relations that lead back to where they start cannot be bound to such types; a
+// query that selects one runs on a nested plan of the package's own (nested.go).
 package gql
 
 import (

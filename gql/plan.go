@@ -281,11 +281,13 @@ func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet,
 			ps := planSel{key: s.Alias, cond: with(cond, s.Directives), index: -1}
 			if s.Name != "__typename" {
 				i, ok := idx[s.Name]
-				if r, isRel := t.relation(s.Name); !ok && isRel && b.nested {
-					if !b.relation(t, r, s, ps.cond, out) {
-						return false
+				if !ok && b.nested {
+					if r, isRel := t.relation(s.Name); isRel {
+						if !b.relation(t, r, s, ps.cond, out) {
+							return false
+						}
+						continue
 					}
-					continue
 				}
 				if !ok {
 					return false
