@@ -69,7 +69,8 @@ func (d documents) prepare(query, opName string, get bool) prepared {
 	}
 	p := prepared{op: d.keys.operation(query, opName, get), exec: d.keys.rewrite(query)}
 	if d.nested != nil {
-		p.nested = d.nested(query, opName)
+		// The text with the response keys: a nested plan answers mutations under them.
+		p.nested = d.nested(p.exec, opName)
 	}
 	if p.op.introspects {
 		p.exec, p.fill = completeIntrospection(p.exec, opName, d.keys.maxTokens)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 
 	graphql "github.com/graph-gophers/graphql-go"
 	gast "github.com/graph-gophers/graphql-go/ast"
@@ -30,6 +31,7 @@ type nested struct {
 	// is graph-gophers' selection limit, answered as graph-gophers does, with data null.
 	refusal  string
 	tooMany  bool
+	typename string // of the operation's root
 	defaults map[string]any
 	fields   []planField
 }
@@ -52,14 +54,79 @@ func (a *API) newNested(query, opName string) *nested {
 	if field == "" {
 		return nil
 	}
-	if op.Operation != ast.Query {
-		return &nested{refusal: fmt.Sprintf("%s closes a cycle of relations, which only a query can select: ask for it in a query once the %s has answered", field, op.Operation)}
+	if op.Operation == ast.Subscription {
+		// An event's record is written by graph-gophers as each change comes.
+		return &nested{refusal: fmt.Sprintf("%s closes a cycle of relations, which a subscription cannot select: read it with a query when the event comes", field)}
 	}
-	b := planBuilder{a: a, doc: doc, keys: map[string]bool{}, nested: true, cutField: field}
+	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}, nested: true, cutField: field}
 	if !b.root(op.SelectionSet, nil) {
 		return &nested{refusal: cmp.Or(b.why, "the document cannot be run"), tooMany: b.tooMany}
 	}
-	return &nested{defaults: defaultsOf(op), fields: b.fields}
+	return &nested{typename: capitalized(string(op.Operation)), defaults: defaultsOf(op), fields: b.fields}
+}
+
+// rootField is how a nested plan resolves a root field: records answers its records (a
+// list when list is set; else one, or none for null), scalar the value of a field without
+// selections. nullable: its null does not null data (every mutation field's).
+type rootField struct {
+	records  func(context.Context, args) ([]reflect.Value, error)
+	list     bool
+	scalar   func(context.Context, args) (any, error)
+	nullable bool
+}
+
+// rootOf is how a nested plan runs the root field name of an operation of kind op, with
+// the resolvers graph-gophers calls for it; false for one it does not run (a connection or
+// an aggregate, whose selections it does not write).
+func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
+	for _, t := range a.lists {
+		n := t.names
+		creates, updates, dels := batchNames(t.def)
+		switch {
+		case op == ast.Query && name == n.list:
+			return t, rootField{records: noted(a, "list", t.decoded), list: true}, true
+		case op == ast.Query && name == n.count:
+			return t, rootField{scalar: anyOf(noted(a, "count", t.count))}, true
+		case op == ast.Mutation && (name == n.create || name == n.createCamel):
+			return t, rootField{records: oneOf(noted(a, "create", t.create)), nullable: true}, true
+		case op == ast.Mutation && (name == n.update || name == n.updateCamel):
+			return t, rootField{records: oneOf(noted(a, "update", t.update)), nullable: true}, true
+		case op == ast.Mutation && (name == n.del || name == n.delCamel):
+			return t, rootField{scalar: anyOf(noted(a, "delete", t.remove)), nullable: true}, true
+		case op == ast.Mutation && slices.Contains(creates, name):
+			many := noted(a, "create", t.createMany)
+			return t, rootField{records: func(ctx context.Context, in args) ([]reflect.Value, error) {
+				list, err := many(ctx, in)
+				if err != nil {
+					return nil, err
+				}
+				return elems(list.Elem()), nil
+			}, list: true, nullable: true}, true
+		case op == ast.Mutation && slices.Contains(updates, name):
+			return t, rootField{scalar: anyOf(noted(a, "update", t.updateMany)), nullable: true}, true
+		case op == ast.Mutation && slices.Contains(dels, name):
+			return t, rootField{scalar: anyOf(noted(a, "delete", t.deleteMany)), nullable: true}, true
+		}
+	}
+	return nil, rootField{}, false
+}
+
+// oneOf answers the record a create or update resolver answers, as a list of one.
+func oneOf(resolve func(context.Context, args) (reflect.Value, error)) func(context.Context, args) ([]reflect.Value, error) {
+	return func(ctx context.Context, in args) ([]reflect.Value, error) {
+		v, err := resolve(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return []reflect.Value{v.Elem()}, nil
+	}
+}
+
+// anyOf answers a scalar resolver's value as any.
+func anyOf[T any](resolve func(context.Context, args) (T, error)) func(context.Context, args) (any, error) {
+	return func(ctx context.Context, in args) (any, error) {
+		return resolve(ctx, in)
+	}
 }
 
 // cutField is the first cut relation op selects, as type.field; "" when it selects none.
@@ -159,13 +226,13 @@ func (n *nested) run(ctx context.Context, a *API, query string, vars map[string]
 		}
 		out = appendKey(out, f.key)
 		if f.t == nil {
-			out = append(out, `"Query"`...)
+			out = appendString(out, n.typename)
 			continue
 		}
 		var ok bool
-		out, ok = w.list(out, f)
-		// A root list is non-null: its null nulls data.
-		null = null || !ok
+		out, ok = w.root(out, f)
+		// A null where the field may not be null nulls data.
+		null = null || !ok && !f.root.nullable
 	}
 	if err := ctx.Err(); err != nil {
 		return &graphql.Response{Errors: []*gqlerrors.QueryError{gqlerrors.Errorf("%s", err)}}
@@ -206,16 +273,31 @@ func (w *nestedRun) fail(err error, path []any) {
 	w.errs = append(w.errs, fieldError(w.a.public(w.ctx, err), path))
 }
 
-// list writes a root list; false when it is null.
-func (w *nestedRun) list(out []byte, f *planField) ([]byte, bool) {
+// root writes a root field; false when it is null.
+func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 	path := []any{f.key}
 	in, _ := planArgs(f.args, w.vars)
-	recs, err := noted(w.a, "list", f.t.decoded)(w.ctx, in)
+	if f.root.scalar != nil {
+		v, err := f.root.scalar(w.ctx, in)
+		if err == nil {
+			var js []byte
+			if js, err = json.Marshal(v); err == nil {
+				return append(out, js...), string(js) != "null"
+			}
+		}
+		w.fail(err, path)
+		return append(out, "null"...), false
+	}
+	recs, err := f.root.records(w.ctx, in)
 	if err != nil {
 		w.fail(err, path)
 		return append(out, "null"...), false
 	}
-	return w.records(out, w.load(f.t, recs, f.sels), recs, path)
+	lvl := w.load(f.t, recs, f.sels)
+	if f.root.list {
+		return w.records(out, lvl, recs, path)
+	}
+	return w.record(out, lvl, recs[0], path)
 }
 
 // load reads the relations sels select for recs, records of t, and theirs, level by level.

@@ -40,7 +40,8 @@ type planVar struct {
 	typ  gast.Type
 }
 
-// planField is a root field: a table's list, or __typename (t nil).
+// planField is a root field: a table's list, or __typename (t nil); in a nested plan, any
+// root field of a table that root resolves.
 type planField struct {
 	key  string // the response key, alias or name
 	cond []condition
@@ -50,6 +51,7 @@ type planField struct {
 	// fixed are the selections written, one per response key, when no directive decides.
 	fixed []*planSel
 	keys  storedKeys
+	root  rootField
 }
 
 type planArg struct {
@@ -113,7 +115,7 @@ func (a *API) newPlan(query, opName string) *plan {
 		}
 	}
 	p.defaults = defaultsOf(op)
-	b := planBuilder{a: a, doc: doc, keys: map[string]bool{}}
+	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}}
 	if !b.root(op.SelectionSet, nil) {
 		return nil
 	}
@@ -200,6 +202,7 @@ func defaultsOf(op *ast.OperationDefinition) map[string]any {
 type planBuilder struct {
 	a        *API
 	doc      *ast.QueryDocument
+	op       ast.Operation
 	fields   []planField
 	keys     map[string]bool
 	expanded int
@@ -239,8 +242,14 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 			f := planField{key: s.Alias, cond: with(cond, s.Directives)}
 			if s.Name != "__typename" {
 				t := b.a.lists[s.Name]
+				if b.nested {
+					var ok bool
+					if t, f.root, ok = b.a.rootOf(b.op, s.Name); !ok {
+						b.why = fmt.Sprintf("%s cannot be selected in the same operation as %s, which closes a cycle of relations: send it in an operation of its own", s.Name, b.cutField)
+						return false
+					}
+				}
 				if t == nil {
-					b.why = fmt.Sprintf("%s cannot be selected in the same operation as %s, which closes a cycle of relations: send it in an operation of its own", s.Name, b.cutField)
 					return false
 				}
 				f.t, f.keys = t, newStoredKeys(t)
@@ -592,7 +601,7 @@ func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out [
 }
 
 // planArgs are a field's arguments as graph-gophers hands them to the resolvers; false for
-// an argument no list or relation takes.
+// an argument no list, relation or mutation takes.
 func planArgs(list []planArg, vars map[string]any) (args, bool) {
 	var in args
 	for _, arg := range list {
@@ -608,6 +617,8 @@ func planArgs(list []planArg, vars map[string]any) (args, bool) {
 			in.Limit = v
 		case "offset":
 			in.Offset = v
+		case "data":
+			in.Data = v
 		default:
 			return in, false
 		}
