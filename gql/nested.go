@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 
 	graphql "github.com/graph-gophers/graphql-go"
 	gast "github.com/graph-gophers/graphql-go/ast"
@@ -67,17 +68,19 @@ func (a *API) newNested(query, opName string) *nested {
 
 // rootField is how a nested plan resolves a root field: records answers its records (a
 // list when list is set; else one, or none for null), scalar the value of a field without
-// selections. nullable: its null does not null data (every mutation field's).
+// selections, conn a connection (a value of the table's conn type). nullable: its null does
+// not null data (every mutation field's).
 type rootField struct {
 	records  func(context.Context, args) ([]reflect.Value, error)
 	list     bool
 	scalar   func(context.Context, args) (any, error)
+	conn     func(context.Context, args) (reflect.Value, error)
 	nullable bool
 }
 
 // rootOf is how a nested plan runs the root field name of an operation of kind op, with
-// the resolvers graph-gophers calls for it; false for one it does not run (a connection or
-// an aggregate, whose selections it does not write).
+// the resolvers graph-gophers calls for it; false for one it does not run (an aggregate,
+// whose selections it does not write).
 func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 	for _, t := range a.lists {
 		n := t.names
@@ -85,6 +88,8 @@ func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 		switch {
 		case op == ast.Query && name == n.list:
 			return t, rootField{records: noted(a, "list", t.decoded), list: true}, true
+		case op == ast.Query && name == n.connection:
+			return t, rootField{conn: noted(a, "list", t.connection)}, true
 		case op == ast.Query && name == n.count:
 			return t, rootField{scalar: anyOf(noted(a, "count", t.count))}, true
 		case op == ast.Mutation && (name == n.create || name == n.createCamel):
@@ -288,6 +293,9 @@ func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 		w.fail(err, path)
 		return append(out, "null"...), false
 	}
+	if f.root.conn != nil {
+		return w.connection(out, f, in, path)
+	}
 	recs, err := f.root.records(w.ctx, in)
 	if err != nil {
 		w.fail(err, path)
@@ -347,14 +355,22 @@ func (w *nestedRun) records(out []byte, lvl *level, recs []reflect.Value, path [
 	return append(out, ']'), true
 }
 
-// record writes one record of lvl at path; false when it is null: a non-null field of it
-// is. Every field is written, so that each failure below it is reported.
+// record writes one record of lvl at path; false when it is null.
 func (w *nestedRun) record(out []byte, lvl *level, v reflect.Value, path []any) ([]byte, bool) {
+	return w.object(out, lvl.t.names.typ, lvl.sels, path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
+		return w.field(out, lvl, v, s, path)
+	})
+}
+
+// object writes an object at path: its selections sels, __typename as typename, the others
+// by value; false when it is null: a non-null field of it is. Every field is written, so
+// that each failure below it is reported.
+func (w *nestedRun) object(out []byte, typename string, sels []*planSel, path []any, value func([]byte, *planSel, []any) ([]byte, bool)) ([]byte, bool) {
 	mark := len(out)
 	whole := true
-	out, _ = appendObject(out, lvl.t, lvl.sels, func(out []byte, s *planSel) ([]byte, bool) {
+	out, _ = appendObject(out, typename, sels, func(out []byte, s *planSel) ([]byte, bool) {
 		var ok bool
-		out, ok = w.field(out, lvl, v, s, append(path[:len(path):len(path)], s.key))
+		out, ok = value(out, s, append(path[:len(path):len(path)], s.key))
 		whole = whole && ok
 		return out, true
 	})
@@ -362,6 +378,110 @@ func (w *nestedRun) record(out []byte, lvl *level, v reflect.Value, path []any) 
 		return append(out[:mark], "null"...), false
 	}
 	return out, true
+}
+
+// connection writes a connection of f's table at path: the nodes of its edges are read once
+// for each node selection, their relations level by level.
+func (w *nestedRun) connection(out []byte, f *planField, in args, path []any) ([]byte, bool) {
+	conn, err := f.root.conn(w.ctx, in)
+	if err != nil {
+		w.fail(err, path)
+		return append(out, "null"...), false
+	}
+	t, edges := f.t, conn.Field(0)
+	nodes := make([]reflect.Value, edges.Len())
+	for i := range nodes {
+		nodes[i] = edges.Index(i).Field(1)
+	}
+	sels := func(all []planSel) []*planSel {
+		// Validation has checked that directives' arguments are Booleans.
+		s, _ := selectedOf(all, w.vars)
+		return s
+	}
+	return w.object(out, t.names.connType, sels(f.sels), path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
+		switch s.part {
+		case "totalCount":
+			n, err := conn.Field(2).Interface().(func(context.Context) (int32, error))(w.ctx)
+			if err != nil {
+				w.fail(err, path)
+				return append(out, "null"...), false
+			}
+			return strconv.AppendInt(out, int64(n), 10), true
+		case "pageInfo":
+			info := conn.Field(1).Interface().(pageInfo)
+			return w.object(out, "PageInfo", sels(s.sels), path, func(out []byte, p *planSel, _ []any) ([]byte, bool) {
+				if p.part == "hasNextPage" {
+					return strconv.AppendBool(out, info.HasNextPage), true
+				}
+				return appendJSON(out, info.EndCursor), true
+			})
+		}
+		edgeSels := sels(s.sels)
+		levels := map[*planSel]*level{}
+		for _, e := range edgeSels {
+			if e.part == "node" {
+				levels[e] = w.load(t, nodes, e.sels)
+			}
+		}
+		mark := len(out)
+		whole := true
+		out = append(out, '[')
+		for i, node := range nodes {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			var ok bool
+			out, ok = w.object(out, t.names.edgeType, edgeSels, append(path[:len(path):len(path)], i), func(out []byte, e *planSel, path []any) ([]byte, bool) {
+				if e.part == "cursor" {
+					return appendJSON(out, edges.Index(i).Field(0).String()), true
+				}
+				return w.record(out, levels[e], node, path)
+			})
+			whole = whole && ok
+		}
+		if !whole {
+			return append(out[:mark], "null"...), false
+		}
+		return append(out, ']'), true
+	})
+}
+
+// appendJSON writes v as encoding/json does, as graph-gophers writes a scalar.
+func appendJSON(out []byte, v any) []byte {
+	js, _ := json.Marshal(v)
+	return append(out, js...)
+}
+
+// The levels of the selections of a connection: the connection, an edge, a page.
+const (
+	connParts = iota
+	edgeParts
+	pageParts
+)
+
+// connection adds the selections of a connection of t's records, or of its edge or page
+// (level), to out.
+func (b *planBuilder) connection(t *table, set ast.SelectionSet, level int, out *[]planSel) bool {
+	return b.each(set, nil, func(s *ast.Field, cond []condition) bool {
+		ps := planSel{key: s.Alias, cond: cond, index: -1, part: s.Name}
+		var ok bool
+		switch {
+		case s.Name == "__typename":
+			ps.part = ""
+			fallthrough
+		case len(s.SelectionSet) == 0:
+			// totalCount, cursor, hasNextPage, endCursor
+			*out = append(*out, ps)
+			return true
+		case level == connParts && s.Name == "edges":
+			ok = b.connection(t, s.SelectionSet, edgeParts, &ps.sels)
+		case level == connParts && s.Name == "pageInfo":
+			ok = b.connection(t, s.SelectionSet, pageParts, &ps.sels)
+		case level == edgeParts && s.Name == "node":
+			ok = b.record(t, t.scalarFields(), s.SelectionSet, nil, &ps.sels)
+		}
+		return ok && b.merge(t.names.connType+"."+s.Name, ps, out)
+	})
 }
 
 // field writes the selection s of v, a record of lvl; false when it is null though its

@@ -60,7 +60,8 @@ type planArg struct {
 }
 
 // planSel is one scalar of the record type: the record struct's field index, or
-// __typename (index -1); or, in a nested plan (nested.go), a relation (rel set, index -1).
+// __typename (index -1); or, in a nested plan (nested.go), a relation (rel set, index -1)
+// or a part of a connection (part set, index -1).
 type planSel struct {
 	key   string
 	cond  []condition
@@ -72,7 +73,13 @@ type planSel struct {
 	target *table
 	args   []planArg
 	sels   []planSel
+	// part is the field of a connection, an edge or a page a selection of a connection
+	// names (nested.go); sels are those of edges and pageInfo, and the record's of node.
+	part string
 }
+
+// typename: the selection is __typename.
+func (s *planSel) typename() bool { return s.index < 0 && s.rel == nil && s.part == "" }
 
 // condition is an @include or @skip of a selection or of a fragment around it.
 type condition struct {
@@ -224,51 +231,26 @@ func (b *planBuilder) expand() bool {
 	return !b.tooMany
 }
 
-// root adds the root fields of set; false when one is not a table's list or __typename.
-func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
+// each calls fn with each field of set, flattened through fragments, with the conditions
+// around it; false when fn answers false, or at the selection limit, where graph-gophers
+// stops expanding (fragments spread in fragments multiply).
+func (b *planBuilder) each(set ast.SelectionSet, cond []condition, fn func(f *ast.Field, cond []condition) bool) bool {
 	for _, sel := range set {
-		// Fragments spread in fragments multiply: stop where graph-gophers would.
 		if !b.expand() {
 			return false
 		}
 		switch s := sel.(type) {
 		case *ast.Field:
-			if b.keys[s.Alias] {
-				// Fields merged under one key: left to graph-gophers.
-				b.why = fmt.Sprintf("%q is the response key of more than one root field: give each its own", s.Alias)
+			if !fn(s, with(cond, s.Directives)) {
 				return false
 			}
-			b.keys[s.Alias] = true
-			f := planField{key: s.Alias, cond: with(cond, s.Directives)}
-			if s.Name != "__typename" {
-				t := b.a.lists[s.Name]
-				if b.nested {
-					var ok bool
-					if t, f.root, ok = b.a.rootOf(b.op, s.Name); !ok {
-						b.why = fmt.Sprintf("%s cannot be selected in the same operation as %s, which closes a cycle of relations: send it in an operation of its own", s.Name, b.cutField)
-						return false
-					}
-				}
-				if t == nil {
-					return false
-				}
-				f.t, f.keys = t, newStoredKeys(t)
-				for _, arg := range s.Arguments {
-					f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
-				}
-				idx := t.scalarFields()
-				if !b.record(t, idx, s.SelectionSet, nil, &f.sels) {
-					return false
-				}
-			}
-			b.fields = append(b.fields, f)
 		case *ast.InlineFragment:
-			if !b.root(s.SelectionSet, with(cond, s.Directives)) {
+			if !b.each(s.SelectionSet, with(cond, s.Directives), fn) {
 				return false
 			}
 		case *ast.FragmentSpread:
 			fd := b.doc.Fragments.ForName(s.Name)
-			if fd == nil || !b.root(fd.SelectionSet, with(cond, s.Directives)) {
+			if fd == nil || !b.each(fd.SelectionSet, with(cond, s.Directives), fn) {
 				return false
 			}
 		default:
@@ -278,73 +260,102 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 	return true
 }
 
-// record adds the selections of a record of t; false when one is not a scalar of its own.
-func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet, cond []condition, out *[]planSel) bool {
-	for _, sel := range set {
-		// Fragments spread in fragments multiply: stop where graph-gophers would.
-		if !b.expand() {
+// root adds the root fields of set; false when one is not a table's list or __typename (in
+// a nested plan, a root field rootOf resolves).
+func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
+	return b.each(set, cond, func(s *ast.Field, cond []condition) bool {
+		if b.keys[s.Alias] {
+			// Fields merged under one key: left to graph-gophers.
+			b.why = fmt.Sprintf("%q is the response key of more than one root field: give each its own", s.Alias)
 			return false
 		}
-		switch s := sel.(type) {
-		case *ast.Field:
-			ps := planSel{key: s.Alias, cond: with(cond, s.Directives), index: -1}
-			if s.Name != "__typename" {
-				i, ok := idx[s.Name]
-				if !ok && b.nested {
-					if r, isRel := t.relation(s.Name); isRel {
-						if !b.relation(t, r, s, ps.cond, out) {
-							return false
-						}
-						continue
-					}
-				}
-				if !ok {
+		b.keys[s.Alias] = true
+		f := planField{key: s.Alias, cond: cond}
+		if s.Name != "__typename" {
+			t := b.a.lists[s.Name]
+			if b.nested {
+				var ok bool
+				if t, f.root, ok = b.a.rootOf(b.op, s.Name); !ok {
+					b.why = fmt.Sprintf("%s cannot be selected in the same operation as %s, which closes a cycle of relations: send it in an operation of its own", s.Name, b.cutField)
 					return false
 				}
-				ps.index = i
-				if f, ok := t.def.Field(s.Name); ok {
-					ps.list = f.Type.List
+			}
+			if t == nil {
+				return false
+			}
+			f.t, f.keys = t, newStoredKeys(t)
+			for _, arg := range s.Arguments {
+				f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
+			}
+			if f.root.conn != nil {
+				if !b.connection(t, s.SelectionSet, connParts, &f.sels) {
+					return false
+				}
+			} else if !b.record(t, t.scalarFields(), s.SelectionSet, nil, &f.sels) {
+				return false
+			}
+		}
+		b.fields = append(b.fields, f)
+		return true
+	})
+}
+
+// record adds the selections of a record of t; false when one is not a scalar of its own
+// (in a nested plan, a relation).
+func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet, cond []condition, out *[]planSel) bool {
+	return b.each(set, cond, func(s *ast.Field, cond []condition) bool {
+		ps := planSel{key: s.Alias, cond: cond, index: -1}
+		if s.Name != "__typename" {
+			i, ok := idx[s.Name]
+			if !ok && b.nested {
+				if r, isRel := t.relation(s.Name); isRel {
+					return b.relation(t, r, s, ps.cond, out)
 				}
 			}
-			*out = append(*out, ps)
-		case *ast.InlineFragment:
-			if !b.record(t, idx, s.SelectionSet, with(cond, s.Directives), out) {
+			if !ok {
 				return false
 			}
-		case *ast.FragmentSpread:
-			fd := b.doc.Fragments.ForName(s.Name)
-			if fd == nil || !b.record(t, idx, fd.SelectionSet, with(cond, s.Directives), out) {
-				return false
+			ps.index = i
+			if f, ok := t.def.Field(s.Name); ok {
+				ps.list = f.Type.List
 			}
-		default:
-			return false
 		}
-	}
-	return true
+		*out = append(*out, ps)
+		return true
+	})
 }
 
 // relation adds a relation field of a record of t, with the selections of the related
-// record; a second selection under the same key adds to the first, as graph-gophers merges
-// them.
+// record.
 func (b *planBuilder) relation(t *table, r Relation, s *ast.Field, cond []condition, out *[]planSel) bool {
 	target := t.related[r.Table]
 	ps := planSel{key: s.Alias, cond: cond, index: -1, rel: &r, target: target}
 	for _, arg := range s.Arguments {
 		ps.args = append(ps.args, planArg{name: arg.Name, value: arg.Value})
 	}
-	if !b.record(target, target.scalarFields(), s.SelectionSet, nil, &ps.sels) {
-		return false
-	}
+	return b.record(target, target.scalarFields(), s.SelectionSet, nil, &ps.sels) && b.merge(t.names.typ+"."+r.Name, ps, out)
+}
+
+// merge adds ps, a selection with selections of its own (a relation, or a part of a
+// connection), to out; a second one under the same key adds its selections to the first,
+// merging theirs in turn, as graph-gophers merges them.
+func (b *planBuilder) merge(name string, ps planSel, out *[]planSel) bool {
 	for i := range *out {
 		o := &(*out)[i]
-		if o.key != ps.key || o.rel == nil {
+		if o.key != ps.key || len(o.sels) == 0 {
 			continue
 		}
 		if !sameConditions(o.cond, ps.cond) {
-			b.why = fmt.Sprintf("%s.%s is selected under the key %q more than once with different @include or @skip: select it once", t.names.typ, r.Name, ps.key)
+			b.why = fmt.Sprintf("%s is selected under the key %q more than once with different @include or @skip: select it once", name, ps.key)
 			return false
 		}
-		o.sels = append(o.sels, ps.sels...)
+		for _, c := range ps.sels {
+			if len(c.sels) == 0 {
+				o.sels = append(o.sels, c)
+			} else if !b.merge(name+"."+c.key, c, &o.sels) {
+				return false
+			}
+		}
 		return true
 	}
 	*out = append(*out, ps)
@@ -601,7 +612,7 @@ func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out [
 }
 
 // planArgs are a field's arguments as graph-gophers hands them to the resolvers; false for
-// an argument no list, relation or mutation takes.
+// an argument no list, connection, relation or mutation takes.
 func planArgs(list []planArg, vars map[string]any) (args, bool) {
 	var in args
 	for _, arg := range list {
@@ -619,6 +630,10 @@ func planArgs(list []planArg, vars map[string]any) (args, bool) {
 			in.Offset = v
 		case "data":
 			in.Data = v
+		case "first":
+			in.First = v
+		case "after":
+			in.After = v
 		default:
 			return in, false
 		}
@@ -646,7 +661,7 @@ func skipped(cond []condition, vars map[string]any) (skip, ok bool) {
 // pointer as null, a list element by element.
 func appendRecord(out []byte, t *table, rec reflect.Value, sels []*planSel) ([]byte, error) {
 	var err error
-	out, _ = appendObject(out, t, sels, func(out []byte, s *planSel) ([]byte, bool) {
+	out, _ = appendObject(out, t.names.typ, sels, func(out []byte, s *planSel) ([]byte, bool) {
 		out, err = appendField(out, rec, s)
 		return out, err == nil
 	})
@@ -678,17 +693,17 @@ func appendField(out []byte, rec reflect.Value, s *planSel) ([]byte, error) {
 	return append(out, ']'), nil
 }
 
-// appendObject writes one record's selections, their values by value; false as soon as
-// value answers false.
-func appendObject(out []byte, t *table, sels []*planSel, value func([]byte, *planSel) ([]byte, bool)) ([]byte, bool) {
+// appendObject writes one object's selections: __typename as typename, the others by value;
+// false as soon as value answers false.
+func appendObject(out []byte, typename string, sels []*planSel, value func([]byte, *planSel) ([]byte, bool)) ([]byte, bool) {
 	out = append(out, '{')
 	for i, s := range sels {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = appendKey(out, s.key)
-		if s.index < 0 && s.rel == nil {
-			out = appendString(out, t.names.typ)
+		if s.typename() {
+			out = appendString(out, typename)
 			continue
 		}
 		var ok bool
