@@ -68,28 +68,37 @@ func (a *API) newNested(query, opName string) *nested {
 
 // rootField is how a nested plan resolves a root field: records answers its records (a
 // list when list is set; else one, or none for null), scalar the value of a field without
-// selections, conn a connection (a value of the table's conn type). nullable: its null does
-// not null data (every mutation field's).
+// selections, conn a connection (a value of the table's conn type), figures an aggregate's
+// (a value of its result type) for the paths selected. nullable: its null does not null data
+// (every mutation field's).
 type rootField struct {
 	records  func(context.Context, args) ([]reflect.Value, error)
 	list     bool
 	scalar   func(context.Context, args) (any, error)
 	conn     func(context.Context, args) (reflect.Value, error)
+	figures  func(context.Context, args, []string) (reflect.Value, error)
 	nullable bool
 }
 
 // rootOf is how a nested plan runs the root field name of an operation of kind op, with
-// the resolvers graph-gophers calls for it; false for one it does not run (an aggregate,
-// whose selections it does not write).
+// the resolvers graph-gophers calls for it; false for one it does not run.
 func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 	for _, t := range a.lists {
 		n := t.names
 		creates, updates, dels := batchNames(t.def)
+		agg, _, _, _ := aggregateNames(t.def)
 		switch {
 		case op == ast.Query && name == n.list:
 			return t, rootField{records: noted(a, "list", t.decoded), list: true}, true
 		case op == ast.Query && name == n.connection:
 			return t, rootField{conn: noted(a, "list", t.connection)}, true
+		case op == ast.Query && name == agg:
+			at := newAggTypes(t.def)
+			return t, rootField{figures: func(ctx context.Context, in args, paths []string) (reflect.Value, error) {
+				return noted(a, "aggregate", func(ctx context.Context, in args) (reflect.Value, error) {
+					return t.aggregated(ctx, at, in, paths)
+				})(ctx, in)
+			}}, true
 		case op == ast.Query && name == n.count:
 			return t, rootField{scalar: anyOf(noted(a, "count", t.count))}, true
 		case op == ast.Mutation && (name == n.create || name == n.createCamel):
@@ -293,8 +302,11 @@ func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 		w.fail(err, path)
 		return append(out, "null"...), false
 	}
-	if f.root.conn != nil {
+	switch {
+	case f.root.conn != nil:
 		return w.connection(out, f, in, path)
+	case f.root.figures != nil:
+		return w.figures(out, f, in, path)
 	}
 	recs, err := f.root.records(w.ctx, in)
 	if err != nil {
@@ -311,8 +323,7 @@ func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 // load reads the relations sels select for recs, records of t, and theirs, level by level.
 func (w *nestedRun) load(t *table, recs []reflect.Value, sels []planSel) *level {
 	lvl := &level{t: t, rels: map[*planSel]*related{}}
-	// Validation has checked that directives' arguments are Booleans.
-	lvl.sels, _ = selectedOf(sels, w.vars)
+	lvl.sels = w.selected(sels)
 	for _, s := range lvl.sels {
 		if s.rel == nil || len(recs) == 0 {
 			continue
@@ -393,11 +404,7 @@ func (w *nestedRun) connection(out []byte, f *planField, in args, path []any) ([
 	for i := range nodes {
 		nodes[i] = edges.Index(i).Field(1)
 	}
-	sels := func(all []planSel) []*planSel {
-		// Validation has checked that directives' arguments are Booleans.
-		s, _ := selectedOf(all, w.vars)
-		return s
-	}
+	sels := w.selected
 	return w.object(out, t.names.connType, sels(f.sels), path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
 		switch s.part {
 		case "totalCount":
@@ -446,22 +453,60 @@ func (w *nestedRun) connection(out []byte, f *planField, in args, path []any) ([
 	})
 }
 
+// figures writes an aggregate of f's table at path: the figures its selections name,
+// computed by the store.
+func (w *nestedRun) figures(out []byte, f *planField, in args, path []any) ([]byte, bool) {
+	sels := w.selected(f.sels)
+	var paths []string
+	for _, s := range sels {
+		for _, c := range w.selected(s.sels) {
+			if !c.typename() {
+				paths = append(paths, s.part+"."+c.part)
+			}
+		}
+	}
+	v, err := f.root.figures(w.ctx, in, paths)
+	if err != nil {
+		w.fail(err, path)
+		return append(out, "null"...), false
+	}
+	_, result, numbers, bounds := aggregateNames(f.t.def)
+	var write func(out []byte, v reflect.Value, typename string, sels []*planSel, path []any) ([]byte, bool)
+	write = func(out []byte, v reflect.Value, typename string, sels []*planSel, path []any) ([]byte, bool) {
+		return w.object(out, typename, sels, path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
+			i := fieldIndex(v.Type(), s.part)
+			if len(s.sels) == 0 {
+				out, err := appendField(out, v, &planSel{index: i})
+				return out, err == nil
+			}
+			typ := bounds
+			if s.part == "sum" || s.part == "avg" {
+				typ = numbers
+			}
+			return write(out, v.Field(i), typ, w.selected(s.sels), path)
+		})
+	}
+	return write(out, v, result, sels, path)
+}
+
+// selected are the selections of all that the request's variables do not skip, the first
+// of each response key.
+func (w *nestedRun) selected(all []planSel) []*planSel {
+	// Validation has checked that directives' arguments are Booleans.
+	s, _ := selectedOf(all, w.vars)
+	return s
+}
+
 // appendJSON writes v as encoding/json does, as graph-gophers writes a scalar.
 func appendJSON(out []byte, v any) []byte {
 	js, _ := json.Marshal(v)
 	return append(out, js...)
 }
 
-// The levels of the selections of a connection: the connection, an edge, a page.
-const (
-	connParts = iota
-	edgeParts
-	pageParts
-)
-
-// connection adds the selections of a connection of t's records, or of its edge or page
-// (level), to out.
-func (b *planBuilder) connection(t *table, set ast.SelectionSet, level int, out *[]planSel) bool {
+// parts adds the selections of an object a nested plan writes field by field (a connection,
+// an edge, a page, an aggregate's figures) to out: a field with selections is an object of
+// the same kind, but an edge's node, a record of t.
+func (b *planBuilder) parts(t *table, set ast.SelectionSet, out *[]planSel) bool {
 	return b.each(set, nil, func(s *ast.Field, cond []condition) bool {
 		ps := planSel{key: s.Alias, cond: cond, index: -1, part: s.Name}
 		var ok bool
@@ -470,17 +515,14 @@ func (b *planBuilder) connection(t *table, set ast.SelectionSet, level int, out 
 			ps.part = ""
 			fallthrough
 		case len(s.SelectionSet) == 0:
-			// totalCount, cursor, hasNextPage, endCursor
 			*out = append(*out, ps)
 			return true
-		case level == connParts && s.Name == "edges":
-			ok = b.connection(t, s.SelectionSet, edgeParts, &ps.sels)
-		case level == connParts && s.Name == "pageInfo":
-			ok = b.connection(t, s.SelectionSet, pageParts, &ps.sels)
-		case level == edgeParts && s.Name == "node":
+		case s.Name == "node":
 			ok = b.record(t, t.scalarFields(), s.SelectionSet, nil, &ps.sels)
+		default:
+			ok = b.parts(t, s.SelectionSet, &ps.sels)
 		}
-		return ok && b.merge(t.names.connType+"."+s.Name, ps, out)
+		return ok && b.merge(t.names.typ+"."+s.Name, ps, out)
 	})
 }
 

@@ -287,8 +287,8 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 			for _, arg := range s.Arguments {
 				f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
 			}
-			if f.root.conn != nil {
-				if !b.connection(t, s.SelectionSet, connParts, &f.sels) {
+			if f.root.conn != nil || f.root.figures != nil {
+				if !b.parts(t, s.SelectionSet, &f.sels) {
 					return false
 				}
 			} else if !b.record(t, t.scalarFields(), s.SelectionSet, nil, &f.sels) {
