@@ -17,16 +17,17 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 )
 
-// A nested plan runs a query that selects a relation closing a cycle (cutCycles), which the
-// record types graph-gophers executes with leave out though the schema it validates and
-// introspects has it (bind). graph-gophers validates each request's document with its
-// variables, as it would before executing it; the plan then reads each root list, and each
-// selected relation level by level with the loaders of relations.go (one store query per
-// relation selection per level, whatever the number of parents, under the related table's
-// read rule), and writes the answer graph-gophers writes for the same records: the same
-// bytes, a failed field null with its error at its path, a null in a non-null place
-// making its parent null up to the nearest nullable field. A mutation or subscription that
-// selects such a relation is refused: it could only run in two executors at once.
+// A nested plan runs a query or mutation that selects a relation closing a cycle
+// (cutCycles), which the record types graph-gophers executes with leave out though the
+// schema it validates and introspects has it (bind). graph-gophers validates each request's
+// document with its variables, as it would before executing it; the plan then runs each root
+// field with the resolvers graph-gophers would call (rootOf), reads each selected relation
+// level by level with the loaders of relations.go (one store query per relation selection
+// per level, whatever the number of parents, under the related table's read rule), and
+// writes the answer graph-gophers writes for the same records: the same bytes, a failed
+// field null with its error at its path, a null in a non-null place making its parent null
+// up to the nearest nullable field. A subscription that selects such a relation is refused:
+// graph-gophers writes each event.
 type nested struct {
 	// refusal, when set, is the one error a document that validates answers; tooMany: it
 	// is graph-gophers' selection limit, answered as graph-gophers does, with data null.
@@ -349,15 +350,23 @@ func (w *nestedRun) load(t *table, recs []reflect.Value, sels []planSel) *level 
 
 // records writes a list of records of lvl at path; false when it is null: one of them is.
 func (w *nestedRun) records(out []byte, lvl *level, recs []reflect.Value, path []any) ([]byte, bool) {
+	return w.list(out, len(recs), path, func(out []byte, i int, path []any) ([]byte, bool) {
+		return w.record(out, lvl, recs[i], path)
+	})
+}
+
+// list writes a list of n elements at path, each by elem; false when it is null: an element
+// is, and none may be. Every element is written, so that each failure is reported.
+func (w *nestedRun) list(out []byte, n int, path []any, elem func([]byte, int, []any) ([]byte, bool)) ([]byte, bool) {
 	mark := len(out)
 	whole := true
 	out = append(out, '[')
-	for i, v := range recs {
+	for i := range n {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		var ok bool
-		out, ok = w.record(out, lvl, v, append(path[:len(path):len(path)], i))
+		out, ok = elem(out, i, append(path[:len(path):len(path)], i))
 		whole = whole && ok
 	}
 	if !whole {
@@ -404,8 +413,7 @@ func (w *nestedRun) connection(out []byte, f *planField, in args, path []any) ([
 	for i := range nodes {
 		nodes[i] = edges.Index(i).Field(1)
 	}
-	sels := w.selected
-	return w.object(out, t.names.connType, sels(f.sels), path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
+	return w.object(out, t.names.connType, w.selected(f.sels), path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
 		switch s.part {
 		case "totalCount":
 			n, err := conn.Field(2).Interface().(func(context.Context) (int32, error))(w.ctx)
@@ -416,40 +424,28 @@ func (w *nestedRun) connection(out []byte, f *planField, in args, path []any) ([
 			return strconv.AppendInt(out, int64(n), 10), true
 		case "pageInfo":
 			info := conn.Field(1).Interface().(pageInfo)
-			return w.object(out, "PageInfo", sels(s.sels), path, func(out []byte, p *planSel, _ []any) ([]byte, bool) {
+			return w.object(out, "PageInfo", w.selected(s.sels), path, func(out []byte, p *planSel, _ []any) ([]byte, bool) {
 				if p.part == "hasNextPage" {
 					return strconv.AppendBool(out, info.HasNextPage), true
 				}
 				return appendJSON(out, info.EndCursor), true
 			})
 		}
-		edgeSels := sels(s.sels)
+		edgeSels := w.selected(s.sels)
 		levels := map[*planSel]*level{}
 		for _, e := range edgeSels {
 			if e.part == "node" {
 				levels[e] = w.load(t, nodes, e.sels)
 			}
 		}
-		mark := len(out)
-		whole := true
-		out = append(out, '[')
-		for i, node := range nodes {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			var ok bool
-			out, ok = w.object(out, t.names.edgeType, edgeSels, append(path[:len(path):len(path)], i), func(out []byte, e *planSel, path []any) ([]byte, bool) {
+		return w.list(out, len(nodes), path, func(out []byte, i int, path []any) ([]byte, bool) {
+			return w.object(out, t.names.edgeType, edgeSels, path, func(out []byte, e *planSel, path []any) ([]byte, bool) {
 				if e.part == "cursor" {
 					return appendJSON(out, edges.Index(i).Field(0).String()), true
 				}
-				return w.record(out, levels[e], node, path)
+				return w.record(out, levels[e], nodes[i], path)
 			})
-			whole = whole && ok
-		}
-		if !whole {
-			return append(out[:mark], "null"...), false
-		}
-		return append(out, ']'), true
+		})
 	})
 }
 
