@@ -264,9 +264,9 @@ func (b *planBuilder) each(set ast.SelectionSet, cond []condition, fn func(f *as
 // a nested plan, a root field rootOf resolves).
 func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 	return b.each(set, cond, func(s *ast.Field, cond []condition) bool {
-		if b.keys[s.Alias] {
+		merged := b.keys[s.Alias]
+		if merged && !b.nested {
 			// Fields merged under one key: left to graph-gophers.
-			b.why = fmt.Sprintf("%q is the response key of more than one root field: give each its own", s.Alias)
 			return false
 		}
 		b.keys[s.Alias] = true
@@ -295,8 +295,18 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 				return false
 			}
 		}
-		b.fields = append(b.fields, f)
-		return true
+		if !merged {
+			b.fields = append(b.fields, f)
+			return true
+		}
+		// Validation has checked that the fields under one key are the same field, with
+		// the same arguments.
+		i := slices.IndexFunc(b.fields, func(p planField) bool { return p.key == f.key })
+		if !sameConditions(b.fields[i].cond, f.cond) {
+			b.why = fmt.Sprintf("%s is selected under the key %q more than once with different @include or @skip: select it once", s.Name, f.key)
+			return false
+		}
+		return b.mergeAll(s.Name, f.sels, &b.fields[i].sels)
 	})
 }
 
@@ -349,16 +359,22 @@ func (b *planBuilder) merge(name string, ps planSel, out *[]planSel) bool {
 			b.why = fmt.Sprintf("%s is selected under the key %q more than once with different @include or @skip: select it once", name, ps.key)
 			return false
 		}
-		for _, c := range ps.sels {
-			if len(c.sels) == 0 {
-				o.sels = append(o.sels, c)
-			} else if !b.merge(name+"."+c.key, c, &o.sels) {
-				return false
-			}
-		}
-		return true
+		return b.mergeAll(name, ps.sels, &o.sels)
 	}
 	*out = append(*out, ps)
+	return true
+}
+
+// mergeAll adds sels, the selections of a field under a key already selected, to out, the
+// selections of the first, as graph-gophers merges them.
+func (b *planBuilder) mergeAll(name string, sels []planSel, out *[]planSel) bool {
+	for _, c := range sels {
+		if len(c.sels) == 0 {
+			*out = append(*out, c)
+		} else if !b.merge(name+"."+c.key, c, out) {
+			return false
+		}
+	}
 	return true
 }
 
