@@ -30,14 +30,11 @@ func (r Relation) many() bool { return r.ForeignField != "" }
 
 // RelationError says why a relation cannot be served.
 type RelationError struct {
-	Table, Relation string // Relation is "" for relations that lead back to Table
+	Table, Relation string
 	Reason          string
 }
 
 func (e *RelationError) Error() string {
-	if e.Relation == "" {
-		return fmt.Sprintf("table %q: %s", e.Table, e.Reason)
-	}
 	return fmt.Sprintf("table %q: relation %q: %s", e.Table, e.Relation, e.Reason)
 }
 
