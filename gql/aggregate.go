@@ -139,20 +139,20 @@ func newAggTypes(t Table) aggTypes {
 // record, over the records it allows, in Go.
 func (t *table) aggregate(at aggTypes) func(context.Context, args) (reflect.Value, error) {
 	return func(ctx context.Context, a args) (reflect.Value, error) {
-		return t.aggregated(ctx, at, a)
+		return t.aggregated(ctx, at, a, graphql.SelectedFieldNames(ctx))
 	}
 }
 
-func (t *table) aggregated(ctx context.Context, at aggTypes, a args) (reflect.Value, error) {
+// aggregated computes the figures the selected paths (sum.price, min.createdAt, ...) name.
+func (t *table) aggregated(ctx context.Context, at aggTypes, a args, selected []string) (reflect.Value, error) {
 	f, err := t.filter(a.Where)
 	if err != nil {
 		return reflect.Value{}, err
 	}
-	// The selected paths (sum.price, min.createdAt, ...) say which figures to compute.
 	type slot struct{ part, field string }
 	var aggs []store.Aggregate
 	var slots []slot
-	for _, path := range graphql.SelectedFieldNames(ctx) {
+	for _, path := range selected {
 		part, key, ok := strings.Cut(path, ".")
 		if !ok {
 			continue

@@ -289,3 +289,70 @@ func BenchmarkCreateThousand(b *testing.B) {
 	b.ReportMetric(float64(many.Nanoseconds())/n, "ns/batch-create-1000")
 	b.ReportMetric(float64(single)/float64(many), "batch-speedup")
 }
+
+// BenchmarkRelations reads 100 products with their orders (3 each) and 100 orders with their
+// product over the same records, served by a project whose relation goes one way, where
+// graph-gophers runs the document, and by one whose relations go both ways, where
+// products.orders closes the cycle and runs on a nested plan (orders.product stays on
+// graph-gophers). queries/op is the store queries a request sends.
+func BenchmarkRelations(b *testing.B) {
+	orders, prods, _ := shop()
+	recs := records(b, orders, prods)
+	b.Cleanup(func() { _ = recs.Drop(context.Background()) })
+	now := time.Now().UTC().Format(store.TimeLayout)
+	var ps, ords []store.Record
+	for i := range 100 {
+		uid, err := store.NewUID()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ps = append(ps, store.Record(fmt.Sprintf(`{"uid":%q,"_owner":"","createdAt":%q,"updatedAt":%q,"name":"product %d","price":19.99}`, uid, now, now, i)))
+		for j := range 3 {
+			ouid, err := store.NewUID()
+			if err != nil {
+				b.Fatal(err)
+			}
+			ords = append(ords, store.Record(fmt.Sprintf(`{"uid":%q,"_owner":"","createdAt":%q,"updatedAt":%q,"productId":%q,"qty":%d}`, ouid, now, now, uid, j)))
+		}
+	}
+	if err := recs.Import(context.Background(), "products", ps); err != nil {
+		b.Fatal(err)
+	}
+	if err := recs.Import(context.Background(), "orders", ords); err != nil {
+		b.Fatal(err)
+	}
+	product := gql.Relation{Name: "product", Table: "products", Field: "productId"}
+	ordersOf := gql.Relation{Name: "orders", Table: "orders", ForeignField: "productId"}
+	serveWith := func(orderRels, productRels []gql.Relation) *benchProject {
+		o, p := orders, prods
+		o.Relations, p.Relations = orderRels, productRels
+		api, err := gql.New(gql.Config{Tables: []gql.Table{o, p}, Records: recs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := httptest.NewServer(api)
+		b.Cleanup(srv.Close)
+		return &benchProject{srv: srv, api: api, recs: recs}
+	}
+	both := serveWith([]gql.Relation{product}, []gql.Relation{ordersOf})
+	productsOrders := request(b, `{ products(limit: 100) { name orders { qty } } }`, nil)
+	ordersProduct := request(b, `{ orders(limit: 100) { qty product { name } } }`, nil)
+	for _, c := range []struct {
+		name string
+		p    *benchProject
+		body []byte
+	}{
+		{"ProductsWithOrders/OneWay", serveWith(nil, []gql.Relation{ordersOf}), productsOrders},
+		{"ProductsWithOrders/BothWays", both, productsOrders},
+		{"OrdersWithProduct/OneWay", serveWith([]gql.Relation{product}, nil), ordersProduct},
+		{"OrdersWithProduct/BothWays", both, ordersProduct},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			before := recs.Queries()
+			for b.Loop() {
+				c.p.post(b, c.body)
+			}
+			b.ReportMetric(float64(recs.Queries()-before)/float64(b.N), "queries/op")
+		})
+	}
+}

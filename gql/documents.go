@@ -20,8 +20,10 @@ const (
 // document has one, runs without it.
 type documents struct {
 	keys responseKeys
-	// plan makes the plan of a document's operation, nil when it has none.
-	plan func(query, opName string) *plan
+	// plan makes the plan of a document's operation, nil when it has none; nested the
+	// nested plan of one that selects a relation closing a cycle.
+	plan   func(query, opName string) *plan
+	nested func(query, opName string) *nested
 	// seen is nil for an API without tables: nothing runs there.
 	seen *lru.Cache[docKey, prepared]
 }
@@ -39,14 +41,16 @@ type prepared struct {
 	exec string
 	fill *metaFill
 	plan *plan
+	// nested, when set, runs the document instead of graph-gophers (nested.go).
+	nested *nested
 	// planned: plan was made (a document gets one when it is sent again).
 	planned bool
 }
 
-func newDocuments(keys responseKeys, plan func(query, opName string) *plan) documents {
+func newDocuments(keys responseKeys, plan func(query, opName string) *plan, nested func(query, opName string) *nested) documents {
 	// New fails only for a size below 1.
 	seen, _ := lru.New[docKey, prepared](documentsKept)
-	return documents{keys: keys, plan: plan, seen: seen}
+	return documents{keys: keys, plan: plan, nested: nested, seen: seen}
 }
 
 // prepare reads the operation that opName selects in query, sent by GET or not, and the text
@@ -64,6 +68,10 @@ func (d documents) prepare(query, opName string, get bool) prepared {
 		}
 	}
 	p := prepared{op: d.keys.operation(query, opName, get), exec: d.keys.rewrite(query)}
+	if d.nested != nil {
+		// The text with the response keys: a nested plan answers mutations under them.
+		p.nested = d.nested(p.exec, opName)
+	}
 	if p.op.introspects {
 		p.exec, p.fill = completeIntrospection(p.exec, opName, d.keys.maxTokens)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+
+	gqlerrors "github.com/graph-gophers/graphql-go/errors"
 )
 
 // The codes of errors[].extensions.code, in every error body the service writes (DESIGN.md):
@@ -53,4 +55,17 @@ func writeError(w http.ResponseWriter, media string, status int, code, msg strin
 	w.Header().Set("Content-Type", media+"; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
+}
+
+// fieldError is the GraphQL error of a field that failed at path, as graph-gophers writes a
+// resolver's: the message, the path, and the extensions of an error that has them (an
+// *Error's code); no locations.
+func fieldError(err error, path []any) *gqlerrors.QueryError {
+	e := gqlerrors.Errorf("%s", err)
+	e.Path = path
+	e.ResolverError = err
+	if ex, ok := err.(interface{ Extensions() map[string]any }); ok {
+		e.Extensions = ex.Extensions()
+	}
+	return e
 }

@@ -5,7 +5,8 @@
 // graph-gophers/graphql-go; resolvers are struct fields of function type in a root struct,
 // and records are structs, both built at run time with reflect, so no code is generated per
 // project. New does all of that once per definition; ServeHTTP only decodes, executes and
-// encodes.
+// encodes. Relations that lead back to where they start cannot be bound to such types; a
+// query that selects one runs on a nested plan of the package's own (nested.go).
 package gql
 
 import (
@@ -14,11 +15,13 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	graphql "github.com/graph-gophers/graphql-go"
+	gast "github.com/graph-gophers/graphql-go/ast"
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
 	"go.opentelemetry.io/otel/trace"
 
@@ -89,6 +92,9 @@ type API struct {
 	docs   documents
 	// lists are the tables by the name of their list field, for plans.
 	lists map[string]*table
+	// cut are the relation fields left out of the record types graph-gophers binds, by
+	// record type name: documents that select one run on a nested plan.
+	cut map[string]map[string]bool
 	// subscriptions runs subscription documents on each event; nil without Config.Changes.
 	subscriptions *graphql.Schema
 	fanout        fanout
@@ -126,8 +132,15 @@ func New(cfg Config) (*API, error) {
 	tables := make([]*table, len(cfg.Tables))
 	byName := make(map[string]*table, len(cfg.Tables))
 	a.lists = make(map[string]*table, len(cfg.Tables))
-	for i, def := range relationOrder(cfg.Tables) {
-		tables[i] = newTable(def, cfg.Records, lim, byName)
+	cut := cutCycles(cfg.Tables)
+	a.cut = map[string]map[string]bool{}
+	for _, def := range cfg.Tables {
+		if c := cut[def.Name]; c != nil {
+			a.cut[def.TypeName] = c
+		}
+	}
+	for i, def := range relationOrder(cfg.Tables, cut) {
+		tables[i] = newTable(def, cut.bound(def), cfg.Records, lim, byName)
 		tables[i].public = a.public
 		tables[i].changes, tables[i].logger = cfg.Changes, cfg.Logger
 		byName[def.Name] = tables[i]
@@ -148,24 +161,56 @@ func New(cfg Config) (*API, error) {
 	}
 	a.sdl = sdl(cfg.Tables, cfg.Changes != nil)
 	root := a.root(tables)
-	schema, err := graphql.ParseSchema(a.sdl, root, append(opts, graphql.MaxDepth(cfg.MaxDepth))...)
+	schema, err := bind(a.sdl, root, cfg.Tables, cut, append(opts, graphql.MaxDepth(cfg.MaxDepth))...)
 	if err != nil {
 		return nil, fmt.Errorf("generate the GraphQL schema: %w", err)
 	}
 	a.schema = schema
 	if cfg.Changes != nil {
 		subSDL := strings.Replace(a.sdl, mainRoots, "schema { query: Subscription }", 1)
-		if a.subscriptions, err = graphql.ParseSchema(subSDL, a.subscriptionRoot(tables), append(opts, graphql.MaxDepth(cfg.MaxDepth))...); err != nil {
+		if a.subscriptions, err = bind(subSDL, a.subscriptionRoot(tables), cfg.Tables, cut, append(opts, graphql.MaxDepth(cfg.MaxDepth))...); err != nil {
 			return nil, fmt.Errorf("generate the GraphQL subscription schema: %w", err)
 		}
 	}
 	a.meta = sync.OnceValue(func() *graphql.Schema {
-		// The same document and resolvers parsed a moment ago: it cannot fail.
-		return graphql.MustParseSchema(a.sdl, root, append(opts, graphql.MaxDepth(metaMaxDepth))...)
+		// The same document and resolvers bound a moment ago: it cannot fail.
+		s, err := bind(a.sdl, root, cfg.Tables, cut, append(opts, graphql.MaxDepth(metaMaxDepth))...)
+		if err != nil {
+			panic(err)
+		}
+		return s
 	})
 	// A token is at least one byte, so the query length limit bounds tokens too.
-	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes), a.newPlan)
+	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes), a.newPlan, a.newNested)
 	return a, nil
+}
+
+// bind parses sdl and binds root to it with the relations c cuts left out of the binding, not
+// out of the schema: graph-gophers validates documents against the whole schema and
+// introspects it, both directions of every relation. The cut fields are taken out of the
+// parsed schema only while Clone, which shares it, binds the resolvers; a document that
+// selects one never reaches graph-gophers' executor (nested.go runs it).
+func bind(sdl string, root any, tables []Table, c cut, opts ...graphql.SchemaOpt) (*graphql.Schema, error) {
+	whole, err := graphql.ParseSchema(sdl, nil, opts...)
+	if err != nil {
+		return nil, err
+	}
+	types := whole.AST().Types
+	kept := map[*gast.ObjectTypeDefinition]gast.FieldsDefinition{}
+	for _, t := range tables {
+		obj, ok := types[t.TypeName].(*gast.ObjectTypeDefinition)
+		if !ok || len(c[t.Name]) == 0 {
+			continue
+		}
+		kept[obj] = obj.Fields
+		obj.Fields = slices.DeleteFunc(slices.Clone(obj.Fields), func(f *gast.FieldDefinition) bool { return c[t.Name][f.Name] })
+	}
+	// Clone copies most options but not all (v1.11 drops MaxSelections): give them again.
+	s, err := whole.Clone(root, opts...)
+	for obj, fields := range kept {
+		obj.Fields = fields
+	}
+	return s, err
 }
 
 func setDefaults(cfg *Config) {

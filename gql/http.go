@@ -240,9 +240,12 @@ func (a *API) exec(ctx context.Context, doc prepared, opName string, vars map[st
 	}
 	var res *graphql.Response
 	data, planned := doc.plan.run(ctx, a, vars)
-	if planned {
+	switch {
+	case doc.nested != nil:
+		res = doc.nested.run(ctx, a, doc.exec, vars)
+	case planned:
 		res = &graphql.Response{Data: data}
-	} else {
+	default:
 		res = schema.Exec(ctx, doc.exec, opName, vars)
 	}
 	if span != nil {

@@ -11,7 +11,8 @@ import (
 
 // TestNodeClients runs real clients from npm against the API: graphql-http's server audit
 // (every check, notices included, must pass) and graphql-js's getIntrospectionQuery with
-// buildClientSchema, with the default options and with every option on. .ci/run installs node and the pinned packages (gql/testdata/npm).
+// buildClientSchema, with the default options and with every option on, on a schema whose
+// relations make a cycle. .ci/run installs node and the pinned packages (gql/testdata/npm).
 func TestNodeClients(t *testing.T) {
 	node, err := osexec.LookPath("node")
 	if err != nil {
@@ -20,7 +21,11 @@ func TestNodeClients(t *testing.T) {
 	if _, err := os.Stat("testdata/npm/node_modules/graphql-http/package.json"); err != nil {
 		t.Skip("the npm packages are not installed: npm ci --prefix gql/testdata/npm (.ci/run does)")
 	}
-	srv := serve(t, gql.Config{Tables: []gql.Table{products()}, Introspection: true})
+	// Orders and products related both ways: the schema has a cycle, which introspection
+	// and buildClientSchema must carry.
+	orders, prods, _ := shop()
+	relateBothWays(&orders, &prods)
+	srv := serve(t, gql.Config{Tables: []gql.Table{orders, prods}, Introspection: true})
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	for _, args := range [][]string{{"audit.mjs"}, {"introspect.mjs"}, {"introspect.mjs", "full"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

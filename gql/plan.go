@@ -3,8 +3,10 @@ package gql
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,7 +40,8 @@ type planVar struct {
 	typ  gast.Type
 }
 
-// planField is a root field: a table's list, or __typename (t nil).
+// planField is a root field: a table's list, or __typename (t nil); in a nested plan, any
+// root field of a table that root resolves.
 type planField struct {
 	key  string // the response key, alias or name
 	cond []condition
@@ -48,6 +51,7 @@ type planField struct {
 	// fixed are the selections written, one per response key, when no directive decides.
 	fixed []*planSel
 	keys  storedKeys
+	root  rootField
 }
 
 type planArg struct {
@@ -56,13 +60,26 @@ type planArg struct {
 }
 
 // planSel is one scalar of the record type: the record struct's field index, or
-// __typename (index -1).
+// __typename (index -1); or, in a nested plan (nested.go), a relation (rel set, index -1)
+// or a part of a connection (part set, index -1).
 type planSel struct {
 	key   string
 	cond  []condition
 	index int
 	list  bool
+	// rel is the relation, target its table, args the field's arguments and sels the
+	// related record's selections.
+	rel    *Relation
+	target *table
+	args   []planArg
+	sels   []planSel
+	// part is the field of a connection, an edge or a page a selection of a connection
+	// names (nested.go); sels are those of edges and pageInfo, and the record's of node.
+	part string
 }
+
+// typename: the selection is __typename.
+func (s *planSel) typename() bool { return s.index < 0 && s.rel == nil && s.part == "" }
 
 // condition is an @include or @skip of a selection or of a fragment around it.
 type condition struct {
@@ -82,13 +99,7 @@ func (a *API) newPlan(query, opName string) *plan {
 	if err != nil {
 		return nil
 	}
-	var op *ast.OperationDefinition
-	switch {
-	case opName != "":
-		op = doc.Operations.ForName(opName)
-	case len(doc.Operations) == 1:
-		op = doc.Operations[0]
-	}
+	op := operationOf(doc, opName)
 	if op == nil || op.Operation != ast.Query {
 		return nil
 	}
@@ -110,12 +121,8 @@ func (a *API) newPlan(query, opName string) *plan {
 			p.vars = append(p.vars, planVar{name: v.Variable, typ: t})
 		}
 	}
-	for _, v := range op.VariableDefinitions {
-		if v.DefaultValue != nil {
-			p.defaults[v.Variable] = literal(v.DefaultValue, nil)
-		}
-	}
-	b := planBuilder{a: a, doc: doc, keys: map[string]bool{}}
+	p.defaults = defaultsOf(op)
+	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}}
 	if !b.root(op.SelectionSet, nil) {
 		return nil
 	}
@@ -139,6 +146,18 @@ func (a *API) newPlan(query, opName string) *plan {
 	return p
 }
 
+// operationOf is the operation opName selects in doc as graph-gophers picks it; nil when
+// there is none.
+func operationOf(doc *ast.QueryDocument, opName string) *ast.OperationDefinition {
+	switch {
+	case opName != "":
+		return doc.Operations.ForName(opName)
+	case len(doc.Operations) == 1:
+		return doc.Operations[0]
+	}
+	return nil
+}
+
 func conditional(sels []planSel) bool {
 	for _, s := range sels {
 		if len(s.cond) > 0 {
@@ -152,10 +171,16 @@ func conditional(sels []planSel) bool {
 // key, as graph-gophers merges them; ok is false when a directive's argument is not a
 // Boolean.
 func (f *planField) selected(vars map[string]any) (sels []*planSel, ok bool) {
-	sels = make([]*planSel, 0, len(f.sels))
-	seen := make(map[string]bool, len(f.sels))
-	for i := range f.sels {
-		s := &f.sels[i]
+	return selectedOf(f.sels, vars)
+}
+
+// selectedOf are the selections of all that vars do not skip, the first of each response
+// key; ok is false when a directive's argument is not a Boolean.
+func selectedOf(all []planSel, vars map[string]any) (sels []*planSel, ok bool) {
+	sels = make([]*planSel, 0, len(all))
+	seen := make(map[string]bool, len(all))
+	for i := range all {
+		s := &all[i]
 		skip, ok := skipped(s.cond, vars)
 		if !ok {
 			return nil, false
@@ -168,96 +193,205 @@ func (f *planField) selected(vars map[string]any) (sels []*planSel, ok bool) {
 	return sels, true
 }
 
+// defaultsOf are the default values of op's variables.
+func defaultsOf(op *ast.OperationDefinition) map[string]any {
+	out := map[string]any{}
+	for _, v := range op.VariableDefinitions {
+		if v.DefaultValue != nil {
+			out[v.Variable] = literal(v.DefaultValue, nil)
+		}
+	}
+	return out
+}
+
 // planBuilder flattens an operation's selections through fragments, as graph-gophers does.
+// A nested one (nested.go) takes relations too, and says why when it gives up.
 type planBuilder struct {
 	a        *API
 	doc      *ast.QueryDocument
+	op       ast.Operation
 	fields   []planField
 	keys     map[string]bool
 	expanded int
+	nested   bool
+	why      string
+	// cutField is the relation that makes the plan nested, as type.field.
+	cutField string
+	// tooMany: the operation expands to more selections than graph-gophers takes.
+	tooMany bool
 }
 
-// root adds the root fields of set; false when one is not a table's list or __typename.
+// expand counts one more selection; false past the limit graph-gophers stops at.
+func (b *planBuilder) expand() bool {
+	b.expanded++
+	b.tooMany = b.expanded > b.a.cfg.MaxSelections
+	if b.tooMany {
+		b.why = fmt.Sprintf("query expands to too many selections (limit %d)", b.a.cfg.MaxSelections)
+	}
+	return !b.tooMany
+}
+
+// each calls fn with each field of set, flattened through fragments, with the conditions
+// around it; false when fn answers false, or at the selection limit, where graph-gophers
+// stops expanding (fragments spread in fragments multiply).
+func (b *planBuilder) each(set ast.SelectionSet, cond []condition, fn func(f *ast.Field, cond []condition) bool) bool {
+	for _, sel := range set {
+		if !b.expand() {
+			return false
+		}
+		switch s := sel.(type) {
+		case *ast.Field:
+			if !fn(s, with(cond, s.Directives)) {
+				return false
+			}
+		case *ast.InlineFragment:
+			if !b.each(s.SelectionSet, with(cond, s.Directives), fn) {
+				return false
+			}
+		case *ast.FragmentSpread:
+			fd := b.doc.Fragments.ForName(s.Name)
+			if fd == nil || !b.each(fd.SelectionSet, with(cond, s.Directives), fn) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// root adds the root fields of set; false when one is not a table's list or __typename (in
+// a nested plan, a root field rootOf resolves).
 func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
-	for _, sel := range set {
-		// Fragments spread in fragments multiply: stop where graph-gophers would.
-		if b.expanded++; b.expanded > b.a.cfg.MaxSelections {
+	return b.each(set, cond, func(s *ast.Field, cond []condition) bool {
+		merged := b.keys[s.Alias]
+		if merged && !b.nested {
+			// Fields merged under one key: left to graph-gophers.
 			return false
 		}
-		switch s := sel.(type) {
-		case *ast.Field:
-			if b.keys[s.Alias] {
-				// Fields merged under one key: left to graph-gophers.
+		b.keys[s.Alias] = true
+		f := planField{key: s.Alias, cond: cond}
+		if s.Name != "__typename" {
+			t := b.a.lists[s.Name]
+			if b.nested {
+				var ok bool
+				if t, f.root, ok = b.a.rootOf(b.op, s.Name); !ok {
+					b.why = fmt.Sprintf("%s cannot be selected in the same operation as %s, which closes a cycle of relations: send it in an operation of its own", s.Name, b.cutField)
+					return false
+				}
+			}
+			if t == nil {
 				return false
 			}
-			b.keys[s.Alias] = true
-			f := planField{key: s.Alias, cond: with(cond, s.Directives)}
-			if s.Name != "__typename" {
-				t := b.a.lists[s.Name]
-				if t == nil {
-					return false
-				}
-				f.t, f.keys = t, newStoredKeys(t)
-				for _, arg := range s.Arguments {
-					f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
-				}
-				idx := t.scalarFields()
-				if !b.record(t, idx, s.SelectionSet, nil, &f.sels) {
-					return false
-				}
+			f.t, f.keys = t, newStoredKeys(t)
+			for _, arg := range s.Arguments {
+				f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
 			}
+			if f.root.conn != nil || f.root.figures != nil {
+				if !b.parts(t, s.SelectionSet, &f.sels) {
+					return false
+				}
+			} else if !b.record(t, t.scalarFields(), s.SelectionSet, nil, &f.sels) {
+				return false
+			}
+		}
+		if !merged {
 			b.fields = append(b.fields, f)
-		case *ast.InlineFragment:
-			if !b.root(s.SelectionSet, with(cond, s.Directives)) {
+			return true
+		}
+		// Validation has checked that the fields under one key are the same field, with
+		// the same arguments.
+		i := slices.IndexFunc(b.fields, func(p planField) bool { return p.key == f.key })
+		if !sameConditions(b.fields[i].cond, f.cond) {
+			b.why = fmt.Sprintf("%s is selected under the key %q more than once with different @include or @skip: select it once", s.Name, f.key)
+			return false
+		}
+		return b.mergeAll(s.Name, f.sels, &b.fields[i].sels)
+	})
+}
+
+// record adds the selections of a record of t; false when one is not a scalar of its own
+// (in a nested plan, a relation).
+func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet, cond []condition, out *[]planSel) bool {
+	return b.each(set, cond, func(s *ast.Field, cond []condition) bool {
+		ps := planSel{key: s.Alias, cond: cond, index: -1}
+		if s.Name != "__typename" {
+			i, ok := idx[s.Name]
+			if !ok && b.nested {
+				if r, isRel := t.relation(s.Name); isRel {
+					return b.relation(t, r, s, ps.cond, out)
+				}
+			}
+			if !ok {
 				return false
 			}
-		case *ast.FragmentSpread:
-			fd := b.doc.Fragments.ForName(s.Name)
-			if fd == nil || !b.root(fd.SelectionSet, with(cond, s.Directives)) {
-				return false
+			ps.index = i
+			if f, ok := t.def.Field(s.Name); ok {
+				ps.list = f.Type.List
 			}
-		default:
+		}
+		*out = append(*out, ps)
+		return true
+	})
+}
+
+// relation adds a relation field of a record of t, with the selections of the related
+// record.
+func (b *planBuilder) relation(t *table, r Relation, s *ast.Field, cond []condition, out *[]planSel) bool {
+	target := t.related[r.Table]
+	ps := planSel{key: s.Alias, cond: cond, index: -1, rel: &r, target: target}
+	for _, arg := range s.Arguments {
+		ps.args = append(ps.args, planArg{name: arg.Name, value: arg.Value})
+	}
+	return b.record(target, target.scalarFields(), s.SelectionSet, nil, &ps.sels) && b.merge(t.names.typ+"."+r.Name, ps, out)
+}
+
+// merge adds ps, a selection with selections of its own (a relation, or a part of a
+// connection), to out; a second one under the same key adds its selections to the first,
+// merging theirs in turn, as graph-gophers merges them.
+func (b *planBuilder) merge(name string, ps planSel, out *[]planSel) bool {
+	for i := range *out {
+		o := &(*out)[i]
+		if o.key != ps.key || len(o.sels) == 0 {
+			continue
+		}
+		if !sameConditions(o.cond, ps.cond) {
+			b.why = fmt.Sprintf("%s is selected under the key %q more than once with different @include or @skip: select it once", name, ps.key)
+			return false
+		}
+		return b.mergeAll(name, ps.sels, &o.sels)
+	}
+	*out = append(*out, ps)
+	return true
+}
+
+// mergeAll adds sels, the selections of a field under a key already selected, to out, the
+// selections of the first, as graph-gophers merges them.
+func (b *planBuilder) mergeAll(name string, sels []planSel, out *[]planSel) bool {
+	for _, c := range sels {
+		if len(c.sels) == 0 {
+			*out = append(*out, c)
+		} else if !b.merge(name+"."+c.key, c, out) {
 			return false
 		}
 	}
 	return true
 }
 
-// record adds the selections of a record of t; false when one is not a scalar of its own.
-func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet, cond []condition, out *[]planSel) bool {
-	for _, sel := range set {
-		// Fragments spread in fragments multiply: stop where graph-gophers would.
-		if b.expanded++; b.expanded > b.a.cfg.MaxSelections {
-			return false
-		}
-		switch s := sel.(type) {
-		case *ast.Field:
-			ps := planSel{key: s.Alias, cond: with(cond, s.Directives), index: -1}
-			if s.Name != "__typename" {
-				i, ok := idx[s.Name]
-				if !ok {
-					return false
-				}
-				ps.index = i
-				if f, ok := t.def.Field(s.Name); ok {
-					ps.list = f.Type.List
-				}
-			}
-			*out = append(*out, ps)
-		case *ast.InlineFragment:
-			if !b.record(t, idx, s.SelectionSet, with(cond, s.Directives), out) {
-				return false
-			}
-		case *ast.FragmentSpread:
-			fd := b.doc.Fragments.ForName(s.Name)
-			if fd == nil || !b.record(t, idx, fd.SelectionSet, with(cond, s.Directives), out) {
-				return false
-			}
-		default:
-			return false
+func sameConditions(a, b []condition) bool {
+	return slices.EqualFunc(a, b, func(x, y condition) bool {
+		return x.include == y.include && x.value.Kind == y.value.Kind && x.value.Raw == y.value.Raw
+	})
+}
+
+// relation is the relation of t named name.
+func (t *table) relation(name string) (Relation, bool) {
+	for _, r := range t.def.Relations {
+		if r.Name == name {
+			return r, true
 		}
 	}
-	return true
+	return Relation{}, false
 }
 
 // with is cond and the @include and @skip of dirs.
@@ -455,23 +589,9 @@ func (p *plan) run(ctx context.Context, a *API, vars map[string]any) ([]byte, bo
 
 // list writes a table's list field.
 func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out []byte) ([]byte, bool) {
-	var in args
-	for _, arg := range f.args {
-		v := argValue{set: true, v: literal(arg.value, vars)}
-		switch arg.name {
-		case "uid":
-			in.UID = v
-		case "where":
-			in.Where = v
-		case "orderBy":
-			in.OrderBy = v
-		case "limit":
-			in.Limit = v
-		case "offset":
-			in.Offset = v
-		default:
-			return nil, false
-		}
+	in, ok := planArgs(f.args, vars)
+	if !ok {
+		return nil, false
 	}
 	// The selections are the same for every record: settle their directives once.
 	sels := f.fixed
@@ -507,6 +627,36 @@ func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out [
 	return append(out, ']'), true
 }
 
+// planArgs are a field's arguments as graph-gophers hands them to the resolvers; false for
+// an argument no list, connection, relation or mutation takes.
+func planArgs(list []planArg, vars map[string]any) (args, bool) {
+	var in args
+	for _, arg := range list {
+		v := argValue{set: true, v: literal(arg.value, vars)}
+		switch arg.name {
+		case "uid":
+			in.UID = v
+		case "where":
+			in.Where = v
+		case "orderBy":
+			in.OrderBy = v
+		case "limit":
+			in.Limit = v
+		case "offset":
+			in.Offset = v
+		case "data":
+			in.Data = v
+		case "first":
+			in.First = v
+		case "after":
+			in.After = v
+		default:
+			return in, false
+		}
+	}
+	return in, true
+}
+
 // skipped evaluates conditions as graph-gophers does; ok is false when one is not a
 // Boolean, which graph-gophers answers with an error.
 func skipped(cond []condition, vars map[string]any) (skip, ok bool) {
@@ -527,43 +677,49 @@ func skipped(cond []condition, vars map[string]any) (skip, ok bool) {
 // pointer as null, a list element by element.
 func appendRecord(out []byte, t *table, rec reflect.Value, sels []*planSel) ([]byte, error) {
 	var err error
-	out, _ = appendObject(out, t, sels, func(out []byte, s *planSel) ([]byte, bool) {
-		v := rec.Field(s.index)
-		if v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				return append(out, "null"...), true
-			}
-			v = v.Elem()
-		}
-		if !s.list {
-			out, err = appendScalar(out, v)
-			return out, err == nil
-		}
-		out = append(out, '[')
-		for j := range v.Len() {
-			if j > 0 {
-				out = append(out, ',')
-			}
-			if out, err = appendScalar(out, v.Index(j)); err != nil {
-				return out, false
-			}
-		}
-		return append(out, ']'), true
+	out, _ = appendObject(out, t.names.typ, sels, func(out []byte, s *planSel) ([]byte, bool) {
+		out, err = appendField(out, rec, s)
+		return out, err == nil
 	})
 	return out, err
 }
 
-// appendObject writes one record's selections, their values by value; false as soon as
-// value answers false.
-func appendObject(out []byte, t *table, sels []*planSel, value func([]byte, *planSel) ([]byte, bool)) ([]byte, bool) {
+// appendField writes the scalar s selects of rec as appendRecord does.
+func appendField(out []byte, rec reflect.Value, s *planSel) ([]byte, error) {
+	v := rec.Field(s.index)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return append(out, "null"...), nil
+		}
+		v = v.Elem()
+	}
+	if !s.list {
+		return appendScalar(out, v)
+	}
+	out = append(out, '[')
+	for j := range v.Len() {
+		if j > 0 {
+			out = append(out, ',')
+		}
+		var err error
+		if out, err = appendScalar(out, v.Index(j)); err != nil {
+			return out, err
+		}
+	}
+	return append(out, ']'), nil
+}
+
+// appendObject writes one object's selections: __typename as typename, the others by value;
+// false as soon as value answers false.
+func appendObject(out []byte, typename string, sels []*planSel, value func([]byte, *planSel) ([]byte, bool)) ([]byte, bool) {
 	out = append(out, '{')
 	for i, s := range sels {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = appendKey(out, s.key)
-		if s.index < 0 {
-			out = appendString(out, t.names.typ)
+		if s.typename() {
+			out = appendString(out, typename)
 			continue
 		}
 		var ok bool

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 
@@ -31,24 +30,18 @@ func (r Relation) many() bool { return r.ForeignField != "" }
 
 // RelationError says why a relation cannot be served.
 type RelationError struct {
-	Table, Relation string // Relation is "" for relations that lead back to Table
+	Table, Relation string
 	Reason          string
 }
 
 func (e *RelationError) Error() string {
-	if e.Relation == "" {
-		return fmt.Sprintf("table %q: %s", e.Table, e.Reason)
-	}
 	return fmt.Sprintf("table %q: relation %q: %s", e.Table, e.Relation, e.Reason)
 }
 
 // CheckRelations reports, as a *RelationError, the first relation of tables that cannot be
-// served: a name taken by a field, an unknown table or field, a field that cannot hold a
-// uid, or relations that lead back to the table they start from. graph-gophers binds every
-// field of every type a schema reaches to a Go type when the schema is built, so a cycle of
-// GraphQL types needs a cycle of Go types; records are Go types built at run time, which
-// cannot contain themselves, and a distinct type per nesting level grows as
-// (relations per type)^(levels), so a record type may not nest itself through relations.
+// served: a name taken by a field, an unknown table or field, or a field that cannot hold a
+// uid. Relations may lead back to where they start (orders.product with products.orders, or
+// employees.manager): see cutCycles for how such a schema is executed.
 func CheckRelations(tables []Table) error {
 	byName := make(map[string]Table, len(tables))
 	for _, t := range tables {
@@ -87,40 +80,66 @@ func CheckRelations(tables []Table) error {
 			}
 		}
 	}
-	// Depth-first search for a relation path that returns to a table on it.
-	state := map[string]int{} // 1: on the path, 2: done
-	var path []string
-	var visit func(name string) error
-	visit = func(name string) error {
-		state[name] = 1
-		path = append(path, name)
-		for _, r := range byName[name].Relations {
-			switch state[r.Table] {
-			case 1:
-				return &RelationError{Table: r.Table, Reason: fmt.Sprintf("relations lead from it back to itself (%s -> %s): a record type cannot nest itself; declare the relation in one direction only", strings.Join(path[slices.Index(path, r.Table):], " -> "), r.Table)}
-			case 0:
-				if err := visit(r.Table); err != nil {
-					return err
-				}
-			}
-		}
-		path = path[:len(path)-1]
-		state[name] = 2
-		return nil
-	}
-	for _, t := range tables {
-		if state[t.Name] == 0 {
-			if err := visit(t.Name); err != nil {
-				return err
-			}
-		}
-	}
 	return nil
 }
 
-// relationOrder is tables in an order where every relation's target comes before the table
-// that declares it, so that its record type exists when the table's is built.
-func relationOrder(tables []Table) []Table {
+// cut are the relations that close a cycle, by table and relation name. graph-gophers binds
+// every field of every type a schema reaches to a Go type when the schema is built, so a
+// cycle of GraphQL types needs a cycle of Go types; records are Go types built at run time,
+// which cannot contain themselves, and a distinct type per nesting level grows as
+// (relations per type)^(levels). The record types graph-gophers binds therefore leave these
+// relations out, while the schema it validates and introspects keeps them (bind); a query
+// that selects one runs on a nested plan (nested.go).
+type cut map[string]map[string]bool
+
+// cutCycles chooses the relations to cut: a depth-first walk in table and relation order
+// cuts each relation that leads to a table on the walk's path, which leaves the others
+// without a cycle.
+func cutCycles(tables []Table) cut {
+	byName := make(map[string]Table, len(tables))
+	for _, t := range tables {
+		byName[t.Name] = t
+	}
+	c := cut{}
+	state := map[string]int{} // 1: on the path, 2: done
+	var visit func(name string)
+	visit = func(name string) {
+		state[name] = 1
+		for _, r := range byName[name].Relations {
+			switch state[r.Table] {
+			case 1:
+				if c[name] == nil {
+					c[name] = map[string]bool{}
+				}
+				c[name][r.Name] = true
+			case 0:
+				visit(r.Table)
+			}
+		}
+		state[name] = 2
+	}
+	for _, t := range tables {
+		if state[t.Name] == 0 {
+			visit(t.Name)
+		}
+	}
+	return c
+}
+
+// bound are the relations of t that its Go record type holds.
+func (c cut) bound(t Table) []Relation {
+	var out []Relation
+	for _, r := range t.Relations {
+		if !c[t.Name][r.Name] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// relationOrder is tables in an order where every bound relation's target comes before the
+// table that declares it, so that its record type exists when the table's is built.
+func relationOrder(tables []Table, c cut) []Table {
 	byName := make(map[string]Table, len(tables))
 	for _, t := range tables {
 		byName[t.Name] = t
@@ -133,7 +152,7 @@ func relationOrder(tables []Table) []Table {
 			return
 		}
 		done[t.Name] = true
-		for _, r := range t.Relations {
+		for _, r := range c.bound(t) {
 			add(byName[r.Table])
 		}
 		out = append(out, t)
@@ -157,11 +176,11 @@ func writeRelationFields(b *strings.Builder, t Table, byName map[string]Table) {
 	}
 }
 
-// relationFields are the struct fields of t's record type that hold related records,
+// relationFields are the struct fields of a record type that hold its bound relations,
 // loaded before the record is answered.
-func relationFields(def Table, related map[string]*table) []reflect.StructField {
+func relationFields(bound []Relation, related map[string]*table) []reflect.StructField {
 	var out []reflect.StructField
-	for i, r := range def.Relations {
+	for i, r := range bound {
 		rt := reflect.PointerTo(related[r.Table].rec)
 		if r.many() {
 			rt = manyFunc(related[r.Table])
@@ -174,7 +193,7 @@ func relationFields(def Table, related map[string]*table) []reflect.StructField 
 // withRelations loads the relations the operation selects below the root field's path
 // prefix into recs, addressable values of the record type.
 func (t *table) withRelations(ctx context.Context, prefix string, recs ...reflect.Value) error {
-	if len(t.def.Relations) == 0 || len(recs) == 0 {
+	if len(t.bound) == 0 || len(recs) == 0 {
 		return nil
 	}
 	selected := map[string]bool{}
@@ -193,16 +212,16 @@ func elems(list reflect.Value) []reflect.Value {
 	return out
 }
 
-// loadRelations fills the selected relations of recs (addressable record values), one store
-// query per relation for all of them, then the relations of the related records, level by
-// level: a level costs one query per relation, whatever the number of records.
+// loadRelations fills the selected bound relations of recs (addressable record values), one
+// store query per relation for all of them, then the relations of the related records, level
+// by level: a level costs one query per relation, whatever the number of records.
 func (t *table) loadRelations(ctx context.Context, selected map[string]bool, prefix string, recs []reflect.Value) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	for i, r := range t.def.Relations {
+	for i, r := range t.bound {
 		target := t.related[r.Table]
-		field := t.rec.NumField() - len(t.def.Relations) + i
+		field := t.rec.NumField() - len(t.bound) + i
 		if r.many() {
 			// Every record gets its resolver, selected or not: graph-gophers calls it.
 			t.attachMany(r, target, recs, field)
@@ -212,15 +231,30 @@ func (t *table) loadRelations(ctx context.Context, selected map[string]bool, pre
 		if !selected[path] {
 			continue
 		}
-		if err := t.loadOne(ctx, selected, path, r, target, recs, field); err != nil {
+		byUID, children, err := t.readOne(ctx, r, recs)
+		if err == nil {
+			err = target.loadRelations(ctx, selected, path+".", children)
+		}
+		if err != nil {
 			return err
+		}
+		key := t.fieldIndex(r.Field)
+		for _, rec := range recs {
+			k, ok := keyOf(rec.Field(key))
+			if c, found := byUID[k]; ok && found {
+				p := reflect.New(target.rec)
+				p.Elem().Set(c)
+				rec.Field(field).Set(p)
+			}
 		}
 	}
 	return nil
 }
 
-// loadOne fills a many-to-one relation: the records whose uid the parents' field holds.
-func (t *table) loadOne(ctx context.Context, selected map[string]bool, path string, r Relation, target *table, recs []reflect.Value, field int) error {
+// readOne reads the records of a many-to-one relation r of recs (values of t's record
+// type): those whose uid one of recs holds in r's field and that the caller may read, by
+// uid and in the order read.
+func (t *table) readOne(ctx context.Context, r Relation, recs []reflect.Value) (map[string]reflect.Value, []reflect.Value, error) {
 	key := t.fieldIndex(r.Field)
 	var uids []any
 	seen := map[string]bool{}
@@ -231,25 +265,53 @@ func (t *table) loadOne(ctx context.Context, selected map[string]bool, path stri
 		}
 	}
 	if len(uids) == 0 {
-		return nil
+		return nil, nil, nil
 	}
-	children, err := target.readRelated(ctx, selected, path+".", store.Query{Filter: store.Compare(store.KeyUID, store.In, uids)})
+	target := t.related[r.Table]
+	children, err := target.readAll(ctx, store.Query{Filter: store.Compare(store.KeyUID, store.In, uids)})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	byUID := make(map[string]reflect.Value, len(children))
 	for _, c := range children {
 		byUID[c.Field(0).String()] = c
 	}
-	for _, rec := range recs {
-		k, ok := keyOf(rec.Field(key))
-		if c, found := byUID[k]; ok && found {
-			p := reflect.New(target.rec)
-			p.Elem().Set(c)
-			rec.Field(field).Set(p)
+	return byUID, children, nil
+}
+
+// readMany reads the records of a one-to-many relation r of the parents (uids): those whose
+// foreign field holds a parent's uid, that match the where of a and the caller may read, in
+// a's orderBy order, at most a's limit per parent. It answers them by parent and all those
+// kept, in the order read.
+func (t *table) readMany(ctx context.Context, r Relation, parents []any, a args) (map[string][]reflect.Value, []reflect.Value, error) {
+	target := t.related[r.Table]
+	q, err := target.query(args{Where: a.Where, OrderBy: a.OrderBy})
+	if err != nil {
+		return nil, nil, prefixed(err, r.Name)
+	}
+	limit := int64(target.limits.defaultLimit)
+	if a.Limit.set && a.Limit.v != nil {
+		if limit, err = intArg(a.Limit, "limit", 0, int64(target.limits.maxLimit)); err != nil {
+			return nil, nil, prefixed(err, r.Name)
 		}
 	}
-	return nil
+	q.Filter = store.And(store.Compare(r.ForeignField, store.In, parents), q.Filter)
+	q.Limit, q.Offset = 0, 0
+	children, err := target.readAll(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := target.fieldIndex(r.ForeignField)
+	byParent := map[string][]reflect.Value{}
+	kept := children[:0]
+	for _, c := range children {
+		k, _ := keyOf(c.Field(key))
+		if int64(len(byParent[k])) < limit {
+			byParent[k] = append(byParent[k], c)
+			kept = append(kept, c)
+		}
+	}
+	return byParent, kept, nil
 }
 
 // manyFunc is the type of a one-to-many relation's field: a resolver that takes the
@@ -278,9 +340,7 @@ type manyResult struct {
 // attachMany sets the relation field of recs to resolvers sharing one loader.
 func (t *table) attachMany(r Relation, target *table, recs []reflect.Value, field int) {
 	l := &manyLoader{t: t, target: target, r: r, loaded: map[string]manyResult{}}
-	for _, rec := range recs {
-		l.parents = append(l.parents, rec.Field(0).String())
-	}
+	l.parents = uidsOf(recs)
 	fn := manyFunc(target)
 	empty := reflect.MakeSlice(target.recs, 0, 0)
 	for _, rec := range recs {
@@ -301,6 +361,15 @@ func (t *table) attachMany(r Relation, target *table, recs []reflect.Value, fiel
 	}
 }
 
+// uidsOf are the uids of records.
+func uidsOf(recs []reflect.Value) []any {
+	out := make([]any, len(recs))
+	for i, rec := range recs {
+		out[i] = rec.Field(0).String()
+	}
+	return out
+}
+
 // load answers the related records of every parent for the arguments a, reading them on
 // the first call with these arguments.
 func (l *manyLoader) load(ctx context.Context, a args) manyResult {
@@ -318,64 +387,41 @@ func (l *manyLoader) load(ctx context.Context, a args) manyResult {
 	return res
 }
 
-// read loads the records whose foreign field holds a parent's uid, matching where, in
-// orderBy order, at most limit per parent.
+// read loads the related records of every parent, with their own selected relations.
 func (l *manyLoader) read(ctx context.Context, a args) manyResult {
-	target, path := l.target, l.r.Name
-	q, err := target.query(args{Where: a.Where, OrderBy: a.OrderBy})
+	groups, children, err := l.t.readMany(ctx, l.r, l.parents, a)
 	if err != nil {
-		return manyResult{err: prefixed(err, path)}
+		return manyResult{err: err}
 	}
-	limit := int64(target.limits.defaultLimit)
-	if a.Limit.set && a.Limit.v != nil {
-		if limit, err = intArg(a.Limit, "limit", 0, int64(target.limits.maxLimit)); err != nil {
-			return manyResult{err: prefixed(err, path)}
-		}
-	}
-	q.Filter = store.And(store.Compare(l.r.ForeignField, store.In, l.parents), q.Filter)
-	q.Limit, q.Offset = 0, 0
 	// This resolver's selections are those below the relation field.
 	selected := map[string]bool{}
 	for _, p := range graphql.SelectedFieldNames(ctx) {
 		selected[p] = true
 	}
-	children, err := target.readRelated(ctx, selected, "", q)
-	if err != nil {
+	if err := l.target.loadRelations(ctx, selected, "", children); err != nil {
 		return manyResult{err: err}
 	}
-	key := target.fieldIndex(l.r.ForeignField)
-	byParent := map[string]reflect.Value{}
-	for _, c := range children {
-		k, _ := keyOf(c.Field(key))
-		list, ok := byParent[k]
-		if !ok {
-			list = reflect.MakeSlice(target.recs, 0, 4)
+	byParent := make(map[string]reflect.Value, len(groups))
+	for k, cs := range groups {
+		list := reflect.MakeSlice(l.target.recs, len(cs), len(cs))
+		for i, c := range cs {
+			list.Index(i).Set(c)
 		}
-		if int64(list.Len()) < limit {
-			byParent[k] = reflect.Append(list, c)
-		}
+		byParent[k] = list
 	}
 	return manyResult{byParent: byParent}
 }
 
-// readRelated reads the records q selects that the caller may read (the table's read rule
-// applies), with their own selected relations loaded.
-func (t *table) readRelated(ctx context.Context, selected map[string]bool, prefix string, q store.Query) ([]reflect.Value, error) {
+// readAll reads the records q selects that the caller may read (the table's read rule
+// applies), decoded into addressable values of the record type.
+func (t *table) readAll(ctx context.Context, q store.Query) ([]reflect.Value, error) {
 	var out []reflect.Value
 	err := t.read(ctx, q, func(rec store.Record) (bool, error) {
 		v, err := t.decode(rec)
-		if err != nil {
-			return false, err
-		}
-		c := reflect.New(t.rec).Elem()
-		c.Set(v)
-		out = append(out, c)
-		return true, nil
+		out = append(out, v)
+		return err == nil, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, t.loadRelations(ctx, selected, prefix, out)
+	return out, err
 }
 
 // fieldIndex is the index in the record type of the table's field name.

@@ -49,7 +49,7 @@ func appendStored(out []byte, t *table, keys storedKeys, rec store.Record, sels 
 	if !readObject(rec, keys, spans) {
 		return out, false
 	}
-	return appendObject(out, t, sels, func(out []byte, s *planSel) ([]byte, bool) {
+	return appendObject(out, t.names.typ, sels, func(out []byte, s *planSel) ([]byte, bool) {
 		return appendStoredValue(out, t.rec.Field(s.index).Type, spans[s.index], rec)
 	})
 }

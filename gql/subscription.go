@@ -305,6 +305,9 @@ func (a *API) newSubscription(ctx context.Context, query, opName string, vars ma
 		return nil, fail(CodeBadRequest, fmt.Sprintf("the query is %d bytes long, more than the limit of %d", len(query), a.cfg.MaxQueryBytes))
 	}
 	rewritten, msg := asQueryOf(query, opName, a.cfg.MaxQueryBytes)
+	if n := a.newNested(query, opName); n != nil && msg == "" {
+		msg = n.refusal
+	}
 	if msg != "" {
 		return nil, fail(CodeValidation, msg)
 	}

@@ -40,8 +40,10 @@ type table struct {
 	conn    reflect.Type // {edges, pageInfo, totalCount}
 	records *store.Records
 	limits  limits
-	// related are the tables t's relations lead to, by name.
+	// related are the tables t's relations lead to, by name; bound are the relations its
+	// record type holds (cut).
 	related map[string]*table
+	bound   []Relation
 	// public turns a resolver error into what the caller sees (API.public); resolvers
 	// that graph-gophers calls directly, not through API.root, use it.
 	public func(context.Context, error) error
@@ -58,8 +60,8 @@ type limits struct {
 	bounds                 store.Bounds
 }
 
-func newTable(def Table, records *store.Records, lim limits, related map[string]*table) *table {
-	t := &table{def: def, names: namesOf(def), records: records, limits: lim, related: related}
+func newTable(def Table, bound []Relation, records *store.Records, lim limits, related map[string]*table) *table {
+	t := &table{def: def, names: namesOf(def), records: records, limits: lim, related: related, bound: bound}
 	fields := []reflect.StructField{{Name: "UID", Type: reflect.TypeFor[graphql.ID](), Tag: `json:"uid" graphql:"uid"`}}
 	for i, f := range def.Fields {
 		fields = append(fields, reflect.StructField{
@@ -71,7 +73,7 @@ func newTable(def Table, records *store.Records, lim limits, related map[string]
 	fields = append(fields,
 		reflect.StructField{Name: "CreatedAt", Type: reflect.TypeFor[stamp](), Tag: `json:"createdAt" graphql:"createdAt"`},
 		reflect.StructField{Name: "UpdatedAt", Type: reflect.TypeFor[stamp](), Tag: `json:"updatedAt" graphql:"updatedAt"`})
-	fields = append(fields, relationFields(def, related)...)
+	fields = append(fields, relationFields(bound, related)...)
 	t.rec = reflect.StructOf(fields)
 	t.recs = reflect.SliceOf(t.rec)
 	t.event = eventType(t.rec)
@@ -132,22 +134,30 @@ func (t *table) key(name string) (ft store.FieldType, ok bool) {
 
 // list answers products(uid, where, orderBy, limit, offset).
 func (t *table) list(ctx context.Context, a args) (reflect.Value, error) {
-	list := reflect.MakeSlice(t.recs, 0, 1)
-	err := t.scan(ctx, a, func(rec store.Record) error {
-		v, err := t.decode(rec)
-		if err != nil {
-			return err
-		}
-		list = reflect.Append(list, v)
-		return nil
-	})
-	if err == nil {
-		err = t.withRelations(ctx, "", elems(list)...)
-	}
+	recs, err := t.decoded(ctx, a)
 	if err != nil {
 		return reflect.Value{}, err
 	}
+	list := reflect.MakeSlice(t.recs, len(recs), len(recs))
+	for i, v := range recs {
+		list.Index(i).Set(v)
+	}
+	if err := t.withRelations(ctx, "", elems(list)...); err != nil {
+		return reflect.Value{}, err
+	}
 	return list, nil
+}
+
+// decoded are the records a list's arguments select that the caller may read, in order,
+// as addressable values of the record type.
+func (t *table) decoded(ctx context.Context, a args) ([]reflect.Value, error) {
+	var recs []reflect.Value
+	err := t.scan(ctx, a, func(rec store.Record) error {
+		v, err := t.decode(rec)
+		recs = append(recs, v)
+		return err
+	})
+	return recs, err
 }
 
 // scan calls fn with each record a list's arguments select that the caller may read, in

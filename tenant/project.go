@@ -297,11 +297,7 @@ func (p *Project) validate() error {
 		// them: one place says what a relation may be.
 		var re *gql.RelationError
 		if err := gql.CheckRelations(p.APITables()); errors.As(err, &re) {
-			path := "tables." + re.Table + ".relations"
-			if re.Relation != "" {
-				path += "." + re.Relation
-			}
-			de.add(path, "%s", re.Reason)
+			de.add("tables."+re.Table+".relations."+re.Relation, "%s", re.Reason)
 		}
 	}
 	if p.GraphQL.DefaultLimit > 0 && p.GraphQL.MaxLimit > 0 && p.GraphQL.DefaultLimit > p.GraphQL.MaxLimit {
