@@ -1,6 +1,7 @@
 package gql_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -35,7 +36,8 @@ func newShop(t *testing.T, tables ...gql.Table) *shopServer {
 	return newShopWith(t, gql.Config{Tables: tables, Records: records(t, tables...)})
 }
 
-// newShopWith serves cfg as newShop does.
+// newShopWith serves cfg as newShop does, and its subscriptions over SSE (with Changes) to
+// callers named by the Authorization header ("Bearer alice").
 func newShopWith(t *testing.T, cfg gql.Config) *shopServer {
 	t.Helper()
 	recs := cfg.Records
@@ -43,7 +45,16 @@ func newShopWith(t *testing.T, cfg gql.Config) *shopServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	auth := func(ctx context.Context, authorization string) (context.Context, context.CancelFunc, error) {
+		sub, _ := strings.CutPrefix(authorization, "Bearer ")
+		ctx, cancel := context.WithCancel(gql.WithGuard(ctx, testGuard{sub: sub}))
+		return ctx, cancel, nil
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gql.IsEventStream(r) {
+			api.ServeSSE(w, r, auth)
+			return
+		}
 		// "admin-checked" is admin whose rule is asked about each record too.
 		sub, checked := strings.CutSuffix(r.Header.Get("X-Sub"), "-checked")
 		api.ServeHTTP(w, r.WithContext(gql.WithGuard(r.Context(), testGuard{sub: sub, checked: checked})))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -123,12 +124,15 @@ func subscriptionSDL(b *strings.Builder, tables []Table) {
 const mainRoots = "schema { query: Query mutation: Mutation }"
 
 // subscriptionState is what one subscription's resolver reads and writes: at setup it
-// records the table and the where filter the document asks for; for each event it answers
-// the event.
+// records the table, the where filter the document asks for and whether the event's record
+// selects a relation; for each event it answers the event.
 type subscriptionState struct {
 	table *table
 	where store.Filter
-	event reflect.Value // invalid during setup
+	// relations: the related records are read for each subscriber under its own read rule,
+	// so its events cannot be rendered once for all the subscribers of the document.
+	relations bool
+	event     reflect.Value // invalid during setup
 }
 
 type subscriptionKey struct{}
@@ -149,13 +153,18 @@ func (a *API) subscriptionRoot(tables []*table) any {
 		values[i] = a.resolver(fn, func(ctx context.Context, in args) (reflect.Value, error) {
 			st := ctx.Value(subscriptionKey{}).(*subscriptionState)
 			if st.event.IsValid() {
+				if rec := st.event.Field(2); st.relations && !rec.IsNil() {
+					if err := t.withRelations(ctx, "record.", rec.Elem()); err != nil {
+						return reflect.Value{}, err
+					}
+				}
 				return st.event, nil
 			}
 			f, err := t.filter(in.Where)
 			if err != nil {
 				return reflect.Value{}, err
 			}
-			st.table, st.where = t, f
+			st.table, st.where, st.relations = t, f, selectsRelation(ctx, t)
 			return reflect.Value{}, errSetup
 		})
 	}
@@ -164,6 +173,18 @@ func (a *API) subscriptionRoot(tables []*table) any {
 		root.Elem().Field(i).Set(v)
 	}
 	return root.Interface()
+}
+
+// selectsRelation reports whether the event's record selects a relation of t; those that
+// close a cycle are refused before (newNested), so the bound ones are all there are.
+func selectsRelation(ctx context.Context, t *table) bool {
+	for _, p := range graphql.SelectedFieldNames(ctx) {
+		name, ok := strings.CutPrefix(p, "record.")
+		if ok && slices.ContainsFunc(t.bound, func(r Relation) bool { return r.Name == name }) {
+			return true
+		}
+	}
+	return false
 }
 
 // eventType is the Go type of a table's event: op, uid and the record after the change.
@@ -377,7 +398,6 @@ func (s *subscription) watch(ctx context.Context) (*store.Watch, error) {
 func (s *subscription) run(ctx context.Context, w *store.Watch, send func(response) error) error {
 	lim := s.api.cfg.Realtime
 	defer w.Close()
-	ectx := context.WithValue(ctx, subscriptionKey{}, s.state)
 	for {
 		select {
 		case <-ctx.Done():
@@ -393,19 +413,32 @@ func (s *subscription) run(ctx context.Context, w *store.Watch, send func(respon
 			if !ok {
 				continue
 			}
-			// Rendered once per document: the result depends on the change and the
-			// document alone, the caller's rules having decided op.
-			res := s.api.fanout.do(ch.Seq, fanoutKey{doc: s.doc, op: op}, func() any {
-				st := &subscriptionState{table: s.state.table, where: s.state.where, event: s.event(ch, op)}
-				res := s.api.subscriptions.Exec(context.WithValue(ectx, subscriptionKey{}, st), s.query, s.op, s.vars)
-				return response{Data: res.Data, Errors: res.Errors}
-			}).(response)
+			var res response
+			if s.state.relations {
+				res = s.render(ctx, ch, op)
+			} else {
+				// Rendered once per document: the result depends on the change and the
+				// document alone, the caller's rules having decided op.
+				res = s.api.fanout.do(ch.Seq, fanoutKey{doc: s.doc, op: op}, func() any {
+					return s.render(ctx, ch, op)
+				}).(response)
+			}
 			if err := send(res); err != nil {
 				return err
 			}
 			lim.observe("delivered", "", 1)
 		}
 	}
+}
+
+// render runs the subscription's document on the change as op, in ctx: the related records
+// it selects are read under the read rules of ctx's caller, within the time a request has.
+func (s *subscription) render(ctx context.Context, ch store.Change, op store.ChangeOp) response {
+	ctx, cancel := context.WithTimeout(ctx, s.api.cfg.Timeout)
+	defer cancel()
+	st := &subscriptionState{table: s.state.table, where: s.state.where, relations: s.state.relations, event: s.event(ch, op)}
+	res := s.api.subscriptions.Exec(context.WithValue(ctx, subscriptionKey{}, st), s.query, s.op, s.vars)
+	return response{Data: res.Data, Errors: res.Errors}
 }
 
 // view is what the subscriber sees of a change: nothing when the record is out of its view

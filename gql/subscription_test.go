@@ -1,14 +1,18 @@
 package gql_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	osexec "os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/platform-dev/platform/gql"
 )
@@ -69,4 +73,104 @@ func TestNodeSubscriptionClients(t *testing.T) {
 		}
 	}
 	t.Logf("node subscribe.mjs:\n%s", out)
+}
+
+// subscribe opens an SSE subscription to query as sub and answers the data of its next
+// events as they come; changes made once it returns reach it.
+func (s *shopServer) subscribe(t *testing.T, sub, query string) <-chan string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.srv.URL, strings.NewReader(body(query, "{}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+sub)
+	res, err := s.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		out, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		t.Fatalf("subscribe as %s: %d %s", sub, res.StatusCode, out)
+	}
+	events := make(chan string, 16)
+	go func() {
+		defer res.Body.Close()
+		defer close(events)
+		lines := bufio.NewScanner(res.Body)
+		next := false
+		for lines.Scan() {
+			line := lines.Text()
+			if data, ok := strings.CutPrefix(line, "data: "); ok && next {
+				events <- data
+			}
+			next = next && line != "" || line == "event: next"
+		}
+	}()
+	return events
+}
+
+// receive answers the next event of events, failing the test when none comes in time.
+func receive(t *testing.T, who string, events <-chan string) string {
+	t.Helper()
+	select {
+	case e, ok := <-events:
+		if !ok {
+			t.Fatalf("%s: the stream ended", who)
+		}
+		return e
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s: no event within 5s", who)
+	}
+	return ""
+}
+
+// TestSubscriptionEventRelations: an event carries the relations its record selects, a
+// many-to-one and a one-to-many, read under each subscriber's read rule for the related
+// tables: two subscribers of one document see different related records.
+func TestSubscriptionEventRelations(t *testing.T) {
+	orders, prods, makers := shop()
+	prods.Relations = []gql.Relation{{Name: "maker", Table: "makers", Field: "makerId"}, {Name: "orders", Table: "orders", ForeignField: "productId"}}
+	cfg := gql.Config{Tables: []gql.Table{orders, prods, makers}, Changes: stores.Changes().Project("eventrelations")}
+	cfg.Records = records(t, cfg.Tables...)
+	s := newShopWith(t, cfg)
+
+	// bob's maker and order are not alice's to read; admin reads everything.
+	acme := s.uids(t, "bob", "createmakers", []string{`{name: "Acme"}`})[0]
+	tea := s.uids(t, "alice", "createproducts", []string{fmt.Sprintf(`{name: "Tea", price: 3, makerId: %q}`, acme)})[0]
+	s.uids(t, "alice", "createorders", []string{fmt.Sprintf(`{qty: 1, productId: %q}`, tea)})
+	s.uids(t, "bob", "createorders", []string{fmt.Sprintf(`{qty: 2, productId: %q}`, tea)})
+
+	const doc = `subscription { products { op record { name maker { name } orders(orderBy: [{field: qty}]) { qty } } } }`
+	alice, admin := s.subscribe(t, "alice", doc), s.subscribe(t, "admin", doc)
+	plain := s.subscribe(t, "admin", `subscription { products { op record { name } } }`)
+	s.run(t, "alice", fmt.Sprintf(`mutation { updateProduct(uid: %q, data: {price: 4}) { uid } }`, tea), "{}")
+	s.run(t, "alice", fmt.Sprintf(`mutation { deleteProduct(uid: %q) }`, tea), "{}")
+
+	for _, c := range []struct {
+		who    string
+		events <-chan string
+		want   []string
+	}{
+		{"alice", alice, []string{
+			`{"data":{"products":{"op":"UPDATE","record":{"name":"Tea","maker":null,"orders":[{"qty":1}]}}}}`,
+			`{"data":{"products":{"op":"DELETE","record":null}}}`,
+		}},
+		{"admin", admin, []string{
+			`{"data":{"products":{"op":"UPDATE","record":{"name":"Tea","maker":{"name":"Acme"},"orders":[{"qty":1},{"qty":2}]}}}}`,
+			`{"data":{"products":{"op":"DELETE","record":null}}}`,
+		}},
+		{"admin without relations", plain, []string{
+			`{"data":{"products":{"op":"UPDATE","record":{"name":"Tea"}}}}`,
+			`{"data":{"products":{"op":"DELETE","record":null}}}`,
+		}},
+	} {
+		for _, want := range c.want {
+			if got := receive(t, c.who, c.events); got != want {
+				t.Errorf("%s:\n got  %s\n want %s", c.who, got, want)
+			}
+		}
+	}
 }
