@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -15,6 +14,8 @@ import (
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/platform-dev/platform/store"
 )
 
 // A nested plan runs a query or mutation that selects a relation closing a cycle
@@ -26,8 +27,9 @@ import (
 // per level, whatever the number of parents, under the related table's read rule), and
 // writes the answer graph-gophers writes for the same records: the same bytes, a failed
 // field null with its error at its path, a null in a non-null place making its parent null
-// up to the nearest nullable field. A subscription that selects such a relation is refused:
-// graph-gophers writes each event.
+// up to the nearest nullable field. A subscription that selects such a relation is
+// validated by graph-gophers when it starts (newSubscription), and each of its events then
+// answered by the plan, for its subscriber (answer).
 type nested struct {
 	// refusal, when set, is the one error a document that validates answers; tooMany: it
 	// is graph-gophers' selection limit, answered as graph-gophers does, with data null.
@@ -56,10 +58,6 @@ func (a *API) newNested(query, opName string) *nested {
 	if field == "" {
 		return nil
 	}
-	if op.Operation == ast.Subscription {
-		// An event's record is written by graph-gophers as each change comes.
-		return &nested{refusal: fmt.Sprintf("%s closes a cycle of relations, which a subscription cannot select: read it with a query when the event comes", field)}
-	}
 	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}, nested: true, cutField: field}
 	if !b.root(op.SelectionSet, nil) {
 		return &nested{refusal: cmp.Or(b.why, "the document cannot be run"), tooMany: b.tooMany}
@@ -70,14 +68,16 @@ func (a *API) newNested(query, opName string) *nested {
 // rootField is how a nested plan resolves a root field: records answers its records (a
 // list when list is set; else one, or none for null), scalar the value of a field without
 // selections, conn a connection (a value of the table's conn type), figures an aggregate's
-// (a value of its result type) for the paths selected. nullable: its null does not null data
-// (every mutation field's).
+// (a value of its result type) for the paths selected, event a subscription's event (a
+// value of the table's event type). nullable: its null does not null data (every mutation
+// field's).
 type rootField struct {
 	records  func(context.Context, args) ([]reflect.Value, error)
 	list     bool
 	scalar   func(context.Context, args) (any, error)
 	conn     func(context.Context, args) (reflect.Value, error)
 	figures  func(context.Context, args, []string) (reflect.Value, error)
+	event    func(context.Context) reflect.Value
 	nullable bool
 }
 
@@ -91,6 +91,11 @@ func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 		switch {
 		case op == ast.Query && name == n.list:
 			return t, rootField{records: noted(a, "list", t.decoded), list: true}, true
+		case op == ast.Subscription && name == n.list:
+			// The where was read when the subscription started; the event is the change's.
+			return t, rootField{event: func(ctx context.Context) reflect.Value {
+				return ctx.Value(subscriptionKey{}).(*subscriptionState).event
+			}}, true
 		case op == ast.Query && name == n.connection:
 			return t, rootField{conn: noted(a, "list", t.connection)}, true
 		case op == ast.Query && name == agg:
@@ -222,12 +227,12 @@ func (n *nested) run(ctx context.Context, a *API, query string, vars map[string]
 		}
 		return res
 	}
-	if len(n.defaults) > 0 {
-		// As graph-gophers does after validation: a default stands for an absent variable.
-		with := maps.Clone(n.defaults)
-		maps.Copy(with, vars)
-		vars = with
-	}
+	return n.answer(ctx, a, vars)
+}
+
+// answer answers the plan's document, validated with vars and not refused, for vars.
+func (n *nested) answer(ctx context.Context, a *API, vars map[string]any) *graphql.Response {
+	vars = n.withDefaults(vars)
 	w := nestedRun{ctx: ctx, a: a, vars: vars}
 	out := append(make([]byte, 0, 1024), '{')
 	null, written := false, 0
@@ -257,6 +262,27 @@ func (n *nested) run(ctx context.Context, a *API, query string, vars map[string]
 		out = []byte("null")
 	}
 	return &graphql.Response{Data: out, Errors: w.errs}
+}
+
+// withDefaults are vars with the operation's defaults for those absent, as graph-gophers
+// has them after validation.
+func (n *nested) withDefaults(vars map[string]any) map[string]any {
+	if len(n.defaults) == 0 {
+		return vars
+	}
+	with := maps.Clone(n.defaults)
+	maps.Copy(with, vars)
+	return with
+}
+
+// subscribed are the table and the where filter of the root field of a subscription's plan
+// (it has one, asQueryOf checked) for vars.
+func (n *nested) subscribed(vars map[string]any) (*table, store.Filter, error) {
+	f := &n.fields[0]
+	// Validation has checked the arguments' names and types.
+	in, _ := planArgs(f.args, n.withDefaults(vars))
+	where, err := f.t.filter(in.Where)
+	return f.t, where, err
 }
 
 // nestedRun is one request of a nested plan.
@@ -304,6 +330,8 @@ func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 		return append(out, "null"...), false
 	}
 	switch {
+	case f.root.event != nil:
+		return w.event(out, f, f.root.event(w.ctx), path)
 	case f.root.conn != nil:
 		return w.connection(out, f, in, path)
 	case f.root.figures != nil:
@@ -449,6 +477,24 @@ func (w *nestedRun) connection(out []byte, f *planField, in args, path []any) ([
 	})
 }
 
+// event writes ev, an event of f's table, at path; its record is read level by level.
+func (w *nestedRun) event(out []byte, f *planField, ev reflect.Value, path []any) ([]byte, bool) {
+	t, rec := f.t, ev.Field(2)
+	return w.object(out, t.names.event, w.selected(f.sels), path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
+		switch {
+		case s.part == "op":
+			return appendString(out, ev.Field(0).String()), true
+		case s.part == "uid":
+			return appendJSON(out, ev.Field(1).Interface()), true
+		case rec.IsNil():
+			return append(out, "null"...), true
+		}
+		// The record may be null: a null inside it stops there.
+		out, _ = w.record(out, w.load(t, []reflect.Value{rec.Elem()}, s.sels), rec.Elem(), path)
+		return out, true
+	})
+}
+
 // figures writes an aggregate of f's table at path: the figures its selections name,
 // computed by the store.
 func (w *nestedRun) figures(out []byte, f *planField, in args, path []any) ([]byte, bool) {
@@ -500,8 +546,8 @@ func appendJSON(out []byte, v any) []byte {
 }
 
 // parts adds the selections of an object a nested plan writes field by field (a connection,
-// an edge, a page, an aggregate's figures) to out: a field with selections is an object of
-// the same kind, but an edge's node, a record of t.
+// an edge, a page, an aggregate's figures, an event) to out: a field with selections is an
+// object of the same kind, but an edge's node and an event's record, records of t.
 func (b *planBuilder) parts(t *table, set ast.SelectionSet, out *[]planSel) bool {
 	return b.each(set, nil, func(s *ast.Field, cond []condition) bool {
 		ps := planSel{key: s.Alias, cond: cond, index: -1, part: s.Name}
@@ -513,7 +559,7 @@ func (b *planBuilder) parts(t *table, set ast.SelectionSet, out *[]planSel) bool
 		case len(s.SelectionSet) == 0:
 			*out = append(*out, ps)
 			return true
-		case s.Name == "node":
+		case s.Name == "node" || s.Name == "record":
 			ok = b.record(t, t.scalarFields(), s.SelectionSet, nil, &ps.sels)
 		default:
 			ok = b.parts(t, s.SelectionSet, &ps.sels)

@@ -287,7 +287,7 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 			for _, arg := range s.Arguments {
 				f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
 			}
-			if f.root.conn != nil || f.root.figures != nil {
+			if f.root.conn != nil || f.root.figures != nil || f.root.event != nil {
 				if !b.parts(t, s.SelectionSet, &f.sels) {
 					return false
 				}

@@ -175,8 +175,8 @@ func (a *API) subscriptionRoot(tables []*table) any {
 	return root.Interface()
 }
 
-// selectsRelation reports whether the event's record selects a relation of t; those that
-// close a cycle are refused before (newNested), so the bound ones are all there are.
+// selectsRelation reports whether the event's record selects a relation of t that
+// graph-gophers answers (a document selecting one that closes a cycle has a nested plan).
 func selectsRelation(ctx context.Context, t *table) bool {
 	for _, p := range graphql.SelectedFieldNames(ctx) {
 		name, ok := strings.CutPrefix(p, "record.")
@@ -274,6 +274,8 @@ type subscription struct {
 	doc   string
 	state *subscriptionState
 	guard Guard
+	// nested answers the events of a document that selects a relation closing a cycle.
+	nested *nested
 }
 
 // fanout holds the work done for the change being delivered, so that its subscribers on
@@ -326,22 +328,33 @@ func (a *API) newSubscription(ctx context.Context, query, opName string, vars ma
 		return nil, fail(CodeBadRequest, fmt.Sprintf("the query is %d bytes long, more than the limit of %d", len(query), a.cfg.MaxQueryBytes))
 	}
 	rewritten, msg := asQueryOf(query, opName, a.cfg.MaxQueryBytes)
-	if n := a.newNested(query, opName); n != nil && msg == "" {
-		msg = n.refusal
-	}
 	if msg != "" {
 		return nil, fail(CodeValidation, msg)
 	}
 	varsJSON, _ := json.Marshal(vars)
 	s := &subscription{api: a, query: rewritten, op: opName, vars: vars, state: &subscriptionState{}, guard: guardFrom(ctx),
 		doc: rewritten + "\x00" + opName + "\x00" + string(varsJSON)}
-	res := a.subscriptions.Exec(context.WithValue(ctx, subscriptionKey{}, s.state), rewritten, opName, vars)
+	var errs []*gqlerrors.QueryError
+	if s.nested = a.newNested(query, opName); s.nested == nil {
+		errs = a.subscriptions.Exec(context.WithValue(ctx, subscriptionKey{}, s.state), rewritten, opName, vars).Errors
+	} else if errs = a.subscriptions.ValidateWithVariables(rewritten, vars); len(errs) == 0 {
+		// graph-gophers validates relations that close a cycle but cannot execute them:
+		// the nested plan reads the arguments and answers each event.
+		if s.nested.refusal != "" {
+			return nil, fail(CodeValidation, s.nested.refusal)
+		}
+		t, where, err := s.nested.subscribed(vars)
+		if err != nil {
+			return nil, []*gqlerrors.QueryError{fieldError(a.public(ctx, err), []any{s.nested.fields[0].key})}
+		}
+		s.state.table, s.state.where, s.state.relations = t, where, true
+	}
 	if s.state.table == nil {
-		for _, e := range res.Errors {
+		for _, e := range errs {
 			readable(e)
 			setCode(e)
 		}
-		return nil, res.Errors
+		return nil, errs
 	}
 	return s, nil
 }
@@ -437,7 +450,13 @@ func (s *subscription) render(ctx context.Context, ch store.Change, op store.Cha
 	ctx, cancel := context.WithTimeout(ctx, s.api.cfg.Timeout)
 	defer cancel()
 	st := &subscriptionState{table: s.state.table, where: s.state.where, relations: s.state.relations, event: s.event(ch, op)}
-	res := s.api.subscriptions.Exec(context.WithValue(ctx, subscriptionKey{}, st), s.query, s.op, s.vars)
+	ctx = context.WithValue(ctx, subscriptionKey{}, st)
+	var res *graphql.Response
+	if s.nested != nil {
+		res = s.nested.answer(ctx, s.api, s.vars)
+	} else {
+		res = s.api.subscriptions.Exec(ctx, s.query, s.op, s.vars)
+	}
 	return response{Data: res.Data, Errors: res.Errors}
 }
 

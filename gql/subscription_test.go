@@ -75,9 +75,8 @@ func TestNodeSubscriptionClients(t *testing.T) {
 	t.Logf("node subscribe.mjs:\n%s", out)
 }
 
-// subscribe opens an SSE subscription to query as sub and answers the data of its next
-// events as they come; changes made once it returns reach it.
-func (s *shopServer) subscribe(t *testing.T, sub, query string) <-chan string {
+// stream opens an SSE subscription to query as sub.
+func (s *shopServer) stream(t *testing.T, sub, query string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.srv.URL, strings.NewReader(body(query, "{}")))
 	if err != nil {
@@ -90,6 +89,30 @@ func (s *shopServer) subscribe(t *testing.T, sub, query string) <-chan string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// refused answers the body and status of a subscription to query as sub that is refused
+// before its stream starts.
+func (s *shopServer) refused(t *testing.T, sub, query string) (string, int) {
+	t.Helper()
+	res := s.stream(t, sub, query)
+	defer res.Body.Close()
+	if res.StatusCode == http.StatusOK {
+		t.Fatalf("subscribe as %s to %s: the stream started", sub, query)
+	}
+	out, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), res.StatusCode
+}
+
+// subscribe opens an SSE subscription to query as sub and answers the data of its next
+// events as they come; changes made once it returns reach it.
+func (s *shopServer) subscribe(t *testing.T, sub, query string) <-chan string {
+	t.Helper()
+	res := s.stream(t, sub, query)
 	if res.StatusCode != http.StatusOK {
 		out, _ := io.ReadAll(res.Body)
 		res.Body.Close()
