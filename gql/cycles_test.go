@@ -254,12 +254,19 @@ func TestSubscriptionSelectingACycle(t *testing.T) {
 
 	const same = `subscription($n: String = "Tea") { products(where: {name: {eq: $n}}) { __typename op ... on productEvent { record { __typename name price orders(orderBy: [{field: qty}]) { qty __typename } } } } }`
 	const deeper = `subscription { products { record { name orders(orderBy: [{field: qty}]) { qty product { name } } } } }`
-	type streams struct{ graphGophers, nested, deeper <-chan string }
+	update := fmt.Sprintf(`mutation($p: Float!) { updateProduct(uid: %q, data: {price: $p}) { uid } }`, tea)
+	// What the update costs with nobody subscribed.
+	_, write := oneWay.run(t, "alice", update, `{"p": 3.5}`)
+	// An argument refused below the record nulls the record, with the error at its path.
+	const refused = `subscription { products { uid record { name orders(limit: -1) { qty } } } }`
+	type streams struct{ graphGophers, nested, deeper, refusedGG, refusedNested <-chan string }
 	subs := map[string]streams{}
 	for _, sub := range []string{"alice", "admin"} {
-		subs[sub] = streams{oneWay.subscribe(t, sub, same), bothWays.subscribe(t, sub, same), bothWays.subscribe(t, sub, deeper)}
+		subs[sub] = streams{oneWay.subscribe(t, sub, same), bothWays.subscribe(t, sub, same), bothWays.subscribe(t, sub, deeper),
+			oneWay.subscribe(t, sub, refused), bothWays.subscribe(t, sub, refused)}
 	}
-	oneWay.run(t, "alice", fmt.Sprintf(`mutation { updateProduct(uid: %q, data: {price: 4}) { uid } }`, tea), "{}")
+	before := oneWay.recs.Queries()
+	oneWay.run(t, "alice", update, `{"p": 4}`)
 	for sub, want := range map[string][2]string{
 		// bob's order is not alice's to read.
 		"alice": {`{"data":{"products":{"__typename":"productEvent","op":"UPDATE","record":{"__typename":"product","name":"Tea","price":4,"orders":[{"qty":1,"__typename":"order"}]}}}}`,
@@ -277,6 +284,15 @@ func TestSubscriptionSelectingACycle(t *testing.T) {
 		if got := receive(t, sub+" deeper", s.deeper); got != want[1] {
 			t.Errorf("%s deeper: %s", sub, got)
 		}
+		gg, nested := receive(t, sub+" refused on graph-gophers", s.refusedGG), receive(t, sub+" refused on the nested plan", s.refusedNested)
+		if gg != nested || !strings.Contains(nested, `"record":null}},"errors":[{"message":"orders.limit must be between 0 and 1000, got -1","path":["products","record","orders"]`) {
+			t.Errorf("%s, a refused argument:\n nested        %s\n graph-gophers %s", sub, nested, gg)
+		}
+	}
+	// One store query per relation per level of each subscriber's event, whatever the
+	// number of parents: the orders, then the product of every order of the deeper one.
+	if n := oneWay.recs.Queries() - before - write; n != 8 {
+		t.Errorf("the update's events cost %d store queries, want 2×(1+1+2)", n)
 	}
 
 	for _, doc := range []string{
