@@ -21,7 +21,7 @@ import (
 var (
 	ruleClusterIAMAuth = infraRule{"iac/rds-cluster-without-iam-auth", "medium", "CWE-287", "",
 		"Set EnableIAMDatabaseAuthentication: true (iam_database_authentication_enabled = true) so that clients connect with short-lived IAM tokens instead of a shared password", "RDS cluster without IAM database authentication"}
-	ruleRuleDescription = infraRule{"iac/sg-rule-without-description", "low", "CWE-1053", "",
+	ruleSGDescription = infraRule{"iac/sg-rule-without-description", "low", "CWE-1053", "",
 		"Give every ingress and egress rule a Description saying what the traffic is for, so that a reviewer can tell which rules are still needed", "Security group rule without a description"}
 	ruleUserDataSecret = infraRule{"iac/secret-in-user-data", "critical", "CWE-798", "",
 		"Give the instance an IAM role (instance profile) instead of access keys, and read other secrets at boot from Secrets Manager or SSM Parameter Store: user data is readable by anyone who may describe the instance and from inside it through the metadata service", "Secret in EC2 user data"}
@@ -62,13 +62,13 @@ func moreFindings(ctx context.Context, r *cloud.Resource, d *detect.Detector) []
 		for _, dir := range []string{"SecurityGroupIngress", "SecurityGroupEgress"} {
 			for i, rule := range objects(r.Get(dir)) {
 				if !unknown(rule) && !isSet(rule["Description"]) {
-					report(ruleRuleDescription, keys(dir, i), fmt.Sprintf("has a rule without Description (%s %d)", dir, i))
+					report(ruleSGDescription, keys(dir, i), fmt.Sprintf("has a rule without Description (%s %d)", dir, i))
 				}
 			}
 		}
 	case "AWS::EC2::SecurityGroupIngress", "AWS::EC2::SecurityGroupEgress":
 		if v := r.Get("Description"); !isSet(v) {
-			report(ruleRuleDescription, keys("Description"), "has no Description")
+			report(ruleSGDescription, keys("Description"), "has no Description")
 		}
 	case "AWS::EC2::Instance", "AWS::EC2::LaunchTemplate":
 		at := keys("UserData")

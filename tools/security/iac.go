@@ -289,7 +289,7 @@ var trivyEquivalents = map[string][]string{
 	ruleAWSManagedKey.id:    {"AWS-0025", "AWS-0098"},
 	ruleKeyRotation.id:      {"AWS-0065"},
 	ruleNoPITR.id:           {"AWS-0024"},
-	ruleRuleDescription.id:  {"AWS-0124"},
+	ruleSGDescription.id:    {"AWS-0124"},
 	ruleUserDataSecret.id:   {"AWS-0029", "AWS-0129"},
 	rulePlainListener.id:    {"AWS-0054"},
 	ruleCloudFrontHTTP.id:   {"AWS-0012"},
