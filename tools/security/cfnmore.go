@@ -135,45 +135,46 @@ func redirectsToHTTPS(actions any) bool {
 	return false
 }
 
-// userDataSecrets returns, masked, the secrets in user data: what gitleaks finds and AWS
-// keys assigned to the variables the SDKs read, each once.
+// userDataSecrets returns, masked, the secrets in user data that no other finding reports:
+// what gitleaks finds when the template holds the script base64-encoded (written as text,
+// the secret scan of the file reports it at its line), and AWS keys assigned to the
+// variables the SDKs read that gitleaks passes.
 func userDataSecrets(ctx context.Context, d *detect.Detector, v any) []string {
-	text := userDataText(v)
+	text, encoded := userDataText(v)
 	if text == "" {
 		return nil
 	}
-	var found []string
-	//lint:ignore SA1019 DetectContext of gitleaks v8 takes only this type; v9 replaces both.
-	for _, s := range d.DetectContext(ctx, detect.Fragment{Raw: text}) {
-		found = append(found, s.Secret)
-	}
-	for _, m := range awsKeyAssignment.FindAllStringSubmatch(text, -1) {
-		found = append(found, m[1])
-	}
 	var out []string
 	seen := map[string]bool{}
-	for _, s := range found {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, mask(s))
+	//lint:ignore SA1019 DetectContext of gitleaks v8 takes only this type; v9 replaces both.
+	for _, s := range d.DetectContext(ctx, detect.Fragment{Raw: text}) {
+		if !seen[s.Secret] && encoded {
+			out = append(out, mask(s.Secret))
 		}
+		seen[s.Secret] = true
+	}
+	for _, m := range awsKeyAssignment.FindAllStringSubmatch(text, -1) {
+		if !seen[m[1]] {
+			out = append(out, mask(m[1]))
+		}
+		seen[m[1]] = true
 	}
 	return out
 }
 
-// userDataText returns the script a UserData value holds: a literal decoded from base64 when
-// it is base64 of text, else the text of Fn::Base64, Fn::Sub and Fn::Join (their ${...} and
-// references left as written).
-func userDataText(v any) string {
+// userDataText returns the script a UserData value holds, and whether the template holds it
+// base64-encoded: a literal decoded from base64 when it is base64 of text, else the text of
+// Fn::Base64, Fn::Sub and Fn::Join (their ${...} and references left as written).
+func userDataText(v any) (text string, encoded bool) {
 	if s, ok := v.(string); ok {
 		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
 		if err == nil && utf8.Valid(b) && !strings.ContainsFunc(string(b), func(r rune) bool {
 			return unicode.IsControl(r) && !unicode.IsSpace(r)
 		}) {
-			return string(b)
+			return string(b), true
 		}
 	}
-	return script(v)
+	return script(v), false
 }
 
 // script returns the text of a value written as a string or built by Fn::Base64, Fn::Sub and
