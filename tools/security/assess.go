@@ -315,7 +315,7 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 	}
 	if infra { // the declarations read so far, even when the time ran out
 		inv := collector.Inventory()
-		out = append(out, infraFindings(inv)...)
+		out = append(out, infraFindings(ctx, inv, a.secrets)...)
 		for _, e := range inv.Errors {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s:%d not parsed: %s", e.File, e.Line, e.Message))
 		}

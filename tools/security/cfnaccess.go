@@ -130,7 +130,7 @@ var notCredentials = []string{"ecr:GetAuthorizationToken"}
 
 // accessFindings applies the rules of this file to one resource.
 func accessFindings(r *cloud.Resource) []Finding {
-	out := append(policyAccessFindings(r), settingFindings(r)...)
+	out := append(policyAccessFindings(r), lambdaAndExposureFindings(r)...)
 	for _, in := range worldIngress(r) {
 		// Only a range that names its ports: all traffic is the admin-port rule's finding.
 		if ok, _ := coversPort([]float64{80}, in.from, in.to, ""); ok {
@@ -230,8 +230,8 @@ var lambdaProperties = map[string]struct{ variables, key, concurrency, dlq, vpc,
 	"aws_lambda_function":       {[]any{"environment", 0, "variables"}, []any{"kms_key_arn"}, []any{"reserved_concurrent_executions"}, []any{"dead_letter_config", 0, "target_arn"}, []any{"vpc_config"}, []any{"runtime"}},
 }
 
-// settingFindings applies the rules of this file about single settings to r.
-func settingFindings(r *cloud.Resource) []Finding {
+// lambdaAndExposureFindings applies the rules of this file about single settings to r.
+func lambdaAndExposureFindings(r *cloud.Resource) []Finding {
 	var out []Finding
 	add := func(rule infraRule, p []any, format string, args ...any) {
 		out = append(out, rule.finding(r, r.LineOf(p...), r.Address+" "+fmt.Sprintf(format, args...)))

@@ -181,12 +181,7 @@ func parameter(r *cloud.Resource, name string) (any, []any) {
 
 // dataFindings applies the rules of this file to one resource.
 func dataFindings(r *cloud.Resource) []Finding {
-	var out []Finding
-	for _, s := range dataSettings[r.Type] {
-		if v, at := s.value(r); !unknown(v) && !s.pass(v) {
-			out = append(out, s.finding(r, v, at))
-		}
-	}
+	out := settingFindings(r, dataSettings[r.Type])
 	report := func(rule infraRule, at []any, msg string) {
 		out = append(out, rule.finding(r, r.LineOf(at...), r.Address+" "+msg))
 	}
@@ -279,6 +274,17 @@ func dataFindings(r *cloud.Resource) []Finding {
 		token, groups := cfn(keys("AuthToken"), keys("auth_token")), cfn(keys("UserGroupIds"), keys("user_group_ids"))
 		if r.Get(token...) == nil && r.Get(groups...) == nil {
 			report(ruleRedisAuth, cfn(keys("TransitEncryptionEnabled"), keys("transit_encryption_enabled")), fmt.Sprintf("accepts connections without authentication (no %s or %s)", token[0], groups[0]))
+		}
+	}
+	return out
+}
+
+// settingFindings reports the settings r gets wrong; a value decided at deployment passes.
+func settingFindings(r *cloud.Resource, settings []setting) []Finding {
+	var out []Finding
+	for _, s := range settings {
+		if v, at := s.value(r); !unknown(v) && !s.pass(v) {
+			out = append(out, s.finding(r, v, at))
 		}
 	}
 	return out

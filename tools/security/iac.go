@@ -290,6 +290,12 @@ var trivyEquivalents = map[string][]string{
 	ruleAWSManagedKey.id:    {"AWS-0025", "AWS-0098"},
 	ruleKeyRotation.id:      {"AWS-0065"},
 	ruleNoPITR.id:           {"AWS-0024"},
+	ruleSGDescription.id:    {"AWS-0124"},
+	ruleUserDataSecret.id:   {"AWS-0029", "AWS-0129"},
+	rulePlainListener.id:    {"AWS-0054"},
+	ruleCloudFrontHTTP.id:   {"AWS-0012"},
+	ruleLambdaSource.id:     {"AWS-0067"},
+	ruleUserPolicy.id:       {"AWS-0143"},
 	ruleDockerUser.id:       {"DS-0002"},
 	ruleDockerAdd.id:        {"DS-0005"},
 }

@@ -1,6 +1,7 @@
 package security
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/netip"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/platform-dev/platform/tools/cloud"
+	"github.com/zricethezav/gitleaks/v8/detect"
 )
 
 // infraRule describes a misconfiguration; the checks below report it per occurrence.
@@ -48,8 +50,9 @@ func (r infraRule) finding(res *cloud.Resource, line int, msg string) Finding {
 
 var adminPorts = []float64{22, 3389}
 
-// infraFindings applies the misconfiguration rules to an inventory.
-func infraFindings(inv *cloud.Inventory) []Finding {
+// infraFindings applies the misconfiguration rules to an inventory;
+// d finds secrets in instance user data.
+func infraFindings(ctx context.Context, inv *cloud.Inventory, d *detect.Detector) []Finding {
 	var out []Finding
 	for _, r := range inv.Resources {
 		out = append(out, ingress(r)...)
@@ -61,6 +64,7 @@ func infraFindings(inv *cloud.Inventory) []Finding {
 		out = append(out, cloudFormationFindings(r)...)
 		out = append(out, dataFindings(r)...)
 		out = append(out, accessFindings(r)...)
+		out = append(out, moreFindings(ctx, r, d)...)
 	}
 	return append(out, kubernetesSetFindings(inv)...)
 }
