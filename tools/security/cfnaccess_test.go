@@ -134,6 +134,7 @@ Resources:
       FromPort: 0
       ToPort: 65535
       CidrIpv6: "0::0/0"
+      Description: web
   CrossAccount:
     Type: AWS::IAM::Role
     Properties:
@@ -177,7 +178,7 @@ Resources:
 		"iac/ingress-open-admin-port stack.yaml:33 Web",
 		"iac/ingress-open-http stack.yaml:33 Web",
 		// The account trusted under a Condition passes.
-		"iac/role-trusts-account stack.yaml:51 CrossAccount",
+		"iac/role-trusts-account stack.yaml:52 CrossAccount",
 	})
 }
 
