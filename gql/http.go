@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	graphql "github.com/graph-gophers/graphql-go"
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -65,32 +63,6 @@ func (req *request) variables() (map[string]any, string) {
 		return req.vars, ""
 	}
 	return variables(req.Variables)
-}
-
-// onceRequest is a POST's body as nearly every client writes it: the members of GraphQL
-// over HTTP in their spelling, each once, in valid UTF-8, with numbers a float64 holds.
-// go-json-experiment (what Go 1.26 ships as encoding/json/v2 behind GOEXPERIMENT=jsonv2)
-// reads it in one pass, variables included, where encoding/json validates the whole body,
-// decodes it, then validates and decodes the variables again: about twice the time and
-// allocations.
-type onceRequest struct {
-	Query         *string        `json:"query"`
-	OperationName *string        `json:"operationName"`
-	Variables     map[string]any `json:"variables"`
-	Extensions    jsontext.Value `json:"extensions"`
-}
-
-// readOnce reads body into req in one pass, variables decoded; false for a body it does not
-// read strictly as above (another member or spelling, a name twice, invalid UTF-8, a number
-// out of range, or an error), which encoding/json then reads with the leniency and the
-// messages the API has always had.
-func readOnce(body []byte, req *request) bool {
-	var in onceRequest
-	if jsonv2.Unmarshal(body, &in, jsonv2.RejectUnknownMembers(true)) != nil {
-		return false
-	}
-	*req = request{Query: in.Query, OperationName: in.OperationName, Extensions: json.RawMessage(in.Extensions), vars: in.Variables, decoded: true}
-	return true
 }
 
 // response is what the endpoint answers: data first, as clients print it.
