@@ -772,7 +772,7 @@ func appendString(out []byte, s string) []byte {
 // plain reports whether s is printable ASCII that JSON writes without escapes: encoding/json
 // escapes " \ < > & and control characters, and strconv.Quote (graphql.ID's MarshalJSON)
 // escapes the same quote and backslash.
-func plain(s string) bool {
+func plain[T string | []byte](s T) bool {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':

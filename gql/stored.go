@@ -15,19 +15,38 @@ type storedKeys struct {
 	index  map[string]int  // json name -> record struct field
 	folded map[string]bool // the same names in lower case
 	fields int
+	// types are the record struct's field types, zeros what appendScalar writes for their
+	// zero values (a value left out of a record), both by field: a request looks up neither.
+	types []reflect.Type
+	zeros [][]byte
 }
 
 func newStoredKeys(t *table) storedKeys {
-	k := storedKeys{index: map[string]int{}, folded: map[string]bool{}, fields: t.rec.NumField()}
-	for i := range k.fields {
-		name := t.rec.Field(i).Tag.Get("json")
-		if name == "-" {
-			continue
+	n := t.rec.NumField()
+	k := storedKeys{index: map[string]int{}, folded: map[string]bool{}, fields: n, types: make([]reflect.Type, n), zeros: make([][]byte, n)}
+	for i := range n {
+		f := t.rec.Field(i)
+		k.types[i] = f.Type
+		if zero, err := appendScalar(nil, reflect.New(f.Type).Elem()); err == nil {
+			k.zeros[i] = zero
 		}
-		k.index[name] = i
-		k.folded[strings.ToLower(name)] = true
+		if name := f.Tag.Get("json"); name != "-" {
+			k.index[name] = i
+			k.folded[strings.ToLower(name)] = true
+		}
 	}
 	return k
+}
+
+// foldsTo reports whether key, which is not one of the record type's, is one encoding/json
+// would match to one of them ignoring case.
+func (k storedKeys) foldsTo(key []byte) bool {
+	for _, c := range key {
+		if c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return k.folded[strings.ToLower(string(key))]
+		}
+	}
+	return k.folded[string(key)]
 }
 
 // span is where a value lies in a stored record; end 0: absent.
@@ -50,13 +69,14 @@ func appendStored(out []byte, t *table, keys storedKeys, rec store.Record, sels 
 		return out, false
 	}
 	return appendObject(out, t.names.typ, sels, func(out []byte, s *planSel) ([]byte, bool) {
-		return appendStoredValue(out, t.rec.Field(s.index).Type, spans[s.index], rec)
+		return appendStoredValue(out, keys, s.index, spans[s.index], rec)
 	})
 }
 
-// appendStoredValue writes the value at sp of a field of Go type typ as appendScalar writes
-// it once decoded.
-func appendStoredValue(out []byte, typ reflect.Type, sp span, rec store.Record) ([]byte, bool) {
+// appendStoredValue writes the value at sp of the record struct's field as appendScalar
+// writes it once decoded.
+func appendStoredValue(out []byte, keys storedKeys, field int, sp span, rec store.Record) ([]byte, bool) {
+	typ := keys.types[field]
 	if elem := typ; elem.Kind() == reflect.Slice || elem.Kind() == reflect.Pointer && elem.Elem().Kind() == reflect.Slice ||
 		elem == reflect.TypeFor[jsonValue]() || elem == reflect.TypeFor[*jsonValue]() {
 		return out, false
@@ -69,8 +89,7 @@ func appendStoredValue(out []byte, typ reflect.Type, sp span, rec store.Record) 
 		typ = typ.Elem()
 	} else if sp.end == 0 || string(raw) == "null" {
 		// encoding/json leaves the field as it is: its zero value.
-		out, err := appendScalar(out, reflect.New(typ).Elem())
-		return out, err == nil
+		return append(out, keys.zeros[field]...), keys.zeros[field] != nil
 	}
 	switch {
 	case typ == reflect.TypeFor[stamp]():
@@ -78,7 +97,7 @@ func appendStoredValue(out []byte, typ reflect.Type, sp span, rec store.Record) 
 		if !ok {
 			return out, false
 		}
-		tm, err := time.Parse(time.RFC3339Nano, s)
+		tm, err := time.Parse(time.RFC3339Nano, string(s))
 		return stamp(tm).append(out), err == nil
 	case typ.Kind() == reflect.String:
 		if _, ok := plainString(raw); !ok {
@@ -101,11 +120,11 @@ func appendStoredValue(out []byte, typ reflect.Type, sp span, rec store.Record) 
 }
 
 // plainString is the text of a JSON string that holds no escape and nothing JSON escapes.
-func plainString(raw []byte) (string, bool) {
+func plainString(raw []byte) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
+		return nil, false
 	}
-	s := string(raw[1 : len(raw)-1])
+	s := raw[1 : len(raw)-1]
 	return s, plain(s)
 }
 
@@ -139,12 +158,12 @@ func readObject(rec store.Record, keys storedKeys, spans []span) bool {
 		if end < 0 {
 			return false
 		}
-		if f, ok := keys.index[key]; ok {
+		if f, ok := keys.index[string(key)]; ok {
 			if spans[f].end != 0 {
 				return false
 			}
 			spans[f] = span{i, end}
-		} else if keys.folded[strings.ToLower(key)] {
+		} else if keys.foldsTo(key) {
 			return false
 		}
 		i = skipSpace(rec, end)
