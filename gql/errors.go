@@ -52,7 +52,7 @@ func writeError(w http.ResponseWriter, media string, status int, code, msg strin
 	// Messages quote what the caller sent; they are read as JSON, never as HTML.
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(ErrorBody{Errors: []ErrorItem{{Message: msg, Extensions: all}}})
-	w.Header().Set("Content-Type", media+"; charset=utf-8")
+	w.Header().Set("Content-Type", contentType(media))
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
 }

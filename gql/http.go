@@ -79,6 +79,15 @@ const (
 	mediaJSON            = "application/json"
 )
 
+// contentType is the Content-Type header of an answer in media, one of the two above; the
+// constants spare every answer building it.
+func contentType(media string) string {
+	if media == mediaGraphQLResponse {
+		return mediaGraphQLResponse + "; charset=utf-8"
+	}
+	return mediaJSON + "; charset=utf-8"
+}
+
 // ServeHTTP answers /api/v1/graphql as GraphQL over HTTP says: POST with a JSON body, or GET
 // with the parameters in the URL (queries only: a mutation over GET is 405). The answer is
 // application/graphql-response+json or application/json, whichever Accept prefers (none:
@@ -190,7 +199,7 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request)
 		// did not fit it.
 		status = http.StatusBadRequest
 	}
-	w.Header().Set("Content-Type", media+"; charset=utf-8")
+	w.Header().Set("Content-Type", contentType(media))
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
 }
@@ -204,8 +213,9 @@ func (a *API) exec(ctx context.Context, doc prepared, opName string, vars map[st
 	if doc.op.metaOnly {
 		schema = a.meta()
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
-	defer cancel()
+	limited := withTimeLimit(ctx, a.cfg.Timeout)
+	defer limited.stop()
+	ctx = limited
 	var span trace.Span
 	if a.cfg.Tracer != nil {
 		ctx, span = a.cfg.Tracer.Start(ctx, "graphql.execute", trace.WithAttributes(attribute.String("graphql.operation.name", opName)))

@@ -10,7 +10,9 @@ import (
 // the project lists (projectCORS). Every method reaches the handler, so that the API itself
 // answers a wrong one with 405.
 func (r *Registry) MountGraphQL(e *echo.Echo) {
-	e.Any("/api/v1/graphql", r.withRealtime(serveGraphQL), ProjectOnly, projectCORS)
+	// Composed here, not given to Any as route middleware, which Echo applies again on every
+	// request (two closures each time).
+	e.Any("/api/v1/graphql", ProjectOnly(projectCORS(r.withRealtime(serveGraphQL))))
 	// The explorer's files are the same for every project and hold no data.
 	e.GET(gql.ExplorerPath+"*", echo.WrapHandler(gql.ExplorerAssets()), ProjectOnly)
 }
