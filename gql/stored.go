@@ -113,6 +113,9 @@ func appendStoredValue(out []byte, keys storedKeys, field int, sp span, rec stor
 		n, err := strconv.ParseInt(string(raw), 10, 32)
 		return strconv.AppendInt(out, n, 10), err == nil
 	case typ.Kind() == reflect.Float64:
+		if shortDecimal(raw) {
+			return append(out, raw...), true
+		}
 		if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
 			return out, false
 		}
@@ -137,6 +140,33 @@ func inLayout(s []byte) bool {
 		}
 	}
 	return true
+}
+
+// shortDecimal reports whether raw is a number of magnitude at least 1 written with at most
+// 15 significant digits, no exponent and no zero ending its fraction (19.99, -250, 3.5).
+// No other decimal of 15 digits or fewer stands for the same float64, so its shortest form,
+// which AppendJSONFloat writes (as 'f' between 1e-6 and 1e21), is raw itself: a price is
+// answered without parsing and formatting it again.
+func shortDecimal(raw []byte) bool {
+	i := 0
+	if len(raw) > 0 && raw[0] == '-' {
+		i++
+	}
+	if i >= len(raw) || raw[i] < '1' || raw[i] > '9' {
+		return false
+	}
+	digits, point := 0, -1
+	for ; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && point < 0:
+			point = i
+		default:
+			return false
+		}
+	}
+	return digits <= 15 && (point < 0 || point < len(raw)-1 && raw[len(raw)-1] != '0')
 }
 
 // plainString is the text of a JSON string that holds no escape and nothing JSON escapes.

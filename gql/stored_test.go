@@ -1,9 +1,13 @@
 package gql
 
 import (
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/platform-dev/platform/store"
 )
 
 // A stored time is answered as stamp writes it once decoded, whether it is copied (in
@@ -31,6 +35,42 @@ func TestStoredTimes(t *testing.T) {
 	for _, raw := range []string{`"2023-02-29T00:00:00.000Z"`, `"2026-13-01T00:00:00.000Z"`, `"2026-11-25T24:00:00.000Z"`} {
 		if _, ok := appendStoredValue(nil, keys, 0, span{0, len(raw)}, []byte(raw)); ok {
 			t.Errorf("%s: answered, not a time", raw)
+		}
+	}
+}
+
+// A stored number shortDecimal takes is answered as AppendJSONFloat writes its float64.
+func TestShortDecimals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	check := func(raw string) {
+		f, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := string(store.AppendJSONFloat(nil, f)); shortDecimal([]byte(raw)) && raw != want {
+			t.Fatalf("%s is taken as it is, AppendJSONFloat writes %s", raw, want)
+		}
+	}
+	for _, raw := range []string{"19.99", "-250", "1", "100", "999999999999999", "1.00000000000001", "9007199254740993", "123456789012345.6", "0.5", "1.50", "1e3", "-0"} {
+		check(raw)
+	}
+	for range 200000 {
+		digits := 1 + rng.IntN(17)
+		b := []byte{byte('1' + rng.IntN(9))}
+		for range digits - 1 {
+			b = append(b, byte('0'+rng.IntN(10)))
+		}
+		if p := rng.IntN(len(b) + 1); p > 0 && p < len(b) {
+			b = append(b[:p], append([]byte{'.'}, b[p:]...)...)
+		}
+		if rng.IntN(2) == 0 {
+			b = append([]byte{'-'}, b...)
+		}
+		check(string(b))
+	}
+	for raw, want := range map[string]bool{"19.99": true, "-250": true, "0.5": false, "1.50": false, "1e3": false, "1234567890123456": false, "-": false, "1.": false} {
+		if shortDecimal([]byte(raw)) != want {
+			t.Errorf("shortDecimal(%s) = %v", raw, !want)
 		}
 	}
 }
