@@ -326,14 +326,27 @@ func guarded[T any](a *API, resolve func(context.Context, args) (T, error)) func
 // and times it for Config.ObserveResolver.
 func noted[T any](a *API, op string, resolve func(context.Context, args) (T, error)) func(context.Context, args) (T, error) {
 	return func(ctx context.Context, in args) (T, error) {
-		telemetry.NoteOperation(ctx, op)
-		if a.cfg.ObserveResolver == nil {
-			return resolve(ctx, in)
-		}
-		start := time.Now()
+		began := a.begin(ctx, op)
 		v, err := resolve(ctx, in)
-		a.cfg.ObserveResolver(op, time.Since(start))
+		a.end(op, began)
 		return v, err
+	}
+}
+
+// begin notes a resolver of kind op for the request's metrics; the time it starts, when
+// Config.ObserveResolver is to be told how long it took (end).
+func (a *API) begin(ctx context.Context, op string) time.Time {
+	telemetry.NoteOperation(ctx, op)
+	if a.cfg.ObserveResolver == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// end tells Config.ObserveResolver how long the resolver that began then took.
+func (a *API) end(op string, began time.Time) {
+	if a.cfg.ObserveResolver != nil {
+		a.cfg.ObserveResolver(op, time.Since(began))
 	}
 }
 

@@ -603,24 +603,25 @@ func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out [
 	}
 	out = append(out, '[')
 	start := len(out)
-	_, err := noted(a, "list", func(ctx context.Context, in args) (struct{}, error) {
-		return struct{}{}, f.t.scan(ctx, in, func(rec store.Record) error {
-			if len(out) > start {
-				out = append(out, ',')
-			}
-			mark := len(out)
-			var ok bool
-			if out, ok = appendStored(out, f.t, f.keys, rec, sels); ok {
-				return nil
-			}
-			v, err := f.t.decode(rec)
-			if err != nil {
-				return err
-			}
-			out, err = appendRecord(out[:mark], f.t, v, sels)
+	// As noted does for the list resolver, without wrapping a closure in another per request.
+	began := a.begin(ctx, "list")
+	err := f.t.scan(ctx, in, func(rec store.Record) error {
+		if len(out) > start {
+			out = append(out, ',')
+		}
+		mark := len(out)
+		var ok bool
+		if out, ok = appendStored(out, f.t, f.keys, rec, sels); ok {
+			return nil
+		}
+		v, err := f.t.decode(rec)
+		if err != nil {
 			return err
-		})
-	})(ctx, in)
+		}
+		out, err = appendRecord(out[:mark], f.t, v, sels)
+		return err
+	})
+	a.end("list", began)
 	if err != nil {
 		return nil, false
 	}

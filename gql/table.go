@@ -167,13 +167,15 @@ func (t *table) scan(ctx context.Context, a args, fn func(store.Record) error) e
 	if err != nil || q.Limit == 0 {
 		return err
 	}
+	// The callback keeps only the limit: capturing q would move the whole query to the heap.
 	var n int64
+	limit := q.Limit
 	return t.read(ctx, q, func(rec store.Record) (bool, error) {
 		if err := fn(rec); err != nil {
 			return false, err
 		}
 		n++
-		return n < q.Limit, nil
+		return n < limit, nil
 	})
 }
 
