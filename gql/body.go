@@ -81,16 +81,7 @@ type onceReader struct {
 }
 
 // space skips JSON whitespace.
-func (r *onceReader) space() {
-	for r.i < len(r.b) {
-		switch r.b[r.i] {
-		case ' ', '\t', '\n', '\r':
-			r.i++
-		default:
-			return
-		}
-	}
-}
+func (r *onceReader) space() { r.i = skipSpace(r.b, r.i) }
 
 // next consumes c, after whitespace, if it comes next.
 func (r *onceReader) next(c byte) bool {
