@@ -112,6 +112,16 @@ func (r *onceReader) literal(word string) bool {
 	return false
 }
 
+// stringSpecial marks the bytes that quoted must look at: the quote, the backslash, control
+// characters and non-ASCII. One table lookup per byte passes over the others, which are
+// nearly all a query's.
+var stringSpecial = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+	}
+	return t
+}()
+
 // quoted finds the JSON string that comes next: its text between the quotes, and whether
 // that is the string itself (printable ASCII without escapes).
 func (r *onceReader) quoted() (text []byte, plain, ok bool) {
@@ -121,6 +131,9 @@ func (r *onceReader) quoted() (text []byte, plain, ok bool) {
 	}
 	plain = true
 	for i := r.i + 1; i < len(r.b); i++ {
+		if !stringSpecial[r.b[i]] {
+			continue
+		}
 		switch c := r.b[i]; {
 		case c == '"':
 			text, r.i = r.b[r.i+1:i], i+1

@@ -13,9 +13,11 @@ import (
 // and a timer, its function and a cancel context registered with the request's cost such a
 // request 2.5 µs. Err, Deadline and Value answer as the timed context would; once armed,
 // the context is the timed one (Value finds it, so contexts derived from it are canceled
-// with it, not by a goroutine watching Done).
+// with it, not by a goroutine watching Done). It also carries the caller's Guard, when one
+// is given, as WithGuard would without a context of its own.
 type timeLimit struct {
 	parent   context.Context
+	guard    Guard
 	deadline time.Time
 	mu       sync.Mutex
 	timed    atomic.Pointer[context.Context]
@@ -23,8 +25,9 @@ type timeLimit struct {
 	stopped  atomic.Bool
 }
 
-func withTimeLimit(parent context.Context, d time.Duration) *timeLimit {
-	return &timeLimit{parent: parent, deadline: time.Now().Add(d)}
+// withTimeLimit is parent limited to d from now, for the caller g (nil: parent's).
+func withTimeLimit(parent context.Context, d time.Duration, g Guard) *timeLimit {
+	return &timeLimit{parent: parent, guard: g, deadline: time.Now().Add(d)}
 }
 
 // arm is the timed context, made on first use.
@@ -37,7 +40,11 @@ func (c *timeLimit) arm() context.Context {
 	if t := c.timed.Load(); t != nil {
 		return *t
 	}
-	t, cancel := context.WithDeadline(c.parent, c.deadline)
+	parent := c.parent
+	if c.guard != nil {
+		parent = WithGuard(parent, c.guard)
+	}
+	t, cancel := context.WithDeadline(parent, c.deadline)
 	if c.stopped.Load() {
 		cancel()
 	}
@@ -75,7 +82,9 @@ func (c *timeLimit) Err() error {
 	switch {
 	case c.stopped.Load():
 		return context.Canceled
-	case !time.Now().Before(c.deadline):
+	case time.Until(c.deadline) <= 0:
+		// The deadline has a monotonic reading: Until reads that clock alone, where Now
+		// reads two.
 		return context.DeadlineExceeded
 	}
 	return nil
@@ -84,6 +93,9 @@ func (c *timeLimit) Err() error {
 func (c *timeLimit) Value(key any) any {
 	if t := c.timed.Load(); t != nil {
 		return (*t).Value(key)
+	}
+	if _, ok := key.(guardKey); ok && c.guard != nil {
+		return c.guard
 	}
 	return c.parent.Value(key)
 }

@@ -5,15 +5,26 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/platform-dev/platform/store"
 )
 
 type testKey struct{}
+
+// ownerGuard lets its caller read and write only its own records.
+type ownerGuard string
+
+func (g ownerGuard) Filter(string, Operation) (store.Filter, bool, error) {
+	return store.Compare(store.KeyOwner, store.Eq, string(g)), false, nil
+}
+func (g ownerGuard) Allow(string, Operation, map[string]any, map[string]any) error { return nil }
+func (g ownerGuard) Owner() string                                                 { return string(g) }
 
 // timeLimit answers as context.WithTimeout does, whether or not its timer was started.
 func TestTimeLimit(t *testing.T) {
 	parent := context.WithValue(context.Background(), testKey{}, "v")
 
-	c := withTimeLimit(parent, 20*time.Millisecond)
+	c := withTimeLimit(parent, 20*time.Millisecond, nil)
 	if c.Err() != nil || c.Value(testKey{}) != "v" {
 		t.Fatalf("new: Err %v, Value %v", c.Err(), c.Value(testKey{}))
 	}
@@ -31,7 +42,7 @@ func TestTimeLimit(t *testing.T) {
 	}
 	c.stop()
 
-	c = withTimeLimit(parent, time.Hour)
+	c = withTimeLimit(parent, time.Hour, nil)
 	child, cancel := context.WithCancel(c)
 	defer cancel()
 	if c.Value(testKey{}) != "v" {
@@ -47,7 +58,7 @@ func TestTimeLimit(t *testing.T) {
 		t.Fatalf("stopped: Err %v", c.Err())
 	}
 
-	c = withTimeLimit(parent, time.Hour)
+	c = withTimeLimit(parent, time.Hour, nil)
 	c.stop()
 	if !errors.Is(c.Err(), context.Canceled) {
 		t.Fatalf("stopped, never armed: Err %v", c.Err())
@@ -59,10 +70,28 @@ func TestTimeLimit(t *testing.T) {
 	}
 
 	canceled, cancelParent := context.WithCancel(parent)
-	c = withTimeLimit(canceled, time.Hour)
+	c = withTimeLimit(canceled, time.Hour, nil)
 	cancelParent()
 	if !errors.Is(c.Err(), context.Canceled) {
 		t.Fatalf("parent canceled: Err %v", c.Err())
+	}
+	c.stop()
+
+	// The caller's guard is found before and after the timer starts, in contexts derived
+	// from the limit too; without one, the parent's.
+	g, other := ownerGuard("alice"), ownerGuard("bob")
+	c = withTimeLimit(WithGuard(parent, other), time.Hour, g)
+	if guardFrom(c) != Guard(g) || c.Value(testKey{}) != "v" {
+		t.Fatalf("new: guard %v, Value %v", guardFrom(c), c.Value(testKey{}))
+	}
+	child, cancel = context.WithCancel(c)
+	defer cancel()
+	if guardFrom(c) != Guard(g) || guardFrom(child) != Guard(g) || c.Value(testKey{}) != "v" {
+		t.Fatalf("armed: guard %v, derived %v", guardFrom(c), guardFrom(child))
+	}
+	c.stop()
+	if c = withTimeLimit(WithGuard(parent, other), time.Hour, nil); guardFrom(c) != Guard(other) {
+		t.Fatalf("no guard given: %v", guardFrom(c))
 	}
 	c.stop()
 }

@@ -25,7 +25,8 @@ type documents struct {
 	plan   func(query, opName string) *plan
 	nested func(query, opName string) *nested
 	// seen is nil for an API without tables: nothing runs there.
-	seen *lru.Cache[docKey, prepared]
+	// Entries are pointers: a hit copies no document out of the cache.
+	seen *lru.Cache[docKey, *prepared]
 }
 
 type docKey struct {
@@ -49,25 +50,28 @@ type prepared struct {
 
 func newDocuments(keys responseKeys, plan func(query, opName string) *plan, nested func(query, opName string) *nested) documents {
 	// New fails only for a size below 1.
-	seen, _ := lru.New[docKey, prepared](documentsKept)
+	seen, _ := lru.New[docKey, *prepared](documentsKept)
 	return documents{keys: keys, plan: plan, nested: nested, seen: seen}
 }
 
 // prepare reads the operation that opName selects in query, sent by GET or not, and the text
 // to execute, remembering them for a document of at most documentMaxBytes.
-func (d documents) prepare(query, opName string, get bool) prepared {
+func (d documents) prepare(query, opName string, get bool) *prepared {
 	k := docKey{query, opName, get}
 	if d.seen != nil {
 		if p, ok := d.seen.Get(k); ok {
 			if !p.planned {
-				// A document sent once pays nothing for a plan; one sent again, once.
-				p.plan, p.planned = d.plan(query, opName), true
-				d.seen.Add(k, p)
+				// A document sent once pays nothing for a plan; one sent again, once. The
+				// entry is replaced, not changed: a request may be running the first.
+				q := *p
+				q.plan, q.planned = d.plan(query, opName), true
+				d.seen.Add(k, &q)
+				return &q
 			}
 			return p
 		}
 	}
-	p := prepared{op: d.keys.operation(query, opName, get), exec: d.keys.rewrite(query)}
+	p := &prepared{op: d.keys.operation(query, opName, get), exec: d.keys.rewrite(query)}
 	if d.nested != nil {
 		// The text with the response keys: a nested plan answers mutations under them.
 		p.nested = d.nested(p.exec, opName)

@@ -73,10 +73,11 @@ type Config struct {
 	Logger         *slog.Logger
 	// Tracer, when set, gets a span for each execution; nil costs nothing.
 	Tracer trace.Tracer
-	// ObserveResolver, when set, is told how long each root field took to resolve, by kind
-	// (list, count, aggregate, create, update, delete): the store call and the record
-	// conversion.
-	ObserveResolver func(op string, took time.Duration)
+	// ObserveResolver, when set, returns the function told how long each root field of a
+	// kind (list, count, aggregate, create, update, delete) took to resolve: the store call
+	// and the record conversion. It is asked once per kind when the API is built, so that
+	// timing a field looks nothing up.
+	ObserveResolver func(op string) func(took time.Duration)
 	// Changes, when set, carries the project's record changes: every write publishes one,
 	// and the schema offers a Subscription field per table fed by them (subscription.go).
 	Changes  Changes
@@ -325,28 +326,44 @@ func guarded[T any](a *API, resolve func(context.Context, args) (T, error)) func
 // noted wraps a root resolver so that the request's metrics name the kind of work it did,
 // and times it for Config.ObserveResolver.
 func noted[T any](a *API, op string, resolve func(context.Context, args) (T, error)) func(context.Context, args) (T, error) {
+	clock := a.clock(op)
 	return func(ctx context.Context, in args) (T, error) {
-		began := a.begin(ctx, op)
+		began := clock.begin(ctx)
 		v, err := resolve(ctx, in)
-		a.end(op, began)
+		clock.end(began)
 		return v, err
 	}
 }
 
-// begin notes a resolver of kind op for the request's metrics; the time it starts, when
-// Config.ObserveResolver is to be told how long it took (end).
-func (a *API) begin(ctx context.Context, op string) time.Time {
-	telemetry.NoteOperation(ctx, op)
-	if a.cfg.ObserveResolver == nil {
+// resolverClock notes and times the root fields of one kind.
+type resolverClock struct {
+	op      string
+	observe func(time.Duration) // nil: not timed
+}
+
+// clock is the clock of the root fields of kind op, made when a resolver or plan is built.
+func (a *API) clock(op string) resolverClock {
+	c := resolverClock{op: op}
+	if a.cfg.ObserveResolver != nil {
+		c.observe = a.cfg.ObserveResolver(op)
+	}
+	return c
+}
+
+// begin notes a root field of the clock's kind for the request's metrics; the time it
+// starts, when it is timed (end).
+func (c resolverClock) begin(ctx context.Context) time.Time {
+	telemetry.NoteOperation(ctx, c.op)
+	if c.observe == nil {
 		return time.Time{}
 	}
 	return time.Now()
 }
 
-// end tells Config.ObserveResolver how long the resolver that began then took.
-func (a *API) end(op string, began time.Time) {
-	if a.cfg.ObserveResolver != nil {
-		a.cfg.ObserveResolver(op, time.Since(began))
+// end tells Config.ObserveResolver how long the field that began then took.
+func (c resolverClock) end(began time.Time) {
+	if c.observe != nil {
+		c.observe(time.Since(began))
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	graphql "github.com/graph-gophers/graphql-go"
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
 	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/attribute"
@@ -69,7 +68,12 @@ func (req *request) variables() (map[string]any, string) {
 type response struct {
 	Data   json.RawMessage         `json:"data,omitempty"`
 	Errors []*gqlerrors.QueryError `json:"errors,omitempty"`
+	// body, when set, is the whole answer, already written around Data (a plan's).
+	body []byte
 }
+
+// dataMember begins an answer with data.
+const dataMember = `{"data":`
 
 // The media types of GraphQL over HTTP answers. With graphqlResponse the status says whether
 // the request was executed (a request error is 400); with legacy JSON every GraphQL error is
@@ -96,29 +100,31 @@ func contentType(media string) string {
 // and, in application/graphql-response+json, 400 when nothing was executed. The caller has
 // settled who is asking and attached their Guard to the request's context.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a.serve(r.Context(), w, r)
+	a.serve(r.Context(), w, r, nil)
 }
 
 // ServeAs is ServeHTTP for the caller g: the same as attaching g to the request's context,
 // without the copy of the request that takes.
 func (a *API) ServeAs(w http.ResponseWriter, r *http.Request, g Guard) {
-	a.serve(WithGuard(r.Context(), g), w, r)
+	a.serve(r.Context(), w, r, g)
 }
 
-// serve is ServeHTTP with the request's context ctx.
-func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+// serve is ServeHTTP with the request's context ctx, for the caller g (nil: ctx's).
+func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, g Guard) {
 	// Every error answer carries the request's id, so a caller's report finds its log lines.
 	reqID := telemetry.RequestID(ctx)
 	if wantsExplorer(r) {
 		serveExplorer(w)
 		return
 	}
-	media, ok := negotiate(r.Header.Get("Accept"))
-	var reqExt map[string]any
-	if reqID != "" {
-		reqExt = map[string]any{"requestId": reqID}
+	media, ok := negotiate(header(r, "Accept"))
+	fail := func(status int, code, msg string) {
+		var ext map[string]any
+		if reqID != "" {
+			ext = map[string]any{"requestId": reqID}
+		}
+		writeError(w, media, status, code, msg, ext)
 	}
-	fail := func(status int, code, msg string) { writeError(w, media, status, code, msg, reqExt) }
 	if !ok {
 		fail(http.StatusNotAcceptable, CodeBadRequest, fmt.Sprintf("Accept %q: this endpoint answers %s or %s", r.Header.Get("Accept"), mediaGraphQLResponse, mediaJSON))
 		return
@@ -177,8 +183,10 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request)
 	case !a.cfg.Introspection && op.introspects:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	default:
-		resp = a.exec(ctx, doc, opName, vars)
-		resp.Data = doc.fill.apply(resp.Data)
+		resp = a.exec(ctx, g, doc, opName, vars)
+		if doc.fill != nil {
+			resp.Data, resp.body = doc.fill.apply(resp.Data), nil
+		}
 	}
 	for _, e := range resp.Errors {
 		readable(e)
@@ -208,46 +216,55 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request)
 // has one that answers, else by graph-gophers with the seed's response keys added. metaOnly
 // operations (asking only for __schema, __type and __typename) run on the schema whose depth
 // limit fits tools' introspection queries: their nesting walks the schema, not records.
-func (a *API) exec(ctx context.Context, doc prepared, opName string, vars map[string]any) response {
+func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, vars map[string]any) response {
 	schema := a.schema
 	if doc.op.metaOnly {
 		schema = a.meta()
 	}
-	limited := withTimeLimit(ctx, a.cfg.Timeout)
+	limited := withTimeLimit(ctx, a.cfg.Timeout, g)
 	defer limited.stop()
 	ctx = limited
 	var span trace.Span
 	if a.cfg.Tracer != nil {
 		ctx, span = a.cfg.Tracer.Start(ctx, "graphql.execute", trace.WithAttributes(attribute.String("graphql.operation.name", opName)))
 	}
-	var res *graphql.Response
-	data, planned := doc.plan.run(ctx, a, vars)
+	var resp response
+	planned := false
+	if doc.plan != nil {
+		// The plan writes its data where the answer's body has it, so that encode has
+		// nothing to copy.
+		var body []byte
+		if body, planned = doc.plan.run(ctx, a, vars, append(make([]byte, 0, 512), dataMember...)); planned {
+			resp.body = append(body, '}')
+			resp.Data = resp.body[len(dataMember) : len(resp.body)-1]
+		}
+	}
 	switch {
 	case doc.nested != nil:
-		res = doc.nested.run(ctx, a, doc.exec, vars)
-	case planned:
-		res = &graphql.Response{Data: data}
-	default:
-		res = schema.Exec(ctx, doc.exec, opName, vars)
+		res := doc.nested.run(ctx, a, doc.exec, vars)
+		resp = response{Data: res.Data, Errors: res.Errors}
+	case !planned:
+		res := schema.Exec(ctx, doc.exec, opName, vars)
+		resp = response{Data: res.Data, Errors: res.Errors}
 	}
 	if span != nil {
-		span.SetAttributes(attribute.Int("graphql.errors", len(res.Errors)), attribute.Bool("graphql.planned", planned))
+		span.SetAttributes(attribute.Int("graphql.errors", len(resp.Errors)), attribute.Bool("graphql.planned", planned))
 		span.End()
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		for _, e := range res.Errors {
+		for _, e := range resp.Errors {
 			if _, ok := e.Extensions["code"]; !ok {
 				e.Message = fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout)
 				e.Extensions = map[string]any{"code": CodeInternal}
 			}
 		}
 	}
-	return response{Data: res.Data, Errors: res.Errors}
+	return resp
 }
 
 // bodyRequest reads a POST's JSON body into req; a message and status when it cannot.
 func (a *API) bodyRequest(w http.ResponseWriter, r *http.Request, req *request) (int, string) {
-	ct := r.Header.Get("Content-Type")
+	ct := header(r, "Content-Type")
 	if ct == "" {
 		return http.StatusUnsupportedMediaType, "no Content-Type: send the body as application/json"
 	}
@@ -261,7 +278,7 @@ func (a *API) bodyRequest(w http.ResponseWriter, r *http.Request, req *request) 
 			return http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: send the body in UTF-8", ct)
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
+	body, err := readBody(w, r, a.cfg.MaxBodyBytes)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -276,6 +293,30 @@ func (a *API) bodyRequest(w http.ResponseWriter, r *http.Request, req *request) 
 		return http.StatusBadRequest, "the body is not a JSON object {\"query\": ..., \"variables\": {...}}: " + err.Error()
 	}
 	return 0, ""
+}
+
+// header is r.Header.Get(key) for a key written as the server writes the keys it reads
+// (textproto.CanonicalMIMEHeaderKey): the map is read without canonicalizing the key
+// again, which Get does on each of a request's lookups.
+func header(r *http.Request, key string) string {
+	if v := r.Header[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// readBody reads r's body, at most limit bytes (beyond, a *http.MaxBytesError). A body whose
+// length the request announces within the limit is read into a buffer of that length: the
+// server ends the body there, and io.ReadAll would start at 512 bytes and grow.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= limit {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 }
 
 // urlRequest reads a GET's parameters: query and operationName as they are, variables and
@@ -399,11 +440,15 @@ func negotiate(accept string) (media string, ok bool) {
 // encode writes the response; data, which graph-gophers wrote as compact JSON, is copied
 // as it is rather than scanned again by encoding/json.
 func (r response) encode() ([]byte, error) {
+	if r.body != nil && len(r.Errors) == 0 {
+		return r.body, nil
+	}
 	out := make([]byte, 0, len(r.Data)+32)
-	out = append(out, '{')
 	if len(r.Data) > 0 {
-		out = append(out, `"data":`...)
+		out = append(out, dataMember...)
 		out = append(out, r.Data...)
+	} else {
+		out = append(out, '{')
 	}
 	if len(r.Errors) > 0 {
 		errs, err := json.Marshal(r.Errors)

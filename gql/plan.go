@@ -52,6 +52,8 @@ type planField struct {
 	fixed []*planSel
 	keys  storedKeys
 	root  rootField
+	// clock times a list field.
+	clock resolverClock
 }
 
 type planArg struct {
@@ -283,7 +285,7 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 			if t == nil {
 				return false
 			}
-			f.t, f.keys = t, newStoredKeys(t)
+			f.t, f.keys, f.clock = t, newStoredKeys(t), b.a.clock("list")
 			for _, arg := range s.Arguments {
 				f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
 			}
@@ -537,9 +539,9 @@ func checkVariable(val any, t gast.Type) bool {
 	return true
 }
 
-// run answers the plan's data for vars; false when graph-gophers must answer instead, or
-// the document has no plan (p nil).
-func (p *plan) run(ctx context.Context, a *API, vars map[string]any) ([]byte, bool) {
+// run appends the plan's data for vars to out; false when graph-gophers must answer
+// instead, or the document has no plan (p nil).
+func (p *plan) run(ctx context.Context, a *API, vars map[string]any, out []byte) ([]byte, bool) {
 	if p == nil {
 		return nil, false
 	}
@@ -559,7 +561,6 @@ func (p *plan) run(ctx context.Context, a *API, vars map[string]any) ([]byte, bo
 		}
 		vars = with
 	}
-	out := make([]byte, 0, 512)
 	out = append(out, '{')
 	n := 0
 	for i := range p.fields {
@@ -604,24 +605,24 @@ func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out [
 	out = append(out, '[')
 	start := len(out)
 	// As noted does for the list resolver, without wrapping a closure in another per request.
-	began := a.begin(ctx, "list")
-	err := f.t.scan(ctx, in, func(rec store.Record) error {
+	began := f.clock.begin(ctx)
+	err := f.t.scan(ctx, in, func(rec store.Record) (bool, error) {
 		if len(out) > start {
 			out = append(out, ',')
 		}
 		mark := len(out)
 		var ok bool
 		if out, ok = appendStored(out, f.t, f.keys, rec, sels); ok {
-			return nil
+			return true, nil
 		}
 		v, err := f.t.decode(rec)
 		if err != nil {
-			return err
+			return false, err
 		}
 		out, err = appendRecord(out[:mark], f.t, v, sels)
-		return err
+		return err == nil, err
 	})
-	a.end("list", began)
+	f.clock.end(began)
 	if err != nil {
 		return nil, false
 	}

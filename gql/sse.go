@@ -20,7 +20,7 @@ const sseHeartbeat = 15 * time.Second
 // IsEventStream reports whether r asks for a subscription over Server-Sent Events: a POST
 // that accepts text/event-stream (graphql-sse's distinct connections mode).
 func IsEventStream(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	return r.Method == http.MethodPost && strings.Contains(header(r, "Accept"), "text/event-stream")
 }
 
 // ServeSSE runs one subscription over Server-Sent Events as graphql-sse's distinct

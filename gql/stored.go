@@ -97,12 +97,13 @@ func appendStoredValue(out []byte, keys storedKeys, field int, sp span, rec stor
 		if !ok {
 			return out, false
 		}
-		tm, err := time.Parse(time.RFC3339Nano, string(s))
-		if err == nil && inLayout(s) {
+		if inLayout(s) {
 			// A valid time written in timeLayout, in UTC, is what stamp.append writes
-			// for it: formatting it again (0.4 µs) would give back the same bytes.
+			// for it: parsing and formatting it again (0.7 µs) would give back the same
+			// bytes.
 			return append(out, raw...), true
 		}
+		tm, err := time.Parse(time.RFC3339Nano, string(s))
 		return stamp(tm).append(out), err == nil
 	case typ.Kind() == reflect.String:
 		if _, ok := plainString(raw); !ok {
@@ -127,8 +128,9 @@ func appendStoredValue(out []byte, keys storedKeys, field int, sp span, rec stor
 	return out, false
 }
 
-// inLayout reports whether s has the shape of a UTC time in timeLayout, digits where it
-// has digits: 2006-01-02T15:04:05.000Z.
+// inLayout reports whether s is a valid UTC time in timeLayout, 2006-01-02T15:04:05.000Z:
+// digits where the layout has digits, and a date and time that exist, as time.Parse checks
+// them (seconds up to 59, days as the month and year have them).
 func inLayout(s []byte) bool {
 	const shape = "0000-00-00T00:00:00.000Z"
 	if len(s) != len(shape) {
@@ -139,7 +141,17 @@ func inLayout(s []byte) bool {
 			return false
 		}
 	}
-	return true
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range s[i : i+n] {
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 2), num(8, 2)
+	return month >= 1 && month <= 12 && day >= 1 &&
+		day <= time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day() &&
+		num(11, 2) <= 23 && num(14, 2) <= 59 && num(17, 2) <= 59
 }
 
 // shortDecimal reports whether raw is a number of magnitude at least 1 written with at most

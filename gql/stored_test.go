@@ -1,6 +1,7 @@
 package gql
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
@@ -32,9 +33,22 @@ func TestStoredTimes(t *testing.T) {
 			t.Errorf("%s: %s %v, want %s", raw, got, ok, want)
 		}
 	}
-	for _, raw := range []string{`"2023-02-29T00:00:00.000Z"`, `"2026-13-01T00:00:00.000Z"`, `"2026-11-25T24:00:00.000Z"`} {
+	for _, raw := range []string{
+		`"2023-02-29T00:00:00.000Z"`, `"2100-02-29T00:00:00.000Z"`, `"2026-04-31T00:00:00.000Z"`,
+		`"2026-13-01T00:00:00.000Z"`, `"2026-00-01T00:00:00.000Z"`, `"2026-11-00T00:00:00.000Z"`,
+		`"2026-11-25T24:00:00.000Z"`, `"2026-11-25T23:60:00.000Z"`, `"2026-11-25T23:59:60.000Z"`,
+	} {
 		if _, ok := appendStoredValue(nil, keys, 0, span{0, len(raw)}, []byte(raw)); ok {
 			t.Errorf("%s: answered, not a time", raw)
+		}
+	}
+	// inLayout takes exactly the strings of its shape that time.Parse takes, whatever the
+	// digits: years from 0000, leap days, the last days of months, hours past 23.
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		s := fmt.Appendf(nil, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", rng.IntN(10000), rng.IntN(14), rng.IntN(33), rng.IntN(26), rng.IntN(62), rng.IntN(62), rng.IntN(1000))
+		if _, err := time.Parse(time.RFC3339Nano, string(s)); inLayout(s) != (err == nil) {
+			t.Fatalf("inLayout(%s) = %v, time.Parse: %v", s, inLayout(s), err)
 		}
 	}
 }

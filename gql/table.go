@@ -152,31 +152,23 @@ func (t *table) list(ctx context.Context, a args) (reflect.Value, error) {
 // as addressable values of the record type.
 func (t *table) decoded(ctx context.Context, a args) ([]reflect.Value, error) {
 	var recs []reflect.Value
-	err := t.scan(ctx, a, func(rec store.Record) error {
+	err := t.scan(ctx, a, func(rec store.Record) (bool, error) {
 		v, err := t.decode(rec)
 		recs = append(recs, v)
-		return err
+		return err == nil, err
 	})
 	return recs, err
 }
 
 // scan calls fn with each record a list's arguments select that the caller may read, in
-// order: the list resolver and a plan (plan.go) read through it alike.
-func (t *table) scan(ctx context.Context, a args, fn func(store.Record) error) error {
+// order, until fn answers false or an error: the list resolver and a plan (plan.go) read
+// through it alike.
+func (t *table) scan(ctx context.Context, a args, fn func(store.Record) (bool, error)) error {
 	q, err := t.query(a)
 	if err != nil || q.Limit == 0 {
 		return err
 	}
-	// The callback keeps only the limit: capturing q would move the whole query to the heap.
-	var n int64
-	limit := q.Limit
-	return t.read(ctx, q, func(rec store.Record) (bool, error) {
-		if err := fn(rec); err != nil {
-			return false, err
-		}
-		n++
-		return n < limit, nil
-	})
+	return t.read(ctx, q, fn)
 }
 
 // connection answers productsConnection(where, orderBy, first, after): a keyset page.
@@ -275,7 +267,7 @@ func (t *table) read(ctx context.Context, q store.Query, fn func(store.Record) (
 		q.MaxBytes = t.limits.maxResultBytes
 	} else {
 		g := guardFrom(ctx)
-		offset := q.Offset
+		offset, limit := q.Offset, q.Limit
 		q.Offset, q.Limit = 0, 0
 		var size int64
 		kept := 0
@@ -292,10 +284,14 @@ func (t *table) read(ctx context.Context, q store.Query, fn func(store.Record) (
 				return false, &store.TooLargeError{Table: t.def.Name, MaxBytes: t.limits.maxResultBytes, Records: kept}
 			}
 			kept++
-			return fn(rec)
+			more, err := fn(rec)
+			return more && (limit == 0 || int64(kept) < limit), err
 		}
 	}
-	err = t.records.Each(ctx, t.def.Name, q, each)
+	if err = t.records.Each(ctx, t.def.Name, q, each); err == nil {
+		// The target of errors.As lives on the heap: only a failed read pays for it.
+		return nil
+	}
 	var tooLarge *store.TooLargeError
 	if errors.As(err, &tooLarge) {
 		return userError(CodeTooLarge, fmt.Sprintf(

@@ -36,9 +36,10 @@ type wsMessage struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
-// IsWebSocket reports whether r asks to become a WebSocket.
+// IsWebSocket reports whether r asks to become a WebSocket: a GET (RFC 6455 allows no other
+// method) with Upgrade: websocket.
 func IsWebSocket(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+	return r.Method == http.MethodGet && strings.EqualFold(header(r, "Upgrade"), "websocket")
 }
 
 // ServeWebSocket runs subscriptions over a WebSocket speaking graphql-transport-ws. The

@@ -120,22 +120,39 @@ func join(kind filterKind, parts []Filter) Filter {
 	if kind == kindOr {
 		absorbing, neutral = kindAll, kindNone
 	}
-	var kept []Filter
-	for _, p := range parts {
+	// Counted first, so that a join of one part (a query's filter and a rule that allows
+	// everything) allocates nothing and any other allocates once.
+	n, last := 0, 0
+	for i, p := range parts {
 		switch {
 		case p.kind == absorbing:
 			return p
-		case p.kind == neutral:
 		case p.kind == kind:
+			n += len(p.parts)
+		case p.kind != neutral:
+			n++
+		}
+		if p.kind != neutral {
+			last = i
+		}
+	}
+	switch {
+	case n == 0:
+		return Filter{kind: neutral}
+	case n == 1 && parts[last].kind != kind:
+		return parts[last]
+	}
+	kept := make([]Filter, 0, n)
+	for _, p := range parts {
+		switch p.kind {
+		case kind:
 			kept = append(kept, p.parts...)
+		case neutral:
 		default:
 			kept = append(kept, p)
 		}
 	}
-	switch len(kept) {
-	case 0:
-		return Filter{kind: neutral}
-	case 1:
+	if len(kept) == 1 {
 		return kept[0]
 	}
 	return Filter{kind: kind, parts: kept}

@@ -126,15 +126,19 @@ func (r *Records) Each(ctx context.Context, table string, q Query, fn func(Recor
 	if err != nil {
 		return err
 	}
+	// The callback captures what it needs of q, not the whole query.
 	var size int64
-	n := 0
+	n, limit, maxBytes := int64(0), q.Limit, q.MaxBytes
 	return r.b.find(ctx, t, q, func(rec Record) (bool, error) {
 		size += int64(len(rec))
-		if q.MaxBytes > 0 && size > q.MaxBytes {
-			return false, &TooLargeError{Table: table, MaxBytes: q.MaxBytes, Records: n}
+		if maxBytes > 0 && size > maxBytes {
+			return false, &TooLargeError{Table: table, MaxBytes: maxBytes, Records: int(n)}
 		}
 		n++
-		return fn(rec)
+		more, err := fn(rec)
+		// The last record of the limit ends the read here, rather than with one more step
+		// of the store's cursor to find there is none.
+		return more && (limit <= 0 || n < limit), err
 	})
 }
 

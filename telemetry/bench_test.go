@@ -29,7 +29,6 @@ func BenchmarkMiddleware(b *testing.B) {
 			if c.measured {
 				h, err := telemetry.NewHTTP(telemetry.HTTPConfig{
 					Registerer: prometheus.NewRegistry(),
-					Project:    func(c echo.Context) string { return "p1" },
 				})
 				if err != nil {
 					b.Fatal(err)
@@ -38,6 +37,7 @@ func BenchmarkMiddleware(b *testing.B) {
 			}
 			logger := slog.New(telemetry.NewLogHandler(slog.NewTextHandler(io.Discard, nil)))
 			e.POST("/api/v1/graphql", func(c echo.Context) error {
+				telemetry.NoteProject(c.Request().Context(), "p1")
 				telemetry.NoteOperation(c.Request().Context(), "list")
 				logger.DebugContext(c.Request().Context(), "not logged at info")
 				return c.String(http.StatusOK, "")

@@ -20,9 +20,6 @@ import (
 type HTTPConfig struct {
 	// Registerer receives the metrics; nil keeps them unregistered.
 	Registerer prometheus.Registerer
-	// Project names the project a served request was for, "" for none. It is called after
-	// the request was served, so middleware further in may have decided it.
-	Project func(echo.Context) string
 	// MaxProjects bounds the project label (see ProjectLabels). Default 100.
 	MaxProjects int
 	// RankWindow is how often the labelled projects are re-ranked. Default 10 minutes.
@@ -50,9 +47,6 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 	}
 	if cfg.RankWindow <= 0 {
 		cfg.RankWindow = 10 * time.Minute
-	}
-	if cfg.Project == nil {
-		cfg.Project = func(echo.Context) string { return "" }
 	}
 	labels := []string{"project", "operation", "status"}
 	h := &HTTP{
@@ -118,8 +112,9 @@ func (h *HTTP) Middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 
 		status := c.Response().Status
-		op := operation(c.Path(), n)
-		project := h.projects.Label(h.cfg.Project(c))
+		noted, project := n.noted()
+		op := operation(c.Path(), noted)
+		project = h.projects.Label(project)
 		code := strconv.Itoa(status)
 		h.requests.WithLabelValues(project, op, code).Inc()
 		h.latency.WithLabelValues(project, op, code).Observe(time.Since(start).Seconds())
@@ -136,11 +131,11 @@ func (h *HTTP) Middleware(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // operation names a route's kind of work; GraphQL requests name what the query did.
-func operation(route string, n *note) string {
+func operation(route, noted string) string {
 	switch {
 	case route == "/api/v1/graphql":
-		if op := n.operation(); op != "" {
-			return op
+		if noted != "" {
+			return noted
 		}
 		return "graphql"
 	case route == "/mcp":

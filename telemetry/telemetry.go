@@ -17,9 +17,10 @@ type requestKey struct{}
 
 // note is what the HTTP middleware learns about a request from the packages that serve it.
 type note struct {
-	id string
-	mu sync.Mutex
-	op string
+	id      string
+	mu      sync.Mutex
+	op      string
+	project string
 }
 
 // WithRequestID returns ctx carrying a request id, for code that serves requests outside
@@ -54,10 +55,23 @@ func NoteOperation(ctx context.Context, op string) {
 	n.mu.Unlock()
 }
 
-func (n *note) operation() string {
+// NoteProject tells the HTTP metrics which project a request was for; a request not noted
+// is for none.
+func NoteProject(ctx context.Context, project string) {
+	n, ok := ctx.Value(requestKey{}).(*note)
+	if !ok {
+		return
+	}
+	n.mu.Lock()
+	n.project = project
+	n.mu.Unlock()
+}
+
+// noted returns what the packages serving the request noted: its kind of work and its project.
+func (n *note) noted() (op, project string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.op
+	return n.op, n.project
 }
 
 // NewLogHandler wraps h so that every record logged with a request's context carries the

@@ -51,7 +51,6 @@ func TestProjectLabels(t *testing.T) {
 func newServer(t testing.TB, reg prometheus.Registerer, maxProjects int, log io.Writer) (*echo.Echo, *telemetry.HTTP) {
 	h, err := telemetry.NewHTTP(telemetry.HTTPConfig{
 		Registerer: reg, MaxProjects: maxProjects,
-		Project: func(c echo.Context) string { return c.QueryParam("project") },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +60,9 @@ func newServer(t testing.TB, reg prometheus.Registerer, maxProjects int, log io.
 	e.Use(middleware.RequestID(), h.Middleware)
 	e.POST("/api/v1/graphql", func(c echo.Context) error {
 		ctx := c.Request().Context()
+		if p := c.QueryParam("project"); p != "" {
+			telemetry.NoteProject(ctx, p)
+		}
 		// Root fields of a query resolve concurrently; each notes its kind.
 		var wg sync.WaitGroup
 		for _, op := range c.QueryParams()["op"] {

@@ -14,7 +14,6 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
 	"github.com/google/cel-go/parser"
-	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
@@ -244,14 +243,10 @@ type Rules struct {
 	// anonymous: some rule may let a caller without a token through; signedIn: some rule
 	// may let a caller with one through.
 	anonymous, signedIn bool
-	// guards are the guards of the callers seen lately, by their token: a caller sends the
-	// same token for as long as it is valid, and the guard keeps the filters it resolved
-	// from the token's claims.
-	guards *lru.Cache[tokenKey, *guard]
+	// nobody is the guard of every caller without a token; the others' guards are kept
+	// with their verified tokens (guardFor).
+	nobody *guard
 }
-
-// guardsKept bounds the guards one version of a project's rules remembers.
-const guardsKept = 1024
 
 type tableRules struct {
 	ops map[gql.Operation]*rule
@@ -261,8 +256,6 @@ type tableRules struct {
 // ParseDocument compile without error.
 func CompileAccess(tables map[string]TableDoc) (*Rules, error) {
 	rs := &Rules{tables: make(map[string]*tableRules, len(tables))}
-	// New fails only for a size below 1.
-	rs.guards, _ = lru.New[tokenKey, *guard](guardsKept)
 	var errs []error
 	for name, t := range tables {
 		tr := &tableRules{ops: make(map[gql.Operation]*rule, len(operations))}
@@ -285,6 +278,7 @@ func CompileAccess(tables map[string]TableDoc) (*Rules, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	rs.nobody = rs.Guard(nil).(*guard)
 	return rs, nil
 }
 
@@ -305,15 +299,23 @@ func (rs *Rules) Guard(claims map[string]any) gql.Guard {
 	return g
 }
 
-// guardFor is Guard for a caller whose verified token (the zero key: none) gave claims.
-// Claims follow from the token, so the guard of a token seen lately is used again, with the
-// filters it already resolved.
-func (rs *Rules) guardFor(key tokenKey, claims map[string]any) gql.Guard {
-	if g, ok := rs.guards.Get(key); ok {
+// guardFor is Guard for a caller whose verified token gave claims (nil: no token), entry its
+// place in the verified-token cache (nil: not kept). Claims follow from the token, so the
+// guard of a token seen lately is used again, with the filters it already resolved.
+func (rs *Rules) guardFor(entry *verifiedToken, claims map[string]any) gql.Guard {
+	switch {
+	case claims == nil:
+		return rs.nobody
+	case entry == nil:
+		return rs.Guard(claims)
+	}
+	// A verifier serves one project version, whose rules these are; the check costs nothing
+	// and keeps a guard from ever crossing rules.
+	if g := entry.guard.Load(); g != nil && g.rules == rs {
 		return g
 	}
 	g := rs.Guard(claims).(*guard)
-	rs.guards.Add(key, g)
+	entry.guard.Store(g)
 	return g
 }
 

@@ -483,6 +483,14 @@ func TestVerifiedTokensAreRemembered(t *testing.T) {
 	if a := call(t, srv.URL, token); a.status != 200 {
 		t.Fatal(a.body)
 	}
+	// A token longer than the cache keeps is checked each time it comes.
+	long := p.claims("shop")
+	long["pad"] = strings.Repeat("x", tenant.MaxCachedTokenBytes)
+	for i := range 2 {
+		if a := call(t, srv.URL, "Bearer "+sign(t, es, long)); a.status != 200 {
+			t.Fatalf("a long token, call %d: %d %s", i+1, a.status, a.body)
+		}
+	}
 	// The key is withdrawn, but the service has not fetched the JWKS since: the token stands,
 	// as it would without the cache.
 	p.publish()

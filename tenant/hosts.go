@@ -7,13 +7,18 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/platform-dev/platform/telemetry"
 )
 
-// Context keys set by Hosts.
-const (
-	runtimeKey = "tenant.runtime"
-	apexKey    = "tenant.apex"
-)
+// hostContext is the Echo context Hosts hands on: what the request's host maps to travels
+// with it, so that the handlers further in find it without Echo's per-request map (a map
+// made for every request, and a lock around each read of it).
+type hostContext struct {
+	echo.Context
+	rt   *Runtime // nil on the apex host
+	apex bool
+}
 
 // HostOptions configure Hosts.
 type HostOptions struct {
@@ -41,8 +46,7 @@ func (r *Registry) Hosts(opts HostOptions) echo.MiddlewareFunc {
 			}
 			host := hostname(req.Host)
 			if host == domain || maybeIP(host) && net.ParseIP(host) != nil {
-				c.Set(apexKey, true)
-				return next(c)
+				return next(&hostContext{Context: c, apex: true})
 			}
 			label, ok := strings.CutSuffix(host, suffix)
 			if !ok || strings.Contains(label, ".") {
@@ -59,8 +63,8 @@ func (r *Registry) Hosts(opts HostOptions) echo.MiddlewareFunc {
 				r.opts.Logger.ErrorContext(req.Context(), "load project", "project", label, "err", err)
 				return WriteError(c, http.StatusServiceUnavailable, CodeInternal, "project "+quote(label)+" cannot be loaded right now; try again")
 			}
-			c.Set(runtimeKey, rt)
-			return next(c)
+			telemetry.NoteProject(req.Context(), label)
+			return next(&hostContext{Context: c, rt: rt})
 		}
 	}
 }
@@ -95,7 +99,7 @@ func ProjectOnly(next echo.HandlerFunc) echo.HandlerFunc {
 // ApexOnly serves a route only on the apex host; elsewhere it answers 404.
 func ApexOnly(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if apex, _ := c.Get(apexKey).(bool); !apex {
+		if hc, _ := c.(*hostContext); hc == nil || !hc.apex {
 			return WriteError(c, http.StatusNotFound, CodeNotFound, "this path is served on the apex host only")
 		}
 		return next(c)
@@ -104,6 +108,8 @@ func ApexOnly(next echo.HandlerFunc) echo.HandlerFunc {
 
 // RuntimeOf returns the project a request is for, or nil on the apex host.
 func RuntimeOf(c echo.Context) *Runtime {
-	rt, _ := c.Get(runtimeKey).(*Runtime)
-	return rt
+	if hc, ok := c.(*hostContext); ok {
+		return hc.rt
+	}
+	return nil
 }

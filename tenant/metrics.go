@@ -7,13 +7,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// observeResolver records the time of one GraphQL root field (gql.Config.ObserveResolver).
-func (r *Registry) observeResolver(op string, took time.Duration) {
-	o, ok := r.observers.Load(op)
-	if !ok {
-		o, _ = r.observers.LoadOrStore(op, r.resolvers.WithLabelValues(op))
-	}
-	o.(prometheus.Observer).Observe(took.Seconds())
+// resolverObserver returns what records the times of one kind of GraphQL root field
+// (gql.Config.ObserveResolver), its histogram looked up once.
+func (r *Registry) resolverObserver(op string) func(time.Duration) {
+	o := r.resolvers.WithLabelValues(op)
+	return func(took time.Duration) { o.Observe(took.Seconds()) }
 }
 
 // registerMetrics exposes the project cache: how full it is and how often projects are

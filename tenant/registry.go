@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -88,9 +87,6 @@ type Registry struct {
 	opts      Options
 	cache     *cache
 	resolvers *prometheus.HistogramVec // by operation
-	// observers are resolvers' histograms by operation, looked up once: a label lookup
-	// hashes and compares the label values on every root field.
-	observers sync.Map // string -> prometheus.Observer
 	verifiers *Verifiers
 	live      *realtime
 	stop      context.CancelFunc
@@ -192,7 +188,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		MaxResultBytes:  lim.MaxResultBytes,
 		Logger:          r.opts.Logger.With("project", p.ID),
 		Tracer:          r.opts.Tracer,
-		ObserveResolver: r.observeResolver,
+		ObserveResolver: r.resolverObserver,
 		Changes:         r.stores.Changes().Project(p.ID),
 		Realtime:        r.live.limits.Realtime,
 	})

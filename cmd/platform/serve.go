@@ -277,12 +277,6 @@ func serve(ctx context.Context, cfg serveConfig) error {
 
 	httpMetrics, err := telemetry.NewHTTP(telemetry.HTTPConfig{
 		Registerer: metrics.reg, MaxProjects: cfg.MetricsProjects, Tracer: tracer,
-		Project: func(c echo.Context) string {
-			if rt := tenant.RuntimeOf(c); rt != nil {
-				return rt.Project.ID
-			}
-			return ""
-		},
 	})
 	if err != nil {
 		return err
