@@ -54,7 +54,7 @@ func wantsExplorer(r *http.Request) bool {
 	if r.Method != http.MethodGet || r.URL.Query().Has("query") {
 		return false
 	}
-	first, _, _ := strings.Cut(r.Header.Get("Accept"), ",")
+	first, _, _ := strings.Cut(header(r, "Accept"), ",")
 	return strings.HasPrefix(strings.TrimSpace(first), "text/html")
 }
 

@@ -126,7 +126,7 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		writeError(w, media, status, code, msg, ext)
 	}
 	if !ok {
-		fail(http.StatusNotAcceptable, CodeBadRequest, fmt.Sprintf("Accept %q: this endpoint answers %s or %s", r.Header.Get("Accept"), mediaGraphQLResponse, mediaJSON))
+		fail(http.StatusNotAcceptable, CodeBadRequest, fmt.Sprintf("Accept %q: this endpoint answers %s or %s", header(r, "Accept"), mediaGraphQLResponse, mediaJSON))
 		return
 	}
 	var req request

@@ -122,24 +122,23 @@ func join(kind filterKind, parts []Filter) Filter {
 	}
 	// Counted first, so that a join of one part (a query's filter and a rule that allows
 	// everything) allocates nothing and any other allocates once.
-	n, last := 0, 0
+	n, last := 0, 0 // the parts the join keeps, and the last part that gives one
 	for i, p := range parts {
 		switch {
 		case p.kind == absorbing:
 			return p
-		case p.kind == kind:
-			n += len(p.parts)
-		case p.kind != neutral:
-			n++
-		}
-		if p.kind != neutral {
-			last = i
+		case p.kind == kind && len(p.parts) > 0:
+			n, last = n+len(p.parts), i
+		case p.kind != kind && p.kind != neutral:
+			n, last = n+1, i
 		}
 	}
 	switch {
 	case n == 0:
 		return Filter{kind: neutral}
-	case n == 1 && parts[last].kind != kind:
+	case n == 1 && parts[last].kind == kind:
+		return parts[last].parts[0]
+	case n == 1:
 		return parts[last]
 	}
 	kept := make([]Filter, 0, n)
@@ -151,9 +150,6 @@ func join(kind filterKind, parts []Filter) Filter {
 		default:
 			kept = append(kept, p)
 		}
-	}
-	if len(kept) == 1 {
-		return kept[0]
 	}
 	return Filter{kind: kind, parts: kept}
 }
