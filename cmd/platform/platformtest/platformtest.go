@@ -37,8 +37,10 @@ type Server struct {
 	// Addr and MetricsAddr are where it listens (MetricsAddr is empty when metrics are off;
 	// serve logs it before it logs that it serves, so both are set when Start returns).
 	Addr, MetricsAddr string
-	// DataDir is its data folder.
-	DataDir string
+	// DataDir is its data folder, Workspace the folder its MCP tools read.
+	DataDir, Workspace string
+	// RedisAddr is the embedded Redis's host:port ("" when REDIS_URL names another).
+	RedisAddr string
 
 	tb     testing.TB
 	cmd    *exec.Cmd
@@ -50,6 +52,7 @@ type Server struct {
 var (
 	servingLine = regexp.MustCompile(`msg="platform serving" addr=(\S+)`)
 	metricsLine = regexp.MustCompile(`msg="metrics serving" addr=(\S+)`)
+	redisLine   = regexp.MustCompile(`msg="redis: embedded.*url=redis://([^/\s]+)`)
 )
 
 // Start runs `binary serve` on a free port with dataDir (a new temporary folder when empty),
@@ -61,8 +64,8 @@ func Start(tb testing.TB, binary, dataDir string, env ...string) *Server {
 	if dataDir == "" {
 		dataDir = tb.TempDir()
 	}
-	s := &Server{tb: tb, DataDir: dataDir, exited: make(chan struct{})}
-	s.cmd = exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--workspace", tb.TempDir())
+	s := &Server{tb: tb, DataDir: dataDir, Workspace: tb.TempDir(), exited: make(chan struct{})}
+	s.cmd = exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--workspace", s.Workspace)
 	s.cmd.Env = append(os.Environ(), "PLATFORM_METRICS_ADDR=127.0.0.1:0")
 	s.cmd.Env = append(s.cmd.Env, env...)
 	// Readiness is read from the log, so the log stays text whatever env says.
@@ -84,6 +87,9 @@ func Start(tb testing.TB, binary, dataDir string, env ...string) *Server {
 			s.log.WriteString(line + "\n")
 			if m := metricsLine.FindStringSubmatch(line); m != nil {
 				s.MetricsAddr = m[1]
+			}
+			if m := redisLine.FindStringSubmatch(line); m != nil {
+				s.RedisAddr = m[1]
 			}
 			s.mu.Unlock()
 			if m := servingLine.FindStringSubmatch(line); m != nil {
@@ -125,6 +131,9 @@ func (s *Server) AdminToken() string {
 	}
 	return strings.TrimSpace(string(b))
 }
+
+// Pid is the process id, for reading its figures in /proc.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
 
 // Exited is closed when the process has ended.
 func (s *Server) Exited() <-chan struct{} { return s.exited }
