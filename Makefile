@@ -56,23 +56,24 @@ BENCH_QUICK_N ?= 10000
 STEP          := bash bench/step.sh
 
 bench:
-	@echo "make bench: 12 steps, about 50 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
-	@$(STEP) 1/12 "about 3 min" $(GO) test -run '^$$' -bench . -benchmem -count 3 -benchtime 2s ./gql
-	@$(STEP) 2/12 "about 1 min" $(GO) run ./cmd/loadgen -duration 5s -concurrency 8
-	@$(STEP) 3/12 "about 1 min" $(GO) test -run '^$$' -bench 'Verify|Guard|Fetch|CompileAccess' -benchmem ./tenant
-	@$(STEP) 3b/12 "about 2 min" $(GO) test -run '^$$' -bench BenchmarkSubscriptions -benchtime 200x -count 3 ./tenant
-	@$(STEP) 4/12 "about 5 min" $(GO) test -run '^$$' -bench BenchmarkTenThousandProjects -benchtime 1x -timeout 30m ./tenant
-	@$(STEP) 5/12 "about 2 min" $(GO) test -run '^$$' -bench VersusSDK -benchmem -count 5 -benchtime 3000x ./mcpserver
-	@$(STEP) 5b/12 "about 1 min" $(GO) test -run '^$$' -bench 'ToolCall|Limiter' -benchmem -count 3 -benchtime 3000x ./mcpserver
+	@echo "make bench: 13 steps, about 55 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
+	@$(STEP) 1/13 "about 3 min" $(GO) test -run '^$$' -bench . -benchmem -count 3 -benchtime 2s ./gql
+	@$(STEP) 2/13 "about 1 min" $(GO) run ./cmd/loadgen -duration 5s -concurrency 8
+	@$(STEP) 3/13 "about 1 min" $(GO) test -run '^$$' -bench 'Verify|Guard|Fetch|CompileAccess' -benchmem ./tenant
+	@$(STEP) 3b/13 "about 2 min" $(GO) test -run '^$$' -bench BenchmarkSubscriptions -benchtime 200x -count 3 ./tenant
+	@$(STEP) 4/13 "about 5 min" $(GO) test -run '^$$' -bench BenchmarkTenThousandProjects -benchtime 1x -timeout 30m ./tenant
+	@$(STEP) 5/13 "about 2 min" $(GO) test -run '^$$' -bench VersusSDK -benchmem -count 5 -benchtime 3000x ./mcpserver
+	@$(STEP) 5b/13 "about 1 min" $(GO) test -run '^$$' -bench 'ToolCall|Limiter' -benchmem -count 3 -benchtime 3000x ./mcpserver
 	@$(STEP) 5c/12 "under 1 min" $(GO) test -run '^$$' -bench EmbeddedRedis -benchmem -count 5 ./store
-	@$(STEP) 6/12 "about 3 min" $(GO) test -run '^$$' -bench . ./tools/code
-	@GO=$(GO) $(STEP) 6b/12 "about 10 min" bench/code-reference.sh
-	@$(STEP) 7/12 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/cloud ./tools/security
-	@$(STEP) 8/12 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMiddleware ./telemetry
-	@$(STEP) 9/12 "about 3 min" $(GO) test -run '^$$' -bench 'BenchmarkSQLite' -benchtime 1s -benchmem ./store
-	@$(STEP) 10/12 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMongoRecord -benchmem -count 3 ./store
-	@$(STEP) 11/12 "about 3 min" $(GO) test -run '^$$' -bench 'Benchmark(SQLite|Mongo)$$/records=10000' -benchtime 3x ./store
-	@$(STEP) 12/12 "about 12 min" bench/pocketbase.sh $(BENCH_N)
+	@$(STEP) 6/13 "about 3 min" $(GO) test -run '^$$' -bench . ./tools/code
+	@GO=$(GO) $(STEP) 6b/13 "about 10 min" bench/code-reference.sh
+	@$(STEP) 7/13 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/cloud ./tools/security
+	@$(STEP) 8/13 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMiddleware ./telemetry
+	@$(STEP) 9/13 "about 3 min" $(GO) test -run '^$$' -bench 'BenchmarkSQLite' -benchtime 1s -benchmem ./store
+	@$(STEP) 10/13 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMongoRecord -benchmem -count 3 ./store
+	@$(STEP) 11/13 "about 3 min" $(GO) test -run '^$$' -bench 'Benchmark(SQLite|Mongo)$$/records=10000' -benchtime 3x ./store
+	@$(STEP) 12/13 "about 12 min" bench/pocketbase.sh $(BENCH_N)
+	@$(STEP) 13/13 "about 4 min" $(GO) test -run '^$$' -bench Attacks -benchtime 1x -timeout 20m ./e2e
 
 bench-quick:
 	@echo "make bench-quick: 3 steps, about 3 minutes on 2 cores (make bench: every figure of docs/performance.md)"
