@@ -14,10 +14,11 @@ import (
 // request 2.5 µs. Err, Deadline and Value answer as the timed context would; once armed,
 // the context is the timed one (Value finds it, so contexts derived from it are canceled
 // with it, not by a goroutine watching Done). It also carries the caller's Guard, when one
-// is given, as WithGuard would without a context of its own.
+// is given, as WithGuard would without a context of its own, and the request's budget.
 type timeLimit struct {
 	parent   context.Context
 	guard    Guard
+	budget   budget
 	deadline time.Time
 	mu       sync.Mutex
 	timed    atomic.Pointer[context.Context]
@@ -44,6 +45,7 @@ func (c *timeLimit) arm() context.Context {
 	if c.guard != nil {
 		parent = WithGuard(parent, c.guard)
 	}
+	parent = context.WithValue(parent, budgetKey{}, &c.budget)
 	t, cancel := context.WithDeadline(parent, c.deadline)
 	if c.stopped.Load() {
 		cancel()
@@ -94,8 +96,13 @@ func (c *timeLimit) Value(key any) any {
 	if t := c.timed.Load(); t != nil {
 		return (*t).Value(key)
 	}
-	if _, ok := key.(guardKey); ok && c.guard != nil {
-		return c.guard
+	switch key.(type) {
+	case budgetKey:
+		return &c.budget
+	case guardKey:
+		if c.guard != nil {
+			return c.guard
+		}
 	}
 	return c.parent.Value(key)
 }
