@@ -79,8 +79,8 @@ type Config struct {
 	// while cheap ones and introspection still run. nil: never under pressure.
 	Pressure func() bool
 	// Where bounds the where argument.
-	Where store.Bounds
-	Logger         *slog.Logger
+	Where  store.Bounds
+	Logger *slog.Logger
 	// Tracer, when set, gets a span for each execution; nil costs nothing.
 	Tracer trace.Tracer
 	// ObserveResolver, when set, returns the function told how long each root field of a
