@@ -162,7 +162,10 @@ func (w *costWalk) set(sets []ast.SelectionSet, typ string, parents, first, mult
 		// No field places more records than a request may read: past that the budget stops
 		// it, whatever the estimate.
 		placed := min(sat(parents, n), w.a.cfg.MaxRecords)
-		w.cost = satAdd(w.cost, max(placed, 1))
+		if f.Name != "node" {
+			// An edge of a connection and its node are one record.
+			w.cost = satAdd(w.cost, max(placed, 1))
+		}
 		childFirst := first
 		if fd.Arguments.Get("first") != nil {
 			childFirst = w.intArg(f, "first", int64(w.a.cfg.DefaultLimit))
