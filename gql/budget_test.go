@@ -305,7 +305,7 @@ func TestBudgetGeneratedDocuments(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 1))
 	g := docGen{rng: rng}
 	refused := map[string]int{}
-	for i := range 150 {
+	for i := range 400 {
 		doc := g.document()
 		out, _ := s.run(t, "admin", doc, "{}")
 		if len(out) > testBudget+envelope {

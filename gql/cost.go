@@ -134,8 +134,9 @@ func (w *costWalk) set(sets []ast.SelectionSet, typ string, parents, first, mult
 		keys[name]++
 		dup = max(dup, keys[name])
 	}
-	w.over = max(w.over, over)
 	if !root {
+		// The root's keys are written once; a record's, once per record.
+		w.over = max(w.over, over)
 		mult = sat(mult, dup)
 		w.scale = max(w.scale, mult)
 	}
