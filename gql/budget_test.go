@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/platform-dev/platform/gql"
@@ -231,9 +232,9 @@ func TestCostEstimate(t *testing.T) {
 // TestPressure: under memory pressure a document estimated above gql.CheapCost is refused
 // with 503, Retry-After and OVERLOADED; a fetch by uid, a short list and introspection run.
 func TestPressure(t *testing.T) {
-	var pressed bool
-	s := budgetShop(t, gql.Config{Pressure: func() bool { return pressed }, Introspection: true})
-	pressed = true
+	var pressed atomic.Bool
+	s := budgetShop(t, gql.Config{Pressure: pressed.Load, Introspection: true})
+	pressed.Store(true)
 	send := func(query string) (int, string, string) {
 		req, err := http.NewRequest(http.MethodPost, s.srv.URL, strings.NewReader(body(query, "{}")))
 		if err != nil {
@@ -265,12 +266,13 @@ func TestPressure(t *testing.T) {
 		`{ staff(uid: "x") { name boss { name } } }`,
 		"{ __schema { queryType { name } } }",
 		"{ staffCount }",
+		`query products($uid: ID) { staff(uid: $uid) { uid name blob createdAt updatedAt } }`,
 	} {
 		if status, _, code := send(q); status != http.StatusOK || code != "" {
 			t.Errorf("%s under pressure: %d %s", q, status, code)
 		}
 	}
-	pressed = false
+	pressed.Store(false)
 	if status, _, code := send("{ staff(limit: 500) { name } }"); status != http.StatusOK || code != "" {
 		t.Errorf("without pressure: %d %s", status, code)
 	}
