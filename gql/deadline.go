@@ -45,7 +45,6 @@ func (c *timeLimit) arm() context.Context {
 	if c.guard != nil {
 		parent = WithGuard(parent, c.guard)
 	}
-	parent = context.WithValue(parent, budgetKey{}, &c.budget)
 	t, cancel := context.WithDeadline(parent, c.deadline)
 	if c.stopped.Load() {
 		cancel()
@@ -93,16 +92,15 @@ func (c *timeLimit) Err() error {
 }
 
 func (c *timeLimit) Value(key any) any {
+	// The budget is found here, armed or not: the timed context does not hold it.
+	if _, ok := key.(budgetKey); ok {
+		return &c.budget
+	}
 	if t := c.timed.Load(); t != nil {
 		return (*t).Value(key)
 	}
-	switch key.(type) {
-	case budgetKey:
-		return &c.budget
-	case guardKey:
-		if c.guard != nil {
-			return c.guard
-		}
+	if _, ok := key.(guardKey); ok && c.guard != nil {
+		return c.guard
 	}
 	return c.parent.Value(key)
 }
