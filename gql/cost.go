@@ -95,7 +95,7 @@ func (w *costWalk) shape(op *ast.OperationDefinition, vars map[string]any) shape
 	w.scale = 1
 	// The schema names its roots Query, Mutation and Subscription.
 	root := capitalized(string(op.Operation))
-	w.set([]ast.SelectionSet{op.SelectionSet}, root, 1, 0, 1, true)
+	w.set([]ast.SelectionSet{op.SelectionSet}, root, 1, -1, 1, true)
 	return shape{cost: w.cost, scale: w.scale, over: w.over}
 }
 
@@ -106,8 +106,8 @@ type keyed struct {
 }
 
 // set walks the merged selection sets sets of an object of type typ, placed parents times;
-// first is the page size of a connection's edges, mult the times a record here may be
-// answered per charge of its ancestors.
+// first is the page size of a connection's edges (in a connection or an edge; -1 elsewhere),
+// mult the times a record here may be answered per charge of its ancestors.
 func (w *costWalk) set(sets []ast.SelectionSet, typ string, parents, first, mult int64, root bool) {
 	obj, _ := w.schema.Types[typ].(*gast.ObjectTypeDefinition)
 	var groups []*keyed
@@ -157,19 +157,26 @@ func (w *costWalk) set(sets []ast.SelectionSet, typ string, parents, first, mult
 			continue
 		}
 		n := int64(1)
-		if list {
-			n = w.listSize(f, first)
+		switch {
+		case first >= 0 && f.Name == "edges":
+			n = first
+		case list:
+			n = w.listSize(f)
 		}
 		// No field places more records than a request may read: past that the budget stops
 		// it, whatever the estimate.
 		placed := min(sat(parents, n), w.a.cfg.MaxRecords)
-		if f.Name != "node" {
+		if first < 0 || f.Name != "node" {
 			// An edge of a connection and its node are one record.
 			w.cost = satAdd(w.cost, max(placed, 1))
 		}
-		childFirst := first
-		if fd.Arguments.Get("first") != nil {
+		// A connection's page size holds in it and its edges, not in the records below.
+		childFirst := int64(-1)
+		switch {
+		case fd.Arguments.Get("first") != nil:
 			childFirst = w.intArg(f, "first", int64(w.a.cfg.DefaultLimit))
+		case first >= 0 && f.Name == "edges":
+			childFirst = first
 		}
 		subs := make([]ast.SelectionSet, len(g.fields))
 		for i, gf := range g.fields {
@@ -180,11 +187,8 @@ func (w *costWalk) set(sets []ast.SelectionSet, typ string, parents, first, mult
 }
 
 // listSize is how many records a list field f may answer: one for a uid; the records of a
-// batch's data; a connection's edges its page size; else its limit or the default page size.
-func (w *costWalk) listSize(f *ast.Field, first int64) int64 {
-	if f.Name == "edges" {
-		return first
-	}
+// batch's data; else its limit or the default page size.
+func (w *costWalk) listSize(f *ast.Field) int64 {
 	if uid := f.Arguments.ForName("uid"); uid != nil {
 		if v := w.value(uid.Value); v != nil {
 			return 1
