@@ -136,23 +136,35 @@ func TestBudgetAttacks(t *testing.T) {
 				}
 				query = strings.ReplaceAll(query, "BOSS", a.Data.Bosses[0].UID)
 			}
-			out, _ := s.run(t, "admin", query, "{}")
-			var a budgetAnswer
-			if err := json.Unmarshal([]byte(out), &a); err != nil {
-				t.Fatalf("%v: %.300s", err, out)
+			// Sent again, a document of lists runs on its plan: that spends the budget once,
+			// and graph-gophers does not read it all again.
+			var queries [2]int64
+			for i := range queries {
+				if strings.HasPrefix(query, "mutation") && i > 0 {
+					break
+				}
+				var out string
+				out, queries[i] = s.run(t, "admin", query, "{}")
+				var a budgetAnswer
+				if err := json.Unmarshal([]byte(out), &a); err != nil {
+					t.Fatalf("%v: %.300s", err, out)
+				}
+				if codes := a.codes(); len(codes) != 1 || codes[0] != c.code {
+					t.Fatalf("sending %d: codes %v, want [%s]; %d bytes: %.300s", i+1, codes, c.code, len(out), out)
+				}
+				if len(out) > testBudget+envelope {
+					t.Errorf("the answer is %d bytes, past the budget of %d", len(out), testBudget)
+				}
+				msg := a.Errors[0].Message
+				if c.code == "RESULT_TOO_LARGE" && !strings.Contains(msg, fmt.Sprint(testBudget)) || !strings.Contains(msg, "limit") {
+					t.Errorf("the message names neither the limit nor how to stay under it: %s", msg)
+				}
+				if a.Errors[0].Extensions["limit"] == nil {
+					t.Errorf("no limit in the extensions: %s", out)
+				}
 			}
-			if codes := a.codes(); len(codes) != 1 || codes[0] != c.code {
-				t.Fatalf("codes %v, want [%s]; %d bytes: %.300s", codes, c.code, len(out), out)
-			}
-			if len(out) > testBudget+envelope {
-				t.Errorf("the answer is %d bytes, past the budget of %d", len(out), testBudget)
-			}
-			msg := a.Errors[0].Message
-			if c.code == "RESULT_TOO_LARGE" && !strings.Contains(msg, fmt.Sprint(testBudget)) || !strings.Contains(msg, "limit") {
-				t.Errorf("the message names neither the limit nor how to stay under it: %s", msg)
-			}
-			if a.Errors[0].Extensions["limit"] == nil {
-				t.Errorf("no limit in the extensions: %s", out)
+			if queries[1] > queries[0] {
+				t.Errorf("store queries: %d the first time, %d the second", queries[0], queries[1])
 			}
 		})
 	}
