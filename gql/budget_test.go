@@ -1,13 +1,21 @@
 package gql_test
 
 import (
+	"bytes"
+	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
@@ -414,4 +422,80 @@ func (g *docGen) selection(typ string, depth int) string {
 		return "{ ..." + name + " uid }"
 	}
 	return "{ " + strings.Join(parts, " ") + " }"
+}
+
+// BenchmarkBudgetAttacks sends issue 33's two GraphQL attacks, 8 at once, at the service's
+// default budget: 50 aliases of a list of 90 records of 100 KB (each list just under 10 MB),
+// and 4 aliases of 900 records whose relation leads to one record of 100 KB. Before the
+// budget they answered 450 MB and 360 MB. It reports how much the peak RSS of the process
+// (server and clients) grows while they run, in MB, and the longest answer.
+func BenchmarkBudgetAttacks(b *testing.B) {
+	emp := table("employees", "employee", store.Field{Name: "name", Type: store.FieldType{Scalar: store.String}},
+		store.Field{Name: "blob", Type: store.FieldType{Scalar: store.String}}, store.Field{Name: "managerId", Type: store.FieldType{Scalar: store.ID}})
+	emp.Relations = []gql.Relation{{Name: "manager", Table: "employees", Field: "managerId"}}
+	recs := records(b, emp)
+	b.Cleanup(func() { _ = recs.Drop(context.Background()) })
+	srv := serve(b, gql.Config{Tables: []gql.Table{emp}, Records: recs})
+	now := time.Now().UTC().Format(store.TimeLayout)
+	blob := strings.Repeat("x", 100<<10)
+	var big []store.Record
+	var first string
+	for range 90 {
+		uid, err := store.NewUID()
+		if err != nil {
+			b.Fatal(err)
+		}
+		first = cmp.Or(first, uid)
+		big = append(big, store.Record(fmt.Sprintf(`{"uid":%q,"_owner":"","createdAt":%q,"updatedAt":%q,"name":"big","blob":%q}`, uid, now, now, blob)))
+	}
+	var rows []store.Record
+	for range 900 {
+		uid, err := store.NewUID()
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows = append(rows, store.Record(fmt.Sprintf(`{"uid":%q,"_owner":"","createdAt":%q,"updatedAt":%q,"name":"row","blob":"","managerId":%q}`, uid, now, now, first)))
+	}
+	for _, batch := range [][]store.Record{big, rows} {
+		if err := recs.Import(context.Background(), "employees", batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ name, query string }{
+		{"50 aliases of big lists", "{ " + aliases(50, `employees(where: {name: {eq: "big"}}, limit: 1000) { blob }`) + " }"},
+		{"one big record under 900 parents", "{ " + aliases(4, `employees(where: {name: {eq: "row"}}, limit: 1000) { manager { blob } }`) + " }"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := request(b, c.query, nil)
+			runtime.GC()
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				b.Skipf("cannot reset the peak RSS: %v", err)
+			}
+			idle := peakRSSMB(b)
+			var longest atomic.Int64
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for range 8 {
+					wg.Go(func() {
+						res, err := srv.Client().Post(srv.URL, "application/json", bytes.NewReader(body))
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						out, _ := io.ReadAll(res.Body)
+						res.Body.Close()
+						if !strings.Contains(string(out), `"RESULT_TOO_LARGE"`) {
+							b.Errorf("answer %.200s, want RESULT_TOO_LARGE", out)
+						}
+						if n := int64(len(out)); n > longest.Load() {
+							longest.Store(n)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(peakRSSMB(b)-idle, "RSS-growth-MB")
+			b.ReportMetric(float64(longest.Load()), "answer-bytes")
+		})
+	}
 }
