@@ -192,6 +192,17 @@ func (t *table) aggregated(ctx context.Context, at aggTypes, a args, selected []
 		}
 		got = acc.Result()
 	}
+	// A figure of a String field (min, max) is a stored value: the answer holds it.
+	var size int64
+	for _, v := range got.Values {
+		size += 8
+		if s, ok := v.(string); ok {
+			size += int64(len(s))
+		}
+	}
+	if err := budgetFrom(ctx).take(t, 0, size, 1); err != nil {
+		return reflect.Value{}, err
+	}
 	if got.Count > math.MaxInt32 {
 		return reflect.Value{}, userError(CodeBadUserInput, fmt.Sprintf("%s matches %d records, more than an Int can hold: narrow where", t.def.Name+"Aggregate", got.Count))
 	}

@@ -112,6 +112,12 @@ func (t *table) createMany(ctx context.Context, a args) (reflect.Value, error) {
 		}
 	}
 	t.published(ctx, chs...)
+	b := budgetFrom(ctx)
+	for _, r := range raw {
+		if err := b.take(t, 1, int64(len(r)), 1); err != nil {
+			return reflect.Value{}, err
+		}
+	}
 	return out, t.withRelations(ctx, "", elems(out.Elem())...)
 }
 

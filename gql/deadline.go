@@ -14,10 +14,11 @@ import (
 // request 2.5 µs. Err, Deadline and Value answer as the timed context would; once armed,
 // the context is the timed one (Value finds it, so contexts derived from it are canceled
 // with it, not by a goroutine watching Done). It also carries the caller's Guard, when one
-// is given, as WithGuard would without a context of its own.
+// is given, as WithGuard would without a context of its own, and the request's budget.
 type timeLimit struct {
 	parent   context.Context
 	guard    Guard
+	budget   budget
 	deadline time.Time
 	mu       sync.Mutex
 	timed    atomic.Pointer[context.Context]
@@ -91,6 +92,10 @@ func (c *timeLimit) Err() error {
 }
 
 func (c *timeLimit) Value(key any) any {
+	// The budget is found here, armed or not: the timed context does not hold it.
+	if _, ok := key.(budgetKey); ok {
+		return &c.budget
+	}
 	if t := c.timed.Load(); t != nil {
 		return (*t).Value(key)
 	}

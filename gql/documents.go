@@ -24,6 +24,7 @@ type documents struct {
 	// nested plan of one that selects a relation closing a cycle.
 	plan   func(query, opName string) *plan
 	nested func(query, opName string) *nested
+	shape  func(query, opName string) shape
 	// seen is nil for an API without tables: nothing runs there.
 	// Entries are pointers: a hit copies no document out of the cache.
 	seen *lru.Cache[docKey, *prepared]
@@ -46,12 +47,14 @@ type prepared struct {
 	nested *nested
 	// planned: plan was made (a document gets one when it is sent again).
 	planned bool
+	// shape is its cost estimate and what the budget charges per record (cost.go).
+	shape shape
 }
 
-func newDocuments(keys responseKeys, plan func(query, opName string) *plan, nested func(query, opName string) *nested) documents {
+func newDocuments(keys responseKeys, plan func(query, opName string) *plan, nested func(query, opName string) *nested, shape func(query, opName string) shape) documents {
 	// New fails only for a size below 1.
 	seen, _ := lru.New[docKey, *prepared](documentsKept)
-	return documents{keys: keys, plan: plan, nested: nested, seen: seen}
+	return documents{keys: keys, plan: plan, nested: nested, shape: shape, seen: seen}
 }
 
 // prepare reads the operation that opName selects in query, sent by GET or not, and the text
@@ -72,6 +75,9 @@ func (d documents) prepare(query, opName string, get bool) *prepared {
 		}
 	}
 	p := &prepared{op: d.keys.operation(query, opName, get), exec: d.keys.rewrite(query)}
+	if d.shape != nil {
+		p.shape = d.shape(query, opName)
+	}
 	if d.nested != nil {
 		// The text with the response keys: a nested plan answers mutations under them.
 		p.nested = d.nested(p.exec, opName)

@@ -21,6 +21,8 @@ const (
 	CodeProjectNotFound             = "PROJECT_NOT_FOUND"
 	CodeConflict                    = "CONFLICT"
 	CodeTooLarge                    = "RESULT_TOO_LARGE"
+	CodeTooComplex                  = "QUERY_TOO_COMPLEX"
+	CodeOverloaded                  = "OVERLOADED"
 	CodeRateLimited                 = "RATE_LIMITED"
 	CodeInternal                    = "INTERNAL"
 	CodeIdentityProviderUnavailable = "IDENTITY_PROVIDER_UNAVAILABLE"

@@ -38,8 +38,8 @@ const (
 	DefaultMaxDepth      = 10
 	DefaultMaxSelections = 2000
 	DefaultTimeout       = 10 * time.Second
-	// DefaultMaxResultBytes bounds the records one list reads: 10 MB, the largest response
-	// the MCP side allows too.
+	// DefaultMaxResultBytes bounds what one request answers, across the whole answer: 10 MB,
+	// the largest response the MCP side allows too.
 	DefaultMaxResultBytes = 10 << 20
 )
 
@@ -66,11 +66,21 @@ type Config struct {
 	MaxSelections int
 	// Timeout bounds the execution of one request; the database work stops with it.
 	Timeout time.Duration
-	// MaxResultBytes bounds the stored size of the records one list or page reads; a list
-	// that would read more answers RESULT_TOO_LARGE. Where bounds the where argument.
+	// MaxResultBytes and MaxRecords are the budget of one request (or one subscription
+	// event), counted across the whole answer (budget.go): the bytes it answers, each record
+	// counted each time the answer holds it, and the records it reads. A request that spends
+	// either stops with RESULT_TOO_LARGE. MaxCost bounds the estimate of a document before
+	// it runs (cost.go): past it, QUERY_TOO_COMPLEX.
 	MaxResultBytes int64
-	Where          store.Bounds
-	Logger         *slog.Logger
+	MaxRecords     int64
+	MaxCost        int64
+	// Pressure, when set, says whether the process is short of memory: a document whose
+	// estimate is above CheapCost is then refused with 503 and Retry-After (OVERLOADED),
+	// while cheap ones and introspection still run. nil: never under pressure.
+	Pressure func() bool
+	// Where bounds the where argument.
+	Where  store.Bounds
+	Logger *slog.Logger
 	// Tracer, when set, gets a span for each execution; nil costs nothing.
 	Tracer trace.Tracer
 	// ObserveResolver, when set, returns the function told how long each root field of a
@@ -129,7 +139,7 @@ func New(cfg Config) (*API, error) {
 	if cfg.Records == nil {
 		return nil, errors.New("gql: Config.Records is required")
 	}
-	lim := limits{defaultLimit: cfg.DefaultLimit, maxLimit: cfg.MaxLimit, maxResultBytes: cfg.MaxResultBytes, bounds: cfg.Where}
+	lim := limits{defaultLimit: cfg.DefaultLimit, maxLimit: cfg.MaxLimit, bounds: cfg.Where}
 	tables := make([]*table, len(cfg.Tables))
 	byName := make(map[string]*table, len(cfg.Tables))
 	a.lists = make(map[string]*table, len(cfg.Tables))
@@ -182,7 +192,7 @@ func New(cfg Config) (*API, error) {
 		return s
 	})
 	// A token is at least one byte, so the query length limit bounds tokens too.
-	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes), a.newPlan, a.newNested)
+	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes), a.newPlan, a.newNested, a.shapeOf)
 	return a, nil
 }
 
@@ -240,6 +250,12 @@ func setDefaults(cfg *Config) {
 	}
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if cfg.MaxRecords <= 0 {
+		cfg.MaxRecords = DefaultMaxRecords
+	}
+	if cfg.MaxCost <= 0 {
+		cfg.MaxCost = DefaultMaxCost
 	}
 	if cfg.Where == (store.Bounds{}) {
 		cfg.Where = store.DefaultBounds

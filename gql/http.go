@@ -182,6 +182,13 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		return
 	case !a.cfg.Introspection && op.introspects:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
+	case doc.shape.cost > CheapCost && a.overloaded(doc, vars):
+		w.Header().Set("Retry-After", "1")
+		fail(http.StatusServiceUnavailable, CodeOverloaded, "the service is short of memory: this request is refused for now, while cheap ones (a fetch by uid, a list of up to 100 records) still run; retry in a second, or ask for fewer records")
+		return
+	case doc.shape.cost > a.cfg.MaxCost && a.costOf(doc.shape, vars) > a.cfg.MaxCost && len(a.schema.ValidateWithVariables(doc.exec, vars)) == 0:
+		// A document that does not validate gets graph-gophers' errors, as any other.
+		resp.Errors = []*gqlerrors.QueryError{a.tooComplex(a.costOf(doc.shape, vars))}
 	default:
 		resp = a.exec(ctx, g, doc, opName, vars)
 		if doc.fill != nil {
@@ -223,6 +230,8 @@ func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, v
 	}
 	limited := withTimeLimit(ctx, a.cfg.Timeout, g)
 	defer limited.stop()
+	b := &limited.budget
+	b.start(&a.cfg, doc.shape)
 	ctx = limited
 	var span trace.Span
 	if a.cfg.Tracer != nil {
@@ -237,9 +246,15 @@ func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, v
 		if body, planned = doc.plan.run(ctx, a, vars, append(make([]byte, 0, 512), dataMember...)); planned {
 			resp.body = append(body, '}')
 			resp.Data = resp.body[len(dataMember) : len(resp.body)-1]
+		} else if b.spent.Load() == nil {
+			// graph-gophers answers again from the start, with the whole budget.
+			b.bytes.Store(0)
+			b.records.Store(0)
 		}
 	}
 	switch {
+	case b.spent.Load() != nil:
+		// The plan spent the budget: graph-gophers would only spend it again.
 	case doc.nested != nil:
 		res := doc.nested.run(ctx, a, doc.exec, vars)
 		resp = response{Data: res.Data, Errors: res.Errors}
@@ -247,6 +262,7 @@ func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, v
 		res := schema.Exec(ctx, doc.exec, opName, vars)
 		resp = response{Data: res.Data, Errors: res.Errors}
 	}
+	resp = b.settle(resp)
 	if span != nil {
 		span.SetAttributes(attribute.Int("graphql.errors", len(resp.Errors)), attribute.Bool("graphql.planned", planned))
 		span.End()
@@ -260,6 +276,21 @@ func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, v
 		}
 	}
 	return resp
+}
+
+// overloaded reports whether doc, whose worst case is not cheap, is refused because the
+// process is short of memory: its estimate for vars is above CheapCost and Config.Pressure
+// says so.
+func (a *API) overloaded(doc *prepared, vars map[string]any) bool {
+	return a.cfg.Pressure != nil && a.cfg.Pressure() && a.costOf(doc.shape, vars) > CheapCost
+}
+
+// tooComplex is the error of a document refused for its estimate, cost.
+func (a *API) tooComplex(cost int64) *gqlerrors.QueryError {
+	return &gqlerrors.QueryError{
+		Message:    fmt.Sprintf("the query may answer %d records, more than the limit of %d: give lists and relations a smaller limit (or first), or send fewer aliases", cost, a.cfg.MaxCost),
+		Extensions: map[string]any{"code": CodeTooComplex, "cost": cost, "limit": a.cfg.MaxCost},
+	}
 }
 
 // bodyRequest reads a POST's JSON body into req; a message and status when it cannot.

@@ -257,24 +257,34 @@ func (t *table) loadRelations(ctx context.Context, selected map[string]bool, pre
 func (t *table) readOne(ctx context.Context, r Relation, recs []reflect.Value) (map[string]reflect.Value, []reflect.Value, error) {
 	key := t.fieldIndex(r.Field)
 	var uids []any
-	seen := map[string]bool{}
+	refs := map[string]int64{} // parents holding each uid
 	for _, rec := range recs {
-		if k, ok := keyOf(rec.Field(key)); ok && !seen[k] {
-			seen[k] = true
-			uids = append(uids, k)
+		if k, ok := keyOf(rec.Field(key)); ok {
+			if refs[k]++; refs[k] == 1 {
+				uids = append(uids, k)
+			}
 		}
 	}
 	if len(uids) == 0 {
 		return nil, nil, nil
 	}
 	target := t.related[r.Table]
-	children, err := target.readAll(ctx, store.Query{Filter: store.Compare(store.KeyUID, store.In, uids)})
+	children, sizes, err := target.readAll(ctx, store.Query{Filter: store.Compare(store.KeyUID, store.In, uids)})
 	if err != nil {
 		return nil, nil, err
 	}
+	// A record is read once and answered under each parent that holds its uid: the budget
+	// is charged for every time after the first, before any is answered.
+	b := budgetFrom(ctx)
 	byUID := make(map[string]reflect.Value, len(children))
-	for _, c := range children {
-		byUID[c.Field(0).String()] = c
+	for i, c := range children {
+		uid := c.Field(0).String()
+		byUID[uid] = c
+		if n := refs[uid]; n > 1 {
+			if err := b.take(target, 0, sizes[i], n-1); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	return byUID, children, nil
 }
@@ -297,7 +307,7 @@ func (t *table) readMany(ctx context.Context, r Relation, parents []any, a args)
 	}
 	q.Filter = store.And(store.Compare(r.ForeignField, store.In, parents), q.Filter)
 	q.Limit, q.Offset = 0, 0
-	children, err := target.readAll(ctx, q)
+	children, _, err := target.readAll(ctx, q)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -413,15 +423,17 @@ func (l *manyLoader) read(ctx context.Context, a args) manyResult {
 }
 
 // readAll reads the records q selects that the caller may read (the table's read rule
-// applies), decoded into addressable values of the record type.
-func (t *table) readAll(ctx context.Context, q store.Query) ([]reflect.Value, error) {
+// applies), decoded into addressable values of the record type, with their stored sizes.
+func (t *table) readAll(ctx context.Context, q store.Query) ([]reflect.Value, []int64, error) {
 	var out []reflect.Value
+	var sizes []int64
 	err := t.read(ctx, q, func(rec store.Record) (bool, error) {
 		v, err := t.decode(rec)
 		out = append(out, v)
+		sizes = append(sizes, int64(len(rec)))
 		return err == nil, err
 	})
-	return out, err
+	return out, sizes, err
 }
 
 // fieldIndex is the index in the record type of the table's field name.

@@ -276,6 +276,8 @@ type subscription struct {
 	guard Guard
 	// nested answers the events of a document that selects a relation closing a cycle.
 	nested *nested
+	// shape is the document's estimate and what each event's budget charges per record.
+	shape shape
 }
 
 // fanout holds the work done for the change being delivered, so that its subscribers on
@@ -332,7 +334,7 @@ func (a *API) newSubscription(ctx context.Context, query, opName string, vars ma
 		return nil, fail(CodeValidation, msg)
 	}
 	varsJSON, _ := json.Marshal(vars)
-	s := &subscription{api: a, query: rewritten, op: opName, vars: vars, state: &subscriptionState{}, guard: guardFrom(ctx),
+	s := &subscription{shape: a.shapeOf(query, opName), api: a, query: rewritten, op: opName, vars: vars, state: &subscriptionState{}, guard: guardFrom(ctx),
 		doc: rewritten + "\x00" + opName + "\x00" + string(varsJSON)}
 	var errs []*gqlerrors.QueryError
 	if s.nested = a.newNested(query, opName); s.nested == nil {
@@ -355,6 +357,9 @@ func (a *API) newSubscription(ctx context.Context, query, opName string, vars ma
 			setCode(e)
 		}
 		return nil, errs
+	}
+	if cost := a.costOf(s.shape, vars); cost > a.cfg.MaxCost {
+		return nil, []*gqlerrors.QueryError{a.tooComplex(cost)}
 	}
 	return s, nil
 }
@@ -451,13 +456,22 @@ func (s *subscription) render(ctx context.Context, ch store.Change, op store.Cha
 	defer cancel()
 	st := &subscriptionState{table: s.state.table, where: s.state.where, relations: s.state.relations, event: s.event(ch, op)}
 	ctx = context.WithValue(ctx, subscriptionKey{}, st)
+	// Each event has a budget of its own, as a request has, its record charged first.
+	b := &budget{}
+	b.start(&s.api.cfg, s.shape)
+	ctx = context.WithValue(ctx, budgetKey{}, b)
+	if op != store.Deleted {
+		if err := b.take(st.table, 1, int64(len(ch.Record)), 1); err != nil {
+			return b.settle(response{})
+		}
+	}
 	var res *graphql.Response
 	if s.nested != nil {
 		res = s.nested.answer(ctx, s.api, s.vars)
 	} else {
 		res = s.api.subscriptions.Exec(ctx, s.query, s.op, s.vars)
 	}
-	return response{Data: res.Data, Errors: res.Errors}
+	return b.settle(response{Data: res.Data, Errors: res.Errors})
 }
 
 // view is what the subscriber sees of a change: nothing when the record is out of its view

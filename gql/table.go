@@ -56,7 +56,6 @@ type table struct {
 
 type limits struct {
 	defaultLimit, maxLimit int
-	maxResultBytes         int64
 	bounds                 store.Bounds
 }
 
@@ -250,9 +249,9 @@ func (t *table) connection(ctx context.Context, a args) (reflect.Value, error) {
 // read calls fn with the records q selects that the caller may read, in order, until fn
 // answers false. The read rule's filter is part of the query; when the rule needs each
 // record, the store is asked for every record the filter lets through and the rule decides
-// one by one, paging in Go. Either way the records handed to fn are bounded by the result
-// limit: the store stops reading past it, or, when the rule refuses some, their sizes are
-// added up here (the refused ones cost time, bounded by the request's, not memory).
+// one by one, paging in Go. Either way each record is charged to the request's budget
+// before fn gets it, and the read stops when the budget is spent (the refused ones count
+// as read, and cost time, bounded by the request's, not memory).
 func (t *table) read(ctx context.Context, q store.Query, fn func(store.Record) (bool, error)) error {
 	access, check, err := t.readAccess(ctx)
 	if errors.Is(err, ErrForbidden) {
@@ -262,43 +261,40 @@ func (t *table) read(ctx context.Context, q store.Query, fn func(store.Record) (
 		return err
 	}
 	q.Filter = store.And(q.Filter, access)
-	each := fn
-	if !check {
-		q.MaxBytes = t.limits.maxResultBytes
-	} else {
+	b := budgetFrom(ctx)
+	each := func(rec store.Record) (bool, error) {
+		if err := b.take(t, 1, int64(len(rec)), 1); err != nil {
+			return false, err
+		}
+		return fn(rec)
+	}
+	if check {
 		g := guardFrom(ctx)
 		offset, limit := q.Offset, q.Limit
 		q.Offset, q.Limit = 0, 0
-		var size int64
 		kept := 0
 		each = func(rec store.Record) (bool, error) {
 			ok, err := t.allowed(g, Read, rec, nil)
 			if err != nil || !ok {
+				if err == nil {
+					err = b.take(t, 1, 0, 0)
+				}
 				return err == nil, err
 			}
 			if offset > 0 {
 				offset--
-				return true, nil
+				err := b.take(t, 1, 0, 0)
+				return err == nil, err
 			}
-			if size += int64(len(rec)); size > t.limits.maxResultBytes {
-				return false, &store.TooLargeError{Table: t.def.Name, MaxBytes: t.limits.maxResultBytes, Records: kept}
+			if err := b.take(t, 1, int64(len(rec)), 1); err != nil {
+				return false, err
 			}
 			kept++
 			more, err := fn(rec)
 			return more && (limit == 0 || int64(kept) < limit), err
 		}
 	}
-	if err = t.records.Each(ctx, t.def.Name, q, each); err == nil {
-		// The target of errors.As lives on the heap: only a failed read pays for it.
-		return nil
-	}
-	var tooLarge *store.TooLargeError
-	if errors.As(err, &tooLarge) {
-		return userError(CodeTooLarge, fmt.Sprintf(
-			"the %s selected are larger than the %d-byte result limit (%d fitted): ask for fewer with limit or first, or page through them with %s(first, after)",
-			t.def.Name, tooLarge.MaxBytes, tooLarge.Records, t.names.connection))
-	}
-	return err
+	return t.records.Each(ctx, t.def.Name, q, each)
 }
 
 // decode turns a stored record into the record type.
@@ -400,6 +396,9 @@ func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
 		return reflect.Value{}, err
 	}
 	t.published(ctx, t.change(store.Created, string(out.Field(0).Interface().(graphql.ID)), raw[0], nil))
+	if err := budgetFrom(ctx).take(t, 1, int64(len(raw[0])), 1); err != nil {
+		return reflect.Value{}, err
+	}
 	return out.Addr(), t.withRelations(ctx, "", out)
 }
 
@@ -445,6 +444,9 @@ func (t *table) update(ctx context.Context, a args) (reflect.Value, error) {
 		return reflect.Value{}, err
 	}
 	t.published(ctx, t.change(store.Updated, uid, raw, before))
+	if err := budgetFrom(ctx).take(t, 1, int64(len(raw)), 1); err != nil {
+		return reflect.Value{}, err
+	}
 	return out.Addr(), t.withRelations(ctx, "", out)
 }
 

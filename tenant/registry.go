@@ -33,8 +33,15 @@ type GraphQLLimits struct {
 	MaxQueryBytes int
 	MaxDepth      int
 	Timeout       time.Duration
-	// MaxResultBytes bounds the records one list reads (RESULT_TOO_LARGE past it).
+	// MaxResultBytes and MaxRecords are the budget of one request, across the whole answer
+	// (RESULT_TOO_LARGE past it); MaxCost bounds a document's estimate before it runs
+	// (QUERY_TOO_COMPLEX). See gql.Config.
 	MaxResultBytes int64
+	MaxRecords     int64
+	MaxCost        int64
+	// Pressure, when set, says whether the process is short of memory: expensive documents
+	// are then refused with 503 (gql.Config.Pressure). nil: never.
+	Pressure func() bool
 }
 
 // Options tune the registry and its cache.
@@ -186,6 +193,9 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		MaxDepth:        lim.MaxDepth,
 		Timeout:         lim.Timeout,
 		MaxResultBytes:  lim.MaxResultBytes,
+		MaxRecords:      lim.MaxRecords,
+		MaxCost:         lim.MaxCost,
+		Pressure:        lim.Pressure,
 		Logger:          r.opts.Logger.With("project", p.ID),
 		Tracer:          r.opts.Tracer,
 		ObserveResolver: r.resolverObserver,

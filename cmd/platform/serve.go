@@ -43,7 +43,8 @@ type serveConfig struct {
 	GQLDefaultLimit, GQLMaxLimit      int
 	GQLMaxBody, GQLMaxQuery, GQLDepth int
 	GQLTimeout                        time.Duration
-	GQLMaxResult                      int
+	GQLMaxResult, GQLMaxRecords       int
+	GQLMaxCost                        int
 	MCPRequests                       int
 	MCPWindow                         time.Duration
 	MCPConcurrent                     int
@@ -88,7 +89,9 @@ func (c *serveConfig) settings() []setting {
 		intSetting(&c.GQLMaxQuery, "graphql-max-query", "PLATFORM_GRAPHQL_MAX_QUERY", 64<<10, "longest GraphQL document, in bytes"),
 		intSetting(&c.GQLDepth, "graphql-max-depth", "PLATFORM_GRAPHQL_MAX_DEPTH", 12, "deepest selection a GraphQL document may nest"),
 		durationSetting(&c.GQLTimeout, "graphql-timeout", "PLATFORM_GRAPHQL_TIMEOUT", 10*time.Second, "time one GraphQL request may take; the database work stops with it"),
-		intSetting(&c.GQLMaxResult, "graphql-max-result", "PLATFORM_GRAPHQL_MAX_RESULT", 10<<20, "largest stored size of the records one list may read, in bytes (RESULT_TOO_LARGE past it)"),
+		intSetting(&c.GQLMaxResult, "graphql-max-result", "PLATFORM_GRAPHQL_MAX_RESULT", gql.DefaultMaxResultBytes, "bytes one GraphQL request (or subscription event) may answer, across the whole answer: each record counts its stored size each time the answer holds it (RESULT_TOO_LARGE past it)"),
+		intSetting(&c.GQLMaxRecords, "graphql-max-records", "PLATFORM_GRAPHQL_MAX_RECORDS", gql.DefaultMaxRecords, "records one GraphQL request (or subscription event) may read, across the whole answer (RESULT_TOO_LARGE past it)"),
+		intSetting(&c.GQLMaxCost, "graphql-max-cost", "PLATFORM_GRAPHQL_MAX_COST", gql.DefaultMaxCost, "largest estimate of the records a GraphQL document may answer (lists by their limit times the records they hang from), checked before it runs (QUERY_TOO_COMPLEX past it)"),
 		intSetting(&c.MCPRequests, "mcp-requests", "MCP_REQUESTS_PER_WINDOW", 60, "MCP requests one client may send per window"),
 		durationSetting(&c.MCPWindow, "mcp-window", "MCP_RATE_WINDOW", time.Minute, "the MCP rate limit's window"),
 		intSetting(&c.MCPConcurrent, "mcp-concurrent", "MCP_MAX_CONCURRENT", 10, "MCP requests and streams one client may have open at once"),
@@ -237,6 +240,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 			DefaultLimit: cfg.GQLDefaultLimit, MaxLimit: cfg.GQLMaxLimit,
 			MaxBodyBytes: int64(cfg.GQLMaxBody), MaxQueryBytes: cfg.GQLMaxQuery,
 			MaxDepth: cfg.GQLDepth, Timeout: cfg.GQLTimeout, MaxResultBytes: int64(cfg.GQLMaxResult),
+			MaxRecords: int64(cfg.GQLMaxRecords), MaxCost: int64(cfg.GQLMaxCost),
 		},
 		Realtime: tenant.RealtimeLimits{
 			MaxConnsPerProject: cfg.RealtimeProjectConns, MaxConnsPerIP: cfg.RealtimeIPs,
