@@ -100,6 +100,11 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	if opts.Auth.Logger == nil {
 		opts.Auth.Logger = opts.Logger
 	}
+	// A request waits for its project's keys at most FetchTimeout: within the time the API
+	// gives a request, a hanging identity provider is answered 503.
+	if t := opts.GraphQL.Timeout; t > 0 && (opts.Auth.FetchTimeout <= 0 || opts.Auth.FetchTimeout > t) {
+		opts.Auth.FetchTimeout = t
+	}
 	r.verifiers = NewVerifiers(opts.Auth)
 	r.cache = newCache(opts, r.Get, r.build)
 	if err := r.registerMetrics(opts.Registerer); err != nil {
