@@ -24,8 +24,14 @@ type service struct {
 
 func newService(t *testing.T) service {
 	t.Helper()
+	return newServiceWith(t, tenant.Options{})
+}
+
+// newServiceWith is newService with the registry's options.
+func newServiceWith(t *testing.T, opts tenant.Options) service {
+	t.Helper()
 	ctx := context.Background()
-	reg, err := tenant.NewRegistry(ctx, openStores(t), tenant.Options{})
+	reg, err := tenant.NewRegistry(ctx, openStores(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -204,6 +204,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 	if err != nil {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
 	}
+	rules.logger = r.opts.Logger.With("project", p.ID)
 	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules}, nil
 }
 
