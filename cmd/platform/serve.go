@@ -141,7 +141,8 @@ func newLogger(level, format string) (*slog.Logger, error) {
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", level)
 	}
-	opts := &slog.HandlerOptions{Level: lv}
+	// Whatever logs a request's address, a header or an error, no record shows a secret.
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: telemetry.RedactAttr}
 	var h slog.Handler
 	switch format {
 	case "text":
