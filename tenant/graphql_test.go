@@ -3,6 +3,7 @@ package tenant_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -190,5 +191,32 @@ func TestGuardsFollowTheToken(t *testing.T) {
 		if got := s.post(t, "demo", alice, updateDoc, update).code(); got != "" {
 			t.Errorf("round %d: alice updating her product: %q", round, got)
 		}
+	}
+}
+
+// A project whose JWKS hangs is answered 503 within the deployment's GraphQL timeout: the
+// registry keeps the wait for keys within it, whatever FetchTimeout says.
+func TestHangingJWKSWithinTheGraphQLTimeout(t *testing.T) {
+	const timeout = time.Second
+	s := newServiceWith(t, tenant.Options{
+		GraphQL: tenant.GraphQLLimits{Timeout: timeout},
+		Auth:    tenant.VerifierConfig{FetchTimeout: time.Minute},
+	})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	t.Cleanup(hanging.Close)
+	p, err := tenant.ParseDocument(fmt.Appendf(nil, `{"id":"hangs","auth":{"jwksURL":%q,"issuer":%q,"audience":"hangs"},
+		"tables":{"notes":{"fields":{"name":{"type":"String"}}}}}`, hanging.URL, tenant.DevIssuerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.reg.Put(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	a := s.post(t, "hangs", s.token(t, "hangs", "alice"), `{ notes { uid } }`, nil)
+	if took := time.Since(began); a.status != http.StatusServiceUnavailable || took > timeout*3/2 {
+		t.Fatalf("%d %+v after %s, want 503 within the GraphQL timeout of %s", a.status, a.Errors, took, timeout)
 	}
 }
