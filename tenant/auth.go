@@ -679,10 +679,10 @@ type jwksUnavailable struct {
 func (e *jwksUnavailable) Error() string { return e.err.Error() }
 func (e *jwksUnavailable) Unwrap() error { return e.err }
 
-// RetryAfterSeconds is what Retry-After should say about an error of Verify or Authenticate
+// retryAfterSeconds is what Retry-After should say about an error of Verify or Authenticate
 // answered 503: the whole seconds until the identity provider's keys will be fetched again,
 // at least 1.
-func RetryAfterSeconds(err error) int {
+func retryAfterSeconds(err error) int {
 	var u *jwksUnavailable
 	if !errors.As(err, &u) || u.retryAfter <= time.Second {
 		return 1
@@ -806,7 +806,7 @@ func writeAuthError(w http.ResponseWriter, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description=`+strconv.Quote(strings.ReplaceAll(msg, `"`, "'")))
 	}
 	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds(err)))
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(err)))
 	}
 	ext := map[string]any{"reason": reason}
 	// As in WriteError: the id Echo's RequestID middleware put on the response.
