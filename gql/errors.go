@@ -26,6 +26,9 @@ const (
 	CodeRateLimited                 = "RATE_LIMITED"
 	CodeInternal                    = "INTERNAL"
 	CodeIdentityProviderUnavailable = "IDENTITY_PROVIDER_UNAVAILABLE"
+	// CodeRuleFailed: an access rule could not be evaluated for this caller or record (past
+	// its cost limit); the project's rule must change, not the request.
+	CodeRuleFailed = "RULE_FAILED"
 )
 
 // ErrorBody is the shape of an error answer written outside GraphQL execution: the GraphQL

@@ -3,6 +3,7 @@ package tenant
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"sync"
@@ -129,6 +130,7 @@ var ruleEnvs = sync.OnceValues(func() (map[gql.Operation]*cel.Env, error) {
 // rule is one compiled access rule.
 type rule struct {
 	prg cel.Program
+	src string
 	// filter is the part of the rule a store filter expresses (nil for create), and
 	// complete whether it is the whole rule.
 	filter   []pushdown
@@ -200,7 +202,7 @@ func compileSource(op gql.Operation, src string, fields map[string]store.FieldTy
 	if err != nil {
 		return nil, fmt.Errorf("invalid CEL rule: %w", err)
 	}
-	r := &rule{prg: prg}
+	r := &rule{prg: prg, src: src}
 	native := checked.NativeRep()
 	if op != gql.Create {
 		tr := translator{env: env, ast: native, fields: fields}
@@ -246,6 +248,9 @@ type Rules struct {
 	// nobody is the guard of every caller without a token; the others' guards are kept
 	// with their verified tokens (guardFor).
 	nobody *guard
+	// logger receives the rules that failed to evaluate (nil: slog.Default()); the registry
+	// gives the project's.
+	logger *slog.Logger
 }
 
 type tableRules struct {
@@ -373,7 +378,10 @@ func (g *guard) filter(table string, op gql.Operation) (store.Filter, bool, erro
 	if err != nil {
 		return store.None, false, err
 	}
-	f := and(r.filter, g.caller)
+	f, err := and(r.filter, g.caller)
+	if err != nil {
+		return store.None, false, g.failed(table, op, r, err)
+	}
 	if f.IsNone() {
 		return store.None, false, g.refusal(table, op)
 	}
@@ -392,10 +400,29 @@ func (g *guard) Allow(table string, op gql.Operation, record, data map[string]an
 	if data != nil {
 		act.data = types.DefaultTypeAdapter.NativeToValue(data)
 	}
-	if !evalBool(r.prg, act) {
+	switch ok, err := evalBool(r.prg, act); {
+	case err != nil:
+		return g.failed(table, op, r, err)
+	case !ok:
 		return g.refusal(table, op)
 	}
 	return nil
+}
+
+// failed logs a rule that could not be evaluated and returns the error the caller gets:
+// neither a refusal, which would hide the failure (a list would answer [] for records the
+// rule may well allow), nor INTERNAL, since the records and the claims decide it.
+func (g *guard) failed(table string, op gql.Operation, r *rule, err error) error {
+	logger := g.rules.logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger.Warn("access rule failed", "table", table, "operation", op, "rule", r.src, "err", err)
+	return &gql.Error{
+		Code:    CodeRuleFailed,
+		Message: fmt.Sprintf("the %s rule of table %q could not be evaluated: %v (the limit is %d CEL cost units); the project's rule must do less work", op, table, err, maxRuleCost),
+		Extra:   map[string]any{"reason": "rule_cost_limit"},
+	}
 }
 
 func (g *guard) refusal(table string, op gql.Operation) error {
@@ -406,10 +433,15 @@ func (g *guard) refusal(table string, op gql.Operation) error {
 }
 
 // evalBool runs a rule: anything but true, including an error such as a missing claim or
-// field, refuses.
-func evalBool(prg cel.Program, act *activation) bool {
+// field, refuses. The error is that of a rule stopped at its cost limit, which decided
+// nothing.
+func evalBool(prg cel.Program, act *activation) (bool, error) {
 	out, _, err := prg.Eval(act)
-	return err == nil && out == types.True
+	var cancelled interpreter.EvalCancelledError
+	if errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded {
+		return false, err
+	}
+	return err == nil && out == types.True, nil
 }
 
 // activation binds a rule's variables without the map an ordinary activation allocates.
@@ -504,7 +536,7 @@ func claimPath(e ast.Expr) ([]string, bool) {
 // pushdown is a condition on records that becomes part of a store filter once the caller's
 // claims are known.
 type pushdown interface {
-	resolve(c caller) store.Filter
+	resolve(c caller) (store.Filter, error)
 }
 
 // caller is who sends a request: the verified claims (nil without a token) and the same as
@@ -719,11 +751,12 @@ func literal(e ast.Expr) (any, bool) {
 // callerCond is a condition on the caller only.
 type callerCond struct{ prg cel.Program }
 
-func (cc callerCond) resolve(c caller) store.Filter {
-	if evalBool(cc.prg, &activation{auth: c.auth, record: types.NullValue, data: types.NullValue}) {
-		return store.All
+func (cc callerCond) resolve(c caller) (store.Filter, error) {
+	ok, err := evalBool(cc.prg, &activation{auth: c.auth, record: types.NullValue, data: types.NullValue})
+	if ok {
+		return store.All, err
 	}
-	return store.None
+	return store.None, err
 }
 
 // fieldCond compares a stored field with an operand.
@@ -745,7 +778,11 @@ func serviceKey(key string) bool {
 	return false
 }
 
-func (f fieldCond) resolve(c caller) store.Filter {
+func (f fieldCond) resolve(c caller) (store.Filter, error) {
+	return f.filter(c), nil
+}
+
+func (f fieldCond) filter(c caller) store.Filter {
 	v, ok := f.val.value(c.claims)
 	if !ok || f.undeclared {
 		// The rule would fail on a missing claim, and a failing rule refuses.
@@ -818,24 +855,36 @@ type logicCond struct {
 	parts []pushdown
 }
 
-func (l logicCond) resolve(c caller) store.Filter {
-	if l.or {
-		parts := make([]store.Filter, len(l.parts))
-		for i, p := range l.parts {
-			parts[i] = p.resolve(c)
-		}
-		return store.Or(parts...)
+func (l logicCond) resolve(c caller) (store.Filter, error) {
+	if !l.or {
+		return and(l.parts, c)
 	}
-	return and(l.parts, c)
+	parts, err := resolveAll(l.parts, c)
+	if err != nil {
+		return store.None, err
+	}
+	return store.Or(parts...), nil
 }
 
 // and resolves the conjunction of parts; none of them is every record.
-func and(parts []pushdown, c caller) store.Filter {
+func and(parts []pushdown, c caller) (store.Filter, error) {
+	out, err := resolveAll(parts, c)
+	if err != nil {
+		return store.None, err
+	}
+	return store.And(out...), nil
+}
+
+func resolveAll(parts []pushdown, c caller) ([]store.Filter, error) {
 	out := make([]store.Filter, len(parts))
 	for i, p := range parts {
-		out[i] = p.resolve(c)
+		f, err := p.resolve(c)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = f
 	}
-	return store.And(out...)
+	return out, nil
 }
 
 // quote writes s as a double-quoted string in messages.

@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/platform-dev/platform/telemetry"
 )
 
 // ProjectSummary is a project as the list shows it.
@@ -52,6 +55,11 @@ func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
+			// Refused before the header is read, so that no client learns to put the token
+			// where logs, proxies and browser history keep it.
+			if name := telemetry.SecretParamIn(req); name != "" {
+				return WriteError(c, http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("the address carries %q: send the admin token in the Authorization header (Bearer), never in the address", name))
+			}
 			got, ok := strings.CutPrefix(req.Header.Get(echo.HeaderAuthorization), "Bearer ")
 			if !ok || got == "" {
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="platform admin"`)

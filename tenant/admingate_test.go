@@ -2,8 +2,10 @@ package tenant_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -57,6 +59,21 @@ func TestAdminTokenGuessesAreLimitedPerClient(t *testing.T) {
 				}
 				res.Body.Close()
 				return res
+			}
+			// A token in the address is refused before the header is read, and not counted.
+			for _, query := range []string{"?token=secret", "?access_token=secret", "?api_key=x&limit=1"} {
+				req, _ := http.NewRequest(http.MethodGet, srv.URL+"/admin/v1/projects"+query, nil)
+				req.Host = "platform.test"
+				req.Header.Set("Authorization", "Bearer secret")
+				res, err := srv.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "Authorization header") {
+					t.Fatalf("admin token in the address %s: %d %s", query, res.StatusCode, body)
+				}
 			}
 			for i := range 2 {
 				if res := get("203.0.113.1", "guess"); res.StatusCode != http.StatusUnauthorized {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -39,6 +40,10 @@ var (
 	ErrWrongIssuer         = errors.New("wrong issuer")
 	ErrWrongAudience       = errors.New("wrong audience")
 	ErrMissingClaim        = errors.New("missing claim")
+	// ErrUnsupportedCrit refuses a token whose header has "crit": RFC 7515 §4.1.11 makes a
+	// JWS invalid for a recipient that does not understand the extensions it lists, and this
+	// service understands none.
+	ErrUnsupportedCrit = errors.New(`unsupported critical header ("crit")`)
 	// ErrJWKSUnavailable means the identity provider's key set could not be fetched: the
 	// token may well be valid, so the caller should retry rather than sign in again.
 	ErrJWKSUnavailable = errors.New("the identity provider's key set (JWKS) cannot be fetched")
@@ -68,7 +73,13 @@ type VerifierConfig struct {
 	// kid is not in the key set (default 1m), so that strangers cannot make the service hammer
 	// the identity provider.
 	UnknownKIDRefresh time.Duration
-	// FetchTimeout bounds one JWKS request (default 10s).
+	// RetryInterval is how long after a failed fetch the JWKS is fetched again, by the next
+	// token that needs it (default 30s); the 503 answered meanwhile says in Retry-After how
+	// long is left.
+	RetryInterval time.Duration
+	// FetchTimeout bounds one JWKS request, and how long a request waits for the key set
+	// (default 10s; the registry keeps it within the GraphQL timeout): a hanging identity
+	// provider gets 503 answered, never a request held past it.
 	FetchTimeout time.Duration
 	// Client fetches the JWKS (default: a client with FetchTimeout).
 	Client *http.Client
@@ -98,6 +109,9 @@ func (c VerifierConfig) withDefaults() VerifierConfig {
 	}
 	if c.UnknownKIDRefresh <= 0 {
 		c.UnknownKIDRefresh = time.Minute
+	}
+	if c.RetryInterval <= 0 {
+		c.RetryInterval = 30 * time.Second
 	}
 	if c.FetchTimeout <= 0 {
 		c.FetchTimeout = 10 * time.Second
@@ -291,7 +305,11 @@ func (v *Verifier) verify(ctx context.Context, token string) (map[string]any, *v
 			return t.claims, t, nil
 		}
 	}
-	kf, err := v.keys.keyfunc()
+	// The wait for keys, and a fetch this request makes, end with the request or within
+	// FetchTimeout, whichever comes first.
+	ctx, cancel := context.WithTimeout(ctx, v.set.cfg.FetchTimeout)
+	defer cancel()
+	kf, err := v.keys.keyfunc(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -299,7 +317,14 @@ func (v *Verifier) verify(ctx context.Context, token string) (map[string]any, *v
 	// never an entry that a withdrawn key vouches for.
 	keys := v.keys.generation()
 	claims := jwt.MapClaims{}
-	tok, err := v.parser.ParseWithClaims(token, claims, kf.KeyfuncCtx(ctx))
+	keyOf := kf.KeyfuncCtx(ctx)
+	tok, err := v.parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
+		// Refused before any key is looked up, so such a token never triggers a fetch.
+		if _, ok := t.Header["crit"]; ok {
+			return nil, ErrUnsupportedCrit
+		}
+		return keyOf(t)
+	})
 	if err != nil {
 		return nil, nil, v.classify(tok, err)
 	}
@@ -340,13 +365,15 @@ func (v *Verifier) classify(tok *jwt.Token, err error) error {
 	switch {
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return fmt.Errorf("%w: %v", ErrMalformedToken, rootCause(err))
+	case errors.Is(err, ErrUnsupportedCrit):
+		return fmt.Errorf("%w: this service understands no JWS extension, so it refuses every token that names one as critical", ErrUnsupportedCrit)
 	case tok == nil || tok.Method == nil || !slices.Contains(AllowedAlgorithms, tok.Method.Alg()):
 		alg, _ := tokenHeader(tok, "alg")
 		return fmt.Errorf("%w %q: use one of %s", ErrDisallowedAlgorithm, alg, strings.Join(AllowedAlgorithms, ", "))
 	case errors.Is(err, jwt.ErrTokenUnverifiable):
 		kid, _ := tokenHeader(tok, "kid")
 		if ferr := v.keys.fetchError(); ferr != nil {
-			return fmt.Errorf("%w from %s: %v", ErrJWKSUnavailable, v.keys.url, ferr)
+			return v.keys.unavailable(ferr)
 		}
 		return fmt.Errorf("%w: no key with kid %q in the JWKS at %s", ErrUnknownKey, kid, v.keys.url)
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
@@ -392,10 +419,19 @@ type keySet struct {
 
 	mu     sync.Mutex
 	closed bool
-	kf     keyfunc.Keyfunc
 	cancel context.CancelFunc
+	// ready is closed once the client is built and its first fetch has ended (nil: not
+	// started), by firstBy at the latest; kf and startErr are set before.
+	ready    chan struct{}
+	firstBy  time.Time
+	kf       keyfunc.Keyfunc
+	startErr error
 	// lastErr holds the error of the latest fetch, nil after a successful one.
 	lastErr atomic.Pointer[error]
+	// nextFetch is the earliest time a token may make the client fetch the key set again:
+	// UnknownKIDRefresh after the last such fetch began, RetryInterval after a failed one.
+	fetchMu   sync.Mutex
+	nextFetch time.Time
 	// gen counts the changes of the fetched keys (generation); sum is their fingerprint.
 	gen   atomic.Uint64
 	sumMu sync.Mutex
@@ -437,6 +473,9 @@ func (k *keySet) fetched(keys int, err error) {
 		k.lastErr.Store(nil)
 	} else {
 		k.lastErr.Store(&err)
+		k.fetchMu.Lock()
+		k.nextFetch = time.Now().Add(k.cfg.RetryInterval)
+		k.fetchMu.Unlock()
 	}
 	k.statusMu.Lock()
 	defer k.statusMu.Unlock()
@@ -491,30 +530,57 @@ func (k *keySet) fetchError() error {
 	return nil
 }
 
-// keyfunc returns the JWKS client, starting it on first use. The first fetch happens here,
-// so a JWKS that cannot be fetched fails the first request with ErrJWKSUnavailable; the
-// client is kept all the same and retries in the background and on unknown kids. A client
-// started after close (by a request to a project version just replaced) gets no background
-// refresh, so nothing outlives the project.
-func (k *keySet) keyfunc() (keyfunc.Keyfunc, error) {
+// keyfunc returns the JWKS client, starting it on first use. The first fetch happens then,
+// in the background, and requests wait for it as long as ctx lets them: a JWKS that cannot be
+// fetched fails them with ErrJWKSUnavailable, and one that hangs fails them when ctx ends.
+// The client is kept all the same, and fetches again in the background and on unknown kids
+// (refetch). A client started after close (by a request to a project version just replaced)
+// gets no background refresh, so nothing outlives the project.
+func (k *keySet) keyfunc(ctx context.Context) (keyfunc.Keyfunc, error) {
 	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.kf != nil {
-		return k.kf, nil
+	if k.ready == nil {
+		k.start()
 	}
+	ready := k.ready
+	k.mu.Unlock()
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		return nil, k.unavailable(fmt.Errorf("no answer within the wait of this request (at most %s)", k.cfg.FetchTimeout))
+	}
+	if k.startErr != nil {
+		return nil, k.startErr
+	}
+	return k.kf, nil
+}
+
+// start builds the client in the background; k.mu is held.
+func (k *keySet) start() {
 	k.statusMu.Lock()
 	k.status.Started = true
 	k.statusMu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
+	k.cancel = cancel
+	k.ready = make(chan struct{})
+	k.firstBy = time.Now().Add(k.cfg.FetchTimeout)
 	refresh := k.cfg.RefreshInterval
 	if k.closed {
 		refresh = 0
 	}
+	go func() {
+		defer close(k.ready)
+		k.kf, k.startErr = k.build(ctx, refresh)
+	}()
+}
+
+// build makes the client of the key set and fetches it a first time.
+func (k *keySet) build(ctx context.Context, refresh time.Duration) (keyfunc.Keyfunc, error) {
 	client := &http.Client{
 		Transport: limitedBody{next: transportOf(k.cfg.Client), limit: maxJWKSBytes},
 		Timeout:   k.cfg.Client.Timeout,
 	}
-	storage, err := jwkset.NewStorageFromHTTP(k.url, jwkset.HTTPClientStorageOptions{
+	local := &fetchTracker{Storage: jwkset.NewMemoryStorage(), set: k}
+	remote, err := jwkset.NewStorageFromHTTP(k.url, jwkset.HTTPClientStorageOptions{
 		Client:                    client,
 		Ctx:                       ctx,
 		HTTPTimeout:               k.cfg.FetchTimeout,
@@ -524,31 +590,104 @@ func (k *keySet) keyfunc() (keyfunc.Keyfunc, error) {
 			k.cfg.Logger.WarnContext(ctx, "fetch JWKS", "url", k.url, "err", err)
 		},
 		RefreshInterval: refresh,
-		Storage:         &fetchTracker{Storage: jwkset.NewMemoryStorage(), set: k},
+		Storage:         local,
 	})
 	if err != nil {
-		cancel()
 		k.fetched(0, err)
-		return nil, fmt.Errorf("%w from %s: %v", ErrJWKSUnavailable, k.url, err)
+		return nil, k.unavailable(err)
 	}
-	storage, err = jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
-		HTTPURLs: map[string]jwkset.Storage{k.url: storage},
-		// The wait bounds both the rate limiter and the refresh it allows: a kid arriving
-		// before the next refresh is due is refused at once instead of waiting for it.
+	// The library fetches again for every kid it lacks that its limiter lets through: the
+	// limiter here lets all through, since refetch decides, without making a request wait.
+	// The wait bounds the fetch.
+	remote, err = jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
+		HTTPURLs:          map[string]jwkset.Storage{k.url: remote},
 		RateLimitWaitMax:  k.cfg.FetchTimeout,
-		RefreshUnknownKID: rate.NewLimiter(rate.Every(k.cfg.UnknownKIDRefresh), 1),
+		RefreshUnknownKID: rate.NewLimiter(rate.Inf, 1),
 	})
 	if err != nil {
-		cancel()
 		return nil, fmt.Errorf("JWKS client for %s: %w", k.url, err)
 	}
-	kf, err := keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: storage})
+	kf, err := keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: refetch{Storage: remote, local: local, set: k}})
 	if err != nil {
-		cancel()
 		return nil, fmt.Errorf("JWKS client for %s: %w", k.url, err)
 	}
-	k.kf, k.cancel = kf, cancel
 	return kf, nil
+}
+
+// unavailable is ErrJWKSUnavailable for the reason err, with the time until the key set
+// will next be fetched.
+func (k *keySet) unavailable(err error) error {
+	return &jwksUnavailable{
+		err:        fmt.Errorf("%w from %s: %v", ErrJWKSUnavailable, k.url, err),
+		retryAfter: k.retryAfter(time.Now()),
+	}
+}
+
+// retryAfter is how long after now a request may find the key set fetched anew: the end of
+// the first fetch while it is under way, else the time a token may make the client fetch
+// again.
+func (k *keySet) retryAfter(now time.Time) time.Duration {
+	k.mu.Lock()
+	first, ready := k.firstBy, k.ready
+	k.mu.Unlock()
+	select {
+	case <-ready:
+	default:
+		return first.Sub(now)
+	}
+	k.fetchMu.Lock()
+	defer k.fetchMu.Unlock()
+	return k.nextFetch.Sub(now)
+}
+
+// mayFetch reports whether a token whose kid the key set lacks may make the client fetch it
+// again at now, and if so counts that fetch.
+func (k *keySet) mayFetch(now time.Time) bool {
+	k.fetchMu.Lock()
+	defer k.fetchMu.Unlock()
+	if now.Before(k.nextFetch) {
+		return false
+	}
+	k.nextFetch = now.Add(k.cfg.UnknownKIDRefresh)
+	return true
+}
+
+// refetch looks a kid up in the fetched keys, and fetches the key set again for a kid it
+// lacks when the key set allows (mayFetch): at most once per UnknownKIDRefresh, so that
+// strangers cannot make the service hammer the identity provider, and RetryInterval after a
+// failed fetch. A kid refused meanwhile is refused at once.
+type refetch struct {
+	jwkset.Storage
+	local jwkset.Storage
+	set   *keySet
+}
+
+func (r refetch) KeyRead(ctx context.Context, kid string) (jwkset.JWK, error) {
+	jwk, err := r.local.KeyRead(ctx, kid)
+	if !errors.Is(err, jwkset.ErrKeyNotFound) || !r.set.mayFetch(time.Now()) {
+		return jwk, err
+	}
+	return r.Storage.KeyRead(ctx, kid)
+}
+
+// jwksUnavailable is an ErrJWKSUnavailable and when to try again.
+type jwksUnavailable struct {
+	err        error
+	retryAfter time.Duration
+}
+
+func (e *jwksUnavailable) Error() string { return e.err.Error() }
+func (e *jwksUnavailable) Unwrap() error { return e.err }
+
+// retryAfterSeconds is what Retry-After should say about an error of Verify or Authenticate
+// answered 503: the whole seconds until the identity provider's keys will be fetched again,
+// at least 1.
+func retryAfterSeconds(err error) int {
+	var u *jwksUnavailable
+	if !errors.As(err, &u) || u.retryAfter <= time.Second {
+		return 1
+	}
+	return int(math.Ceil(u.retryAfter.Seconds()))
 }
 
 // fetchTracker notes successful fetches: the JWKS library reports failures through its error
@@ -612,6 +751,7 @@ func AuthErrorStatus(err error) (status int, code, reason string) {
 		{ErrWrongIssuer, "wrong_issuer"},
 		{ErrWrongAudience, "wrong_audience"},
 		{ErrMissingClaim, "missing_claim"},
+		{ErrUnsupportedCrit, "unsupported_crit"},
 	}
 	if errors.Is(err, ErrJWKSUnavailable) {
 		return http.StatusServiceUnavailable, CodeIdentityProviderUnavailable, "jwks_unavailable"
@@ -666,7 +806,7 @@ func writeAuthError(w http.ResponseWriter, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description=`+strconv.Quote(strings.ReplaceAll(msg, `"`, "'")))
 	}
 	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "30")
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(err)))
 	}
 	ext := map[string]any{"reason": reason}
 	// As in WriteError: the id Echo's RequestID middleware put on the response.

@@ -170,6 +170,13 @@ type answer struct {
 
 func call(t *testing.T, url, authorization string) answer {
 	t.Helper()
+	a, _ := callHeader(t, url, authorization)
+	return a
+}
+
+// callHeader is call, and the answer's header.
+func callHeader(t *testing.T, url, authorization string) (answer, http.Header) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"query":"{ products { uid } }"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +203,7 @@ func call(t *testing.T, url, authorization string) answer {
 			t.Errorf("401 without a Bearer challenge: %q", resp.Header.Get("WWW-Authenticate"))
 		}
 	}
-	return a
+	return a, resp.Header
 }
 
 func mustRead(t *testing.T, resp *http.Response) string {
@@ -370,32 +377,129 @@ func TestUnknownKidAndKeyRotation(t *testing.T) {
 	}
 }
 
-// A JWKS that cannot be fetched fails that project's token requests with 503; another
-// project is unaffected, and the project recovers once the JWKS answers again.
+// A JWKS that cannot be fetched fails that project's token requests with 503, whose
+// Retry-After says when the service will fetch it again (RetryInterval, not the longer limit
+// on refreshes for unknown kids); another project is unaffected, and a request sent after
+// Retry-After finds the JWKS fetched anew. Requests sent before are refused at once, without
+// a fetch.
 func TestJWKSDown(t *testing.T) {
 	healthy, broken := newIDP(t), newIDP(t)
 	es := ecSigner(t, "ec-1")
 	healthy.publish(es)
 	broken.publish(es)
 	broken.down.Store(true)
-	vs := tenant.NewVerifiers(tenant.VerifierConfig{UnknownKIDRefresh: time.Millisecond})
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{RetryInterval: 2 * time.Second, UnknownKIDRefresh: time.Hour})
 	t.Cleanup(vs.Close)
 	rules := rulesOf(t, tenant.Access{})
 	good := project(t, vs.For("good", healthy.auth("good")), rules)
 	bad := project(t, vs.For("bad", broken.auth("bad")), rules)
 
-	a := call(t, bad.URL, "Bearer "+sign(t, es, broken.claims("bad")))
-	if a.status != 503 || a.code != tenant.CodeIdentityProviderUnavailable || !strings.Contains(a.body, broken.jwksURL()) {
+	token := "Bearer " + sign(t, es, broken.claims("bad"))
+	a, retry := callRetry(t, bad.URL, token)
+	if a.status != 503 || a.code != tenant.CodeIdentityProviderUnavailable || a.reason != "jwks_unavailable" || !strings.Contains(a.body, broken.jwksURL()) {
 		t.Fatalf("JWKS down: %d %s", a.status, a.body)
+	}
+	if retry != "2" {
+		t.Fatalf("Retry-After %q, want 2 (the retry interval)", retry)
 	}
 	if a := call(t, good.URL, "Bearer "+sign(t, es, healthy.claims("good"))); a.status != 200 {
 		t.Fatalf("the other project: %d %s", a.status, a.body)
 	}
 	broken.down.Store(false)
-	time.Sleep(2 * time.Millisecond) // let the unknown-kid limiter allow another refresh
-	if a := call(t, bad.URL, "Bearer "+sign(t, es, broken.claims("bad"))); a.status != 200 {
-		t.Fatalf("after the JWKS came back: %d %s", a.status, a.body)
+	fetches := broken.fetches.Load()
+	if a, retry := callRetry(t, bad.URL, token); a.status != 503 || (retry != "1" && retry != "2") {
+		t.Fatalf("within Retry-After: %d %s, Retry-After %q", a.status, a.body, retry)
 	}
+	if n := broken.fetches.Load(); n != fetches {
+		t.Fatalf("%d fetches within Retry-After, want none", n-fetches)
+	}
+	time.Sleep(2 * time.Second)
+	if a := call(t, bad.URL, token); a.status != 200 {
+		t.Fatalf("after Retry-After, the JWKS back: %d %s", a.status, a.body)
+	}
+}
+
+// A JWKS that does not answer holds no request past FetchTimeout (nor past the request's
+// own deadline): the request is answered 503 with Retry-After, the first one while the first
+// fetch hangs, and those after it too.
+func TestJWKSHangs(t *testing.T) {
+	p := newIDP(t)
+	es := ecSigner(t, "ec-1")
+	p.publish(es)
+	release := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hanging.Close)
+	t.Cleanup(func() { close(release) })
+	const timeout = time.Second
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{FetchTimeout: timeout, RetryInterval: time.Second})
+	t.Cleanup(vs.Close)
+	srv := project(t, vs.For("shop", &tenant.Auth{JWKSURL: hanging.URL, Issuer: p.issuer, Audience: "shop"}), rulesOf(t, tenant.Access{}))
+	token := "Bearer " + sign(t, es, p.claims("shop"))
+	for i := range 3 {
+		began := time.Now()
+		a, retry := callRetry(t, srv.URL, token)
+		took := time.Since(began)
+		if a.status != 503 || a.reason != "jwks_unavailable" || retry == "" {
+			t.Fatalf("request %d: %d %s, Retry-After %q", i+1, a.status, a.body, retry)
+		}
+		// A margin over the timeout for a shared machine; the bug held twice the timeout.
+		if took > timeout*3/2 {
+			t.Fatalf("request %d took %s, with a fetch timeout of %s", i+1, took, timeout)
+		}
+		if i == 1 {
+			time.Sleep(time.Second) // past the retry interval: this request fetches again
+		}
+	}
+}
+
+// A token whose header names critical extensions is refused (RFC 7515 §4.1.11), whatever
+// they are, although its signature is good; the same token without crit passes.
+func TestCritHeaderRefused(t *testing.T) {
+	p := newIDP(t)
+	es := ecSigner(t, "ec-1")
+	p.publish(es)
+	vs := tenant.NewVerifiers(tenant.VerifierConfig{})
+	t.Cleanup(vs.Close)
+	srv := project(t, vs.For("shop", p.auth("shop")), rulesOf(t, tenant.Access{}))
+	signWith := func(header map[string]any) string {
+		tok := jwt.NewWithClaims(es.method, p.claims("shop"))
+		tok.Header["kid"] = es.kid
+		for k, v := range header {
+			tok.Header[k] = v
+		}
+		str, err := tok.SignedString(es.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "Bearer " + str
+	}
+	if a := call(t, srv.URL, signWith(nil)); a.status != 200 {
+		t.Fatalf("without crit: %d %s", a.status, a.body)
+	}
+	for name, header := range map[string]map[string]any{
+		"an extension":     {"crit": []string{"exp"}, "exp": 1},
+		"b64":              {"crit": []string{"b64"}, "b64": false},
+		"an empty list":    {"crit": []string{}},
+		"not even a list":  {"crit": "x"},
+		"a name not there": {"crit": []string{"nowhere"}},
+	} {
+		a := call(t, srv.URL, signWith(header))
+		if a.status != 401 || a.code != "UNAUTHENTICATED" || a.reason != "unsupported_crit" {
+			t.Errorf("crit with %s: %d %s", name, a.status, a.body)
+		}
+	}
+}
+
+// callRetry is call, and the answer's Retry-After.
+func callRetry(t *testing.T, url, authorization string) (answer, string) {
+	t.Helper()
+	a, h := callHeader(t, url, authorization)
+	return a, h.Get("Retry-After")
 }
 
 // A new version of a project keeps its JWKS client (and its keys) while the jwksURL stays

@@ -18,6 +18,9 @@ const (
 	// CodeIdentityProviderUnavailable is the code of a request refused because the
 	// project's identity provider cannot be reached.
 	CodeIdentityProviderUnavailable = gql.CodeIdentityProviderUnavailable
+	// CodeRuleFailed is the code of a request an access rule could not decide (past its cost
+	// limit): the project's rule must change, not the request.
+	CodeRuleFailed = gql.CodeRuleFailed
 )
 
 // ErrorBody is the shape of every error answer outside GraphQL execution (gql.ErrorBody).

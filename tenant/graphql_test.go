@@ -3,8 +3,11 @@ package tenant_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,8 +27,14 @@ type service struct {
 
 func newService(t *testing.T) service {
 	t.Helper()
+	return newServiceWith(t, tenant.Options{})
+}
+
+// newServiceWith is newService with the registry's options.
+func newServiceWith(t *testing.T, opts tenant.Options) service {
+	t.Helper()
 	ctx := context.Background()
-	reg, err := tenant.NewRegistry(ctx, openStores(t), tenant.Options{})
+	reg, err := tenant.NewRegistry(ctx, openStores(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,5 +193,67 @@ func TestGuardsFollowTheToken(t *testing.T) {
 		if got := s.post(t, "demo", alice, updateDoc, update).code(); got != "" {
 			t.Errorf("round %d: alice updating her product: %q", round, got)
 		}
+	}
+}
+
+// A project whose JWKS hangs is answered 503 within the deployment's GraphQL timeout: the
+// registry keeps the wait for keys within it, whatever FetchTimeout says.
+func TestHangingJWKSWithinTheGraphQLTimeout(t *testing.T) {
+	const timeout = time.Second
+	s := newServiceWith(t, tenant.Options{
+		GraphQL: tenant.GraphQLLimits{Timeout: timeout},
+		Auth:    tenant.VerifierConfig{FetchTimeout: time.Minute},
+	})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	t.Cleanup(hanging.Close)
+	p, err := tenant.ParseDocument(fmt.Appendf(nil, `{"id":"hangs","auth":{"jwksURL":%q,"issuer":%q,"audience":"hangs"},
+		"tables":{"notes":{"fields":{"name":{"type":"String"}}}}}`, hanging.URL, tenant.DevIssuerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.reg.Put(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	a := s.post(t, "hangs", s.token(t, "hangs", "alice"), `{ notes { uid } }`, nil)
+	if took := time.Since(began); a.status != http.StatusServiceUnavailable || took > timeout*3/2 {
+		t.Fatalf("%d %+v after %s, want 503 within the GraphQL timeout of %s", a.status, a.Errors, took, timeout)
+	}
+}
+
+// A subscription over SSE to a project whose identity provider fails is answered as a query
+// would be: 503 with Retry-After, not a 401 that would send the client to sign in again.
+func TestEventStreamWhileTheJWKSFails(t *testing.T) {
+	s := newServiceWith(t, tenant.Options{Auth: tenant.VerifierConfig{RetryInterval: 5 * time.Second}})
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusBadGateway)
+	}))
+	t.Cleanup(down.Close)
+	p, err := tenant.ParseDocument(fmt.Appendf(nil, `{"id":"down","auth":{"jwksURL":%q,"issuer":%q,"audience":"down"},
+		"tables":{"notes":{"fields":{"name":{"type":"String"}}}}}`, down.URL, tenant.DevIssuerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.reg.Put(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, s.url+"/api/v1/graphql", strings.NewReader(`{"query":"subscription { notes { uid } }"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "down.platform.test"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+s.token(t, "down", "alice"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "5" || !strings.Contains(string(body), tenant.CodeIdentityProviderUnavailable) {
+		t.Fatalf("%d, Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 }

@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -127,6 +128,15 @@ func (r *Registry) withRealtime(next echo.HandlerFunc) echo.HandlerFunc {
 		if origin := req.Header.Get("Origin"); origin != "" && !sameHost(origin, req.Host) {
 			if _, ok := rt.Project.CORS.allowsOrigin(origin); !ok {
 				return WriteError(c, http.StatusForbidden, CodeForbidden, "origin "+quote(origin)+" may not subscribe to project "+quote(rt.Project.ID)+": add it to cors.origins in the project document")
+			}
+		}
+		// The stream refuses every token it cannot verify with 401; a provider that cannot be
+		// reached is answered as for a query, 503 with Retry-After. A token that passes here is
+		// remembered, so the stream's own check costs a lookup.
+		if sse {
+			if _, _, err := rt.Verifier.authorization(req.Context(), req.Header.Get("Authorization")); errors.Is(err, ErrJWKSUnavailable) {
+				writeAuthError(c.Response(), err)
+				return nil
 			}
 		}
 		release, msg := r.live.acquire(rt.Project.ID, clientOf(c))

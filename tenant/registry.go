@@ -107,6 +107,11 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	if opts.Auth.Logger == nil {
 		opts.Auth.Logger = opts.Logger
 	}
+	// A request waits for its project's keys at most FetchTimeout: within the time the API
+	// gives a request, a hanging identity provider is answered 503.
+	if t := opts.GraphQL.Timeout; t > 0 && (opts.Auth.FetchTimeout <= 0 || opts.Auth.FetchTimeout > t) {
+		opts.Auth.FetchTimeout = t
+	}
 	r.verifiers = NewVerifiers(opts.Auth)
 	r.cache = newCache(opts, r.Get, r.build)
 	if err := r.registerMetrics(opts.Registerer); err != nil {
@@ -209,6 +214,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 	if err != nil {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
 	}
+	rules.logger = r.opts.Logger.With("project", p.ID)
 	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules}, nil
 }
 

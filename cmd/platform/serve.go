@@ -58,7 +58,7 @@ type serveConfig struct {
 	ExpertAPIKey                      string
 	ExpertTimeout                     time.Duration
 	DevIssuer                         string
-	AuthLeeway                        time.Duration
+	AuthLeeway, JWKSRetry             time.Duration
 	MetricsAddr                       string
 	MetricsProjects                   int
 	OTelEndpoint                      string
@@ -108,6 +108,7 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.ExpertTimeout, "expert-llm-timeout", "EXPERT_LLM_TIMEOUT", 20*time.Second, "time the model may take before the knowledge-base answer is used"),
 		stringSetting(&c.DevIssuer, "dev-issuer", "PLATFORM_DEV_ISSUER", "auto", "development issuer and demo project: on, off, or auto (on unless MONGODB_URI is set)"),
 		durationSetting(&c.AuthLeeway, "auth-leeway", "PLATFORM_AUTH_LEEWAY", 30*time.Second, "clock skew allowed on the exp, nbf and iat of project tokens"),
+		durationSetting(&c.JWKSRetry, "jwks-retry-interval", "PLATFORM_JWKS_RETRY_INTERVAL", 30*time.Second, "after a failed fetch of a project's JWKS, time until a token may make it fetch again (the Retry-After of its 503 answers)"),
 		stringSetting(&c.MetricsAddr, "metrics-addr", "PLATFORM_METRICS_ADDR", "127.0.0.1:9090", "address of the Prometheus /metrics listener, apart from the public one; empty: no metrics"),
 		intSetting(&c.MetricsProjects, "metrics-projects", "PLATFORM_METRICS_PROJECTS", 100, "most active projects that get their own metrics label; the rest are counted as _other"),
 		intSetting(&c.RealtimeSubs, "realtime-max-subscriptions", "PLATFORM_REALTIME_MAX_SUBSCRIPTIONS", gql.DefaultMaxSubscriptions, "GraphQL subscriptions one WebSocket connection may run at once"),
@@ -144,7 +145,8 @@ func newLogger(level, format string) (*slog.Logger, error) {
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", level)
 	}
-	opts := &slog.HandlerOptions{Level: lv}
+	// Whatever logs a request's address, a header or an error, no record shows a secret.
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: telemetry.RedactAttr}
 	var h slog.Handler
 	switch format {
 	case "text":
@@ -235,7 +237,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: metrics.reg, Tracer: tracer,
 		// A zero Leeway takes VerifierConfig's default; here 0 means none.
-		Auth: tenant.VerifierConfig{Leeway: cmp.Or(cfg.AuthLeeway, -1), Logger: logger},
+		Auth: tenant.VerifierConfig{Leeway: cmp.Or(cfg.AuthLeeway, -1), RetryInterval: cfg.JWKSRetry, Logger: logger},
 		GraphQL: tenant.GraphQLLimits{
 			DefaultLimit: cfg.GQLDefaultLimit, MaxLimit: cfg.GQLMaxLimit,
 			MaxBodyBytes: int64(cfg.GQLMaxBody), MaxQueryBytes: cfg.GQLMaxQuery,

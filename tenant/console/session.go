@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/platform-dev/platform/telemetry"
 	"github.com/platform-dev/platform/tenant"
 )
 
@@ -126,10 +127,15 @@ func (con *Console) home(c echo.Context) error {
 
 // login checks the admin token posted in the form field "token". The gate limits wrong
 // tokens per client: once a client has spent its attempts it is refused, right token or
-// not, until one comes back.
+// not, until one comes back. A token in the address is refused without a look: addresses
+// end up in logs, proxies and browser history.
 func (con *Console) login(c echo.Context) error {
 	ctx, req := c.Request().Context(), c.Request()
-	err := con.cfg.Gate.Check(ctx, req, c.FormValue("token"))
+	if name := telemetry.SecretParamIn(req); name != "" {
+		return con.render(c, http.StatusBadRequest, "login", "", view{Title: "Sign in",
+			Error: fmt.Sprintf("the address carries %q: send the admin token in the form body (field token), never in the address, which logs and browser history keep", name)})
+	}
+	err := con.cfg.Gate.Check(ctx, req, req.PostFormValue("token"))
 	var many *tenant.TooManyAttempts
 	switch {
 	case errors.As(err, &many):
