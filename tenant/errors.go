@@ -18,6 +18,9 @@ const (
 	// CodeIdentityProviderUnavailable is the code of a request refused because the
 	// project's identity provider cannot be reached.
 	CodeIdentityProviderUnavailable = gql.CodeIdentityProviderUnavailable
+	// CodeOverloaded is the code of a request refused, with 503 and Retry-After, because
+	// the process is near its memory limit.
+	CodeOverloaded = "OVERLOADED"
 )
 
 // ErrorBody is the shape of every error answer outside GraphQL execution (gql.ErrorBody).

@@ -35,6 +35,9 @@ type GraphQLLimits struct {
 	Timeout       time.Duration
 	// MaxResultBytes bounds the records one list reads (RESULT_TOO_LARGE past it).
 	MaxResultBytes int64
+	// Pressure reports that the process is near its memory limit; gql refuses expensive
+	// documents while it does (gql.Config.Pressure). Nil: never.
+	Pressure func() bool
 }
 
 // Options tune the registry and its cache.
