@@ -7,6 +7,8 @@ import (
 	"runtime/metrics"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // WatcherConfig configures NewWatcher.
@@ -20,6 +22,9 @@ type WatcherConfig struct {
 	Interval time.Duration
 	// Logger gets a line when pressure starts and when it ends. Default slog.Default().
 	Logger *slog.Logger
+	// Registerer receives the watcher's gauges (held bytes, threshold, pressure); nil keeps
+	// them unregistered.
+	Registerer prometheus.Registerer
 }
 
 // DefaultWatcherConfig holds the defaults that a zero field of WatcherConfig takes.
@@ -68,6 +73,32 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	}
 	for i, name := range sampled {
 		w.samples[i].Name = name
+	}
+	if cfg.Registerer != nil {
+		gauges := []prometheus.Collector{
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "platform_memory_held_bytes",
+				Help: "Memory the process held at the last sample: the live heap and goroutine stacks.",
+			}, func() float64 { return float64(w.Used()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "platform_memory_pressure_threshold_bytes",
+				Help: "Memory held past which new expensive requests are refused (0: no memory limit known).",
+			}, func() float64 { return float64(w.threshold) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "platform_memory_pressure",
+				Help: "1 while the process refuses new expensive requests for memory, else 0.",
+			}, func() float64 {
+				if w.UnderPressure() {
+					return 1
+				}
+				return 0
+			}),
+		}
+		for _, g := range gauges {
+			if err := cfg.Registerer.Register(g); err != nil {
+				return nil, fmt.Errorf("pressure: register metrics: %w", err)
+			}
+		}
 	}
 	return w, nil
 }

@@ -125,8 +125,10 @@ func TestMemoryPressure(t *testing.T) {
 		}
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.Contains(string(raw), `outcome="overloaded"`) {
-			t.Errorf("metrics: %d, want 200 with the overloaded tool call counted", resp.StatusCode)
+		for _, want := range []string{`outcome="overloaded"`, "\nplatform_memory_pressure 1\n", "\nplatform_memory_pressure_threshold_bytes 4.294967e+06\n"} {
+			if resp.StatusCode != 200 || !strings.Contains(string(raw), want) {
+				t.Errorf("metrics: %d, want 200 with %q", resp.StatusCode, want)
+			}
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/platform-dev/platform/gql"
@@ -233,7 +234,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		logger.Info("admin token kept in file (mode 0600)", "file", tokenFile)
 	}
 
-	watcher, err := watchMemory(cfg, logger)
+	watcher, err := watchMemory(cfg, logger, metrics.reg)
 	if err != nil {
 		return err
 	}
@@ -431,7 +432,7 @@ func newEcho(logger *slog.Logger, measure echo.MiddlewareFunc) *echo.Echo {
 
 // watchMemory finds the memory limit (see pressure.DetectLimit) and returns the watcher
 // that reports pressure past --memory-pressure of it.
-func watchMemory(cfg serveConfig, logger *slog.Logger) (*pressure.Watcher, error) {
+func watchMemory(cfg serveConfig, logger *slog.Logger, reg prometheus.Registerer) (*pressure.Watcher, error) {
 	configured, err := pressure.ParseBytes(cfg.MemoryLimit)
 	if err != nil {
 		return nil, fmt.Errorf("--memory-limit or PLATFORM_MEMORY_LIMIT: %w", err)
@@ -440,7 +441,9 @@ func watchMemory(cfg serveConfig, logger *slog.Logger) (*pressure.Watcher, error
 	if err != nil {
 		return nil, err
 	}
-	watcher, err := pressure.NewWatcher(pressure.WatcherConfig{Limit: limit.Bytes, Fraction: cfg.MemoryPressure, Logger: logger})
+	watcher, err := pressure.NewWatcher(pressure.WatcherConfig{
+		Limit: limit.Bytes, Fraction: cfg.MemoryPressure, Logger: logger, Registerer: reg,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("--memory-pressure or PLATFORM_MEMORY_PRESSURE: %w", err)
 	}
