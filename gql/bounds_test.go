@@ -121,6 +121,45 @@ func TestDefaultBoundsEdges(t *testing.T) {
 		})
 	}
 
+	t.Run("batch writes with a where of MaxNodes comparisons", func(t *testing.T) {
+		w := map[string]any{"or": comparisons(b.MaxNodes, map[string]any{"name": map[string]any{"eq": "jam"}})}
+		r := exec(t, srv, `mutation($w: productWhere!) { updateproducts(where: $w, data: {author: "bob"}) }`, map[string]any{"w": w}).ok(t)
+		if got := string(r.Data["updateproducts"]); got != "1" {
+			t.Fatalf("update where: %s records, want 1", got)
+		}
+		w["or"] = comparisons(b.MaxNodes+1, map[string]any{"name": map[string]any{"eq": "jam"}})
+		if r := exec(t, srv, `mutation($w: productWhere!) { deleteproducts(where: $w) }`, map[string]any{"w": w}); r.code(t) != "BAD_USER_INPUT" {
+			t.Fatalf("delete where of %d comparisons: %.300s", b.MaxNodes+1, r.raw)
+		}
+	})
+	t.Run("batch create", func(t *testing.T) {
+		batch := func(n int) []any {
+			l := make([]any, n)
+			for i := range l {
+				l[i] = map[string]any{"name": fmt.Sprint("b", i), "price": 5.0}
+			}
+			return l
+		}
+		doc := `mutation($d: [productInput!]!) { createproducts(data: $d) { uid } }`
+		r := exec(t, srv, doc, map[string]any{"d": batch(gql.MaxBatch + 1)})
+		if r.code(t) != "BAD_USER_INPUT" || !strings.Contains(r.Errors[0].Message, fmt.Sprint("at most ", gql.MaxBatch)) {
+			t.Fatalf("a batch of %d: %.300s", gql.MaxBatch+1, r.raw)
+		}
+		var made []product
+		exec(t, srv, doc, map[string]any{"d": batch(gql.MaxBatch)}).ok(t).decode(t, "createproducts", &made)
+		if len(made) != gql.MaxBatch {
+			t.Fatalf("a batch of %d made %d", gql.MaxBatch, len(made))
+		}
+		// Cleaned up through a where of MaxIn values.
+		uids := make([]any, len(made))
+		for i, p := range made {
+			uids[i] = p.UID
+		}
+		r = exec(t, srv, `mutation($u: [ID!]) { deleteproducts(where: {uid: {in: $u}}) }`, map[string]any{"u": uids}).ok(t)
+		if got := string(r.Data["deleteproducts"]); got != fmt.Sprint(gql.MaxBatch) {
+			t.Fatalf("delete of %d: %s", gql.MaxBatch, got)
+		}
+	})
 	t.Run("limit", func(t *testing.T) {
 		exec(t, srv, fmt.Sprintf(`{ products(limit: %d) { name } }`, gql.DefaultMaxLimit), nil).ok(t)
 		r := exec(t, srv, fmt.Sprintf(`{ products(limit: %d) { name } }`, gql.DefaultMaxLimit+1), nil)
