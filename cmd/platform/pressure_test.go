@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +131,26 @@ func TestMemoryPressure(t *testing.T) {
 			if resp.StatusCode != 200 || !strings.Contains(string(raw), want) {
 				t.Errorf("metrics: %d, want 200 with %q", resp.StatusCode, want)
 			}
+		}
+	}
+}
+
+// TestMemoryLimitSources: without --memory-limit the process takes GOMEMLIMIT, and a limit
+// or fraction it cannot read stops it at start with a message naming the setting.
+func TestMemoryLimitSources(t *testing.T) {
+	s := startServer(t, t.TempDir(), "GOMEMLIMIT=3GiB")
+	if log := s.logText(); !strings.Contains(log, `msg="memory limit" bytes=3221225472 source=GOMEMLIMIT refuse_expensive_past_bytes=2738041651`) {
+		t.Errorf("no GOMEMLIMIT line in the log:\n%s", log)
+	}
+	for _, tc := range []struct{ env, want string }{
+		{"PLATFORM_MEMORY_LIMIT=lots", "--memory-limit or PLATFORM_MEMORY_LIMIT"},
+		{"PLATFORM_MEMORY_PRESSURE=1.5", "--memory-pressure or PLATFORM_MEMORY_PRESSURE"},
+	} {
+		cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--metrics-addr", "")
+		cmd.Env = append(os.Environ(), tc.env)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s: %v, %s; want a failure naming %s", tc.env, err, out, tc.want)
 		}
 	}
 }
