@@ -34,11 +34,15 @@ var DefaultWatcherConfig = WatcherConfig{Fraction: 0.85, Interval: 100 * time.Mi
 // fraction of the limit. Reading the flag costs one atomic load, so every request may ask.
 type Watcher struct {
 	threshold uint64
-	interval  time.Duration
-	log       *slog.Logger
-	samples   []metrics.Sample
-	pressure  atomic.Bool
-	used      atomic.Uint64
+	// clear is the memory held below which pressure ends: a twentieth of the limit under
+	// the threshold, so that a process hovering at the threshold does not flip (and log)
+	// at every collection.
+	clear    uint64
+	interval time.Duration
+	log      *slog.Logger
+	samples  []metrics.Sample
+	pressure atomic.Bool
+	used     atomic.Uint64
 }
 
 // The memory a sample counts: what the last collection found live on the heap (garbage
@@ -65,8 +69,10 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	case cfg.Interval < 0:
 		return nil, fmt.Errorf("pressure: interval %v: want a positive duration", cfg.Interval)
 	}
+	threshold := uint64(float64(cfg.Limit) * cfg.Fraction)
 	w := &Watcher{
-		threshold: uint64(float64(cfg.Limit) * cfg.Fraction),
+		threshold: threshold,
+		clear:     threshold - min(threshold, uint64(cfg.Limit)/20),
 		interval:  cfg.Interval,
 		log:       cfg.Logger,
 		samples:   make([]metrics.Sample, len(sampled)),
@@ -103,7 +109,8 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	return w, nil
 }
 
-// UnderPressure reports whether the memory held passed the threshold at the last sample.
+// UnderPressure reports whether the memory held passed the threshold, and has not yet
+// dropped a twentieth of the limit below it, at the last sample.
 func (w *Watcher) UnderPressure() bool { return w.pressure.Load() }
 
 // Used is the memory held at the last sample, in bytes.
@@ -138,10 +145,12 @@ func (w *Watcher) sample(ctx context.Context) {
 		}
 	}
 	w.used.Store(used)
-	now := used > w.threshold
-	if w.pressure.Swap(now) == now {
+	was := w.pressure.Load()
+	now := used > w.threshold || was && used >= w.clear
+	if was == now {
 		return
 	}
+	w.pressure.Store(now)
 	if now {
 		w.log.WarnContext(ctx, "memory pressure: new expensive requests are refused with 503", "held_bytes", used, "threshold_bytes", w.threshold)
 	} else {
