@@ -65,6 +65,10 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Tracer, when set, gets a span for each tools/call; nil costs nothing.
 	Tracer trace.Tracer
+	// Pressure, when set, reports that the process is near its memory limit
+	// (pressure.Watcher.UnderPressure). While it does, a tools/call is refused before its
+	// tool runs, with -32000, 503 and Retry-After; the other methods are cheap and answer.
+	Pressure func() bool
 }
 
 // withDefaults fills zero fields and checks the rest.

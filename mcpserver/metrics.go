@@ -26,7 +26,7 @@ func newMetrics(reg prometheus.Registerer, st *store) (*metrics, error) {
 	m := &metrics{
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "platform_mcp_tool_calls_total",
-			Help: "MCP tools/call requests, by tool and outcome (ok, tool_error, invalid_params, timeout, cancelled, too_large, rate_limited, internal, error).",
+			Help: "MCP tools/call requests, by tool and outcome (ok, tool_error, invalid_params, timeout, cancelled, too_large, overloaded, rate_limited, internal, error).",
 		}, []string{"tool", "outcome"}),
 		toolSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "platform_mcp_tool_call_duration_seconds",
@@ -93,8 +93,11 @@ func outcome(result any, rerr *rpcError) string {
 	case CodeInternalError:
 		return "internal"
 	case CodeServerError:
-		if rerr.Message == msgTooLarge {
+		switch rerr.Message {
+		case msgTooLarge:
 			return "too_large"
+		case msgOverloaded:
+			return "overloaded"
 		}
 		return "cancelled"
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/platform-dev/platform/pressure"
 	"github.com/platform-dev/platform/tools"
 )
 
@@ -88,6 +90,10 @@ func (s *Server) serve(c *call) (any, *rpcError) {
 	}
 	if msg.Method == "tools/call" {
 		c.tool = s.toolLabel(msg)
+		// Refused before the limits count it: the client did nothing wrong.
+		if s.cfg.Pressure != nil && s.cfg.Pressure() {
+			return nil, overloaded(c.w)
+		}
 	}
 	listen := msg.Method == "subscriptions/listen"
 	mode, slotTTL := slotCheck, time.Duration(0)
@@ -126,6 +132,17 @@ func (s *Server) serve(c *call) (any, *rpcError) {
 		return nil, nil
 	}
 	return s.run(c)
+}
+
+// msgOverloaded is the message of a tools/call refused under memory pressure.
+const msgOverloaded = "Server overloaded"
+
+// overloaded is the answer to a tools/call that arrives while the process is near its
+// memory limit.
+func overloaded(w http.ResponseWriter) *rpcError {
+	retry := pressure.DefaultAdmitConfig.RetryAfter
+	w.Header().Set("Retry-After", strconv.Itoa(pressure.RetrySeconds(retry)))
+	return newError(CodeServerError, msgOverloaded, pressure.Message(retry)).withStatus(http.StatusServiceUnavailable)
 }
 
 // readBody reads a POST body of at most MaxRequestBytes, whatever its framing. A larger

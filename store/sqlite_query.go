@@ -163,7 +163,26 @@ func (c *sqlCompiler) filter(f Filter) (sqlCond, error) {
 	case 1:
 		return sqlCond{sql: parts[0]}, nil
 	}
-	return sqlCond{sql: "(" + strings.Join(parts, sep) + ")"}, nil
+	var b strings.Builder
+	writeBalanced(&b, parts, sep)
+	return sqlCond{sql: b.String()}, nil
+}
+
+// writeBalanced writes parts joined by sep as a balanced tree of parenthesised halves.
+// SQLite parses "a OR b OR c" into a chain as deep as its terms, and refuses an expression
+// deeper than 1000 (SQLITE_MAX_EXPR_DEPTH); halves keep the depth of n terms near log2(n),
+// so every filter Bounds allow compiles.
+func writeBalanced(b *strings.Builder, parts []string, sep string) {
+	if len(parts) == 1 {
+		b.WriteString(parts[0])
+		return
+	}
+	half := len(parts) / 2
+	b.WriteByte('(')
+	writeBalanced(b, parts[:half], sep)
+	b.WriteString(sep)
+	writeBalanced(b, parts[half:], sep)
+	b.WriteByte(')')
 }
 
 // compare compiles one comparison so that a missing value behaves as the Op doc says. A

@@ -21,6 +21,9 @@ const (
 	// CodeRuleFailed is the code of a request an access rule could not decide (past its cost
 	// limit): the project's rule must change, not the request.
 	CodeRuleFailed = gql.CodeRuleFailed
+	// CodeOverloaded is the code of a request refused, with 503 and Retry-After, because
+	// the process is near its memory limit.
+	CodeOverloaded = gql.CodeOverloaded
 )
 
 // ErrorBody is the shape of every error answer outside GraphQL execution (gql.ErrorBody).

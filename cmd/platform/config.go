@@ -47,6 +47,11 @@ func intSetting(p *int, flag, env string, def int, help string) setting {
 	return parsedSetting(p, flag, env, def, help, "a whole number", strconv.Atoi, (*pflag.FlagSet).IntVar)
 }
 
+func floatSetting(p *float64, flag, env string, def float64, help string) setting {
+	parse := func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
+	return parsedSetting(p, flag, env, def, help, "a number such as 0.85", parse, (*pflag.FlagSet).Float64Var)
+}
+
 func boolSetting(p *bool, flag, env string, def bool, help string) setting {
 	return parsedSetting(p, flag, env, def, help, "true or false", strconv.ParseBool, (*pflag.FlagSet).BoolVar)
 }

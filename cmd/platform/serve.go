@@ -20,10 +20,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/mcpserver"
+	"github.com/platform-dev/platform/pressure"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/telemetry"
 	"github.com/platform-dev/platform/tenant"
@@ -66,6 +68,8 @@ type serveConfig struct {
 	RealtimeQueue                     int
 	RealtimeProjectConns, RealtimeIPs int
 	RealtimeInit                      time.Duration
+	MemoryLimit                       string
+	MemoryPressure                    float64
 }
 
 func (c *serveConfig) settings() []setting {
@@ -117,6 +121,8 @@ func (c *serveConfig) settings() []setting {
 		intSetting(&c.RealtimeProjectConns, "realtime-max-project-connections", "PLATFORM_REALTIME_MAX_PROJECT_CONNECTIONS", tenant.DefaultMaxConnsPerProject, "subscription connections (WebSocket and SSE) one project may have open on this replica"),
 		intSetting(&c.RealtimeIPs, "realtime-max-ip-connections", "PLATFORM_REALTIME_MAX_IP_CONNECTIONS", tenant.DefaultMaxConnsPerIP, "subscription connections one client address may have open on this replica"),
 		durationSetting(&c.RealtimeInit, "realtime-init-timeout", "PLATFORM_REALTIME_INIT_TIMEOUT", gql.DefaultInitTimeout, "time a WebSocket client has to send connection_init (closed with 4408 past it)"),
+		stringSetting(&c.MemoryLimit, "memory-limit", "PLATFORM_MEMORY_LIMIT", "", "memory the process may use (900MiB, 2GiB); also the Go runtime's soft limit. Empty: GOMEMLIMIT, else 90% of the cgroup's memory.max, else none"),
+		floatSetting(&c.MemoryPressure, "memory-pressure", "PLATFORM_MEMORY_PRESSURE", pressure.DefaultWatcherConfig.Fraction, "fraction of the memory limit past which new expensive requests are refused with 503 and Retry-After"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
 	}
 }
@@ -233,6 +239,15 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		logger.Info("admin token kept in file (mode 0600)", "file", tokenFile)
 	}
 
+	watcher, err := watchMemory(cfg, logger, metrics.reg)
+	if err != nil {
+		return err
+	}
+	watching, stopWatching := context.WithCancel(ctx)
+	var watch sync.WaitGroup
+	watch.Go(func() { watcher.Run(watching) })
+	defer func() { stopWatching(); watch.Wait() }()
+
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
 		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: metrics.reg, Tracer: tracer,
@@ -243,6 +258,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 			MaxBodyBytes: int64(cfg.GQLMaxBody), MaxQueryBytes: cfg.GQLMaxQuery,
 			MaxDepth: cfg.GQLDepth, Timeout: cfg.GQLTimeout, MaxResultBytes: int64(cfg.GQLMaxResult),
 			MaxRecords: int64(cfg.GQLMaxRecords), MaxCost: int64(cfg.GQLMaxCost),
+			Pressure: watcher.UnderPressure,
 		},
 		Realtime: tenant.RealtimeLimits{
 			MaxConnsPerProject: cfg.RealtimeProjectConns, MaxConnsPerIP: cfg.RealtimeIPs,
@@ -275,6 +291,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		Checks:     map[string]func(context.Context) error{"database": stores.PingDatabase, "redis": stores.PingRedis},
 		Version:    version,
 		Registerer: metrics.reg, Tracer: tracer,
+		Pressure: watcher.UnderPressure,
 	}, stores.Redis, set, hub, logger)
 	if err != nil {
 		return err
@@ -295,6 +312,17 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	e.IPExtractor = clientIP
 	mountHealth(e, logger, stores, mcp.Ready)
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
+	admit, err := pressure.AdmitConfig{
+		Skipper:       func(c echo.Context) bool { return !expensive(c) },
+		UnderPressure: watcher.UnderPressure,
+		DenyHandler: func(c echo.Context, retry time.Duration) error {
+			return tenant.WriteError(c, http.StatusServiceUnavailable, tenant.CodeOverloaded, pressure.Message(retry))
+		},
+	}.ToMiddleware()
+	if err != nil {
+		return err
+	}
+	e.Use(admit)
 	reg.MountAdmin(e, gate)
 	reg.MountGraphQL(e)
 	var devIssuer *tenant.DevIssuer
@@ -406,6 +434,46 @@ func newEcho(logger *slog.Logger, measure echo.MiddlewareFunc) *echo.Echo {
 		_ = tenant.WriteError(c, status, code, msg)
 	}
 	return e
+}
+
+// watchMemory finds the memory limit (see pressure.DetectLimit) and returns the watcher
+// that reports pressure past --memory-pressure of it.
+func watchMemory(cfg serveConfig, logger *slog.Logger, reg prometheus.Registerer) (*pressure.Watcher, error) {
+	configured, err := pressure.ParseBytes(cfg.MemoryLimit)
+	if err != nil {
+		return nil, fmt.Errorf("--memory-limit or PLATFORM_MEMORY_LIMIT: %w", err)
+	}
+	limit, err := pressure.DetectLimit(configured)
+	if err != nil {
+		return nil, err
+	}
+	watcher, err := pressure.NewWatcher(pressure.WatcherConfig{
+		Limit: limit.Bytes, Fraction: cfg.MemoryPressure, Logger: logger, Registerer: reg,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--memory-pressure or PLATFORM_MEMORY_PRESSURE: %w", err)
+	}
+	if limit.Bytes == 0 {
+		logger.Warn("memory limit unknown: expensive requests are never refused for memory; set --memory-limit or GOMEMLIMIT")
+	} else {
+		logger.Info("memory limit", "bytes", limit.Bytes, "source", limit.Source, "refuse_expensive_past_bytes", watcher.Threshold())
+	}
+	return watcher, nil
+}
+
+// expensive names the requests, outside GraphQL and MCP, that memory pressure refuses: a
+// project document applied through the admin API, and the console's writes. GraphQL
+// refuses expensive documents itself (GraphQLLimits.Pressure), and MCP its tools/call.
+func expensive(c echo.Context) bool {
+	switch c.Request().Method + " " + c.Path() {
+	case "PUT /admin/v1/projects/:id",
+		"POST /console/projects/check", "POST /console/projects/apply", "DELETE /console/projects/:id",
+		"POST /console/projects/:id/tables/:table/records",
+		"PUT /console/projects/:id/tables/:table/records/:uid",
+		"DELETE /console/projects/:id/tables/:table/records/:uid":
+		return true
+	}
+	return false
 }
 
 // listen binds addr; an address in use is said plainly, with the setting that changes it.
