@@ -74,7 +74,9 @@ func startAttackSite(tb testing.TB, timeout time.Duration) *attackSite {
 		tb.Fatal(err)
 	}
 	srv := platformtest.Start(tb, bin, "", "PLATFORM_ADMIN_TOKEN="+attackAdminToken, "PLATFORM_LOG_LEVEL=debug",
-		"PLATFORM_GRAPHQL_TIMEOUT="+timeout.String(), "MCP_REQUESTS_PER_WINDOW=100000", "MCP_MAX_CONCURRENT=1000")
+		"PLATFORM_GRAPHQL_TIMEOUT="+timeout.String(), "MCP_REQUESTS_PER_WINDOW=100000", "MCP_MAX_CONCURRENT=1000",
+		// A JWKS that failed is fetched again after 2 s, which Retry-After must announce.
+		"PLATFORM_JWKS_RETRY_INTERVAL=2s")
 	s := &attackSite{srv: srv, bin: bin, idp: newFlakyIdP(tb), devTokens: map[string]string{}, timeout: timeout,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	dev := map[string]any{"jwksURL": "http://" + srv.Addr + "/.well-known/jwks.json", "issuer": "urn:platform:dev-issuer"}

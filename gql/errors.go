@@ -12,17 +12,20 @@ import (
 // The codes of errors[].extensions.code, in every error body the service writes (DESIGN.md):
 // GraphQL errors and the answers of the layers around the API.
 const (
-	CodeBadRequest                  = "BAD_REQUEST"
-	CodeValidation                  = "GRAPHQL_VALIDATION_FAILED"
-	CodeBadUserInput                = "BAD_USER_INPUT"
-	CodeUnauthenticated             = "UNAUTHENTICATED"
-	CodeForbidden                   = "FORBIDDEN"
-	CodeNotFound                    = "NOT_FOUND"
-	CodeProjectNotFound             = "PROJECT_NOT_FOUND"
-	CodeConflict                    = "CONFLICT"
-	CodeTooLarge                    = "RESULT_TOO_LARGE"
-	CodeTooComplex                  = "QUERY_TOO_COMPLEX"
-	CodeOverloaded                  = "OVERLOADED"
+	CodeBadRequest      = "BAD_REQUEST"
+	CodeValidation      = "GRAPHQL_VALIDATION_FAILED"
+	CodeBadUserInput    = "BAD_USER_INPUT"
+	CodeUnauthenticated = "UNAUTHENTICATED"
+	CodeForbidden       = "FORBIDDEN"
+	CodeNotFound        = "NOT_FOUND"
+	CodeProjectNotFound = "PROJECT_NOT_FOUND"
+	CodeConflict        = "CONFLICT"
+	CodeTooLarge        = "RESULT_TOO_LARGE"
+	CodeTooComplex      = "QUERY_TOO_COMPLEX"
+	CodeOverloaded      = "OVERLOADED"
+	// CodeTimeout answers a request that ran past its time limit: the document asked for
+	// more work than the limit allows, which is no bug (INTERNAL) of the service.
+	CodeTimeout                     = "TIMEOUT"
 	CodeRateLimited                 = "RATE_LIMITED"
 	CodeInternal                    = "INTERNAL"
 	CodeIdentityProviderUnavailable = "IDENTITY_PROVIDER_UNAVAILABLE"

@@ -391,7 +391,7 @@ func (a *API) public(ctx context.Context, err error) error {
 		return e
 	}
 	if ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
-		return userError(CodeInternal, fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout))
+		return userError(CodeTimeout, fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout))
 	}
 	a.cfg.Logger.ErrorContext(ctx, "graphql resolver failed", "err", err)
 	return userError(CodeInternal, "internal error")

@@ -271,7 +271,7 @@ func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, v
 		for _, e := range resp.Errors {
 			if _, ok := e.Extensions["code"]; !ok {
 				e.Message = fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout)
-				e.Extensions = map[string]any{"code": CodeInternal}
+				e.Extensions = map[string]any{"code": CodeTimeout}
 			}
 		}
 	}
