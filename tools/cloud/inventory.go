@@ -8,12 +8,14 @@
 package cloud
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/platform-dev/platform/docparse"
 	"github.com/platform-dev/platform/tools/workspace"
 )
 
@@ -186,6 +188,22 @@ type FileError struct {
 	File    string `json:"file"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
+	// Bound is the reading limit the file passed, when that is why it was not read (a few
+	// hundred bytes of YAML aliases can expand to gigabytes): such a file is not handed to
+	// any other parser either.
+	Bound docparse.Bound `json:"bound,omitempty"`
+}
+
+// refused is the FileError of a file that passed one of docparse's bounds, or nil.
+func refused(rel string, err error) *FileError {
+	var le *docparse.LimitError
+	switch {
+	case errors.As(err, &le):
+		return &FileError{File: rel, Line: le.Line, Message: err.Error(), Bound: le.Bound}
+	case errors.Is(err, docparse.ErrAliasCycle):
+		return &FileError{File: rel, Line: yamlErrorLine(err), Message: err.Error()}
+	}
+	return nil
 }
 
 // Inventory is every resource found below a folder.
@@ -237,6 +255,10 @@ func (c *Collector) Add(f workspace.File) bool {
 	case ext == ".json":
 		if !isPlan(f.Content) {
 			return c.addTemplate(f, true)
+		}
+		if ferr := refused(f.Rel, docparse.CheckJSON(f.Content, docparse.DefaultLimits())); ferr != nil {
+			c.inv.Errors = append(c.inv.Errors, *ferr)
+			return true
 		}
 		rs, err := parsePlan(f.Rel, f.Content)
 		if err != nil {

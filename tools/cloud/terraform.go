@@ -13,6 +13,8 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/platform-dev/platform/docparse"
 )
 
 // tfFile is one parsed .tf or .tfvars file.
@@ -30,6 +32,9 @@ type tfModule struct {
 }
 
 func (m *tfModule) add(rel string, src []byte) *FileError {
+	if err := docparse.CheckHCL(src, rel, docparse.DefaultLimits()); err != nil {
+		return refused(rel, err)
+	}
 	f, diags := hclsyntax.ParseConfig(src, rel, hcl.InitialPos)
 	var ferr *FileError
 	if diags.HasErrors() {

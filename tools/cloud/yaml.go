@@ -1,7 +1,6 @@
 package cloud
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/platform-dev/platform/docparse"
 )
 
 // composeName matches the file names docker compose looks for.
@@ -20,15 +21,20 @@ var composeName = regexp.MustCompile(`^(docker-)?compose(\.[\w-]+)?\.ya?ml$`)
 // a CloudFormation/SAM template, a compose file or a Kubernetes object (most YAML files are
 // none of them, and Helm templates are not even YAML: neither is an error).
 // Image pins of kustomize files (images: name -> newTag or digest) are added to pins.
+// A stream past docparse's bounds is a declaration file whose error names the bound,
+// whatever it held: its documents are not read, since reading them is what the bound
+// prevents (a few hundred bytes of aliases expand to gigabytes).
 func parseYAMLDeclarations(rel string, src []byte, jsonOnly bool, pins map[string]string) ([]*Resource, bool, *FileError) {
-	dec := yaml.NewDecoder(bytes.NewReader(src))
+	dec := docparse.NewDecoder(src, docparse.DefaultLimits())
 	var out []*Resource
 	recognised := false
 	for i := 0; ; i++ {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
+		doc, err := dec.Decode()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if ferr := refused(rel, err); ferr != nil {
+			return out, true, ferr
 		}
 		if err != nil {
 			if !recognised {
