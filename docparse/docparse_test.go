@@ -231,14 +231,26 @@ func TestHCLDepth(t *testing.T) {
 		{"a = [x ?\n1 : y ?\n2 : z ?\n3 : w ?\n4 : v ?\n5 : 6]", false},
 		{"a = x ? 1 : 2\nb = x ? 1 : 2\nc = x ? 1 : 2\nd = x ? 1 : 2\ne = x ? 1 : 2\n", true},
 		{"# [[[[[[\na = 1\n", true},
+		{"// [[[[[[\na = 1 /* [[[[[[ */\n", true},
+		{"a = \"[[[[[[ $${ \\\" ]]]]]] \"\nb = [[[1]]]\n", true},
+		// A heredoc and its interpolation are two levels, as a quoted template and its.
+		{"a = <<-EOT\n  [[[[[[ ${[[1]]}\n  EOT\nb = [[[1]]]\n", true},
+		{"a = <<-EOT\n  ${[[[1]]]}\n  EOT\n", false},
+		// Each open %{ if } is a level, and so is the directive being read.
+		{"a = \"%{if a}%{if b}%{if c}x%{endif}%{endif}%{endif}\"", false},
+		{"a = \"%{if a}%{if b}x%{endif}%{endif}\"", true},
+		{"a = \"%{if a}x%{endif}%{if b}x%{endif}%{if c}x%{endif}%{if d}x%{endif}\"", true},
+		{"a = - - - - 1", true},
+		{"a = - - - - - 1", false},
+		{"a = my-long-name-with-dashes", true},
 	} {
-		err := docparse.CheckHCL([]byte(tc.src), "main.tf", lim)
+		err := docparse.CheckHCL([]byte(tc.src), lim)
 		if (err == nil) != tc.ok {
 			t.Errorf("%s: %v", tc.src, err)
 		}
 	}
 	deep := "a = " + nested(400_000) + "\n"
-	if err := docparse.CheckHCL([]byte(deep), "main.tf", docparse.DefaultLimits()); err == nil || !strings.Contains(err.Error(), "deeper than 100") {
+	if err := docparse.CheckHCL([]byte(deep), docparse.DefaultLimits()); err == nil || !strings.Contains(err.Error(), "deeper than 100") {
 		t.Errorf("%v", err)
 	}
 }

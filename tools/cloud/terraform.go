@@ -32,7 +32,7 @@ type tfModule struct {
 }
 
 func (m *tfModule) add(rel string, src []byte) *FileError {
-	if err := docparse.CheckHCL(src, rel, docparse.DefaultLimits()); err != nil {
+	if err := docparse.CheckHCL(src, docparse.DefaultLimits()); err != nil {
 		return refused(rel, err)
 	}
 	f, diags := hclsyntax.ParseConfig(src, rel, hcl.InitialPos)
