@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestDocumentLimitsThroughTheBinary: `platform apply` of a billion-laughs document (360
+// TestDocumentLimitsThroughTheBinary: `platform apply` of a billion-laughs document (under 500
 // bytes whose anchors expand to 9^9 nodes) exits non-zero naming the limit, and the admin
 // API of `platform serve` answers the same document with 400 BAD_REQUEST naming it; a
 // document with ordinary anchors and merge keys applies, and a file past the size bound is

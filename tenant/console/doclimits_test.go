@@ -11,7 +11,7 @@ import (
 	"github.com/platform-dev/platform/tenant/console"
 )
 
-// TestEditorDocumentLimits: the editor answers a billion-laughs document (360 bytes whose
+// TestEditorDocumentLimits: the editor answers a billion-laughs document (under 500 bytes whose
 // anchors expand to 9^9 nodes) with the limit it passed, as a problem of the document,
 // within a few megabytes of allocation; a document with ordinary anchors and merge keys
 // checks as it would apply.
