@@ -24,11 +24,12 @@ func composeLaughs() string {
 }
 
 // TestDeclarationFilesPastTheLimitsOverMCP: in a workspace holding a billion-laughs
-// docker-compose file and a Terraform file of 400,000 nested brackets (whose parser would
-// overflow its stack and end the process), analyze_cloud_resources answers over MCP with
-// both files named in its errors with the limit each passed, and with the resources of an
-// ordinary compose file using `<<: *defaults`, within a bounded allocation;
-// security_assessment names the files in its notes.
+// docker-compose file, a Terraform file of 400,000 nested brackets (whose parser would
+// overflow its stack and end the process) and a Terraform module whose locals double 30
+// times, analyze_cloud_resources answers over MCP with the first two files named in its
+// errors with the limit each passed, with the module's bucket (its name left unresolved) and
+// the resources of an ordinary compose file using `<<: *defaults`, within a bounded
+// allocation; security_assessment names the files in its notes.
 func TestDeclarationFilesPastTheLimitsOverMCP(t *testing.T) {
 	root := t.TempDir()
 	write := func(rel, content string) {
@@ -42,6 +43,13 @@ func TestDeclarationFilesPastTheLimitsOverMCP(t *testing.T) {
 	}
 	write("bomb/docker-compose.yml", composeLaughs())
 	write("deep/main.tf", "locals {\n  a = "+strings.Repeat("[", 400_000)+strings.Repeat("]", 400_000)+"\n}\n")
+	// Terraform's locals are HCL's anchors: each doubles the one before, 16 GB at the last.
+	locals := "locals {\n  l0 = \"xxxxxxxxxxxxxxxx\"\n"
+	for i := 1; i <= 30; i++ {
+		locals += fmt.Sprintf("  l%d = \"${local.l%d}${local.l%d}\"\n", i, i-1, i-1)
+	}
+	write("tf/main.tf", locals+"  tags = {team = \"web\"}\n}\n"+
+		"resource \"aws_s3_bucket\" \"b\" {\n  bucket = local.l30\n  tags = local.tags\n}\n")
 	write("app/compose.yaml", `
 x-defaults: &defaults
   restart: always
@@ -91,8 +99,8 @@ services:
 		r := r.(map[string]any)
 		resources[r["address"].(string)] = r
 	}
-	if resources["compose/web"] == nil || resources["compose/worker"] == nil || len(resources) != 2 {
-		t.Errorf("resources %v, want the two services of app/compose.yaml", sc["resources"])
+	if resources["compose/web"] == nil || resources["compose/worker"] == nil || resources["aws_s3_bucket.b"] == nil || len(resources) != 3 {
+		t.Errorf("resources %v, want the two services of app/compose.yaml and tf/main.tf's bucket", sc["resources"])
 	}
 
 	res, rerr = callTool(t, url, "security_assessment", map[string]any{"scope": "infrastructure"})

@@ -3,7 +3,9 @@ package cloud
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -79,8 +81,10 @@ func functions() map[string]function.Function {
 }
 
 // evalContext resolves the module's literal variables (defaults, then terraform.tfvars and
-// *.auto.tfvars in Terraform's precedence) and the locals that depend only on them.
-func (m *tfModule) evalContext() *hcl.EvalContext {
+// *.auto.tfvars in Terraform's precedence) and the locals that depend only on them, each
+// local after those it refers to, within the module's expansion budget, which it returns
+// for the attributes to share.
+func (m *tfModule) evalContext() (*hcl.EvalContext, *evalBudget) {
 	vars := map[string]cty.Value{}
 	for _, f := range m.files {
 		for _, b := range f.body.Blocks {
@@ -109,6 +113,10 @@ func (m *tfModule) evalContext() *hcl.EvalContext {
 			}
 		}
 	}
+	budget := newEvalBudget()
+	for name, v := range vars {
+		budget.record("var", name, v)
+	}
 	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vars)}, Functions: functions()}
 	locals := map[string]cty.Value{}
 	pending := map[string]hclsyntax.Expression{}
@@ -121,32 +129,64 @@ func (m *tfModule) evalContext() *hcl.EvalContext {
 			}
 		}
 	}
-	// Locals may refer to each other in any order: resolve in passes until none is added.
-	for progress := true; progress && len(pending) > 0; {
-		progress = false
-		ctx.Variables["local"] = cty.ObjectVal(locals)
-		for name, e := range pending {
-			if v, diags := e.Value(ctx); !diags.HasErrors() && v.IsWhollyKnown() {
-				locals[name] = v
-				delete(pending, name)
-				progress = true
+	// Locals may refer to each other in any order: each is evaluated after those it names,
+	// with only those in its context (the object of every local would be rebuilt for each).
+	var resolve func(name string, depth int)
+	resolve = func(name string, depth int) {
+		e, ok := pending[name]
+		if !ok || depth > maxLocalChain {
+			return
+		}
+		delete(pending, name) // also ends a cycle
+		named := map[string]cty.Value{}
+		for _, t := range e.Variables() {
+			if a, ok := localName(t); ok {
+				resolve(a, depth+1)
+				if v, ok := locals[a]; ok {
+					named[a] = v
+				}
 			}
 		}
+		if !budget.allow(e) {
+			return
+		}
+		child := ctx.NewChild()
+		child.Variables = map[string]cty.Value{"local": cty.ObjectVal(named)}
+		if v, diags := e.Value(child); !diags.HasErrors() && v.IsWhollyKnown() {
+			locals[name] = v
+			budget.record("local", name, v)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(pending)) {
+		resolve(name, 0)
 	}
 	ctx.Variables["local"] = cty.ObjectVal(locals)
-	return ctx
+	return ctx, budget
+}
+
+// maxLocalChain bounds a chain of locals each naming the next, which resolve follows by
+// recursion; a local further down the chain is left unresolved.
+const maxLocalChain = 1000
+
+// localName is the local a traversal names (local.x...).
+func localName(t hcl.Traversal) (string, bool) {
+	if t.RootName() != "local" || len(t) < 2 {
+		return "", false
+	}
+	a, ok := t[1].(hcl.TraverseAttr)
+	return a.Name, ok
 }
 
 // resources returns the module's resources and data sources.
 func (m *tfModule) resources() ([]*Resource, []FileError) {
-	ctx := m.evalContext()
+	ctx, budget := m.evalContext()
 	regions := map[string]string{} // provider name or name.alias -> region
 	for _, f := range m.files {
 		for _, b := range f.body.Blocks {
 			if b.Type != "provider" || len(b.Labels) != 1 {
 				continue
 			}
-			c := converter{ctx: ctx, src: f.src, lines: map[string]int{}}
+			c := converter{ctx: ctx, budget: budget, src: f.src, lines: map[string]int{}}
 			attrs := c.body(b.Body, nil)
 			key := b.Labels[0]
 			if alias := scalarString(attrs["alias"]); alias != "" {
@@ -163,7 +203,7 @@ func (m *tfModule) resources() ([]*Resource, []FileError) {
 			if (b.Type != "resource" && b.Type != "data") || len(b.Labels) != 2 {
 				continue
 			}
-			c := converter{ctx: ctx, src: f.src, lines: map[string]int{}}
+			c := converter{ctx: ctx, budget: budget, src: f.src, lines: map[string]int{}}
 			r := &Resource{
 				Type:   b.Labels[0],
 				Name:   b.Labels[1],
@@ -241,9 +281,10 @@ func references(body *hclsyntax.Body) []string {
 
 // converter turns HCL bodies into the normalised attribute tree, recording lines by path.
 type converter struct {
-	ctx   *hcl.EvalContext
-	src   []byte
-	lines map[string]int
+	ctx    *hcl.EvalContext
+	budget *evalBudget
+	src    []byte
+	lines  map[string]int
 }
 
 func (c *converter) body(b *hclsyntax.Body, prefix []any) map[string]any {
@@ -279,11 +320,15 @@ func (c *converter) body(b *hclsyntax.Body, prefix []any) map[string]any {
 // item by item so that one unknown item (a reference to another resource) does not hide the
 // literal ones, and jsonencode(x) keeps x as a tree.
 func (c *converter) expr(e hclsyntax.Expression, p []any) any {
-	if v, diags := e.Value(c.ctx); !diags.HasErrors() && v.IsWhollyKnown() {
-		if fc, ok := e.(*hclsyntax.FunctionCallExpr); ok && fc.Name == "jsonencode" && len(fc.Args) == 1 {
-			return c.expr(fc.Args[0], p)
+	// Past the module's expansion budget an expression is left as written, or converted
+	// item by item below.
+	if c.budget.allow(e) {
+		if v, diags := e.Value(c.ctx); !diags.HasErrors() && v.IsWhollyKnown() {
+			if fc, ok := e.(*hclsyntax.FunctionCallExpr); ok && fc.Name == "jsonencode" && len(fc.Args) == 1 {
+				return c.expr(fc.Args[0], p)
+			}
+			return ctyToGo(v)
 		}
-		return ctyToGo(v)
 	}
 	switch x := e.(type) {
 	case *hclsyntax.ObjectConsExpr:

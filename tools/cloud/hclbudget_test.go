@@ -1,0 +1,55 @@
+package cloud_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/platform-dev/platform/tools/cloud"
+	"github.com/platform-dev/platform/tools/workspace"
+)
+
+// TestLocalsThatDoubleStayBounded: locals each doubling the one before (16 bytes, then 16 GB
+// at the 30th) are evaluated until the module's expansion budget, and the rest is left as
+// written; locals of ordinary size, named before or after they are declared, resolve.
+// (A module that spent its budget resolves nothing large any more: the budget is the
+// module's, so that many small expansions cannot add up either.)
+func TestLocalsThatDoubleStayBounded(t *testing.T) {
+	src := "locals {\n  l0 = \"xxxxxxxxxxxxxxxx\"\n"
+	for i := 1; i <= 30; i++ {
+		src += fmt.Sprintf("  l%d = \"${local.l%d}${local.l%d}\"\n", i, i-1, i-1)
+	}
+	src += `  name = "${local.prefix}-logs"
+  prefix = "${var.env}-app"
+  tags = {team = "web", env = var.env}
+}
+variable "env" { default = "prod" }
+resource "aws_s3_bucket" "big" {
+  bucket = local.l30
+  tags = local.tags
+}
+resource "aws_s3_bucket" "logs" {
+  bucket = local.name
+  tags = merge(local.tags, {kind = "logs"})
+}
+`
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c := cloud.NewCollector()
+	c.Add(workspace.File{Rel: "main.tf", Content: []byte(src)})
+	inv := c.Inventory()
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("the module allocated %d MB", grew>>20)
+	}
+	got := map[string]map[string]any{}
+	for _, r := range inv.Resources {
+		got[r.Name] = r.Attrs
+	}
+	if b := got["big"]; b == nil || b["bucket"] != "${local.l30}" || fmt.Sprint(b["tags"]) != "map[env:prod team:web]" {
+		t.Errorf("big: %v", b)
+	}
+	if l := got["logs"]; l == nil || l["bucket"] != "prod-app-logs" || fmt.Sprint(l["tags"]) != "map[env:prod kind:logs team:web]" {
+		t.Errorf("logs: %v", l)
+	}
+}
