@@ -254,3 +254,36 @@ func TestHCLDepth(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// BenchmarkRefuseLaughs: what refusing a billion laughs costs.
+func BenchmarkRefuseLaughs(b *testing.B) {
+	doc := []byte(laughs())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := docparse.YAML(doc, docparse.DefaultLimits()); err == nil {
+			b.Fatal("read")
+		}
+	}
+}
+
+// BenchmarkComposeFile: reading an ordinary compose file with merge keys, measured and
+// converted to values.
+func BenchmarkComposeFile(b *testing.B) {
+	var s strings.Builder
+	s.WriteString("x-defaults: &defaults\n  restart: always\n  logging: {driver: json-file, options: {max-size: 10m}}\nservices:\n")
+	for i := range 50 {
+		fmt.Fprintf(&s, "  svc%d:\n    <<: *defaults\n    image: example/svc%d:1.0\n    ports: [\"%d:80\"]\n", i, i, 8000+i)
+	}
+	doc := []byte(s.String())
+	b.ReportAllocs()
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		n, err := docparse.YAML(doc, docparse.DefaultLimits())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := docparse.Value(n); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
