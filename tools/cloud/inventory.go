@@ -175,6 +175,35 @@ func Unresolved(v any) bool {
 	return ok && strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}")
 }
 
+// maxLinePath bounds the attribute paths whose line is recorded, in bytes of their joined
+// form; a longer path takes the line of its closest recorded ancestor. Every node records
+// its path, so without a bound a document of kilobyte keys nested a hundred deep writes them
+// out again for every node below them (a 400 KB ConfigMap took 28 GB).
+const maxLinePath = 512
+
+// setLine records the line of the attribute at path p.
+func setLine(lines map[string]int, p []any, line int) {
+	if k, ok := pathKey(p); ok {
+		lines[k] = line
+	}
+}
+
+// pathKey is joinPath(p), when it is within maxLinePath.
+func pathKey(p []any) (string, bool) {
+	n := 0
+	for _, s := range p {
+		if k, ok := s.(string); ok {
+			n += len(k) + 1
+		} else {
+			n += 8 // a list index
+		}
+		if n > maxLinePath {
+			return "", false
+		}
+	}
+	return joinPath(p), true
+}
+
 func joinPath(p []any) string {
 	parts := make([]string, len(p))
 	for i, s := range p {

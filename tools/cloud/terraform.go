@@ -290,8 +290,8 @@ type converter struct {
 func (c *converter) body(b *hclsyntax.Body, prefix []any) map[string]any {
 	out := map[string]any{}
 	for name, a := range b.Attributes {
-		p := append(append([]any{}, prefix...), name)
-		c.lines[joinPath(p)] = a.SrcRange.Start.Line
+		p := append(prefix, name) // shares prefix's array, as toGo's paths do
+		setLine(c.lines, p, a.SrcRange.Start.Line)
 		out[name] = c.expr(a.Expr, p)
 	}
 	for _, blk := range b.Blocks {
@@ -306,10 +306,12 @@ func (c *converter) body(b *hclsyntax.Body, prefix []any) map[string]any {
 			}
 		}
 		list, _ := out[typ].([]any)
-		p := append(append([]any{}, prefix...), typ, len(list))
-		c.lines[joinPath(p)] = blk.TypeRange.Start.Line
-		if _, ok := c.lines[joinPath(p[:len(p)-1])]; !ok {
-			c.lines[joinPath(p[:len(p)-1])] = blk.TypeRange.Start.Line
+		p := append(prefix, typ, len(list))
+		setLine(c.lines, p, blk.TypeRange.Start.Line)
+		if k, ok := pathKey(p[:len(p)-1]); ok {
+			if _, seen := c.lines[k]; !seen {
+				c.lines[k] = blk.TypeRange.Start.Line
+			}
 		}
 		out[typ] = append(list, c.body(body, p))
 	}
@@ -339,16 +341,16 @@ func (c *converter) expr(e hclsyntax.Expression, p []any) any {
 				continue
 			}
 			key := kv.AsString()
-			ip := append(append([]any{}, p...), key)
-			c.lines[joinPath(ip)] = item.KeyExpr.Range().Start.Line
+			ip := append(p, key)
+			setLine(c.lines, ip, item.KeyExpr.Range().Start.Line)
 			m[key] = c.expr(item.ValueExpr, ip)
 		}
 		return m
 	case *hclsyntax.TupleConsExpr:
 		l := make([]any, len(x.Exprs))
 		for i, ie := range x.Exprs {
-			ip := append(append([]any{}, p...), i)
-			c.lines[joinPath(ip)] = ie.Range().Start.Line
+			ip := append(p, i)
+			setLine(c.lines, ip, ie.Range().Start.Line)
 			l[i] = c.expr(ie, ip)
 		}
 		return l

@@ -134,7 +134,7 @@ func toGo(n *yaml.Node, p []any, lines map[string]int) any {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
-	lines[joinPath(p)] = n.Line
+	setLine(lines, p, n.Line)
 	if tag := n.Tag; strings.HasPrefix(tag, "!") && !strings.HasPrefix(tag, "!!") {
 		inner := *n
 		inner.Tag = ""
@@ -168,7 +168,9 @@ func toGo(n *yaml.Node, p []any, lines map[string]int) any {
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i].Value
-			cp := append(append([]any{}, p...), key)
+			// The path of a child shares p's array: each child is done with it before the
+			// next sibling writes its own key there (copies cost depth x nodes).
+			cp := append(p, key)
 			if n.Content[i].Value == "<<" { // merge key: fold the aliased mapping in
 				if mm, ok := toGo(n.Content[i+1], p, lines).(map[string]any); ok {
 					for k, v := range mm {
@@ -178,13 +180,13 @@ func toGo(n *yaml.Node, p []any, lines map[string]int) any {
 				continue
 			}
 			m[key] = toGo(n.Content[i+1], cp, lines)
-			lines[joinPath(cp)] = n.Content[i].Line
+			setLine(lines, cp, n.Content[i].Line)
 		}
 		return m
 	case yaml.SequenceNode:
 		l := make([]any, len(n.Content))
 		for i, c := range n.Content {
-			l[i] = toGo(c, append(append([]any{}, p...), i), lines)
+			l[i] = toGo(c, append(p, i), lines)
 		}
 		return l
 	case yaml.ScalarNode:
