@@ -3,6 +3,7 @@ package cloud_test
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/platform-dev/platform/tools/cloud"
@@ -51,5 +52,32 @@ resource "aws_s3_bucket" "logs" {
 	}
 	if l := got["logs"]; l == nil || l["bucket"] != "prod-app-logs" || fmt.Sprint(l["tags"]) != "map[env:prod kind:logs team:web]" {
 		t.Errorf("logs: %v", l)
+	}
+}
+
+// TestComprehensionsInDefaultsStayBounded: a variable's default that nests for expressions
+// over literal lists multiplies their sizes; it is left unevaluated past the budget.
+func TestComprehensionsInDefaultsStayBounded(t *testing.T) {
+	list := "[" + strings.TrimSuffix(strings.Repeat("1,", 2000), ",") + "]"
+	src := `variable "big" {
+  default = [for a in ` + list + ` : [for b in ` + list + ` : "` + strings.Repeat("x", 1000) + `"]]
+}
+variable "env" { default = "prod" }
+resource "aws_s3_bucket" "b" {
+  bucket = "${var.env}-logs"
+  tags = {size = length(var.big)}
+}
+`
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c := cloud.NewCollector()
+	c.Add(workspace.File{Rel: "main.tf", Content: []byte(src)})
+	inv := c.Inventory()
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("the module allocated %d MB", grew>>20)
+	}
+	if len(inv.Resources) != 1 || inv.Resources[0].Attrs["bucket"] != "prod-logs" {
+		t.Errorf("resources %v", inv.Resources)
 	}
 }

@@ -85,13 +85,14 @@ func functions() map[string]function.Function {
 // local after those it refers to, within the module's expansion budget, which it returns
 // for the attributes to share.
 func (m *tfModule) evalContext() (*hcl.EvalContext, *evalBudget) {
+	budget := newEvalBudget()
 	vars := map[string]cty.Value{}
 	for _, f := range m.files {
 		for _, b := range f.body.Blocks {
 			if b.Type != "variable" || len(b.Labels) != 1 {
 				continue
 			}
-			if a, ok := b.Body.Attributes["default"]; ok {
+			if a, ok := b.Body.Attributes["default"]; ok && budget.allow(a.Expr) {
 				if v, diags := a.Expr.Value(nil); !diags.HasErrors() && v.IsWhollyKnown() {
 					vars[b.Labels[0]] = v
 				}
@@ -108,12 +109,14 @@ func (m *tfModule) evalContext() (*hcl.EvalContext, *evalBudget) {
 	})
 	for _, f := range m.tfvars {
 		for name, a := range f.body.Attributes {
+			if !budget.allow(a.Expr) {
+				continue
+			}
 			if v, diags := a.Expr.Value(nil); !diags.HasErrors() && v.IsWhollyKnown() {
 				vars[name] = v
 			}
 		}
 	}
-	budget := newEvalBudget()
 	for name, v := range vars {
 		budget.record("var", name, v)
 	}
