@@ -102,9 +102,10 @@ func NewDecoder(src []byte, lim Limits) *Decoder {
 	return d
 }
 
-// Decode returns the stream's next document, io.EOF after the last, or a *LimitError (and
-// then the same error on every later call). The node tree is yaml.v3's: aliases are
-// AliasNodes pointing at their anchor, for the caller to follow.
+// Decode returns the stream's next document, io.EOF after the last, yaml.v3's error for a
+// syntax error, or a *LimitError or ErrAliasCycle (and then the same error on every later
+// call). The node tree is yaml.v3's: aliases are AliasNodes pointing at their anchor, for
+// the caller to follow (Value does).
 func (d *Decoder) Decode() (*yaml.Node, error) {
 	if d.err != nil {
 		return nil, d.err
