@@ -96,6 +96,7 @@ func TestAdminDocumentLimits(t *testing.T) {
 			if err := json.Unmarshal([]byte(body), &eb); err != nil || len(eb.Errors) != 1 {
 				t.Fatalf("not the GraphQL error shape: %s", body)
 			}
+			t.Logf("the refusal allocated %d KB", (after.TotalAlloc-before.TotalAlloc)>>10)
 			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
 				t.Errorf("the refusal allocated %d MB", grew>>20)
 			}
