@@ -88,6 +88,7 @@ services:
 	for file, want := range map[string][2]string{
 		"bomb/docker-compose.yml": {"alias nodes", "YAML aliases expand to more than 10000 nodes"},
 		"deep/main.tf":            {"depth", "document nests deeper than 100 levels"},
+		"tf/main.tf":              {"expanded size", "Terraform expressions expand past 4194304 bytes"},
 	} {
 		e := errs[file]
 		if e == nil || e["bound"] != want[0] || !strings.Contains(e["message"].(string), want[1]) {

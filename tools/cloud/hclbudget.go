@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/platform-dev/platform/docparse"
 )
 
 // expansionBudget bounds, per module, the bytes that evaluating its expressions may build
@@ -22,12 +25,24 @@ const expansionBudget = 4 << 20
 // evalBudget is what is left of a module's expansionBudget, with the sizes of the values
 // its expressions may refer to.
 type evalBudget struct {
-	left  int
-	sizes map[string]int // "var.x", "local.x", and "var", "local" for the whole objects
+	left    int
+	sizes   map[string]int // "var.x", "local.x", and "var", "local" for the whole objects
+	refused map[string]int // file -> line of the first expression left unevaluated
 }
 
 func newEvalBudget() *evalBudget {
-	return &evalBudget{left: expansionBudget, sizes: map[string]int{}}
+	return &evalBudget{left: expansionBudget, sizes: map[string]int{}, refused: map[string]int{}}
+}
+
+// errors names the files whose expressions the budget left unevaluated: they are where a
+// module expands, and go to no other evaluator (Trivy's would expand them whole).
+func (b *evalBudget) errors() []FileError {
+	var out []FileError
+	for file, line := range b.refused {
+		out = append(out, FileError{File: file, Line: line, Bound: docparse.BoundExpandedBytes,
+			Message: fmt.Sprintf("Terraform expressions expand past %d bytes (line %d): the expressions past it are left as written", expansionBudget, line)})
+	}
+	return out
 }
 
 // record notes the size of a variable's or local's value (root "var" or "local").
@@ -43,6 +58,10 @@ func (b *evalBudget) allow(e hclsyntax.Expression) bool {
 	written := e.Range().End.Byte - e.Range().Start.Byte
 	cost := addSat(built, result) - written
 	if cost > b.left {
+		r := e.Range()
+		if _, ok := b.refused[r.Filename]; !ok {
+			b.refused[r.Filename] = r.Start.Line
+		}
 		return false
 	}
 	b.left -= max(cost, 0)

@@ -53,6 +53,10 @@ resource "aws_s3_bucket" "logs" {
 	if l := got["logs"]; l == nil || l["bucket"] != "prod-app-logs" || fmt.Sprint(l["tags"]) != "map[env:prod kind:logs team:web]" {
 		t.Errorf("logs: %v", l)
 	}
+	// The file is named, so that no other evaluator (Trivy's) gets it.
+	if len(inv.Errors) != 1 || inv.Errors[0].File != "main.tf" || inv.Errors[0].Bound != "expanded size" {
+		t.Errorf("errors %v", inv.Errors)
+	}
 }
 
 // TestComprehensionsInDefaultsStayBounded: a variable's default that nests for expressions
@@ -79,5 +83,8 @@ resource "aws_s3_bucket" "b" {
 	}
 	if len(inv.Resources) != 1 || inv.Resources[0].Attrs["bucket"] != "prod-logs" {
 		t.Errorf("resources %v", inv.Resources)
+	}
+	if len(inv.Errors) != 1 || inv.Errors[0].Line != 2 || inv.Errors[0].Bound != "expanded size" {
+		t.Errorf("errors %v", inv.Errors)
 	}
 }

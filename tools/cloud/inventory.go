@@ -217,9 +217,9 @@ type FileError struct {
 	File    string `json:"file"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
-	// Bound is the reading limit the file passed, when that is why it was not read (a few
-	// hundred bytes of YAML aliases can expand to gigabytes): such a file is not handed to
-	// any other parser either.
+	// Bound is the limit the file passed, when that is why it was not read (a few hundred
+	// bytes of YAML aliases can expand to gigabytes), or why some of its Terraform
+	// expressions were left unevaluated: such a file is handed to no other parser.
 	Bound docparse.Bound `json:"bound,omitempty"`
 }
 

@@ -232,7 +232,7 @@ func (m *tfModule) resources() ([]*Resource, []FileError) {
 		}
 	}
 	inheritRegions(out)
-	return out, nil
+	return out, budget.errors()
 }
 
 // terraformRegion is the resource's own region (GCP resources may name one, or a zone), else
