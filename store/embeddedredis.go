@@ -116,6 +116,11 @@ func (e *embeddedRedis) serve(c net.Conn, peer *server.Peer) {
 	}()
 	for {
 		args, err := readCommand(r)
+		var perr protocolError
+		if errors.As(err, &perr) {
+			peer.WriteError("ERR " + perr.Error())
+			peer.Flush()
+		}
 		if err != nil {
 			return
 		}
@@ -138,13 +143,40 @@ func (e *embeddedRedis) serve(c net.Conn, peer *server.Peer) {
 // clients send.
 var errProtocol = errors.New("redis protocol error")
 
+// Bounds of one command. redis-server takes bulk strings up to proto-max-bulk-len (512 MB)
+// and a query buffer up to client-query-buffer-limit (1 GB); the commands this service
+// sends hold a few kilobytes (the largest: change events, under the 1 MB GraphQL body), so
+// the embedded server keeps far lower bounds. Whatever a command announces, the reader
+// allocates from the bytes that arrived, never from the count: 12 bytes announcing half a
+// billion arguments cost nothing until the arguments come.
+const (
+	// maxArgs bounds the arguments of a command (redis-server's bound before 7.0).
+	maxArgs = 1 << 20
+	// maxCommandBytes bounds a command's arguments together, each counted with argOverhead.
+	maxCommandBytes = 64 << 20
+	argOverhead     = 16 // a string header
+	// directBulk is the largest bulk string read into a buffer of its announced size;
+	// larger ones grow as their bytes arrive.
+	directBulk = 64 << 10
+)
+
+// protocolError is a command refused with an error reply, after which the connection
+// closes (as redis-server does for a malformed multibulk).
+type protocolError string
+
+func (e protocolError) Error() string { return "Protocol error: " + string(e) }
+
 // readCommand reads one command: an array of bulk strings.
 func readCommand(r *bufio.Reader) ([]string, error) {
 	n, err := readLength(r, '*')
 	if err != nil {
 		return nil, err
 	}
-	args := make([]string, 0, max(n, 0))
+	if n > maxArgs {
+		return nil, protocolError("invalid multibulk length")
+	}
+	args := make([]string, 0, min(max(n, 0), 16))
+	total := 0
 	for range n {
 		size, err := readLength(r, '$')
 		if err != nil {
@@ -153,13 +185,36 @@ func readCommand(r *bufio.Reader) ([]string, error) {
 		if size < 0 {
 			return nil, errProtocol
 		}
-		buf := make([]byte, size+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
+		if total += size + argOverhead; total > maxCommandBytes {
+			return nil, protocolError(fmt.Sprintf("command larger than %d bytes", maxCommandBytes))
+		}
+		arg, err := readBulk(r, size)
+		if err != nil {
 			return nil, err
 		}
-		args = append(args, string(buf[:size]))
+		args = append(args, arg)
 	}
 	return args, nil
+}
+
+// readBulk reads a bulk string's size bytes and its CRLF.
+func readBulk(r *bufio.Reader, size int) (string, error) {
+	if size <= directBulk {
+		buf := make([]byte, size+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:size]), nil
+	}
+	var b strings.Builder
+	b.Grow(directBulk)
+	if _, err := io.CopyN(&b, r, int64(size)); err != nil {
+		return "", err
+	}
+	if _, err := r.Discard(2); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 // readLength reads a "<kind><number>\r\n" line.
@@ -172,7 +227,7 @@ func readLength(r *bufio.Reader, kind byte) (int, error) {
 		return 0, errProtocol
 	}
 	n, err := strconv.Atoi(string(line[1 : len(line)-2]))
-	if err != nil || n > 512<<20 {
+	if err != nil {
 		return 0, errProtocol
 	}
 	return n, nil

@@ -3,6 +3,9 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +86,91 @@ func TestEmbeddedRedisPipeline(t *testing.T) {
 	if err := conn.Process(ctx, redis.NewStatusCmd(ctx, "quit")); err != nil {
 		t.Errorf("quit: %v", err)
 	}
+}
+
+// TestEmbeddedRedisAllocatesFromBytesReceived: headers that announce half a billion
+// arguments, or a bulk string of 60 MB, on six connections, make the embedded Redis allocate
+// nothing much until the bytes arrive; a command past the bound of one command is answered
+// with a protocol error and its connection closed; and values both sides of the size read
+// at once (64 KB) still go through.
+func TestEmbeddedRedisAllocatesFromBytesReceived(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	opts, err := redis.ParseURL(s.RedisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func(t *testing.T) net.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", opts.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+
+	for _, tc := range []struct{ name, header string }{
+		{"half a billion arguments", "*500000000\r\n"},
+		{"a bulk string of 60 MB", "*1\r\n$60000000\r\nabc"},
+	} {
+		header := tc.header
+		t.Run(tc.name, func(t *testing.T) {
+			var before runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for range 6 {
+				if _, err := dial(t).Write([]byte(header)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The server reads the headers when it gets to them: watch the heap a while.
+			for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				var now runtime.MemStats
+				runtime.ReadMemStats(&now)
+				if grew := int64(now.HeapSys) - int64(before.HeapSys); grew > 64<<20 {
+					t.Fatalf("the heap grew by %d MB for %q on 6 connections", grew>>20, header)
+				}
+			}
+			if err := s.Redis.Ping(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+
+	t.Run("a command past the bound", func(t *testing.T) {
+		c := dial(t)
+		if _, err := c.Write([]byte("*2\r\n$40000000\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write(make([]byte, 40000002)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write([]byte("$40000000\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		reply, err := io.ReadAll(c)
+		if err != nil || string(reply) != "-ERR Protocol error: command larger than 67108864 bytes\r\n" {
+			t.Fatalf("reply %q (%v), want the protocol error and the connection closed", reply, err)
+		}
+	})
+
+	t.Run("values both sides of a direct read", func(t *testing.T) {
+		for _, size := range []int{0, 64 << 10, 64<<10 + 1, 5 << 20} {
+			v := strings.Repeat("v", size)
+			if err := s.Redis.Set(ctx, "big", v, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.Redis.Get(ctx, "big").Result(); err != nil || got != v {
+				t.Fatalf("%d bytes: got %d bytes back (%v)", size, len(got), err)
+			}
+		}
+	})
 }
 
 // BenchmarkEmbeddedRedis sends the MCP server's per-request pipeline (seven commands: the

@@ -10,18 +10,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/platform-dev/platform/docparse"
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
 )
@@ -164,8 +165,8 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// ParseDocument reads a project document written as JSON or YAML (JSON is YAML, so one
-// reader serves both) and validates it completely. Errors name the offending path; YAML
+// ParseDocument reads a project document written as JSON or YAML, within docparse's bounds
+// (size, depth, YAML aliases), and validates it completely. Errors name the offending path; YAML
 // syntax errors name the line.
 func ParseDocument(data []byte) (*Project, error) {
 	if len(data) > MaxDocumentBytes {
@@ -174,13 +175,9 @@ func ParseDocument(data []byte) (*Project, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &DocumentError{Problems: []Problem{{Message: "document is empty"}}}
 	}
-	js := data
-	if !json.Valid(data) {
-		var err error
-		js, err = yaml.YAMLToJSON(data)
-		if err != nil {
-			return nil, &DocumentError{Problems: []Problem{{Message: "not valid JSON or YAML: " + yaml.FormatError(err, false, true)}}}
-		}
+	js, err := documentJSON(data)
+	if err != nil {
+		return nil, err
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
 	if err != nil {
@@ -207,6 +204,40 @@ func ParseDocument(data []byte) (*Project, error) {
 		return nil, err
 	}
 	return &p, nil
+}
+
+// documentJSON returns a document as JSON, within docparse's bounds: a YAML document is
+// measured with its aliases expanded before anything is built from it.
+func documentJSON(data []byte) ([]byte, error) {
+	lim := docparse.DefaultLimits()
+	lim.MaxBytes = MaxDocumentBytes
+	refuse := func(prefix string, err error) error {
+		if _, ok := errors.AsType[*docparse.LimitError](err); ok {
+			prefix = ""
+		}
+		return &DocumentError{Problems: []Problem{{Message: prefix + err.Error()}}}
+	}
+	if json.Valid(data) {
+		if err := docparse.CheckJSON(data, lim); err != nil {
+			return nil, refuse("", err)
+		}
+		return data, nil
+	}
+	n, err := docparse.YAML(data, lim)
+	if errors.Is(err, io.EOF) {
+		return nil, &DocumentError{Problems: []Problem{{Message: "document is empty"}}}
+	}
+	if err != nil {
+		return nil, refuse("not valid JSON or YAML: ", err)
+	}
+	v, err := docparse.Value(n)
+	if err == nil {
+		var js []byte
+		if js, err = json.Marshal(v); err == nil {
+			return js, nil
+		}
+	}
+	return nil, refuse("not valid JSON or YAML: ", err)
 }
 
 // collectSchemaProblems keeps the leaves of the schema validator's error tree: they say what

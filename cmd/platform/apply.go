@@ -76,13 +76,17 @@ func applyToken(cfg applyConfig) (string, error) {
 // applyFile validates a document locally (so YAML mistakes are reported with their line) and
 // sends it to the admin API, which validates it again: the server is the authority.
 func applyFile(ctx context.Context, out io.Writer, stdin io.Reader, cfg applyConfig, token, file string) error {
-	var data []byte
-	var err error
-	if file == "-" {
-		data, err = io.ReadAll(io.LimitReader(stdin, tenant.MaxDocumentBytes+1))
-	} else {
-		data, err = os.ReadFile(file)
+	in := stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", file, err)
+		}
+		defer f.Close()
+		in = f
 	}
+	// One byte past the bound is enough for ParseDocument to refuse the document by its size.
+	data, err := io.ReadAll(io.LimitReader(in, tenant.MaxDocumentBytes+1))
 	if err != nil {
 		return fmt.Errorf("read %s: %w", file, err)
 	}

@@ -342,7 +342,7 @@ const outputSchema = `{
     "recommendations": {"type": "array", "items": {"type": "object", "required": ["id", "resource", "evidence", "action"]}},
     "cost": {"type": "object"},
     "costDiff": {"type": "object", "description": "with base_ref: totals of both versions, their delta, and the resources added, removed or repriced"},
-    "errors": {"type": "array"},
+    "errors": {"type": "array", "description": "declaration files that did not parse (file, line, message); bound names the reading limit a file passed (size, depth, alias nodes, expanded size), whose resources are then left out"},
     "notes": {"type": "array", "items": {"type": "string"}}
   }
 }`

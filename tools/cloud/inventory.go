@@ -8,12 +8,14 @@
 package cloud
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/platform-dev/platform/docparse"
 	"github.com/platform-dev/platform/tools/workspace"
 )
 
@@ -173,6 +175,35 @@ func Unresolved(v any) bool {
 	return ok && strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}")
 }
 
+// maxLinePath bounds the attribute paths whose line is recorded, in bytes of their joined
+// form; a longer path takes the line of its closest recorded ancestor. Every node records
+// its path, so without a bound a document of kilobyte keys nested a hundred deep writes them
+// out again for every node below them (a 400 KB ConfigMap took 28 GB).
+const maxLinePath = 512
+
+// setLine records the line of the attribute at path p.
+func setLine(lines map[string]int, p []any, line int) {
+	if k, ok := pathKey(p); ok {
+		lines[k] = line
+	}
+}
+
+// pathKey is joinPath(p), when it is within maxLinePath.
+func pathKey(p []any) (string, bool) {
+	n := 0
+	for _, s := range p {
+		if k, ok := s.(string); ok {
+			n += len(k) + 1
+		} else {
+			n += 8 // a list index
+		}
+		if n > maxLinePath {
+			return "", false
+		}
+	}
+	return joinPath(p), true
+}
+
 func joinPath(p []any) string {
 	parts := make([]string, len(p))
 	for i, s := range p {
@@ -186,6 +217,22 @@ type FileError struct {
 	File    string `json:"file"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
+	// Bound is the limit the file passed, when that is why it was not read (a few hundred
+	// bytes of YAML aliases can expand to gigabytes), or why some of its Terraform
+	// expressions were left unevaluated: such a file is handed to no other parser.
+	Bound docparse.Bound `json:"bound,omitempty"`
+}
+
+// refused is the FileError of a file that passed one of docparse's bounds, or nil.
+func refused(rel string, err error) *FileError {
+	var le *docparse.LimitError
+	switch {
+	case errors.As(err, &le):
+		return &FileError{File: rel, Line: le.Line, Message: err.Error(), Bound: le.Bound}
+	case errors.Is(err, docparse.ErrAliasCycle):
+		return &FileError{File: rel, Line: yamlErrorLine(err), Message: err.Error()}
+	}
+	return nil
 }
 
 // Inventory is every resource found below a folder.
@@ -237,6 +284,10 @@ func (c *Collector) Add(f workspace.File) bool {
 	case ext == ".json":
 		if !isPlan(f.Content) {
 			return c.addTemplate(f, true)
+		}
+		if ferr := refused(f.Rel, docparse.CheckJSON(f.Content, docparse.DefaultLimits())); ferr != nil {
+			c.inv.Errors = append(c.inv.Errors, *ferr)
+			return true
 		}
 		rs, err := parsePlan(f.Rel, f.Content)
 		if err != nil {

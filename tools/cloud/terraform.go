@@ -3,7 +3,9 @@ package cloud
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +15,8 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/platform-dev/platform/docparse"
 )
 
 // tfFile is one parsed .tf or .tfvars file.
@@ -30,6 +34,9 @@ type tfModule struct {
 }
 
 func (m *tfModule) add(rel string, src []byte) *FileError {
+	if err := docparse.CheckHCL(src, docparse.DefaultLimits()); err != nil {
+		return refused(rel, err)
+	}
 	f, diags := hclsyntax.ParseConfig(src, rel, hcl.InitialPos)
 	var ferr *FileError
 	if diags.HasErrors() {
@@ -74,15 +81,18 @@ func functions() map[string]function.Function {
 }
 
 // evalContext resolves the module's literal variables (defaults, then terraform.tfvars and
-// *.auto.tfvars in Terraform's precedence) and the locals that depend only on them.
-func (m *tfModule) evalContext() *hcl.EvalContext {
+// *.auto.tfvars in Terraform's precedence) and the locals that depend only on them, each
+// local after those it refers to, within the module's expansion budget, which it returns
+// for the attributes to share.
+func (m *tfModule) evalContext() (*hcl.EvalContext, *evalBudget) {
+	budget := newEvalBudget()
 	vars := map[string]cty.Value{}
 	for _, f := range m.files {
 		for _, b := range f.body.Blocks {
 			if b.Type != "variable" || len(b.Labels) != 1 {
 				continue
 			}
-			if a, ok := b.Body.Attributes["default"]; ok {
+			if a, ok := b.Body.Attributes["default"]; ok && budget.allow(a.Expr) {
 				if v, diags := a.Expr.Value(nil); !diags.HasErrors() && v.IsWhollyKnown() {
 					vars[b.Labels[0]] = v
 				}
@@ -99,10 +109,16 @@ func (m *tfModule) evalContext() *hcl.EvalContext {
 	})
 	for _, f := range m.tfvars {
 		for name, a := range f.body.Attributes {
+			if !budget.allow(a.Expr) {
+				continue
+			}
 			if v, diags := a.Expr.Value(nil); !diags.HasErrors() && v.IsWhollyKnown() {
 				vars[name] = v
 			}
 		}
+	}
+	for name, v := range vars {
+		budget.record("var", name, v)
 	}
 	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vars)}, Functions: functions()}
 	locals := map[string]cty.Value{}
@@ -116,32 +132,64 @@ func (m *tfModule) evalContext() *hcl.EvalContext {
 			}
 		}
 	}
-	// Locals may refer to each other in any order: resolve in passes until none is added.
-	for progress := true; progress && len(pending) > 0; {
-		progress = false
-		ctx.Variables["local"] = cty.ObjectVal(locals)
-		for name, e := range pending {
-			if v, diags := e.Value(ctx); !diags.HasErrors() && v.IsWhollyKnown() {
-				locals[name] = v
-				delete(pending, name)
-				progress = true
+	// Locals may refer to each other in any order: each is evaluated after those it names,
+	// with only those in its context (the object of every local would be rebuilt for each).
+	var resolve func(name string, depth int)
+	resolve = func(name string, depth int) {
+		e, ok := pending[name]
+		if !ok || depth > maxLocalChain {
+			return
+		}
+		delete(pending, name) // also ends a cycle
+		named := map[string]cty.Value{}
+		for _, t := range e.Variables() {
+			if a, ok := localName(t); ok {
+				resolve(a, depth+1)
+				if v, ok := locals[a]; ok {
+					named[a] = v
+				}
 			}
 		}
+		if !budget.allow(e) {
+			return
+		}
+		child := ctx.NewChild()
+		child.Variables = map[string]cty.Value{"local": cty.ObjectVal(named)}
+		if v, diags := e.Value(child); !diags.HasErrors() && v.IsWhollyKnown() {
+			locals[name] = v
+			budget.record("local", name, v)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(pending)) {
+		resolve(name, 0)
 	}
 	ctx.Variables["local"] = cty.ObjectVal(locals)
-	return ctx
+	return ctx, budget
+}
+
+// maxLocalChain bounds a chain of locals each naming the next, which resolve follows by
+// recursion; a local further down the chain is left unresolved.
+const maxLocalChain = 1000
+
+// localName is the local a traversal names (local.x...).
+func localName(t hcl.Traversal) (string, bool) {
+	if t.RootName() != "local" || len(t) < 2 {
+		return "", false
+	}
+	a, ok := t[1].(hcl.TraverseAttr)
+	return a.Name, ok
 }
 
 // resources returns the module's resources and data sources.
 func (m *tfModule) resources() ([]*Resource, []FileError) {
-	ctx := m.evalContext()
+	ctx, budget := m.evalContext()
 	regions := map[string]string{} // provider name or name.alias -> region
 	for _, f := range m.files {
 		for _, b := range f.body.Blocks {
 			if b.Type != "provider" || len(b.Labels) != 1 {
 				continue
 			}
-			c := converter{ctx: ctx, src: f.src, lines: map[string]int{}}
+			c := converter{ctx: ctx, budget: budget, src: f.src, lines: map[string]int{}}
 			attrs := c.body(b.Body, nil)
 			key := b.Labels[0]
 			if alias := scalarString(attrs["alias"]); alias != "" {
@@ -158,7 +206,7 @@ func (m *tfModule) resources() ([]*Resource, []FileError) {
 			if (b.Type != "resource" && b.Type != "data") || len(b.Labels) != 2 {
 				continue
 			}
-			c := converter{ctx: ctx, src: f.src, lines: map[string]int{}}
+			c := converter{ctx: ctx, budget: budget, src: f.src, lines: map[string]int{}}
 			r := &Resource{
 				Type:   b.Labels[0],
 				Name:   b.Labels[1],
@@ -184,7 +232,7 @@ func (m *tfModule) resources() ([]*Resource, []FileError) {
 		}
 	}
 	inheritRegions(out)
-	return out, nil
+	return out, budget.errors()
 }
 
 // terraformRegion is the resource's own region (GCP resources may name one, or a zone), else
@@ -236,16 +284,17 @@ func references(body *hclsyntax.Body) []string {
 
 // converter turns HCL bodies into the normalised attribute tree, recording lines by path.
 type converter struct {
-	ctx   *hcl.EvalContext
-	src   []byte
-	lines map[string]int
+	ctx    *hcl.EvalContext
+	budget *evalBudget
+	src    []byte
+	lines  map[string]int
 }
 
 func (c *converter) body(b *hclsyntax.Body, prefix []any) map[string]any {
 	out := map[string]any{}
 	for name, a := range b.Attributes {
-		p := append(append([]any{}, prefix...), name)
-		c.lines[joinPath(p)] = a.SrcRange.Start.Line
+		p := append(prefix, name) // shares prefix's array, as toGo's paths do
+		setLine(c.lines, p, a.SrcRange.Start.Line)
 		out[name] = c.expr(a.Expr, p)
 	}
 	for _, blk := range b.Blocks {
@@ -260,10 +309,12 @@ func (c *converter) body(b *hclsyntax.Body, prefix []any) map[string]any {
 			}
 		}
 		list, _ := out[typ].([]any)
-		p := append(append([]any{}, prefix...), typ, len(list))
-		c.lines[joinPath(p)] = blk.TypeRange.Start.Line
-		if _, ok := c.lines[joinPath(p[:len(p)-1])]; !ok {
-			c.lines[joinPath(p[:len(p)-1])] = blk.TypeRange.Start.Line
+		p := append(prefix, typ, len(list))
+		setLine(c.lines, p, blk.TypeRange.Start.Line)
+		if k, ok := pathKey(p[:len(p)-1]); ok {
+			if _, seen := c.lines[k]; !seen {
+				c.lines[k] = blk.TypeRange.Start.Line
+			}
 		}
 		out[typ] = append(list, c.body(body, p))
 	}
@@ -274,11 +325,15 @@ func (c *converter) body(b *hclsyntax.Body, prefix []any) map[string]any {
 // item by item so that one unknown item (a reference to another resource) does not hide the
 // literal ones, and jsonencode(x) keeps x as a tree.
 func (c *converter) expr(e hclsyntax.Expression, p []any) any {
-	if v, diags := e.Value(c.ctx); !diags.HasErrors() && v.IsWhollyKnown() {
-		if fc, ok := e.(*hclsyntax.FunctionCallExpr); ok && fc.Name == "jsonencode" && len(fc.Args) == 1 {
-			return c.expr(fc.Args[0], p)
+	// Past the module's expansion budget an expression is left as written, or converted
+	// item by item below.
+	if c.budget.allow(e) {
+		if v, diags := e.Value(c.ctx); !diags.HasErrors() && v.IsWhollyKnown() {
+			if fc, ok := e.(*hclsyntax.FunctionCallExpr); ok && fc.Name == "jsonencode" && len(fc.Args) == 1 {
+				return c.expr(fc.Args[0], p)
+			}
+			return ctyToGo(v)
 		}
-		return ctyToGo(v)
 	}
 	switch x := e.(type) {
 	case *hclsyntax.ObjectConsExpr:
@@ -289,16 +344,16 @@ func (c *converter) expr(e hclsyntax.Expression, p []any) any {
 				continue
 			}
 			key := kv.AsString()
-			ip := append(append([]any{}, p...), key)
-			c.lines[joinPath(ip)] = item.KeyExpr.Range().Start.Line
+			ip := append(p, key)
+			setLine(c.lines, ip, item.KeyExpr.Range().Start.Line)
 			m[key] = c.expr(item.ValueExpr, ip)
 		}
 		return m
 	case *hclsyntax.TupleConsExpr:
 		l := make([]any, len(x.Exprs))
 		for i, ie := range x.Exprs {
-			ip := append(append([]any{}, p...), i)
-			c.lines[joinPath(ip)] = ie.Range().Start.Line
+			ip := append(p, i)
+			setLine(c.lines, ip, ie.Range().Start.Line)
 			l[i] = c.expr(ie, ip)
 		}
 		return l

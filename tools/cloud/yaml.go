@@ -1,7 +1,6 @@
 package cloud
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/platform-dev/platform/docparse"
 )
 
 // composeName matches the file names docker compose looks for.
@@ -20,15 +21,20 @@ var composeName = regexp.MustCompile(`^(docker-)?compose(\.[\w-]+)?\.ya?ml$`)
 // a CloudFormation/SAM template, a compose file or a Kubernetes object (most YAML files are
 // none of them, and Helm templates are not even YAML: neither is an error).
 // Image pins of kustomize files (images: name -> newTag or digest) are added to pins.
+// A stream past docparse's bounds is a declaration file whose error names the bound,
+// whatever it held: its documents are not read, since reading them is what the bound
+// prevents (a few hundred bytes of aliases expand to gigabytes).
 func parseYAMLDeclarations(rel string, src []byte, jsonOnly bool, pins map[string]string) ([]*Resource, bool, *FileError) {
-	dec := yaml.NewDecoder(bytes.NewReader(src))
+	dec := docparse.NewDecoder(src, docparse.DefaultLimits())
 	var out []*Resource
 	recognised := false
 	for i := 0; ; i++ {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
+		doc, err := dec.Decode()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if ferr := refused(rel, err); ferr != nil {
+			return out, true, ferr
 		}
 		if err != nil {
 			if !recognised {
@@ -128,7 +134,7 @@ func toGo(n *yaml.Node, p []any, lines map[string]int) any {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
-	lines[joinPath(p)] = n.Line
+	setLine(lines, p, n.Line)
 	if tag := n.Tag; strings.HasPrefix(tag, "!") && !strings.HasPrefix(tag, "!!") {
 		inner := *n
 		inner.Tag = ""
@@ -162,7 +168,9 @@ func toGo(n *yaml.Node, p []any, lines map[string]int) any {
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i].Value
-			cp := append(append([]any{}, p...), key)
+			// The path of a child shares p's array: each child is done with it before the
+			// next sibling writes its own key there (copies cost depth x nodes).
+			cp := append(p, key)
 			if n.Content[i].Value == "<<" { // merge key: fold the aliased mapping in
 				if mm, ok := toGo(n.Content[i+1], p, lines).(map[string]any); ok {
 					for k, v := range mm {
@@ -172,13 +180,13 @@ func toGo(n *yaml.Node, p []any, lines map[string]int) any {
 				continue
 			}
 			m[key] = toGo(n.Content[i+1], cp, lines)
-			lines[joinPath(cp)] = n.Content[i].Line
+			setLine(lines, cp, n.Content[i].Line)
 		}
 		return m
 	case yaml.SequenceNode:
 		l := make([]any, len(n.Content))
 		for i, c := range n.Content {
-			l[i] = toGo(c, append(append([]any{}, p...), i), lines)
+			l[i] = toGo(c, append(p, i), lines)
 		}
 		return l
 	case yaml.ScalarNode:

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/platform-dev/platform/docparse"
 )
 
 // tsConfig is what a tsconfig.json or jsconfig.json says about resolving bare imports.
@@ -26,8 +28,11 @@ func isTSConfig(rel string) bool {
 }
 
 // parseTSConfig reads a tsconfig, which is JSON with comments and trailing commas (hujson
-// reads that dialect).
+// reads that dialect, recursing once per level: the depth is checked first).
 func parseTSConfig(src []byte) (*tsConfig, error) {
+	if err := docparse.CheckJSON(src, docparse.DefaultLimits()); err != nil {
+		return nil, fmt.Errorf("parse tsconfig: %w", err)
+	}
 	std, err := hujson.Standardize(src)
 	if err != nil {
 		return nil, fmt.Errorf("parse tsconfig: %w", err)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"golang.org/x/mod/modfile"
+
+	"github.com/platform-dev/platform/docparse"
 )
 
 // Manifest is a package manifest and what it declares.
@@ -134,6 +136,9 @@ func parsePackageJSON(m *Manifest, src []byte) error {
 		Workspaces           json.RawMessage   `json:"workspaces"`
 		Types                string            `json:"types"`
 		Exports              json.RawMessage   `json:"exports"`
+	}
+	if err := docparse.CheckJSON(src, docparse.DefaultLimits()); err != nil {
+		return fmt.Errorf("parse package.json: %w", err)
 	}
 	if err := json.Unmarshal(src, &p); err != nil {
 		return fmt.Errorf("parse package.json: %w", err)

@@ -319,6 +319,12 @@ func (a *Assessor) findings(ctx context.Context, opts Options) ([]Finding, *Repo
 		for _, e := range inv.Errors {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s:%d not parsed: %s", e.File, e.Line, e.Message))
 		}
+		// A file past a reading limit goes to no other parser: Trivy's would expand it too.
+		refused := map[string]bool{}
+		for _, e := range inv.Errors {
+			refused[e.File] = refused[e.File] || e.Bound != ""
+		}
+		iacFiles = slices.DeleteFunc(iacFiles, func(f iacFile) bool { return refused[f.Path] })
 		var notes []string
 		out, notes = a.trivy(ctx, work, iacFiles, out)
 		rep.Notes = append(rep.Notes, notes...)

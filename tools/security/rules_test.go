@@ -343,6 +343,19 @@ func TestBaselineShowsOnlyNewFindings(t *testing.T) {
 	if _, err := a.Call(context.Background(), json.RawMessage(`{"scope":"code","baseline":"a.py"}`)); err == nil {
 		t.Error("a file that is not a report accepted as baseline")
 	}
+	// A baseline is read within bounds: 10 MB, and the depth of every document.
+	for name, content := range map[string]string{
+		"deep.json":  `{"findings": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`,
+		"large.json": `{"findings": [], "x": "` + strings.Repeat("x", 10<<20) + `"}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := a.Call(context.Background(), json.RawMessage(`{"scope":"code","baseline":"`+name+`"}`))
+		if err == nil || !strings.Contains(err.Error(), map[string]string{"deep.json": "deeper than 100 levels", "large.json": "larger than 10485760 bytes"}[name]) {
+			t.Errorf("baseline %s: %v", name, err)
+		}
+	}
 }
 
 // The cache is by content: an edited file is scanned again, an unchanged one answers the same.

@@ -7,9 +7,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/platform-dev/platform/docparse"
 )
 
 // ignoreDirective matches "platform:ignore <id>[, <id>...]" in any comment syntax (#, //, --,
@@ -70,11 +73,24 @@ type baseline map[string]int
 // assesses when the call names none.
 const BaselineFile = ".security-baseline.json"
 
+// maxBaselineBytes bounds a baseline file: a saved report, which the MCP server's response
+// limit (10 MB) bounds too.
+const maxBaselineBytes = 10 << 20
+
 // loadBaseline reads a baseline: a security_assessment JSON report saved earlier (only its
 // findings' fingerprints, or ruleId, file and message when a fingerprint is missing, are read).
 func loadBaseline(file string) (baseline, error) {
-	b, err := os.ReadFile(file)
+	f, err := os.Open(file)
 	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	lim := docparse.Limits{MaxBytes: maxBaselineBytes, MaxDepth: docparse.DefaultLimits().MaxDepth}
+	b, err := io.ReadAll(io.LimitReader(f, int64(lim.MaxBytes)+1))
+	if err != nil {
+		return nil, err
+	}
+	if err := docparse.CheckJSON(b, lim); err != nil {
 		return nil, err
 	}
 	var rep struct {

@@ -386,7 +386,7 @@ func (wk *walker) loadIgnore(domain []string) {
 // the list: a pattern only matches below its own domain. Later patterns take precedence, which
 // is git's order (deeper files override shallower ones).
 func (wk *walker) readPatterns(file string, domain []string) {
-	data, err := os.ReadFile(file)
+	data, err := readFile(file, 0, wk.w.limits.MaxFileSize) // a larger one counts by its first MaxFileSize bytes
 	if err != nil {
 		return // no ignore file, or unreadable: nothing to honour
 	}

@@ -492,3 +492,27 @@ func TestTrackedFilesBeatIgnorePatterns(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeIgnoreFileIsReadToTheFileSizeLimit: a .gitignore is read as far as
+// Limits.MaxFileSize, like any file: patterns past that are not honoured, and a .gitignore of
+// gigabytes costs no more than one of the limit.
+func TestLargeIgnoreFileIsReadToTheFileSizeLimit(t *testing.T) {
+	root := t.TempDir()
+	ignore := "first.txt\n" + strings.Repeat("#\n", 1<<10) + "last.txt\n"
+	for name, content := range map[string]string{".gitignore": ignore, "first.txt": "x", "last.txt": "x", "kept.txt": "x"} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := walkAll(t, ws.WithLimits(workspace.Limits{MaxFileSize: 1 << 10, MaxFiles: 100}), root)
+	if _, ok := got["first.txt"]; ok {
+		t.Error("a pattern within the limit was not honoured")
+	}
+	if _, ok := got["last.txt"]; !ok {
+		t.Error("a pattern past the limit was honoured: the file was read whole")
+	}
+}
