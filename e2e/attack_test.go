@@ -277,20 +277,6 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h,*h]
 tables: {}
 `
 
-// composeLaughs is the same expansion in a 402-byte docker-compose.yml.
-const composeLaughs = `services:
-  web:
-    image: nginx
-    environment: &e0 [a, a, a, a, a, a, a, a, a, a]
-x-1: &e1 [*e0, *e0, *e0, *e0, *e0, *e0, *e0, *e0, *e0, *e0]
-x-2: &e2 [*e1, *e1, *e1, *e1, *e1, *e1, *e1, *e1, *e1, *e1]
-x-3: &e3 [*e2, *e2, *e2, *e2, *e2, *e2, *e2, *e2, *e2, *e2]
-x-4: &e4 [*e3, *e3, *e3, *e3, *e3, *e3, *e3, *e3, *e3, *e3]
-x-5: &e5 [*e4, *e4, *e4, *e4, *e4, *e4, *e4, *e4, *e4, *e4]
-x-6: &e6 [*e5, *e5, *e5, *e5, *e5, *e5, *e5, *e5, *e5, *e5]
-x-7: &e7 [*e6, *e6, *e6, *e6, *e6, *e6, *e6, *e6, *e6, *e6]
-`
-
 // attacks is the table of issue 33, one row a request.
 var attacks = []attack{
 	{"aliases of big lists", func(ctx context.Context, s *attackSite) error {
@@ -355,7 +341,7 @@ var attacks = []attack{
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "docker-compose.yml"), []byte(composeLaughs), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "docker-compose.yml"), []byte(composeLaughs()), 0o644); err != nil {
 			return err
 		}
 		req, err := mcptest.NewPost("http://"+s.srv.Addr+"/mcp", mcptest.Request(1, "tools/call",
