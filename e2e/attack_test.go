@@ -99,6 +99,13 @@ func startAttackSite(tb testing.TB, timeout time.Duration) *attackSite {
 		tb.Fatal(err)
 	}
 
+	// The MCP workspace holds the compose bomb once, for every copy of its row to read.
+	if err := os.MkdirAll(filepath.Join(srv.Workspace, "compose"), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(srv.Workspace, "compose", "docker-compose.yml"), []byte(composeLaughs()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
 	// Seeding goes through the API, 9 big records a request (the body limit is 1 MB).
 	victim := s.devToken(tb, "victim")
 	blob := strings.Repeat("x", blobBytes)
@@ -337,13 +344,6 @@ var attacks = []attack{
 		return nil
 	}},
 	{"billion laughs in a docker-compose.yml read by analyze_cloud_resources", func(ctx context.Context, s *attackSite) error {
-		dir := filepath.Join(s.srv.Workspace, "compose")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "docker-compose.yml"), []byte(composeLaughs()), 0o644); err != nil {
-			return err
-		}
 		req, err := mcptest.NewPost("http://"+s.srv.Addr+"/mcp", mcptest.Request(1, "tools/call",
 			map[string]any{"name": "analyze_cloud_resources", "arguments": map[string]any{"path": "compose"}}), "MCP-Protocol-Version", "2025-11-25")
 		if err != nil {
