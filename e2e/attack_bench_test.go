@@ -42,6 +42,8 @@ func BenchmarkAttacks(b *testing.B) {
 			b.ReportMetric(float64(r.heap)/(1<<20), "heap-MB")
 			b.ReportMetric(r.slowest.Seconds(), "slowest-s")
 			b.ReportMetric(float64(r.p99)/float64(idle), "quiet-p99/idle")
+			// Logged as well, since a failed benchmark prints no metrics.
+			b.Logf("peak RSS +%d MB, heap +%d MB, slowest %v, quiet p99 %v (%.1fx idle)", r.rss>>20, r.heap>>20, r.slowest, r.p99, float64(r.p99)/float64(idle))
 			if r.err != nil {
 				b.Fatal(r.err)
 			}
