@@ -414,15 +414,7 @@ var attacks = []attack{
 		return nil
 	}},
 	{"a JWKS endpoint that fails once, then recovers", func(ctx context.Context, s *attackSite) error {
-		id, err := s.guarded(ctx, "fail")
-		if err != nil {
-			return err
-		}
-		tok, err := s.idp.token(id, nil)
-		if err != nil {
-			return err
-		}
-		a, err := s.graphql(ctx, id, tok, "{ notes { uid } }", nil)
+		id, tok, a, err := s.readGuarded(ctx, "fail")
 		if err != nil {
 			return err
 		}
@@ -443,15 +435,7 @@ var attacks = []attack{
 		return nil
 	}},
 	{"a JWKS endpoint that hangs", func(ctx context.Context, s *attackSite) error {
-		id, err := s.guarded(ctx, "hang")
-		if err != nil {
-			return err
-		}
-		tok, err := s.idp.token(id, nil)
-		if err != nil {
-			return err
-		}
-		a, err := s.graphql(ctx, id, tok, "{ notes { uid } }", nil)
+		_, _, a, err := s.readGuarded(ctx, "hang")
 		if err != nil {
 			return err
 		}
@@ -488,6 +472,19 @@ var attacks = []attack{
 		}
 		return nil
 	}},
+}
+
+// readGuarded applies a new project whose JWKS endpoint is in mode and reads its notes with
+// a token of the flaky IdP: the project, the token and the answer.
+func (s *attackSite) readGuarded(ctx context.Context, mode string) (id, tok string, a answer, err error) {
+	if id, err = s.guarded(ctx, mode); err != nil {
+		return "", "", a, err
+	}
+	if tok, err = s.idp.token(id, nil); err != nil {
+		return "", "", a, err
+	}
+	a, err = s.graphql(ctx, id, tok, "{ notes { uid } }", nil)
+	return id, tok, a, err
 }
 
 // send does req and reads the body.
