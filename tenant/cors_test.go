@@ -4,11 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/platform-dev/platform/tenant"
 )
@@ -100,22 +97,7 @@ func TestCORS(t *testing.T) {
 // TestCORSNotOnAdmin: the admin API answers a browser's preflight with no CORS headers, even
 // from an origin a project lists.
 func TestCORSNotOnAdmin(t *testing.T) {
-	stores := openStores(t)
-	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Close)
-	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: "secret", Redis: stores.Redis})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := echo.New()
-	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
-	reg.MountAdmin(e, gate)
-	reg.MountGraphQL(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
+	srv := adminServer(t)
 	req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/admin/v1/projects", nil)
 	req.Host = "platform.test"
 	req.Header.Set("Origin", "https://app.example.com")

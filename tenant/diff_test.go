@@ -15,9 +15,10 @@ import (
 	"github.com/platform-dev/platform/tenant"
 )
 
-// TestApplyNamesEveryChange: a PUT of a changed document answers one line per change, so an
-// apply that changed only relations, indexes or CORS origins is not reported as unchanged.
-func TestApplyNamesEveryChange(t *testing.T) {
+// adminServer serves the admin API (token "secret") and the projects' GraphQL APIs under
+// platform.test, on a registry of its own.
+func adminServer(t *testing.T) *httptest.Server {
+	t.Helper()
 	stores := openStores(t)
 	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{})
 	if err != nil {
@@ -31,8 +32,16 @@ func TestApplyNamesEveryChange(t *testing.T) {
 	e := echo.New()
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
 	reg.MountAdmin(e, gate)
+	reg.MountGraphQL(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestApplyNamesEveryChange: a PUT of a changed document answers one line per change, so an
+// apply that changed only relations, indexes or CORS origins is not reported as unchanged.
+func TestApplyNamesEveryChange(t *testing.T) {
+	srv := adminServer(t)
 	put := func(t *testing.T, doc string) tenant.PutResult {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPut, srv.URL+"/admin/v1/projects/shop", strings.NewReader(doc))

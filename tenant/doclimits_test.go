@@ -1,18 +1,14 @@
 package tenant_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/platform-dev/platform/tenant"
 )
@@ -32,21 +28,7 @@ func billionLaughs() string {
 // within a few megabytes of allocation; a document with ordinary anchors and merge keys, and
 // one exactly at the depth limit, apply.
 func TestAdminDocumentLimits(t *testing.T) {
-	stores := openStores(t)
-	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Close)
-	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: "secret", Redis: stores.Redis})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := echo.New()
-	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
-	reg.MountAdmin(e, gate)
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
+	srv := adminServer(t)
 	client := srv.Client()
 	client.Timeout = 30 * time.Second // a guard against a hang, not a measure
 	put := func(t *testing.T, doc string) (int, string) {
