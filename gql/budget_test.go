@@ -118,19 +118,23 @@ func TestBudgetAttacks(t *testing.T) {
 	s := budgetShop(t, gql.Config{MaxResultBytes: testBudget, MaxLimit: 1000})
 	for _, c := range []struct {
 		name, query, code string
+		// planned: sent again, the document runs on its plan (plan.go), which reads the
+		// lists one by one; graph-gophers reads up to ten at once, so what it has read
+		// when the budget runs out varies from one send to the next.
+		planned bool
 	}{
-		{"aliases of lists, each under the budget", "{ " + aliases(10, "staff(limit: 10) { blob }") + " }", "RESULT_TOO_LARGE"},
-		{"aliases of one field on a record", "{ staff(limit: 10) { " + aliases(20, "blob") + " } }", "RESULT_TOO_LARGE"},
-		{"a record read once, answered under each parent", "{ staff(limit: 30) { name boss { blob } } }", "RESULT_TOO_LARGE"},
-		{"the same under aliases", "{ staff(where: {name: {eq: \"s20\"}}) { " + aliases(30, "boss { blob }") + " } }", "RESULT_TOO_LARGE"},
-		{"fragments", "fragment F on member { blob boss { blob } } { " + aliases(4, "staff(limit: 10) { ...F }") + " }", "RESULT_TOO_LARGE"},
-		{"nested relations", "{ teams { name members { name boss { name blob } } } }", "RESULT_TOO_LARGE"},
-		{"a cycle on the nested plan", "{ employees(where: {name: {ne: \"top\"}}) { name manager { blob } } }", "RESULT_TOO_LARGE"},
-		{"a cycle up and down", "{ employees(where: {name: {eq: \"top\"}}) { reports { manager { blob } } } }", "RESULT_TOO_LARGE"},
-		{"connections", "{ " + aliases(10, "staffConnection(first: 10) { edges { node { blob } } }") + " }", "RESULT_TOO_LARGE"},
-		{"aggregates", "{ " + aliases(40, "staffAggregate { max { blob } }") + " }", "RESULT_TOO_LARGE"},
-		{"a batch mutation answering records", `mutation { createstaff(data: [` + strings.Repeat(`{name: "x", bossId: "`+"BOSS"+`"}, `, 30) + `]) { name boss { blob } } }`, "RESULT_TOO_LARGE"},
-		{"too many aliases of big lists", "{ " + aliases(600, "staff(limit: 1000) { uid }") + " }", "QUERY_TOO_COMPLEX"},
+		{"aliases of lists, each under the budget", "{ " + aliases(10, "staff(limit: 10) { blob }") + " }", "RESULT_TOO_LARGE", true},
+		{"aliases of one field on a record", "{ staff(limit: 10) { " + aliases(20, "blob") + " } }", "RESULT_TOO_LARGE", true},
+		{"a record read once, answered under each parent", "{ staff(limit: 30) { name boss { blob } } }", "RESULT_TOO_LARGE", false},
+		{"the same under aliases", "{ staff(where: {name: {eq: \"s20\"}}) { " + aliases(30, "boss { blob }") + " } }", "RESULT_TOO_LARGE", false},
+		{"fragments", "fragment F on member { blob boss { blob } } { " + aliases(4, "staff(limit: 10) { ...F }") + " }", "RESULT_TOO_LARGE", false},
+		{"nested relations", "{ teams { name members { name boss { name blob } } } }", "RESULT_TOO_LARGE", false},
+		{"a cycle on the nested plan", "{ employees(where: {name: {ne: \"top\"}}) { name manager { blob } } }", "RESULT_TOO_LARGE", false},
+		{"a cycle up and down", "{ employees(where: {name: {eq: \"top\"}}) { reports { manager { blob } } } }", "RESULT_TOO_LARGE", false},
+		{"connections", "{ " + aliases(10, "staffConnection(first: 10) { edges { node { blob } } }") + " }", "RESULT_TOO_LARGE", false},
+		{"aggregates", "{ " + aliases(40, "staffAggregate { max { blob } }") + " }", "RESULT_TOO_LARGE", false},
+		{"a batch mutation answering records", `mutation { createstaff(data: [` + strings.Repeat(`{name: "x", bossId: "`+"BOSS"+`"}, `, 30) + `]) { name boss { blob } } }`, "RESULT_TOO_LARGE", false},
+		{"too many aliases of big lists", "{ " + aliases(600, "staff(limit: 1000) { uid }") + " }", "QUERY_TOO_COMPLEX", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			query := c.query
@@ -145,7 +149,8 @@ func TestBudgetAttacks(t *testing.T) {
 				query = strings.ReplaceAll(query, "BOSS", a.Data.Bosses[0].UID)
 			}
 			// Sent again, a document of lists runs on its plan: that spends the budget once,
-			// and graph-gophers does not read it all again.
+			// and graph-gophers does not read it all again. The first send ran on
+			// graph-gophers, which reads at least as much before it stops.
 			var queries [2]int64
 			for i := range queries {
 				if strings.HasPrefix(query, "mutation") && i > 0 {
@@ -171,7 +176,7 @@ func TestBudgetAttacks(t *testing.T) {
 					t.Errorf("no limit in the extensions: %s", out)
 				}
 			}
-			if queries[1] > queries[0] {
+			if c.planned && queries[1] > queries[0] {
 				t.Errorf("store queries: %d the first time, %d the second", queries[0], queries[1])
 			}
 		})
