@@ -738,3 +738,107 @@ func sqlFailed(ctx context.Context, what string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// migratePage is how many records rewrite reads at a time, inside its transaction.
+const migratePage = 1000
+
+func (p *sqliteProject) rewrite(ctx context.Context, t *Table, fields []string, fn func(Record) (map[string]any, error), keep func() bool) error {
+	f, release, err := p.file()
+	if err != nil {
+		return err
+	}
+	defer release()
+	tx, err := f.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return sqlFailed(ctx, "migrate "+t.Name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	table := sqlTable(t)
+	sets := map[string]*sql.Stmt{}
+	for _, k := range fields {
+		if sets[k], err = tx.PrepareContext(ctx, `UPDATE `+table+` SET data = json_set(data, `+quoteString(jsonPath(k))+`, json(?1)) WHERE uid = ?2`); err != nil {
+			return sqlFailed(ctx, "migrate "+t.Name, err)
+		}
+	}
+	// Pages in uid order: the rows a page rewrites are never those the next one reads.
+	after := ""
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT uid, CAST(data AS BLOB) FROM `+table+` WHERE uid > ? ORDER BY uid LIMIT ?`, after, migratePage)
+		if err != nil {
+			return sqlFailed(ctx, "migrate "+t.Name, err)
+		}
+		type change struct {
+			uid string
+			set map[string]any
+		}
+		var page []change
+		n := 0
+		for rows.Next() {
+			var rec Record
+			if err := rows.Scan(&after, recordScanner{&rec}); err != nil {
+				rows.Close()
+				return sqlFailed(ctx, "migrate "+t.Name, err)
+			}
+			n++
+			set, err := fn(rec)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("migrate %s record %q: %w", t.Name, after, err)
+			}
+			if set != nil {
+				page = append(page, change{after, set})
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return sqlFailed(ctx, "migrate "+t.Name, err)
+		}
+		for _, c := range page {
+			for k, v := range c.set {
+				var b bytes.Buffer
+				if err := writeValue(&b, v); err != nil {
+					return fmt.Errorf("migrate %s record %q: %s: %w", t.Name, c.uid, k, err)
+				}
+				if _, err := sets[k].ExecContext(ctx, b.String(), c.uid); err != nil {
+					return sqlFailed(ctx, "migrate "+t.Name, err)
+				}
+			}
+		}
+		if n < migratePage {
+			break
+		}
+	}
+	if !keep() {
+		return nil
+	}
+	// The fields' columns follow their values, and with them the indexes on them.
+	cols, err := readColumns(ctx, tx, t)
+	if err != nil {
+		return err
+	}
+	for _, k := range fields {
+		if cols[k] {
+			if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET `+fieldColumn(k)+` = `+jsonExtract("data", k)); err != nil {
+				return sqlFailed(ctx, "migrate "+t.Name, err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return sqlFailed(ctx, "migrate "+t.Name, err)
+	}
+	return nil
+}
+
+func (p *sqliteProject) dropTable(ctx context.Context, t *Table) error {
+	f, release, err := p.file()
+	if err != nil {
+		return err
+	}
+	defer release()
+	if _, err := f.writer.ExecContext(ctx, `DROP TABLE IF EXISTS `+sqlTable(t)); err != nil {
+		return sqlFailed(ctx, "drop table "+t.Name, err)
+	}
+	f.mu.Lock()
+	delete(f.cols, t.Name)
+	f.mu.Unlock()
+	return nil
+}
