@@ -31,7 +31,7 @@ type DataReport struct {
 
 // dataPlan is what Apply does to the records once the checks pass.
 type dataPlan struct {
-	records *store.Records                // under the new definition
+	records *store.Records                 // under the new definition
 	changes map[string][]store.FieldChange // by table
 	drop    []string                       // tables whose records go
 }
