@@ -101,11 +101,15 @@ func (t *Table) ParseCursor(s string, order []Order) (*Cursor, error) {
 			return nil, bad("it orders by " + strconv.Quote(o.Key) + ", which cannot be ordered by")
 		}
 		v, err := decodeValue(ft, parts[i+1])
-		if err != nil {
-			return nil, bad("its value for " + strconv.Quote(o.Key) + " has the wrong type")
-		}
-		if !scalarOf(ft.Scalar, v) {
-			return nil, bad("its value for " + strconv.Quote(o.Key) + " has the wrong type")
+		if err != nil || !scalarOf(ft.Scalar, v) {
+			// A record whose stored value has another type than its field's (see Values)
+			// ends a page with that value: any single value continues the order.
+			v, _ = decodeValue(FieldType{Scalar: JSON}, parts[i+1])
+			switch v.(type) {
+			case string, float64, bool:
+			default:
+				return nil, bad("its value for " + strconv.Quote(o.Key) + " has the wrong type")
+			}
 		}
 		c.Values[i] = v
 	}
