@@ -72,7 +72,7 @@ func TestReadsAnyStoredType(t *testing.T) {
 		return a.Data
 	}
 	var list []map[string]any
-	if err := json.Unmarshal(read(`{ things { `+all+` } }`)["things"], &list); err != nil || len(list) != len(samples) {
+	if err := json.Unmarshal(read(`{ things { ` + all + ` } }`)["things"], &list); err != nil || len(list) != len(samples) {
 		t.Fatalf("list: %d records (%v)", len(list), err)
 	}
 	// What each field reads for each sample, in the samples' order (the uids').
