@@ -754,9 +754,12 @@ func (p *sqliteProject) rewrite(ctx context.Context, t *Table, fields []string, 
 	}
 	defer func() { _ = tx.Rollback() }()
 	table := sqlTable(t)
+	// One statement a field and page sets the values of a JSON array of {"u": uid, "v":
+	// value}: a page costs a statement, not one per record.
 	sets := map[string]*sql.Stmt{}
 	for _, k := range fields {
-		if sets[k], err = tx.PrepareContext(ctx, `UPDATE `+table+` SET data = json_set(data, `+quoteString(jsonPath(k))+`, json(?1)) WHERE uid = ?2`); err != nil {
+		if sets[k], err = tx.PrepareContext(ctx, `UPDATE `+table+` SET data = json_set(data, `+quoteString(jsonPath(k))+`, json(j.value -> '$.v'))
+			FROM json_each(?1) AS j WHERE `+table+`.uid = j.value ->> '$.u'`); err != nil {
 			return sqlFailed(ctx, "migrate "+t.Name, err)
 		}
 	}
@@ -792,15 +795,31 @@ func (p *sqliteProject) rewrite(ctx context.Context, t *Table, fields []string, 
 		if err := rows.Err(); err != nil {
 			return sqlFailed(ctx, "migrate "+t.Name, err)
 		}
-		for _, c := range page {
-			for k, v := range c.set {
-				var b bytes.Buffer
+		for _, k := range fields {
+			var b bytes.Buffer
+			b.WriteByte('[')
+			for _, c := range page {
+				v, ok := c.set[k]
+				if !ok {
+					continue
+				}
+				if b.Len() > 1 {
+					b.WriteByte(',')
+				}
+				b.WriteString(`{"u":`)
+				writeJSON(&b, c.uid)
+				b.WriteString(`,"v":`)
 				if err := writeValue(&b, v); err != nil {
 					return fmt.Errorf("migrate %s record %q: %s: %w", t.Name, c.uid, k, err)
 				}
-				if _, err := sets[k].ExecContext(ctx, b.String(), c.uid); err != nil {
-					return sqlFailed(ctx, "migrate "+t.Name, err)
-				}
+				b.WriteByte('}')
+			}
+			if b.Len() == 1 {
+				continue
+			}
+			b.WriteByte(']')
+			if _, err := sets[k].ExecContext(ctx, b.String()); err != nil {
+				return sqlFailed(ctx, "migrate "+t.Name, err)
 			}
 		}
 		if n < migratePage {

@@ -164,7 +164,7 @@ func printDryRun(out io.Writer, file, id string, raw []byte) error {
 	for _, p := range res.Problems {
 		fmt.Fprintf(out, "  %s: %s\n", p.Path, p.Message)
 	}
-	return fmt.Errorf("apply %s --dry-run: %d problems in the records", file, len(res.Problems))
+	return fmt.Errorf("apply %s --dry-run: the records refuse the document", file)
 }
 
 // printIndented prints the lines of an apply's answer, indented.
