@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -144,6 +145,29 @@ func migrateRecord(rec Record, checks []FieldCheck) (map[string]any, error) {
 func sameJSON(v any, raw json.RawMessage) bool {
 	var a, b bytes.Buffer
 	return writeValue(&a, v) == nil && json.Compact(&b, raw) == nil && bytes.Equal(a.Bytes(), b.Bytes())
+}
+
+// CheckUnique reports the first unique index of table that its records break, as Ensure
+// would (an *IndexError naming a duplicate value), without building any index; nil when the
+// records allow every one.
+func (r *Records) CheckUnique(ctx context.Context, table string) error {
+	t, err := r.table(table)
+	if err != nil {
+		return err
+	}
+	for _, ix := range t.Indexes {
+		if !ix.Unique {
+			continue
+		}
+		vals, err := r.b.duplicate(ctx, t, ix)
+		if err != nil {
+			return err
+		}
+		if vals != nil {
+			return &IndexError{Table: table, Index: ix, Value: vals, Err: errors.New("duplicate values")}
+		}
+	}
+	return nil
 }
 
 // DropTable removes a table and its records, declared or not; a table that does not exist

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -222,6 +223,40 @@ func TestConformanceReadsAnyStoredType(t *testing.T) {
 		})
 		if err != nil || n != len(values) {
 			t.Fatalf("read %d records: %v", n, err)
+		}
+	})
+}
+
+// TestConformanceCheckUnique: the duplicates a unique index would refuse are found without
+// building it; records without the field do not collide.
+func TestConformanceCheckUnique(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		ctx := t.Context()
+		def := []store.Table{{Name: "u", Fields: []store.Field{{Name: "sku", Type: scalar(store.String)}, {Name: "x", Type: scalar(store.Int)}}}}
+		recs, err := s.ProjectRecords(ctx, "uniq", "", def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := recs.Ensure(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := recs.Insert(ctx, "u", "o", []map[string]any{{"sku": "a"}, {"sku": "b"}, {"x": int64(1)}, {"x": int64(2)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		unique := []store.Table{{Name: "u", Fields: def[0].Fields, Indexes: []store.Index{{Fields: []string{"sku"}, Unique: true}}}}
+		checked, err := s.ProjectRecords(ctx, "uniq", "", unique)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checked.CheckUnique(ctx, "u"); err != nil {
+			t.Fatalf("no duplicates: %v", err)
+		}
+		if err := recs.Insert(ctx, "u", "o", []map[string]any{{"sku": "a"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var ie *store.IndexError
+		if err := checked.CheckUnique(ctx, "u"); !errors.As(err, &ie) || len(ie.Value) != 1 || ie.Value[0] != "a" {
+			t.Fatalf("a duplicate sku: %v", err)
 		}
 	})
 }

@@ -279,11 +279,38 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 	return nil
 }
 
+func (p *sqliteProject) duplicate(ctx context.Context, t *Table, ix Index) ([]any, error) {
+	f, cols, release, err := p.fileFor(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	vals, err := findDuplicate(ctx, f.reader, t, cols, ix)
+	if err != nil {
+		return nil, sqlFailed(ctx, "find duplicates in "+t.Name, err)
+	}
+	return vals, nil
+}
+
 // duplicateError finds a value that more than one record has for the fields of ix.
 func duplicateError(ctx context.Context, tx *sql.Tx, t *Table, cols columns, ix Index, cause error) error {
+	vals, err := findDuplicate(ctx, tx, t, cols, ix)
+	if err != nil || vals == nil {
+		return &IndexError{Table: t.Name, Index: ix, Err: cause}
+	}
+	return &IndexError{Table: t.Name, Index: ix, Value: vals, Err: cause}
+}
+
+// findDuplicate is a value of ix's fields that more than one record of t has, leaving out
+// records without one of them (a unique index does); nil when none.
+func findDuplicate(ctx context.Context, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, t *Table, cols columns, ix Index) ([]any, error) {
 	exprs := make([]string, len(ix.Fields))
-	for i, f := range ix.Fields {
-		exprs[i] = keyExpr(f, cols)
+	present := make([]string, len(ix.Fields))
+	for i, field := range ix.Fields {
+		exprs[i] = keyExpr(field, cols)
+		present[i] = exprs[i] + " IS NOT NULL"
 	}
 	list := strings.Join(exprs, ", ")
 	vals := make([]any, len(exprs))
@@ -291,14 +318,18 @@ func duplicateError(ctx context.Context, tx *sql.Tx, t *Table, cols columns, ix 
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	err := tx.QueryRowContext(ctx, `SELECT `+list+` FROM `+sqlTable(t)+` GROUP BY `+list+` HAVING count(*) > 1 LIMIT 1`).Scan(ptrs...)
-	if err != nil {
-		return &IndexError{Table: t.Name, Index: ix, Err: cause}
+	err := db.QueryRowContext(ctx, `SELECT `+list+` FROM `+sqlTable(t)+` WHERE `+strings.Join(present, " AND ")+
+		` GROUP BY `+list+` HAVING count(*) > 1 LIMIT 1`).Scan(ptrs...)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
 	}
-	for i, f := range ix.Fields {
-		vals[i] = fromSQL(t, f, vals[i])
+	for i, field := range ix.Fields {
+		vals[i] = fromSQL(t, field, vals[i])
 	}
-	return &IndexError{Table: t.Name, Index: ix, Value: vals, Err: cause}
+	return vals, nil
 }
 
 // fromSQL converts what json_extract read for key back to the key's Go type.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/platform-dev/platform/store"
 )
@@ -48,7 +49,7 @@ func (r *Registry) Apply(ctx context.Context, p *Project, opts ApplyOptions) (pr
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rep, plan, err := r.checkData(ctx, prev, p, opts.DropData)
+	rep, plan, err := r.checkData(ctx, prev, p, opts)
 	if err != nil || opts.DryRun {
 		return prev, nil, rep, err
 	}
@@ -88,8 +89,9 @@ func (d *dataPlan) migrate(ctx context.Context) error {
 	return nil
 }
 
-// checkData reads what the records say about the change from prev to cur.
-func (r *Registry) checkData(ctx context.Context, prev, cur *Project, dropData bool) (*DataReport, *dataPlan, error) {
+// checkData reads what the records say about the change from prev to cur. A dry run also
+// looks for the duplicates a new unique index would find (an apply finds them building it).
+func (r *Registry) checkData(ctx context.Context, prev, cur *Project, opts ApplyOptions) (*DataReport, *dataPlan, error) {
 	rep := &DataReport{Data: []string{}, Warnings: []string{}, Problems: []Problem{}}
 	plan := &dataPlan{changes: map[string][]store.FieldChange{}}
 	var err error
@@ -120,7 +122,7 @@ func (r *Registry) checkData(ctx context.Context, prev, cur *Project, dropData b
 			}
 			switch {
 			case n == 0:
-			case dropData:
+			case opts.DropData:
 				rep.Data = append(rep.Data, fmt.Sprintf("- table %s: %s dropped", name, records(n)))
 				plan.drop = append(plan.drop, name)
 			default:
@@ -156,6 +158,14 @@ func (r *Registry) checkData(ctx context.Context, prev, cur *Project, dropData b
 			}
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("- relation %s.%s: the links stay in %s.%s (%s hold one)", name, rel, table, field, records(n)))
 		}
+		if opts.DryRun && newUnique(a, b) {
+			var de *DocumentError
+			if err := indexProblem(cur, plan.records.CheckUnique(ctx, name)); errors.As(err, &de) {
+				rep.Problems = append(rep.Problems, de.Problems...)
+			} else if err != nil {
+				return nil, nil, fmt.Errorf("check the unique indexes of %s: %w", name, err)
+			}
+		}
 		changes := fieldChanges(a, b)
 		if len(changes) == 0 {
 			continue
@@ -180,6 +190,16 @@ func (r *Registry) checkData(ctx context.Context, prev, cur *Project, dropData b
 		}
 	}
 	return rep, plan, nil
+}
+
+// newUnique reports whether b declares a unique index that a does not.
+func newUnique(a, b TableDoc) bool {
+	for _, ix := range b.Indexes {
+		if ix.Unique && !slices.ContainsFunc(a.Indexes, func(old IndexDoc) bool { return old.Unique && slices.Equal(old.Fields, ix.Fields) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // fieldChanges are the changes from a to b that the records must follow: a field's new type,

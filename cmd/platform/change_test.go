@@ -178,6 +178,13 @@ func TestApplyDryRun(t *testing.T) {
 		!strings.Contains(out, "tables.products.fields.f: 2 records") {
 		t.Fatalf("dry run of a change the data refuses: %v\n%s", err, out)
 	}
+	// A new unique index over duplicates is found without building it.
+	writeFile(t, file, `{"id":"shop","tables":{"products":{"fields":{"name":{"type":"String","required":true},"f":{"type":"Float"}},
+		"indexes":[{"fields":["name"],"unique":true}]}}}`)
+	out, err = apply("--dry-run")
+	if err == nil || !strings.Contains(out, "tables.products.indexes.0") || !strings.Contains(out, `"x"`) {
+		t.Fatalf("dry run of a unique index over duplicates: %v\n%s", err, out)
+	}
 	writeFile(t, file, string(changeDoc("String", "", "")))
 	out, err = apply("--dry-run")
 	if err != nil || !strings.Contains(out, "project shop would be configured") || !strings.Contains(out, "2 records") {
