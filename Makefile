@@ -62,6 +62,7 @@ bench:
 	@$(STEP) 3/12 "about 1 min" $(GO) test -run '^$$' -bench 'Verify|Guard|Fetch|CompileAccess' -benchmem ./tenant
 	@$(STEP) 3b/12 "about 2 min" $(GO) test -run '^$$' -bench BenchmarkSubscriptions -benchtime 200x -count 3 ./tenant
 	@$(STEP) 4/12 "about 5 min" $(GO) test -run '^$$' -bench BenchmarkTenThousandProjects -benchtime 1x -timeout 30m ./tenant
+	@$(STEP) 4b/12 "about 3 min" $(GO) test -run '^$$' -bench BenchmarkTypeChange -benchtime 3x -count 3 ./tenant
 	@$(STEP) 5/12 "about 2 min" $(GO) test -run '^$$' -bench VersusSDK -benchmem -count 5 -benchtime 3000x ./mcpserver
 	@$(STEP) 5b/12 "about 1 min" $(GO) test -run '^$$' -bench 'ToolCall|Limiter' -benchmem -count 3 -benchtime 3000x ./mcpserver
 	@$(STEP) 5c/12 "under 1 min" $(GO) test -run '^$$' -bench EmbeddedRedis -benchmem -count 5 ./store
