@@ -56,15 +56,16 @@ BENCH_QUICK_N ?= 10000
 STEP          := bash bench/step.sh
 
 bench:
-	@echo "make bench: 13 steps, about 55 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
+	@echo "make bench: 13 steps, about 58 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
 	@$(STEP) 1/13 "about 3 min" $(GO) test -run '^$$' -bench . -benchmem -count 3 -benchtime 2s ./gql
 	@$(STEP) 2/13 "about 1 min" $(GO) run ./cmd/loadgen -duration 5s -concurrency 8
 	@$(STEP) 3/13 "about 1 min" $(GO) test -run '^$$' -bench 'Verify|Guard|Fetch|CompileAccess' -benchmem ./tenant
 	@$(STEP) 3b/13 "about 2 min" $(GO) test -run '^$$' -bench BenchmarkSubscriptions -benchtime 200x -count 3 ./tenant
 	@$(STEP) 4/13 "about 5 min" $(GO) test -run '^$$' -bench BenchmarkTenThousandProjects -benchtime 1x -timeout 30m ./tenant
+	@$(STEP) 4b/13 "about 3 min" $(GO) test -run '^$$' -bench BenchmarkTypeChange -benchtime 3x -count 3 ./tenant
 	@$(STEP) 5/13 "about 2 min" $(GO) test -run '^$$' -bench VersusSDK -benchmem -count 5 -benchtime 3000x ./mcpserver
 	@$(STEP) 5b/13 "about 1 min" $(GO) test -run '^$$' -bench 'ToolCall|Limiter' -benchmem -count 3 -benchtime 3000x ./mcpserver
-	@$(STEP) 5c/12 "under 1 min" $(GO) test -run '^$$' -bench EmbeddedRedis -benchmem -count 5 ./store
+	@$(STEP) 5c/13 "under 1 min" $(GO) test -run '^$$' -bench EmbeddedRedis -benchmem -count 5 ./store
 	@$(STEP) 6/13 "about 3 min" $(GO) test -run '^$$' -bench . ./tools/code
 	@GO=$(GO) $(STEP) 6b/13 "about 10 min" bench/code-reference.sh
 	@$(STEP) 7/13 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/cloud ./tools/security

@@ -297,11 +297,17 @@ func (t *table) read(ctx context.Context, q store.Query, fn func(store.Record) (
 	return t.records.Each(ctx, t.def.Name, q, each)
 }
 
-// decode turns a stored record into the record type.
+// decode turns a stored record into the record type. A value of another type than its
+// field's (stored under an earlier definition) reads converted where that loses nothing,
+// and as no value otherwise (store.Table.Fit): a read never fails on it.
 func (t *table) decode(rec store.Record) (reflect.Value, error) {
 	v := reflect.New(t.rec)
 	if err := json.Unmarshal(rec, v.Interface()); err != nil {
-		return reflect.Value{}, fmt.Errorf("decode %s record: %w", t.def.Name, err)
+		fit, ferr := t.def.Fit(rec)
+		v = reflect.New(t.rec)
+		if ferr != nil || json.Unmarshal(fit, v.Interface()) != nil {
+			return reflect.Value{}, fmt.Errorf("decode %s record: %w", t.def.Name, err)
+		}
 	}
 	return v.Elem(), nil
 }

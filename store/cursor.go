@@ -61,9 +61,14 @@ func (t *Table) CursorOf(rec Record, order []Order) (Cursor, error) {
 func (t *Table) Encode(c Cursor, order []Order) string {
 	parts := make([]any, 0, len(c.Values)+1)
 	parts = append(parts, t.orderSignature(order))
-	for _, v := range c.Values {
+	norm := NormalOrder(order)
+	for i, v := range c.Values {
 		if tm, ok := v.(time.Time); ok {
 			v = tm.UTC().Format(TimeLayout)
+		} else if ft, _ := t.KeyType(norm[i].Key); v != nil && !scalarOf(ft.Scalar, v) {
+			// A stored value of another type than its field's (see Values) is marked as
+			// such, so that ParseCursor tells it from a forged value of the wrong type.
+			v = storedValue{v}
 		}
 		parts = append(parts, v)
 	}
@@ -101,11 +106,12 @@ func (t *Table) ParseCursor(s string, order []Order) (*Cursor, error) {
 			return nil, bad("it orders by " + strconv.Quote(o.Key) + ", which cannot be ordered by")
 		}
 		v, err := decodeValue(ft, parts[i+1])
-		if err != nil {
-			return nil, bad("its value for " + strconv.Quote(o.Key) + " has the wrong type")
-		}
-		if !scalarOf(ft.Scalar, v) {
-			return nil, bad("its value for " + strconv.Quote(o.Key) + " has the wrong type")
+		if err != nil || !scalarOf(ft.Scalar, v) {
+			var sv storedValue
+			if json.Unmarshal(parts[i+1], &sv) != nil || sv.Stored == nil {
+				return nil, bad("its value for " + strconv.Quote(o.Key) + " has the wrong type")
+			}
+			v = sv.Stored
 		}
 		c.Values[i] = v
 	}
@@ -113,6 +119,25 @@ func (t *Table) ParseCursor(s string, order []Order) (*Cursor, error) {
 		return nil, bad("it has no uid")
 	}
 	return c, nil
+}
+
+// storedValue is a cursor's value of another type than its key's: the value a record
+// stored under an earlier definition holds, which continues the order as it is.
+type storedValue struct {
+	Stored any `json:"stored"`
+}
+
+// UnmarshalJSON keeps only a single value (string, number, boolean).
+func (s *storedValue) UnmarshalJSON(b []byte) error {
+	var v struct{ Stored any }
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v.Stored.(type) {
+	case string, float64, bool:
+		s.Stored = v.Stored
+	}
+	return nil
 }
 
 // scalarOf reports whether v (nil allowed) is a value of scalar s as Values decodes it.

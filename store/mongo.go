@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -400,4 +401,97 @@ func mongoFail(ctx context.Context, what string, err error) error {
 		return fmt.Errorf("%s: %w (%w)", what, context.DeadlineExceeded, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// rewrite sets fn's fields on each record with a compare-and-set on its updatedAt, in
+// unordered batches; a record written meanwhile is read and converted again (see
+// Records.Migrate). keep cannot undo what is written: it is not asked.
+func (b *mongoBackend) rewrite(ctx context.Context, t *Table, _ []string, fn func(Record) (map[string]any, error), _ func() bool) error {
+	coll := b.db.Collection(t.Name)
+	type pending struct {
+		uid string
+		at  time.Time
+		set map[string]any
+	}
+	// write applies a batch in one unordered bulk write and answers the uids to read again
+	// when a concurrent write changed some of them meanwhile (those already rewritten convert
+	// to what they hold, and are left alone).
+	write := func(batch []pending) ([]any, error) {
+		if len(batch) == 0 {
+			return nil, nil
+		}
+		models := make([]mongo.WriteModel, len(batch))
+		for i, p := range batch {
+			sets := make(bson.D, 0, len(p.set))
+			for _, k := range sortedFieldKeys(p.set) {
+				sets = append(sets, bson.E{Key: k, Value: p.set[k]})
+			}
+			models[i] = mongo.NewUpdateOneModel().
+				SetFilter(bson.D{{Key: mongoID, Value: p.uid}, {Key: KeyUpdatedAt, Value: p.at}}).
+				SetUpdate(bson.D{{Key: "$set", Value: sets}})
+		}
+		res, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		if err != nil {
+			return nil, mongoFail(ctx, "migrate "+t.Name, err)
+		}
+		if res.MatchedCount == int64(len(batch)) {
+			return nil, nil
+		}
+		missed := make([]any, len(batch))
+		for i, p := range batch {
+			missed[i] = p.uid
+		}
+		return missed, nil
+	}
+	// read converts the records filter selects, in batches of migratePage.
+	read := func(filter Filter) ([]any, error) {
+		var batch []pending
+		var missed []any
+		flush := func() error {
+			m, err := write(batch)
+			missed = append(missed, m...)
+			batch = batch[:0]
+			return err
+		}
+		err := b.find(ctx, t, Query{Filter: filter}, func(rec Record) (bool, error) {
+			set, err := fn(rec)
+			if err != nil || set == nil {
+				return err == nil, err
+			}
+			var raw map[string]json.RawMessage
+			if err := json.Unmarshal(rec, &raw); err != nil {
+				return false, err
+			}
+			var uid string
+			_ = json.Unmarshal(raw[KeyUID], &uid)
+			at, ok := recordTime(raw[KeyUpdatedAt])
+			if !ok {
+				return false, fmt.Errorf("migrate %s record %q: no updatedAt", t.Name, uid)
+			}
+			batch = append(batch, pending{uid, at, set})
+			if len(batch) < migratePage {
+				return true, nil
+			}
+			return true, flush()
+		})
+		if err == nil {
+			err = flush()
+		}
+		return missed, err
+	}
+	missed, err := read(All)
+	for try := 0; err == nil && len(missed) > 0; try++ {
+		if try == 5 {
+			return fmt.Errorf("migrate %s: %d records kept changing", t.Name, len(missed))
+		}
+		missed, err = read(Compare(KeyUID, In, missed))
+	}
+	return err
+}
+
+func (b *mongoBackend) dropTable(ctx context.Context, t *Table) error {
+	if err := b.db.Collection(t.Name).Drop(ctx); err != nil {
+		return mongoFail(ctx, "drop table "+t.Name, err)
+	}
+	return nil
 }

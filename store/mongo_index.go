@@ -167,30 +167,40 @@ func (b *mongoBackend) indexError(ctx context.Context, t *Table, ix Index, err e
 	if !ix.Unique || ctx.Err() != nil {
 		return ie
 	}
+	if vals, derr := b.duplicate(ctx, t, ix); derr == nil {
+		ie.Value = vals
+	}
+	return ie
+}
+
+// duplicate is a value of ix's fields that more than one record of t has; nil when none.
+func (b *mongoBackend) duplicate(ctx context.Context, t *Table, ix Index) ([]any, error) {
 	group := make(bson.D, len(ix.Fields))
 	for i, f := range ix.Fields {
 		group[i] = bson.E{Key: fmt.Sprintf("k%d", i), Value: "$" + mongoKey(f)}
 	}
-	cur, aerr := b.db.Collection(t.Name).Aggregate(ctx, bson.A{
+	cur, err := b.db.Collection(t.Name).Aggregate(ctx, bson.A{
 		bson.D{{Key: "$match", Value: mongoPresent(ix.Fields)}},
 		bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: group}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
 		bson.D{{Key: "$match", Value: bson.D{{Key: "n", Value: bson.D{{Key: "$gt", Value: 1}}}}}},
 		bson.D{{Key: "$limit", Value: 1}},
 	})
-	if aerr != nil {
-		return ie
+	if err != nil {
+		return nil, mongoFail(ctx, "find duplicates in "+t.Name, err)
 	}
 	defer cur.Close(context.WithoutCancel(ctx))
 	if !cur.Next(ctx) {
-		return ie
+		return nil, cur.Err()
 	}
-	if key, ok := cur.Current.Lookup("_id").DocumentOK(); ok {
-		ie.Value = make([]any, len(ix.Fields))
-		for i := range ix.Fields {
-			ie.Value[i] = goValue(key.Lookup(fmt.Sprintf("k%d", i)))
-		}
+	key, ok := cur.Current.Lookup("_id").DocumentOK()
+	if !ok {
+		return nil, nil
 	}
-	return ie
+	vals := make([]any, len(ix.Fields))
+	for i := range ix.Fields {
+		vals[i] = goValue(key.Lookup(fmt.Sprintf("k%d", i)))
+	}
+	return vals, nil
 }
 
 // conflict turns a duplicate key error into a *ConflictError naming the unique index the

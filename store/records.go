@@ -62,6 +62,15 @@ type backend interface {
 	drop(ctx context.Context) error
 	// tables lists the tables the database holds, for export.
 	tables(ctx context.Context) ([]string, error)
+	// rewrite calls fn with every record of t and sets the fields fn answers on it, leaving
+	// updatedAt as it is; keep, asked once every record was seen, may undo it all where the
+	// database can (see Records.Migrate). fields are those fn may set.
+	rewrite(ctx context.Context, t *Table, fields []string, fn func(Record) (map[string]any, error), keep func() bool) error
+	// dropTable removes t with its records and indexes; one that does not exist is no error.
+	dropTable(ctx context.Context, t *Table) error
+	// duplicate is a value of ix's fields that more than one record of t has (records
+	// without one of the fields left out, as a unique index leaves them); nil when none.
+	duplicate(ctx context.Context, t *Table, ix Index) ([]any, error)
 }
 
 // IndexError says that an index cannot be built on the records a table holds.

@@ -279,11 +279,38 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 	return nil
 }
 
+func (p *sqliteProject) duplicate(ctx context.Context, t *Table, ix Index) ([]any, error) {
+	f, cols, release, err := p.fileFor(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	vals, err := findDuplicate(ctx, f.reader, t, cols, ix)
+	if err != nil {
+		return nil, sqlFailed(ctx, "find duplicates in "+t.Name, err)
+	}
+	return vals, nil
+}
+
 // duplicateError finds a value that more than one record has for the fields of ix.
 func duplicateError(ctx context.Context, tx *sql.Tx, t *Table, cols columns, ix Index, cause error) error {
+	vals, err := findDuplicate(ctx, tx, t, cols, ix)
+	if err != nil || vals == nil {
+		return &IndexError{Table: t.Name, Index: ix, Err: cause}
+	}
+	return &IndexError{Table: t.Name, Index: ix, Value: vals, Err: cause}
+}
+
+// findDuplicate is a value of ix's fields that more than one record of t has, leaving out
+// records without one of them (a unique index does); nil when none.
+func findDuplicate(ctx context.Context, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, t *Table, cols columns, ix Index) ([]any, error) {
 	exprs := make([]string, len(ix.Fields))
-	for i, f := range ix.Fields {
-		exprs[i] = keyExpr(f, cols)
+	present := make([]string, len(ix.Fields))
+	for i, field := range ix.Fields {
+		exprs[i] = keyExpr(field, cols)
+		present[i] = exprs[i] + " IS NOT NULL"
 	}
 	list := strings.Join(exprs, ", ")
 	vals := make([]any, len(exprs))
@@ -291,14 +318,18 @@ func duplicateError(ctx context.Context, tx *sql.Tx, t *Table, cols columns, ix 
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	err := tx.QueryRowContext(ctx, `SELECT `+list+` FROM `+sqlTable(t)+` GROUP BY `+list+` HAVING count(*) > 1 LIMIT 1`).Scan(ptrs...)
-	if err != nil {
-		return &IndexError{Table: t.Name, Index: ix, Err: cause}
+	err := db.QueryRowContext(ctx, `SELECT `+list+` FROM `+sqlTable(t)+` WHERE `+strings.Join(present, " AND ")+
+		` GROUP BY `+list+` HAVING count(*) > 1 LIMIT 1`).Scan(ptrs...)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
 	}
-	for i, f := range ix.Fields {
-		vals[i] = fromSQL(t, f, vals[i])
+	for i, field := range ix.Fields {
+		vals[i] = fromSQL(t, field, vals[i])
 	}
-	return &IndexError{Table: t.Name, Index: ix, Value: vals, Err: cause}
+	return vals, nil
 }
 
 // fromSQL converts what json_extract read for key back to the key's Go type.
@@ -737,4 +768,127 @@ func sqlFailed(ctx context.Context, what string, err error) error {
 		return fmt.Errorf("%s: %w", what, ctx.Err())
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// migratePage is how many records rewrite reads at a time, inside its transaction.
+const migratePage = 1000
+
+func (p *sqliteProject) rewrite(ctx context.Context, t *Table, fields []string, fn func(Record) (map[string]any, error), keep func() bool) error {
+	f, release, err := p.file()
+	if err != nil {
+		return err
+	}
+	defer release()
+	tx, err := f.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return sqlFailed(ctx, "migrate "+t.Name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	table := sqlTable(t)
+	// One statement a field and page sets the values of a JSON array of {"u": uid, "v":
+	// value}: a page costs a statement, not one per record.
+	sets := map[string]*sql.Stmt{}
+	for _, k := range fields {
+		if sets[k], err = tx.PrepareContext(ctx, `UPDATE `+table+` SET data = json_set(data, `+quoteString(jsonPath(k))+`, json(j.value -> '$.v'))
+			FROM json_each(?1) AS j WHERE `+table+`.uid = j.value ->> '$.u'`); err != nil {
+			return sqlFailed(ctx, "migrate "+t.Name, err)
+		}
+	}
+	// Pages in uid order: the rows a page rewrites are never those the next one reads.
+	after := ""
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT uid, CAST(data AS BLOB) FROM `+table+` WHERE uid > ? ORDER BY uid LIMIT ?`, after, migratePage)
+		if err != nil {
+			return sqlFailed(ctx, "migrate "+t.Name, err)
+		}
+		type change struct {
+			uid string
+			set map[string]any
+		}
+		var page []change
+		n := 0
+		for rows.Next() {
+			var rec Record
+			if err := rows.Scan(&after, recordScanner{&rec}); err != nil {
+				rows.Close()
+				return sqlFailed(ctx, "migrate "+t.Name, err)
+			}
+			n++
+			set, err := fn(rec)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("migrate %s record %q: %w", t.Name, after, err)
+			}
+			if set != nil {
+				page = append(page, change{after, set})
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return sqlFailed(ctx, "migrate "+t.Name, err)
+		}
+		for _, k := range fields {
+			var b bytes.Buffer
+			b.WriteByte('[')
+			for _, c := range page {
+				v, ok := c.set[k]
+				if !ok {
+					continue
+				}
+				if b.Len() > 1 {
+					b.WriteByte(',')
+				}
+				b.WriteString(`{"u":`)
+				writeJSON(&b, c.uid)
+				b.WriteString(`,"v":`)
+				if err := writeValue(&b, v); err != nil {
+					return fmt.Errorf("migrate %s record %q: %s: %w", t.Name, c.uid, k, err)
+				}
+				b.WriteByte('}')
+			}
+			if b.Len() == 1 {
+				continue
+			}
+			b.WriteByte(']')
+			if _, err := sets[k].ExecContext(ctx, b.String()); err != nil {
+				return sqlFailed(ctx, "migrate "+t.Name, err)
+			}
+		}
+		if n < migratePage {
+			break
+		}
+	}
+	if !keep() {
+		return nil
+	}
+	// The fields' columns follow their values, and with them the indexes on them.
+	cols, err := readColumns(ctx, tx, t)
+	if err != nil {
+		return err
+	}
+	for _, k := range fields {
+		if cols[k] {
+			if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET `+fieldColumn(k)+` = `+jsonExtract("data", k)); err != nil {
+				return sqlFailed(ctx, "migrate "+t.Name, err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return sqlFailed(ctx, "migrate "+t.Name, err)
+	}
+	return nil
+}
+
+func (p *sqliteProject) dropTable(ctx context.Context, t *Table) error {
+	f, release, err := p.file()
+	if err != nil {
+		return err
+	}
+	defer release()
+	if _, err := f.writer.ExecContext(ctx, `DROP TABLE IF EXISTS `+sqlTable(t)); err != nil {
+		return sqlFailed(ctx, "drop table "+t.Name, err)
+	}
+	f.mu.Lock()
+	delete(f.cols, t.Name)
+	f.mu.Unlock()
+	return nil
 }

@@ -12,8 +12,12 @@ import (
 // Values decodes a record into its keys' Go values by the table's types: String and ID
 // string, Int int64, Float float64, Boolean bool, DateTime time.Time, JSON what encoding/json
 // decodes, lists []any of those; uid and _owner string, createdAt and updatedAt time.Time.
-// Access rules see records this way.
-func (t *Table) Values(rec Record) (map[string]any, error) {
+// Access rules see records this way. A stored value of another type than its field's (the
+// definition changed under it) is kept as JSON reads it, as that of a field no longer declared.
+func (t *Table) Values(rec Record) (map[string]any, error) { return t.values(rec, false) }
+
+// values is Values; strict refuses a value of another type than its field's.
+func (t *Table) values(rec Record, strict bool) (map[string]any, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(rec, &raw); err != nil {
 		return nil, fmt.Errorf("decode %s record: %w", t.Name, err)
@@ -26,6 +30,9 @@ func (t *Table) Values(rec Record) (map[string]any, error) {
 			ft = FieldType{Scalar: JSON}
 		}
 		val, err := decodeValue(ft, v)
+		if err != nil && !strict {
+			val, err = decodeValue(FieldType{Scalar: JSON}, v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("decode %s record: %s: %w", t.Name, k, err)
 		}
@@ -39,7 +46,7 @@ func (t *Table) decodeDoc(rec Record) (Doc, error) {
 	if len(bytes.TrimSpace(rec)) == 0 || bytes.TrimSpace(rec)[0] != '{' {
 		return Doc{}, errNotObject
 	}
-	vals, err := t.Values(rec)
+	vals, err := t.values(rec, true)
 	if err != nil {
 		return Doc{}, err
 	}

@@ -26,7 +26,20 @@ type ProjectSummary struct {
 type PutResult struct {
 	Created bool     `json:"created"`
 	Changes []string `json:"changes"`
-	Project *Project `json:"project"`
+	// Data and Warnings are DataReport's: what the apply did to the records, and what it
+	// left behind.
+	Data     []string `json:"data,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	Project  *Project `json:"project"`
+}
+
+// DryRunResult answers a PUT with dryRun=true: what applying the document would change and
+// do to the records, and what in them refuses it. Nothing is applied.
+type DryRunResult struct {
+	DryRun  bool     `json:"dryRun"`
+	Created bool     `json:"created"`
+	Changes []string `json:"changes"`
+	DataReport
 }
 
 // ApplyOutcome is the word `platform apply` and the console use for what an apply did:
@@ -130,7 +143,15 @@ func (r *Registry) putProject(c echo.Context) error {
 	if err != nil {
 		return r.internal(c, "parse project", err)
 	}
-	prev, cur, err := r.Put(c.Request().Context(), p)
+	opts := ApplyOptions{DryRun: c.QueryParam("dryRun") == "true", DropData: c.QueryParam("dropData") == "true"}
+	prev, cur, rep, err := r.Apply(c.Request().Context(), p, opts)
+	if err == nil && opts.DryRun {
+		changes := Diff(prev, p)
+		if changes == nil {
+			changes = []string{}
+		}
+		return c.JSON(http.StatusOK, DryRunResult{DryRun: true, Created: prev == nil, Changes: changes, DataReport: *rep})
+	}
 	if errors.As(err, &de) {
 		return WriteError(c, http.StatusBadRequest, CodeBadRequest, "invalid project document: "+de.Error(), "problems", de.Problems)
 	}
@@ -146,7 +167,7 @@ func (r *Registry) putProject(c echo.Context) error {
 		changes = []string{}
 	}
 	r.opts.Logger.InfoContext(c.Request().Context(), "project applied", "project", id, "version", cur.Version, "changes", len(changes))
-	return c.JSON(status, PutResult{Created: prev == nil, Changes: changes, Project: cur})
+	return c.JSON(status, PutResult{Created: prev == nil, Changes: changes, Data: rep.Data, Warnings: rep.Warnings, Project: cur})
 }
 
 func (r *Registry) deleteProject(c echo.Context) error {

@@ -240,10 +240,20 @@ func decodeStored(sp *store.StoredProject) (*Project, error) {
 }
 
 // Put creates or replaces a project. The document must have passed ParseDocument; Put also
-// checks that its API can be built, so a stored project always serves. It returns the
-// previous document (nil for a new project) and the stored one.
+// checks that its API can be built, so a stored project always serves, and checks it
+// against the stored records as Apply does (without dropping data). It returns the previous
+// document (nil for a new project) and the stored one.
 func (r *Registry) Put(ctx context.Context, p *Project) (prev, cur *Project, err error) {
+	prev, cur, _, err = r.Apply(ctx, p, ApplyOptions{})
+	return prev, cur, err
+}
+
+// put stores p once its API builds and migrate, which rewrites the records, succeeded.
+func (r *Registry) put(ctx context.Context, p *Project, migrate func(context.Context) error) (prev, cur *Project, err error) {
 	if _, err := r.build(ctx, p); err != nil {
+		return nil, nil, err
+	}
+	if err := migrate(ctx); err != nil {
 		return nil, nil, err
 	}
 	doc := *p

@@ -22,6 +22,8 @@ import (
 type applyConfig struct {
 	Server, Token, DataDir string
 	Timeout                time.Duration
+	// DryRun and DropData are the admin API's dryRun and dropData (per run, not settings).
+	DryRun, DropData bool
 }
 
 func (c *applyConfig) settings() []setting {
@@ -44,6 +46,8 @@ func newApplyCmd() *cobra.Command {
 	envErr := bindAll(cmd.Flags(), cfg.settings())
 	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "project document (YAML or JSON; - for standard input)")
 	_ = cmd.MarkFlagRequired("file")
+	cmd.Flags().BoolVar(&cfg.DryRun, "dry-run", false, "print what applying would change and do to the records, and what in them refuses it; apply nothing")
+	cmd.Flags().BoolVar(&cfg.DropData, "drop-data", false, "let a removed table that holds records go, dropping its records")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if envErr != nil {
 			return envErr
@@ -102,6 +106,16 @@ func applyFile(ctx context.Context, out io.Writer, stdin io.Reader, cfg applyCon
 	if err != nil {
 		return fmt.Errorf("server URL %q: %w", cfg.Server, err)
 	}
+	query := url.Values{}
+	if cfg.DryRun {
+		query.Set("dryRun", "true")
+	}
+	if cfg.DropData {
+		query.Set("dropData", "true")
+	}
+	if len(query) > 0 {
+		endpoint += "?" + query.Encode()
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, endpoint, bytes.NewReader(body))
@@ -126,13 +140,42 @@ func applyFile(ctx context.Context, out io.Writer, stdin io.Reader, cfg applyCon
 		}
 		return fmt.Errorf("apply %s: %s: %s", file, resp.Status, bytes.TrimSpace(raw))
 	}
+	if cfg.DryRun {
+		return printDryRun(out, file, p.ID, raw)
+	}
 	var res tenant.PutResult
 	if err := json.Unmarshal(raw, &res); err != nil || res.Project == nil {
 		return errors.Join(fmt.Errorf("apply %s: unexpected answer from %s", file, endpoint), err)
 	}
 	fmt.Fprintf(out, "project %s %s (version %d)\n", res.Project.ID, tenant.ApplyOutcome(res.Created, res.Changes), res.Project.Version)
-	for _, c := range res.Changes {
-		fmt.Fprintf(out, "  %s\n", c)
-	}
+	printIndented(out, res.Changes, res.Data, res.Warnings)
 	return nil
+}
+
+// printDryRun prints a dry run's answer as an apply prints its own; the records' problems
+// fail the command, as the apply would.
+func printDryRun(out io.Writer, file, id string, raw []byte) error {
+	var res tenant.DryRunResult
+	if err := json.Unmarshal(raw, &res); err != nil || !res.DryRun {
+		return errors.Join(fmt.Errorf("apply %s --dry-run: unexpected answer", file), err)
+	}
+	fmt.Fprintf(out, "project %s would be %s (dry run: nothing applied)\n", id, tenant.ApplyOutcome(res.Created, res.Changes))
+	printIndented(out, res.Changes, res.Data, res.Warnings)
+	if len(res.Problems) == 0 {
+		return nil
+	}
+	fmt.Fprintf(out, "the records refuse it:\n")
+	for _, p := range res.Problems {
+		fmt.Fprintf(out, "  %s: %s\n", p.Path, p.Message)
+	}
+	return fmt.Errorf("apply %s --dry-run: the records refuse the document", file)
+}
+
+// printIndented prints the lines of an apply's answer, indented.
+func printIndented(out io.Writer, lists ...[]string) {
+	for _, l := range lists {
+		for _, line := range l {
+			fmt.Fprintf(out, "  %s\n", line)
+		}
+	}
 }

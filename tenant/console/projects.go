@@ -127,9 +127,11 @@ func documentYAML(p *tenant.Project) (string, error) {
 // outcome is what a check or an apply of a document found.
 type outcome struct {
 	Problems []problem
-	// Summary and Changes are worded as `platform apply` prints them.
+	// Summary and Changes are worded as `platform apply` prints them; Data, what the apply
+	// does to the records and leaves behind (tenant.DataReport).
 	Summary string
 	Changes []string
+	Data    []string
 	Applied bool
 	ID      string
 }
@@ -191,17 +193,22 @@ func lineOf(doc []byte, path string) int {
 	return node.GetToken().Position.Line
 }
 
+// checkProject is the apply preview: a dry run, checked against the records as an apply is.
 func (con *Console) checkProject(c echo.Context) error {
-	_, p, bad := parse(c)
+	doc, p, bad := parse(c)
 	if bad != nil {
 		return con.render(c, http.StatusUnprocessableEntity, "editor", "outcome", view{Data: bad})
 	}
-	prev, err := con.cfg.Registry.Get(c.Request().Context(), p.ID)
-	if err != nil && !errors.Is(err, tenant.ErrProjectNotFound) {
-		return con.fail(c, "read project", err)
+	prev, _, rep, err := con.cfg.Registry.Apply(c.Request().Context(), p, tenant.ApplyOptions{DryRun: true})
+	if err != nil {
+		return con.fail(c, "check project", err)
+	}
+	if len(rep.Problems) > 0 {
+		return con.render(c, http.StatusUnprocessableEntity, "editor", "outcome", view{Data: &outcome{Problems: problemsOf(doc, &tenant.DocumentError{Problems: rep.Problems})}})
 	}
 	changes := tenant.Diff(prev, p)
-	return con.render(c, http.StatusOK, "editor", "outcome", view{Data: &outcome{ID: p.ID, Summary: summary(p.ID, prev == nil, changes, "would be ", 0), Changes: changes}})
+	return con.render(c, http.StatusOK, "editor", "outcome", view{Data: &outcome{ID: p.ID, Summary: summary(p.ID, prev == nil, changes, "would be ", 0), Changes: changes,
+		Data: append(rep.Data, rep.Warnings...)}})
 }
 
 func (con *Console) applyProject(c echo.Context) error {
@@ -209,7 +216,7 @@ func (con *Console) applyProject(c echo.Context) error {
 	if bad != nil {
 		return con.render(c, http.StatusUnprocessableEntity, "editor", "outcome", view{Data: bad})
 	}
-	prev, cur, err := con.cfg.Registry.Put(c.Request().Context(), p)
+	prev, cur, rep, err := con.cfg.Registry.Apply(c.Request().Context(), p, tenant.ApplyOptions{})
 	var de *tenant.DocumentError
 	if errors.As(err, &de) {
 		return con.render(c, http.StatusUnprocessableEntity, "editor", "outcome", view{Data: &outcome{Problems: problemsOf(doc, err)}})
@@ -219,7 +226,8 @@ func (con *Console) applyProject(c echo.Context) error {
 	}
 	changes := tenant.Diff(prev, cur)
 	con.cfg.Logger.InfoContext(c.Request().Context(), "console: project applied", "project", cur.ID, "version", cur.Version, "changes", len(changes))
-	return con.render(c, http.StatusOK, "editor", "outcome", view{Data: &outcome{ID: cur.ID, Applied: true, Summary: summary(cur.ID, prev == nil, changes, "", cur.Version), Changes: changes}})
+	return con.render(c, http.StatusOK, "editor", "outcome", view{Data: &outcome{ID: cur.ID, Applied: true, Summary: summary(cur.ID, prev == nil, changes, "", cur.Version), Changes: changes,
+		Data: append(rep.Data, rep.Warnings...)}})
 }
 
 // summary is the first line `platform apply` prints ("project demo configured (version 3)"),
