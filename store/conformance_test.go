@@ -728,3 +728,146 @@ func TestConformanceProjectHistory(t *testing.T) {
 		}
 	})
 }
+
+// TestConformanceReplace: a Replacement writes beside the table and puts the new records in
+// its place in one step; until then, and whenever it fails, the table keeps its records.
+func TestConformanceReplace(t *testing.T) {
+	codes := store.Table{
+		Name:    "codes",
+		Fields:  []store.Field{{Name: "code", Type: store.FieldType{Scalar: store.String}}},
+		Indexes: []store.Index{{Fields: []string{"code"}, Unique: true}},
+	}
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		ctx := t.Context()
+		recs := seedItems(t, s, codes)
+		if err := recs.Insert(ctx, "codes", "o", []map[string]any{{"code": "a"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var exported []store.Record
+		if err := recs.Each(ctx, "items", store.Query{}, func(r store.Record) (bool, error) {
+			exported = append(exported, r)
+			return true, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		names := func() []string {
+			t.Helper()
+			var got []item
+			if err := recs.Find(ctx, "items", store.Query{Order: []store.Order{{Key: "price"}}}, &got); err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, it := range got {
+				out = append(out, it.Name)
+			}
+			return out
+		}
+		all := names()
+		if len(all) != 5 {
+			t.Fatalf("seeded: %v", all)
+		}
+		// An interrupted replacement leaves its staging table; the next one starts afresh.
+		if _, err := recs.Replace(ctx, []string{"items"}); err != nil {
+			t.Fatal(err)
+		}
+		rp, err := recs.Replace(ctx, []string{"items", "codes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rp.Import(ctx, "items", exported[:2]); err != nil {
+			t.Fatal(err)
+		}
+		// A uid written before is a conflict, as in Import.
+		var ce *store.ConflictError
+		if err := rp.Import(ctx, "items", exported[1:2]); !errors.As(err, &ce) {
+			t.Fatalf("a uid twice: %v, want a ConflictError", err)
+		}
+		if got := names(); !slices.Equal(got, all) {
+			t.Fatalf("before commit the table holds %v, want %v", got, all)
+		}
+		if tables, err := recs.StoredTables(ctx); err != nil || !slices.Equal(tables, []string{"codes", "items"}) {
+			t.Fatalf("stored tables while staging: %v, %v", tables, err)
+		}
+		// Without replace, a table that holds records is not replaced.
+		if err := rp.Commit(ctx, false); !errors.Is(err, store.ErrNotEmpty) {
+			t.Fatalf("commit over records without replace: %v, want ErrNotEmpty", err)
+		}
+		if got := names(); !slices.Equal(got, all) {
+			t.Fatalf("after a refused commit the table holds %v, want %v", got, all)
+		}
+
+		rp, err = recs.Replace(ctx, []string{"items"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rp.Import(ctx, "items", exported[:2]); err != nil {
+			t.Fatal(err)
+		}
+		if err := rp.Abort(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := names(); !slices.Equal(got, all) {
+			t.Fatalf("after abort the table holds %v, want %v", got, all)
+		}
+
+		rp, err = recs.Replace(ctx, []string{"items"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rp.Import(ctx, "items", exported[:2]); err != nil {
+			t.Fatal(err)
+		}
+		if err := rp.Commit(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		if got := names(); !slices.Equal(got, []string{"a", "b"}) {
+			t.Fatalf("after commit the table holds %v, want [a b]", got)
+		}
+		var got []map[string]any
+		if err := recs.Find(ctx, "items", store.Query{}, &got); err != nil {
+			t.Fatal(err)
+		}
+		var want []map[string]any
+		for _, r := range exported[:2] {
+			var m map[string]any
+			if err := json.Unmarshal(r, &m); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, m)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("replaced records:\n got %v\nwant %v", got, want)
+		}
+		// The table is a table of the project as before: written, and listed.
+		if err := recs.Insert(ctx, "items", "o", []map[string]any{{"name": "f"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if tables, err := recs.StoredTables(ctx); err != nil || !slices.Equal(tables, []string{"codes", "items"}) {
+			t.Fatalf("stored tables after commit: %v, %v", tables, err)
+		}
+
+		// New records that break a unique index replace nothing.
+		rp, err = recs.Replace(ctx, []string{"codes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dup := []store.Record{
+			store.Record(`{"uid":"u1","_owner":"o","createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z","code":"b"}`),
+			store.Record(`{"uid":"u2","_owner":"o","createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z","code":"b"}`),
+		}
+		err = rp.Import(ctx, "codes", dup)
+		if err == nil {
+			err = rp.Commit(ctx, true)
+		} else {
+			_ = rp.Abort(ctx)
+		}
+		var ie *store.IndexError
+		if !errors.As(err, &ce) && !errors.As(err, &ie) {
+			t.Fatalf("records breaking a unique index: %v, want a ConflictError or an IndexError", err)
+		}
+		var left []map[string]any
+		if err := recs.Find(ctx, "codes", store.Query{}, &left); err != nil || len(left) != 1 || left[0]["code"] != "a" {
+			t.Fatalf("codes after a refused replacement: %v, %v", left, err)
+		}
+	})
+}

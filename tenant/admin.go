@@ -46,6 +46,10 @@ func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
 	g.GET("/projects/:id", r.getProject)
 	g.PUT("/projects/:id", r.putProject)
 	g.DELETE("/projects/:id", r.deleteProject)
+	g.GET("/projects/:id/versions", r.listVersions)
+	g.GET("/projects/:id/versions/:n", r.getVersion)
+	g.POST("/projects/:id/rollback", r.rollbackProject)
+	g.POST("/projects/:id/restore", r.restoreProject)
 }
 
 func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {
@@ -61,6 +65,7 @@ func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {
 			var many *TooManyAttempts
 			switch {
 			case err == nil:
+				c.SetRequest(req.WithContext(WithClient(req.Context(), adminClient(req, gate))))
 				return next(c)
 			case errors.As(err, &many):
 				c.Response().Header().Set("Retry-After", strconv.Itoa(many.Seconds()))
@@ -93,6 +98,9 @@ func (r *Registry) getProject(c echo.Context) error {
 		return WriteError(c, http.StatusBadRequest, CodeBadRequest, err.Error())
 	}
 	p, err := r.Get(c.Request().Context(), id)
+	if errors.Is(err, ErrProjectDeleted) {
+		return WriteError(c, http.StatusNotFound, CodeProjectNotFound, deletedHint(id))
+	}
 	if errors.Is(err, ErrProjectNotFound) {
 		return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(id)+" does not exist")
 	}
@@ -123,11 +131,8 @@ func (r *Registry) putProject(c echo.Context) error {
 		return r.internal(c, "parse project", err)
 	}
 	prev, cur, err := r.Put(c.Request().Context(), p)
-	if errors.As(err, &de) {
-		return WriteError(c, http.StatusBadRequest, CodeBadRequest, "invalid project document: "+de.Error(), "problems", de.Problems)
-	}
 	if err != nil {
-		return r.internal(c, "store project", err)
+		return r.putFailed(c, id, err)
 	}
 	status := http.StatusOK
 	if prev == nil {
@@ -148,6 +153,9 @@ func (r *Registry) deleteProject(c echo.Context) error {
 	}
 	purge := c.QueryParam("purge") == "true"
 	err := r.Delete(c.Request().Context(), id, purge)
+	if errors.Is(err, ErrProjectDeleted) {
+		return WriteError(c, http.StatusConflict, CodeConflict, "project "+quote(id)+" is deleted already and kept with its records: restore it (POST /admin/v1/projects/"+id+"/restore) or delete it for good (DELETE /admin/v1/projects/"+id+"?purge=true)")
+	}
 	if errors.Is(err, ErrProjectNotFound) {
 		return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(id)+" does not exist")
 	}
