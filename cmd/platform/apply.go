@@ -106,6 +106,7 @@ func applyFile(ctx context.Context, out io.Writer, stdin io.Reader, cfg applyCon
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("User-Agent", userAgent("apply"))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", file, err)
