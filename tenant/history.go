@@ -266,3 +266,26 @@ func (r *Registry) restoreProject(c echo.Context) error {
 	r.opts.Logger.InfoContext(c.Request().Context(), "project restored", "project", id, "version", p.Version, "by", appliedBy(c.Request().Context()))
 	return c.JSON(http.StatusOK, map[string]any{"restored": id, "project": p})
 }
+
+// Deleted lists the projects deleted without purge, ordered by id; DeletedAt tells when.
+func (r *Registry) Deleted(ctx context.Context) ([]DeletedProject, error) {
+	sps, err := r.projects.Deleted(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeletedProject, 0, len(sps))
+	for i := range sps {
+		p, err := decodeStored(&sps[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, DeletedProject{Project: p, DeletedAt: sps[i].DeletedAt})
+	}
+	return out, nil
+}
+
+// DeletedProject is a project deleted without purge.
+type DeletedProject struct {
+	*Project
+	DeletedAt time.Time
+}
