@@ -16,8 +16,9 @@ import (
 
 // ProjectVersion is one applied version of a project's document, as its history lists it.
 type ProjectVersion struct {
-	Version   int64     `json:"version"`
-	AppliedAt time.Time `json:"appliedAt"`
+	Version int64 `json:"version"`
+	// AppliedAt is RFC 3339 in UTC with milliseconds, as the API shows times.
+	AppliedAt string `json:"appliedAt"`
 	// Who applied it: the client and its address ("platform apply from 127.0.0.1",
 	// "console from 10.0.0.7"); empty for a version applied before history was kept.
 	Who string `json:"who"`
@@ -125,7 +126,7 @@ func (r *Registry) History(ctx context.Context, id string) (*ProjectHistory, err
 	}
 	h := &ProjectHistory{Project: id, Deleted: !sp.DeletedAt.IsZero(), Versions: make([]ProjectVersion, len(vs))}
 	for i, v := range vs {
-		h.Versions[i] = ProjectVersion{Version: v.Version, AppliedAt: v.AppliedAt, Who: v.Who, Changes: v.Changes}
+		h.Versions[i] = ProjectVersion{Version: v.Version, AppliedAt: v.AppliedAt.UTC().Format(store.TimeLayout), Who: v.Who, Changes: v.Changes}
 	}
 	return h, nil
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -47,7 +46,7 @@ func newVersionsCmd() *cobra.Command {
 			if who == "" {
 				who = "(before history was kept)"
 			}
-			fmt.Fprintf(out, "version %d  %s  %s\n", v.Version, v.AppliedAt.UTC().Format(time.DateTime+" UTC"), who)
+			fmt.Fprintf(out, "version %d  %s  %s\n", v.Version, v.AppliedAt, who)
 			for _, c := range v.Changes {
 				fmt.Fprintf(out, "  %s\n", c)
 			}

@@ -98,6 +98,7 @@ func importExport(ctx context.Context, stores *store.Stores, r io.Reader, replac
 		}
 	}()
 	var end *exportEnd
+	read := 0
 	for n := 2; lines.Scan(); n++ {
 		if end != nil {
 			return "", fmt.Errorf("read export: line %d: after the end line", n)
@@ -110,6 +111,7 @@ func importExport(ctx context.Context, stores *store.Stores, r io.Reader, replac
 			end = l.End
 			continue
 		}
+		read++
 		if err := dst.add(ctx, l.Table, store.Record(l.Record)); err != nil {
 			return "", fmt.Errorf("read export: line %d: %w", n, err)
 		}
@@ -118,7 +120,7 @@ func importExport(ctx context.Context, stores *store.Stores, r io.Reader, replac
 		return "", fmt.Errorf("read export: %w", err)
 	}
 	if end == nil {
-		return "", fmt.Errorf("%w (%d records read)", errIncomplete, progress.total)
+		return "", fmt.Errorf("%w (%d records read)", errIncomplete, read)
 	}
 	if err := dst.finish(ctx, end.Records); err != nil {
 		return "", err
