@@ -581,21 +581,21 @@ func TestConformanceProjects(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store.Stores) {
 		ctx := t.Context()
 		p := s.Projects()
-		prev, cur, err := p.Put(ctx, "b", `{"id":"b"}`)
+		prev, cur, err := p.Put(ctx, "b", `{"id":"b"}`, store.Applied{})
 		if err != nil || prev != nil || cur.Version != 1 {
 			t.Fatalf("first put: %+v %+v %v", prev, cur, err)
 		}
 		time.Sleep(2 * time.Millisecond)
 		// An unchanged document changes nothing.
-		prev, cur2, err := p.Put(ctx, "b", `{"id":"b"}`)
+		prev, cur2, err := p.Put(ctx, "b", `{"id":"b"}`, store.Applied{})
 		if err != nil || prev == nil || cur2.Version != 1 || !cur2.UpdatedAt.Equal(cur.UpdatedAt) {
 			t.Fatalf("unchanged put: %+v %+v %v", prev, cur2, err)
 		}
-		prev, cur2, err = p.Put(ctx, "b", `{"id":"b","tables":{}}`)
+		prev, cur2, err = p.Put(ctx, "b", `{"id":"b","tables":{}}`, store.Applied{})
 		if err != nil || prev.Version != 1 || cur2.Version != 2 || !cur2.UpdatedAt.After(cur.UpdatedAt) {
 			t.Fatalf("changed put: %+v %+v %v", prev, cur2, err)
 		}
-		if _, _, err := p.Put(ctx, "a", `{"id":"a"}`); err != nil {
+		if _, _, err := p.Put(ctx, "a", `{"id":"a"}`, store.Applied{}); err != nil {
 			t.Fatal(err)
 		}
 		list, err := p.List(ctx)
@@ -605,14 +605,269 @@ func TestConformanceProjects(t *testing.T) {
 		if err := p.Delete(ctx, "a"); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.Delete(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+		if err := p.Delete(ctx, "a"); !errors.Is(err, store.ErrDeleted) {
 			t.Fatalf("second delete: %v", err)
 		}
-		if _, err := p.Get(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+		if _, err := p.Get(ctx, "a"); !errors.Is(err, store.ErrNotFound) || !errors.Is(err, store.ErrDeleted) {
 			t.Fatalf("get deleted: %v", err)
+		}
+		if err := p.Purge(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Lookup(ctx, "a"); !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrDeleted) {
+			t.Fatalf("get purged: %v", err)
+		}
+		if err := p.Delete(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("delete purged: %v", err)
 		}
 		if err := s.PingDatabase(ctx); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// TestConformanceProjectHistory: every applied version is kept with who applied it and what
+// changed; a project deleted without purge keeps its document and history, refuses a new
+// document and comes back as it was; a purge forgets it all.
+func TestConformanceProjectHistory(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		ctx := t.Context()
+		p := s.Projects()
+		docs := []string{`{"id":"h"}`, `{"id":"h","tables":{"a":{}}}`, `{"id":"h","tables":{"b":{}}}`}
+		var seen []string // what each Changes call got as the previous document
+		for i, doc := range docs {
+			by := store.Applied{Who: fmt.Sprintf("client %d", i+1), Changes: func(prev *store.StoredProject) []string {
+				if prev == nil {
+					seen = append(seen, "")
+					return []string{"+ project h"}
+				}
+				seen = append(seen, prev.Document)
+				return []string{fmt.Sprintf("~ from version %d", prev.Version)}
+			}}
+			if _, _, err := p.Put(ctx, "h", doc, by); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		// An unchanged document is no new version.
+		if _, cur, err := p.Put(ctx, "h", docs[2], store.Applied{Who: "again"}); err != nil || cur.Version != 3 {
+			t.Fatalf("unchanged put: %+v, %v", cur, err)
+		}
+		if !slices.Equal(seen, []string{"", docs[0], docs[1]}) {
+			t.Fatalf("Changes saw %q", seen)
+		}
+		vs, err := p.Versions(ctx, "h")
+		if err != nil || len(vs) != 3 {
+			t.Fatalf("versions: %+v, %v", vs, err)
+		}
+		for i, v := range vs {
+			n := int64(3 - i)
+			if v.Version != n || v.Who != fmt.Sprintf("client %d", n) || v.Document != "" || v.AppliedAt.IsZero() {
+				t.Errorf("versions[%d] = %+v", i, v)
+			}
+			if i > 0 && !v.AppliedAt.Before(vs[i-1].AppliedAt) {
+				t.Errorf("versions[%d] applied at %v, not before %v", i, v.AppliedAt, vs[i-1].AppliedAt)
+			}
+		}
+		if !slices.Equal(vs[0].Changes, []string{"~ from version 2"}) || !slices.Equal(vs[2].Changes, []string{"+ project h"}) {
+			t.Errorf("changes: %q, %q", vs[0].Changes, vs[2].Changes)
+		}
+		v1, err := p.Version(ctx, "h", 1)
+		if err != nil || v1.Document != docs[0] || v1.Who != "client 1" {
+			t.Fatalf("version 1: %+v, %v", v1, err)
+		}
+		if _, err := p.Version(ctx, "h", 4); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("version 4: %v", err)
+		}
+		if _, err := p.Versions(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("versions of no project: %v", err)
+		}
+
+		// Deleted without purge: kept, listed apart, refusing a new document.
+		if err := p.Delete(ctx, "h"); err != nil {
+			t.Fatal(err)
+		}
+		if list, err := p.List(ctx); err != nil || len(list) != 0 {
+			t.Fatalf("list after delete: %+v, %v", list, err)
+		}
+		if del, err := p.Deleted(ctx); err != nil || len(del) != 1 || del[0].ID != "h" || del[0].DeletedAt.IsZero() {
+			t.Fatalf("deleted: %+v, %v", del, err)
+		}
+		if _, _, err := p.Put(ctx, "h", `{"id":"h","tables":{"c":{}}}`, store.Applied{}); !errors.Is(err, store.ErrDeleted) {
+			t.Fatalf("put over a deleted project: %v, want ErrDeleted", err)
+		}
+		if _, _, err := p.Put(ctx, "h", docs[2], store.Applied{}); !errors.Is(err, store.ErrDeleted) {
+			t.Fatalf("put of the same document over a deleted project: %v, want ErrDeleted", err)
+		}
+		if vs, err := p.Versions(ctx, "h"); err != nil || len(vs) != 3 {
+			t.Fatalf("versions of the deleted project: %d, %v", len(vs), err)
+		}
+		back, err := p.Restore(ctx, "h")
+		if err != nil || back.Version != 3 || back.Document != docs[2] || !back.DeletedAt.IsZero() {
+			t.Fatalf("restore: %+v, %v", back, err)
+		}
+		if _, err := p.Restore(ctx, "h"); !errors.Is(err, store.ErrNotDeleted) {
+			t.Fatalf("restore of a serving project: %v", err)
+		}
+		if _, err := p.Restore(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("restore of no project: %v", err)
+		}
+		if _, cur, err := p.Put(ctx, "h", docs[0], store.Applied{Who: "rollback"}); err != nil || cur.Version != 4 {
+			t.Fatalf("put after restore: %+v, %v", cur, err)
+		}
+
+		// Purged: a new project of the id starts a new history.
+		if err := p.Purge(ctx, "h"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := p.Put(ctx, "h", docs[1], store.Applied{Who: "new"}); err != nil {
+			t.Fatal(err)
+		}
+		if vs, err := p.Versions(ctx, "h"); err != nil || len(vs) != 1 || vs[0].Version != 1 || vs[0].Who != "new" {
+			t.Fatalf("versions after purge and create: %+v, %v", vs, err)
+		}
+	})
+}
+
+// TestConformanceReplace: a Replacement writes beside the table and puts the new records in
+// its place in one step; until then, and whenever it fails, the table keeps its records.
+func TestConformanceReplace(t *testing.T) {
+	codes := store.Table{
+		Name:    "codes",
+		Fields:  []store.Field{{Name: "code", Type: store.FieldType{Scalar: store.String}}},
+		Indexes: []store.Index{{Fields: []string{"code"}, Unique: true}},
+	}
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		ctx := t.Context()
+		recs := seedItems(t, s, codes)
+		if err := recs.Insert(ctx, "codes", "o", []map[string]any{{"code": "a"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var exported []store.Record
+		if err := recs.Each(ctx, "items", store.Query{}, func(r store.Record) (bool, error) {
+			exported = append(exported, r)
+			return true, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		names := func() []string {
+			t.Helper()
+			var got []item
+			if err := recs.Find(ctx, "items", store.Query{Order: []store.Order{{Key: "price"}}}, &got); err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, it := range got {
+				out = append(out, it.Name)
+			}
+			return out
+		}
+		all := names()
+		if len(all) != 5 {
+			t.Fatalf("seeded: %v", all)
+		}
+		// An interrupted replacement leaves its staging table; the next one starts afresh.
+		if _, err := recs.Replace(ctx, []string{"items"}); err != nil {
+			t.Fatal(err)
+		}
+		rp, err := recs.Replace(ctx, []string{"items", "codes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rp.Import(ctx, "items", exported[:2]); err != nil {
+			t.Fatal(err)
+		}
+		// A uid written before is a conflict, as in Import.
+		var ce *store.ConflictError
+		if err := rp.Import(ctx, "items", exported[1:2]); !errors.As(err, &ce) {
+			t.Fatalf("a uid twice: %v, want a ConflictError", err)
+		}
+		if got := names(); !slices.Equal(got, all) {
+			t.Fatalf("before commit the table holds %v, want %v", got, all)
+		}
+		if tables, err := recs.StoredTables(ctx); err != nil || !slices.Equal(tables, []string{"codes", "items"}) {
+			t.Fatalf("stored tables while staging: %v, %v", tables, err)
+		}
+		// Without replace, a table that holds records is not replaced.
+		if err := rp.Commit(ctx, false); !errors.Is(err, store.ErrNotEmpty) {
+			t.Fatalf("commit over records without replace: %v, want ErrNotEmpty", err)
+		}
+		if got := names(); !slices.Equal(got, all) {
+			t.Fatalf("after a refused commit the table holds %v, want %v", got, all)
+		}
+
+		rp, err = recs.Replace(ctx, []string{"items"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rp.Import(ctx, "items", exported[:2]); err != nil {
+			t.Fatal(err)
+		}
+		if err := rp.Abort(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := names(); !slices.Equal(got, all) {
+			t.Fatalf("after abort the table holds %v, want %v", got, all)
+		}
+
+		rp, err = recs.Replace(ctx, []string{"items"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rp.Import(ctx, "items", exported[:2]); err != nil {
+			t.Fatal(err)
+		}
+		if err := rp.Commit(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		if got := names(); !slices.Equal(got, []string{"a", "b"}) {
+			t.Fatalf("after commit the table holds %v, want [a b]", got)
+		}
+		var got []map[string]any
+		if err := recs.Find(ctx, "items", store.Query{}, &got); err != nil {
+			t.Fatal(err)
+		}
+		var want []map[string]any
+		for _, r := range exported[:2] {
+			var m map[string]any
+			if err := json.Unmarshal(r, &m); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, m)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("replaced records:\n got %v\nwant %v", got, want)
+		}
+		// The table is a table of the project as before: written, and listed.
+		if err := recs.Insert(ctx, "items", "o", []map[string]any{{"name": "f"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if tables, err := recs.StoredTables(ctx); err != nil || !slices.Equal(tables, []string{"codes", "items"}) {
+			t.Fatalf("stored tables after commit: %v, %v", tables, err)
+		}
+
+		// New records that break a unique index replace nothing.
+		rp, err = recs.Replace(ctx, []string{"codes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dup := []store.Record{
+			store.Record(`{"uid":"u1","_owner":"o","createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z","code":"b"}`),
+			store.Record(`{"uid":"u2","_owner":"o","createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z","code":"b"}`),
+		}
+		err = rp.Import(ctx, "codes", dup)
+		if err == nil {
+			err = rp.Commit(ctx, true)
+		} else {
+			_ = rp.Abort(ctx)
+		}
+		var ie *store.IndexError
+		if !errors.As(err, &ce) && !errors.As(err, &ie) {
+			t.Fatalf("records breaking a unique index: %v, want a ConflictError or an IndexError", err)
+		}
+		var left []map[string]any
+		if err := recs.Find(ctx, "codes", store.Query{}, &left); err != nil || len(left) != 1 || left[0]["code"] != "a" {
+			t.Fatalf("codes after a refused replacement: %v, %v", left, err)
 		}
 	})
 }

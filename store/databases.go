@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -17,15 +20,24 @@ type databases interface {
 	close(ctx context.Context) error
 }
 
-// projectsBackend keeps project documents.
+// projectsBackend keeps project documents and their history.
 type projectsBackend interface {
 	// put stores document as the project's current one unless it is the one already
-	// stored; it answers what was stored before (nil for a new project) and what is stored
-	// now.
-	put(ctx context.Context, id, document string, at time.Time) (prev, cur *StoredProject, err error)
-	get(ctx context.Context, id string) (*StoredProject, error) // ErrNotFound
-	list(ctx context.Context) ([]StoredProject, error)          // ordered by id
-	remove(ctx context.Context, id string) error                // ErrNotFound
+	// stored, and keeps it in the history with by; it answers what was stored before (nil
+	// for a new project) and what is stored now. A deleted project is ErrDeleted.
+	put(ctx context.Context, id, document string, by Applied, at time.Time) (prev, cur *StoredProject, err error)
+	get(ctx context.Context, id string) (*StoredProject, error) // deleted or not; ErrNotFound
+	list(ctx context.Context) ([]StoredProject, error)          // deleted or not, ordered by id
+	// markDeleted marks a project deleted at at; ErrNotFound, or ErrDeleted when it is already.
+	markDeleted(ctx context.Context, id string, at time.Time) error
+	// restore clears the mark; ErrNotFound, or ErrNotDeleted.
+	restore(ctx context.Context, id string) (*StoredProject, error)
+	// purge removes the document and its history; ErrNotFound.
+	purge(ctx context.Context, id string) error
+	// versions lists the history newest first, without documents; version answers one,
+	// with its document. Both ErrNotFound.
+	versions(ctx context.Context, id string) ([]StoredVersion, error)
+	version(ctx context.Context, id string, n int64) (*StoredVersion, error)
 }
 
 // StoredProject is a project document as the control database keeps it. Document is the
@@ -36,7 +48,36 @@ type StoredProject struct {
 	Version   int64
 	UpdatedAt time.Time
 	Document  string
+	// DeletedAt is when the project was deleted without purge (zero while it serves): its
+	// document, history and records are kept until it is restored or purged.
+	DeletedAt time.Time
 }
+
+// Applied is what a project's history keeps of an applied document besides the document.
+type Applied struct {
+	// Who applied it: the client and its address ("platform apply from 10.0.0.7").
+	Who string
+	// Changes describes how the document changes prev (nil for a new project), one line a
+	// change; it is called inside the write, with the document the write replaces.
+	Changes func(prev *StoredProject) []string
+}
+
+// StoredVersion is one applied version of a project's document.
+type StoredVersion struct {
+	Version   int64
+	AppliedAt time.Time
+	Who       string
+	Changes   []string
+	Document  string // empty in a list of versions
+}
+
+var (
+	// ErrDeleted is a project deleted without purge: it does not serve, and its id cannot
+	// be taken by a new project until it is restored or purged.
+	ErrDeleted = errors.New("project deleted")
+	// ErrNotDeleted is a restore of a project that serves.
+	ErrNotDeleted = errors.New("project not deleted")
+)
 
 // Projects is the registry of project documents.
 type Projects struct{ b projectsBackend }
@@ -44,23 +85,80 @@ type Projects struct{ b projectsBackend }
 // Projects returns the project registry.
 func (s *Stores) Projects() *Projects { return &Projects{b: s.db.projects()} }
 
-// Put creates or replaces a project document. An unchanged document changes nothing: the
-// version and time stay. It answers what was stored before (nil when the project is new)
-// and what is stored now.
-func (p *Projects) Put(ctx context.Context, id, document string) (prev, cur *StoredProject, err error) {
-	return p.b.put(ctx, id, document, now())
+// Put creates or replaces a project document and keeps it in the project's history with by.
+// An unchanged document changes nothing: the version and time stay. It answers what was
+// stored before (nil when the project is new) and what is stored now; ErrDeleted for a
+// project deleted without purge.
+func (p *Projects) Put(ctx context.Context, id, document string, by Applied) (prev, cur *StoredProject, err error) {
+	return p.b.put(ctx, id, document, by, now())
 }
 
-// Get returns one project document, or ErrNotFound.
+// Get returns one project document; ErrNotFound when there is none, and also ErrDeleted
+// (both match) when it was deleted without purge.
 func (p *Projects) Get(ctx context.Context, id string) (*StoredProject, error) {
+	sp, err := p.b.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !sp.DeletedAt.IsZero() {
+		return nil, fmt.Errorf("project %q: %w (%w)", id, ErrNotFound, ErrDeleted)
+	}
+	return sp, nil
+}
+
+// Lookup returns one project document, deleted or not; ErrNotFound when there is none.
+func (p *Projects) Lookup(ctx context.Context, id string) (*StoredProject, error) {
 	return p.b.get(ctx, id)
 }
 
-// List returns every project document, ordered by id.
-func (p *Projects) List(ctx context.Context) ([]StoredProject, error) { return p.b.list(ctx) }
+// List returns every project document but the deleted ones, ordered by id.
+func (p *Projects) List(ctx context.Context) ([]StoredProject, error) {
+	all, err := p.b.list(ctx)
+	return slices.DeleteFunc(all, func(sp StoredProject) bool { return !sp.DeletedAt.IsZero() }), err
+}
 
-// Delete removes a project document; ErrNotFound when there is none.
-func (p *Projects) Delete(ctx context.Context, id string) error { return p.b.remove(ctx, id) }
+// Deleted returns the projects deleted without purge, ordered by id.
+func (p *Projects) Deleted(ctx context.Context) ([]StoredProject, error) {
+	all, err := p.b.list(ctx)
+	return slices.DeleteFunc(all, func(sp StoredProject) bool { return sp.DeletedAt.IsZero() }), err
+}
+
+// Delete marks a project deleted, keeping its document and history: ErrNotFound when there
+// is none, ErrDeleted when it is deleted already.
+func (p *Projects) Delete(ctx context.Context, id string) error {
+	return p.b.markDeleted(ctx, id, now())
+}
+
+// Restore brings back a project deleted without purge, as it was; ErrNotFound, or
+// ErrNotDeleted for a project that serves.
+func (p *Projects) Restore(ctx context.Context, id string) (*StoredProject, error) {
+	return p.b.restore(ctx, id)
+}
+
+// Purge removes a project document and its history, deleted or not; ErrNotFound.
+func (p *Projects) Purge(ctx context.Context, id string) error { return p.b.purge(ctx, id) }
+
+// Versions lists every applied version of a project's document, newest first, without the
+// documents; ErrNotFound when there is no such project, deleted or not.
+func (p *Projects) Versions(ctx context.Context, id string) ([]StoredVersion, error) {
+	return p.b.versions(ctx, id)
+}
+
+// Version returns version n of a project's document; ErrNotFound.
+func (p *Projects) Version(ctx context.Context, id string, n int64) (*StoredVersion, error) {
+	return p.b.version(ctx, id, n)
+}
+
+// changesOf is by's description of the change from prev.
+func (by Applied) changesOf(prev *StoredProject) []string {
+	if by.Changes == nil {
+		return []string{}
+	}
+	if c := by.Changes(prev); c != nil {
+		return c
+	}
+	return []string{}
+}
 
 // ProjectRecords serves a project's tables, as they are defined now, from its database (on its
 // dedicated cluster when mongoURI is set). It does not create tables or indexes: Ensure does,

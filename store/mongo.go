@@ -61,7 +61,8 @@ func connectMongo(ctx context.Context, uri string) (*mongo.Client, error) {
 }
 
 func (m *mongoDatabases) projects() projectsBackend {
-	return mongoProjects{coll: m.client.Database(ControlDatabase).Collection("projects")}
+	db := m.client.Database(ControlDatabase)
+	return mongoProjects{coll: db.Collection("projects"), history: db.Collection("project_versions")}
 }
 
 // project serves a project's database. Clients of dedicated clusters are opened once and

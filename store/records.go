@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -71,6 +73,14 @@ type backend interface {
 	// duplicate is a value of ix's fields that more than one record of t has (records
 	// without one of the fields left out, as a unique index leaves them); nil when none.
 	duplicate(ctx context.Context, t *Table, ix Index) ([]any, error)
+	// stage creates staging, empty, for new records of t (see Replacement), dropping one
+	// left by an interrupted replacement; unstage drops staging tables.
+	stage(ctx context.Context, t, staging *Table) error
+	unstage(ctx context.Context, staging []*Table) error
+	// swap puts each staged table in place of its table, as one step where the database
+	// allows it. Unless replace is set, a table that holds records is an ErrNotEmpty and
+	// nothing is swapped.
+	swap(ctx context.Context, tables []stagedTable, replace bool) error
 }
 
 // IndexError says that an index cannot be built on the records a table holds.
@@ -286,8 +296,12 @@ func (r *Records) Delete(ctx context.Context, table, uid string, f Filter) error
 // Drop removes every table of the project with its records.
 func (r *Records) Drop(ctx context.Context) error { return r.b.drop(ctx) }
 
-// StoredTables lists the tables the database holds, declared or not.
-func (r *Records) StoredTables(ctx context.Context) ([]string, error) { return r.b.tables(ctx) }
+// StoredTables lists the tables the database holds, declared or not (but not the staging
+// tables of a Replacement).
+func (r *Records) StoredTables(ctx context.Context) ([]string, error) {
+	names, err := r.b.tables(ctx)
+	return slices.DeleteFunc(names, func(n string) bool { return strings.Contains(n, stagingMark) }), err
+}
 
 func decodeInto(table string, rec Record, out any) error {
 	if out == nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -180,11 +181,7 @@ func openSQLite(ctx context.Context, dir string, logger *slog.Logger) (*sqliteDa
 	if err != nil {
 		return nil, err
 	}
-	if _, err := control.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS projects (
-		id TEXT NOT NULL PRIMARY KEY,
-		version INTEGER NOT NULL,
-		updatedAt TEXT NOT NULL,
-		document TEXT NOT NULL)`); err != nil {
+	if err := createRegistry(ctx, control); err != nil {
 		_ = control.close()
 		return nil, fmt.Errorf("create the project registry in %s: %w", control.path, err)
 	}
@@ -325,21 +322,70 @@ func (d *sqliteDatabases) close(context.Context) error {
 	return errors.Join(errs...)
 }
 
-// sqliteProjects is the registry table of platform.db.
+// createRegistry creates the registry's tables in platform.db, or brings those an older
+// version made up to date: projects gains deletedAt, and the history starts with the
+// documents stored before it existed (who applied them is not known).
+func createRegistry(ctx context.Context, f *sqliteFile) error {
+	tx, err := f.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	for _, q := range []string{
+		`CREATE TABLE IF NOT EXISTS projects (
+			id TEXT NOT NULL PRIMARY KEY,
+			version INTEGER NOT NULL,
+			updatedAt TEXT NOT NULL,
+			document TEXT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS project_versions (
+			id TEXT NOT NULL,
+			version INTEGER NOT NULL,
+			appliedAt TEXT NOT NULL,
+			who TEXT NOT NULL,
+			changes TEXT NOT NULL,
+			document TEXT NOT NULL,
+			PRIMARY KEY (id, version)) WITHOUT ROWID`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('projects') WHERE name = 'deletedAt'`).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE projects ADD COLUMN deletedAt TEXT`); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO project_versions (id, version, appliedAt, who, changes, document)
+		SELECT id, version, updatedAt, '', '[]', document FROM projects`); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// sqliteProjects is the registry of platform.db: the table projects holds each project's
+// current document, project_versions every version applied.
 type sqliteProjects struct{ f *sqliteFile }
 
-func (p sqliteProjects) put(ctx context.Context, id, document string, at time.Time) (prev, cur *StoredProject, err error) {
+const projectColumns = `id, version, updatedAt, document, deletedAt`
+
+func (p sqliteProjects) put(ctx context.Context, id, document string, by Applied, at time.Time) (prev, cur *StoredProject, err error) {
 	tx, err := p.f.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store project %q: %w", id, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	prev, err = scanProject(tx.QueryRowContext(ctx, `SELECT id, version, updatedAt, document FROM projects WHERE id = ?`, id))
+	prev, err = scanProject(tx.QueryRowContext(ctx, `SELECT `+projectColumns+` FROM projects WHERE id = ?`, id))
 	switch {
 	case errors.Is(err, ErrNotFound):
 		prev = nil
 	case err != nil:
 		return nil, nil, fmt.Errorf("store project %q: %w", id, err)
+	case !prev.DeletedAt.IsZero():
+		return nil, nil, fmt.Errorf("store project %q: %w", id, ErrDeleted)
 	case prev.Document == document:
 		return prev, prev, nil
 	}
@@ -347,10 +393,21 @@ func (p sqliteProjects) put(ctx context.Context, id, document string, at time.Ti
 	if prev != nil {
 		cur.Version = prev.Version + 1
 	}
+	changes, err := json.Marshal(by.changesOf(prev))
+	if err != nil {
+		return nil, nil, fmt.Errorf("store project %q: %w", id, err)
+	}
+	stamp := at.UTC().Format(TimeLayout)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO projects (id, version, updatedAt, document) VALUES (?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET version = excluded.version, updatedAt = excluded.updatedAt, document = excluded.document`,
-		id, cur.Version, at.UTC().Format(TimeLayout), document); err != nil {
+		id, cur.Version, stamp, document); err != nil {
 		return nil, nil, fmt.Errorf("store project %q: %w", id, err)
+	}
+	// A version that a release without history left behind, when it deleted the project
+	// for good, is replaced.
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO project_versions (id, version, appliedAt, who, changes, document) VALUES (?, ?, ?, ?, ?, ?)`,
+		id, cur.Version, stamp, by.Who, string(changes), document); err != nil {
+		return nil, nil, fmt.Errorf("store project %q: history: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, nil, fmt.Errorf("store project %q: %w", id, err)
@@ -359,7 +416,7 @@ func (p sqliteProjects) put(ctx context.Context, id, document string, at time.Ti
 }
 
 func (p sqliteProjects) get(ctx context.Context, id string) (*StoredProject, error) {
-	sp, err := scanProject(p.f.reader.QueryRowContext(ctx, `SELECT id, version, updatedAt, document FROM projects WHERE id = ?`, id))
+	sp, err := scanProject(p.f.reader.QueryRowContext(ctx, `SELECT `+projectColumns+` FROM projects WHERE id = ?`, id))
 	if err != nil {
 		return nil, fmt.Errorf("project %q: %w", id, err)
 	}
@@ -367,7 +424,7 @@ func (p sqliteProjects) get(ctx context.Context, id string) (*StoredProject, err
 }
 
 func (p sqliteProjects) list(ctx context.Context) ([]StoredProject, error) {
-	rows, err := p.f.reader.QueryContext(ctx, `SELECT id, version, updatedAt, document FROM projects ORDER BY id`)
+	rows, err := p.f.reader.QueryContext(ctx, `SELECT `+projectColumns+` FROM projects ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
@@ -386,21 +443,112 @@ func (p sqliteProjects) list(ctx context.Context) ([]StoredProject, error) {
 	return out, nil
 }
 
-func (p sqliteProjects) remove(ctx context.Context, id string) error {
-	res, err := p.f.writer.ExecContext(ctx, `DELETE FROM projects WHERE id = ?`, id)
+func (p sqliteProjects) markDeleted(ctx context.Context, id string, at time.Time) error {
+	res, err := p.f.writer.ExecContext(ctx, `UPDATE projects SET deletedAt = ? WHERE id = ? AND deletedAt IS NULL`, at.UTC().Format(TimeLayout), id)
 	if err != nil {
 		return fmt.Errorf("delete project %q: %w", id, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return fmt.Errorf("project %q: %w", id, ErrNotFound)
+		if _, err := p.get(ctx, id); err != nil {
+			return err
+		}
+		return fmt.Errorf("project %q: %w", id, ErrDeleted)
 	}
 	return nil
+}
+
+func (p sqliteProjects) restore(ctx context.Context, id string) (*StoredProject, error) {
+	sp, err := scanProject(p.f.writer.QueryRowContext(ctx, `UPDATE projects SET deletedAt = NULL WHERE id = ? AND deletedAt IS NOT NULL RETURNING `+projectColumns, id))
+	if errors.Is(err, ErrNotFound) {
+		if _, err := p.get(ctx, id); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("project %q: %w", id, ErrNotDeleted)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restore project %q: %w", id, err)
+	}
+	return sp, nil
+}
+
+func (p sqliteProjects) purge(ctx context.Context, id string) error {
+	tx, err := p.f.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("purge project %q: %w", id, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	res, err := tx.ExecContext(ctx, `DELETE FROM projects WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("purge project %q: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("project %q: %w", id, ErrNotFound)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM project_versions WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("purge project %q: history: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("purge project %q: %w", id, err)
+	}
+	return nil
+}
+
+func (p sqliteProjects) versions(ctx context.Context, id string) ([]StoredVersion, error) {
+	if _, err := p.get(ctx, id); err != nil {
+		return nil, err
+	}
+	rows, err := p.f.reader.QueryContext(ctx, `SELECT version, appliedAt, who, changes, '' FROM project_versions WHERE id = ? ORDER BY version DESC`, id)
+	if err != nil {
+		return nil, fmt.Errorf("versions of project %q: %w", id, err)
+	}
+	defer rows.Close()
+	var out []StoredVersion
+	for rows.Next() {
+		v, err := scanVersion(rows)
+		if err != nil {
+			return nil, fmt.Errorf("versions of project %q: %w", id, err)
+		}
+		out = append(out, *v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("versions of project %q: %w", id, err)
+	}
+	return out, nil
+}
+
+func (p sqliteProjects) version(ctx context.Context, id string, n int64) (*StoredVersion, error) {
+	v, err := scanVersion(p.f.reader.QueryRowContext(ctx, `SELECT version, appliedAt, who, changes, document FROM project_versions WHERE id = ? AND version = ?`, id, n))
+	if err != nil {
+		return nil, fmt.Errorf("project %q version %d: %w", id, n, err)
+	}
+	return v, nil
+}
+
+func scanVersion(row interface{ Scan(...any) error }) (*StoredVersion, error) {
+	var v StoredVersion
+	var at, changes string
+	if err := row.Scan(&v.Version, &at, &v.Who, &changes, &v.Document); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		return nil, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return nil, fmt.Errorf("version %d: appliedAt %q: %w", v.Version, at, err)
+	}
+	v.AppliedAt = t.UTC()
+	if err := json.Unmarshal([]byte(changes), &v.Changes); err != nil {
+		return nil, fmt.Errorf("version %d: changes: %w", v.Version, err)
+	}
+	return &v, nil
 }
 
 func scanProject(row interface{ Scan(...any) error }) (*StoredProject, error) {
 	var sp StoredProject
 	var at string
-	if err := row.Scan(&sp.ID, &sp.Version, &at, &sp.Document); err != nil {
+	var deleted sql.NullString
+	if err := row.Scan(&sp.ID, &sp.Version, &at, &sp.Document, &deleted); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, ErrNotFound
 		}
@@ -411,6 +559,12 @@ func scanProject(row interface{ Scan(...any) error }) (*StoredProject, error) {
 		return nil, fmt.Errorf("project %q: updatedAt %q: %w", sp.ID, at, err)
 	}
 	sp.UpdatedAt = t.UTC()
+	if deleted.Valid {
+		if sp.DeletedAt, err = time.Parse(time.RFC3339Nano, deleted.String); err != nil {
+			return nil, fmt.Errorf("project %q: deletedAt %q: %w", sp.ID, deleted.String, err)
+		}
+		sp.DeletedAt = sp.DeletedAt.UTC()
+	}
 	return &sp, nil
 }
 

@@ -182,14 +182,34 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 		return fmt.Errorf("ensure %s: %w", t.Name, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	table := sqlTable(t)
-	ddl := []string{
-		`CREATE TABLE IF NOT EXISTS ` + table + ` (
+	if err := ensureIn(ctx, tx, t); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("ensure %s: %w", t.Name, err)
+	}
+	// Reads see the new columns at once; writes see that the schema version changed.
+	f.mu.Lock()
+	clear(f.cols)
+	f.mu.Unlock()
+	return nil
+}
+
+// createTable is the statement that creates a table of records named table (quoted).
+func createTable(table string) string {
+	return `CREATE TABLE IF NOT EXISTS ` + table + ` (
 			uid TEXT NOT NULL UNIQUE,
 			_owner TEXT NOT NULL,
 			createdAt TEXT NOT NULL,
 			updatedAt TEXT NOT NULL,
-			data TEXT NOT NULL)`,
+			data TEXT NOT NULL)`
+}
+
+// ensureIn is ensure in the write transaction tx.
+func ensureIn(ctx context.Context, tx *sql.Tx, t *Table) error {
+	table := sqlTable(t)
+	ddl := []string{
+		createTable(table),
 		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("platform:"+t.Name+":createdAt") + ` ON ` + table + ` (createdAt, uid)`,
 		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("platform:"+t.Name+":_owner") + ` ON ` + table + ` (_owner, uid)`,
 	}
@@ -269,13 +289,6 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 			return &IndexError{Table: t.Name, Index: ix, Err: err}
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("ensure %s: %w", t.Name, err)
-	}
-	// Reads see the new columns at once; writes see that the schema version changed.
-	f.mu.Lock()
-	clear(f.cols)
-	f.mu.Unlock()
 	return nil
 }
 

@@ -218,3 +218,42 @@ func TestSQLiteFetchByUIDUnderADeadline(t *testing.T) {
 		t.Errorf("fetch by uid after the context ended: %v", err)
 	}
 }
+
+// TestSQLiteRegistryOfAnOlderRelease opens a platform.db written before projects had a
+// history: its projects serve as before, and each one's history starts with its document.
+func TestSQLiteRegistryOfAnOlderRelease(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	old, err := openSQLiteFile(dir + "/platform.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE projects (id TEXT NOT NULL PRIMARY KEY, version INTEGER NOT NULL, updatedAt TEXT NOT NULL, document TEXT NOT NULL)`,
+		`INSERT INTO projects VALUES ('old', 7, '2026-01-02T03:04:05.678Z', '{"id":"old"}')`,
+	} {
+		if _, err := old.writer.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := old.close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second open finds everything done
+		dbs, err := openSQLite(ctx, dir, slog.Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &Projects{b: dbs.projects()}
+		if sp, err := p.Get(ctx, "old"); err != nil || sp.Version != 7 || sp.Document != `{"id":"old"}` {
+			t.Fatalf("project of the older release: %+v, %v", sp, err)
+		}
+		vs, err := p.Versions(ctx, "old")
+		if err != nil || len(vs) != 1 || vs[0].Version != 7 || vs[0].Who != "" || vs[0].AppliedAt.Format(TimeLayout) != "2026-01-02T03:04:05.678Z" {
+			t.Fatalf("history of the older release's project: %+v, %v", vs, err)
+		}
+		if err := dbs.close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -25,7 +25,7 @@ func TestEmbeddedStores(t *testing.T) {
 	if s.Backend != "sqlite" || !s.EmbeddedRedis {
 		t.Fatalf("backend %q, embedded redis %v; want sqlite and true", s.Backend, s.EmbeddedRedis)
 	}
-	if _, _, err := s.Projects().Put(ctx, "kept", `{"id":"kept"}`); err != nil {
+	if _, _, err := s.Projects().Put(ctx, "kept", `{"id":"kept"}`, store.Applied{Who: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(ctx); err != nil {

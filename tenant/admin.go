@@ -40,6 +40,8 @@ type DryRunResult struct {
 	Created bool     `json:"created"`
 	Changes []string `json:"changes"`
 	DataReport
+	// Project is the document as it would be applied (no version: nothing is stored).
+	Project *Project `json:"project"`
 }
 
 // ApplyOutcome is the word `platform apply` and the console use for what an apply did:
@@ -62,6 +64,10 @@ func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
 	g.GET("/projects/:id", r.getProject)
 	g.PUT("/projects/:id", r.putProject)
 	g.DELETE("/projects/:id", r.deleteProject)
+	g.GET("/projects/:id/versions", r.listVersions)
+	g.GET("/projects/:id/versions/:n", r.getVersion)
+	g.POST("/projects/:id/rollback", r.rollbackProject)
+	g.POST("/projects/:id/restore", r.restoreProject)
 }
 
 func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {
@@ -82,6 +88,7 @@ func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {
 			var many *TooManyAttempts
 			switch {
 			case err == nil:
+				c.SetRequest(req.WithContext(WithClient(req.Context(), adminClient(req, gate))))
 				return next(c)
 			case errors.As(err, &many):
 				c.Response().Header().Set("Retry-After", strconv.Itoa(many.Seconds()))
@@ -114,6 +121,9 @@ func (r *Registry) getProject(c echo.Context) error {
 		return WriteError(c, http.StatusBadRequest, CodeBadRequest, err.Error())
 	}
 	p, err := r.Get(c.Request().Context(), id)
+	if errors.Is(err, ErrProjectDeleted) {
+		return WriteError(c, http.StatusNotFound, CodeProjectNotFound, deletedHint(id))
+	}
 	if errors.Is(err, ErrProjectNotFound) {
 		return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(id)+" does not exist")
 	}
@@ -143,30 +153,34 @@ func (r *Registry) putProject(c echo.Context) error {
 	if err != nil {
 		return r.internal(c, "parse project", err)
 	}
-	opts := ApplyOptions{DryRun: c.QueryParam("dryRun") == "true", DropData: c.QueryParam("dropData") == "true"}
+	opts := applyOptions(c)
 	prev, cur, rep, err := r.Apply(c.Request().Context(), p, opts)
-	if err == nil && opts.DryRun {
-		changes := Diff(prev, p)
-		if changes == nil {
-			changes = []string{}
-		}
-		return c.JSON(http.StatusOK, DryRunResult{DryRun: true, Created: prev == nil, Changes: changes, DataReport: *rep})
-	}
-	if errors.As(err, &de) {
-		return WriteError(c, http.StatusBadRequest, CodeBadRequest, "invalid project document: "+de.Error(), "problems", de.Problems)
-	}
+	return r.answerApply(c, id, opts, prev, cur, rep, err, "applied")
+}
+
+// applyOptions are the query parameters of an apply or a rollback.
+func applyOptions(c echo.Context) ApplyOptions {
+	return ApplyOptions{DryRun: c.QueryParam("dryRun") == "true", DropData: c.QueryParam("dropData") == "true"}
+}
+
+// answerApply answers what Apply (or Rollback) did, as the admin API shows it: with DryRun the
+// diff and the data report, else the applied project, 201 when it was created.
+func (r *Registry) answerApply(c echo.Context, id string, opts ApplyOptions, prev, cur *Project, rep *DataReport, err error, what string) error {
 	if err != nil {
-		return r.internal(c, "store project", err)
-	}
-	status := http.StatusOK
-	if prev == nil {
-		status = http.StatusCreated
+		return r.putFailed(c, id, err)
 	}
 	changes := Diff(prev, cur)
 	if changes == nil {
 		changes = []string{}
 	}
-	r.opts.Logger.InfoContext(c.Request().Context(), "project applied", "project", id, "version", cur.Version, "changes", len(changes))
+	if opts.DryRun {
+		return c.JSON(http.StatusOK, DryRunResult{DryRun: true, Created: prev == nil, Changes: changes, DataReport: *rep, Project: cur})
+	}
+	status := http.StatusOK
+	if prev == nil {
+		status = http.StatusCreated
+	}
+	r.opts.Logger.InfoContext(c.Request().Context(), "project "+what, "project", id, "version", cur.Version, "changes", len(changes))
 	return c.JSON(status, PutResult{Created: prev == nil, Changes: changes, Data: rep.Data, Warnings: rep.Warnings, Project: cur})
 }
 
@@ -177,6 +191,9 @@ func (r *Registry) deleteProject(c echo.Context) error {
 	}
 	purge := c.QueryParam("purge") == "true"
 	err := r.Delete(c.Request().Context(), id, purge)
+	if errors.Is(err, ErrProjectDeleted) {
+		return WriteError(c, http.StatusConflict, CodeConflict, "project "+quote(id)+" is deleted already and kept with its records: restore it (POST /admin/v1/projects/"+id+"/restore) or delete it for good (DELETE /admin/v1/projects/"+id+"?purge=true)")
+	}
 	if errors.Is(err, ErrProjectNotFound) {
 		return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(id)+" does not exist")
 	}

@@ -40,8 +40,12 @@ type dataPlan struct {
 // Apply is Put with the data checks: every change is checked against the stored records
 // first (type changes convert, new required fields have a value, removed tables with records
 // need DropData), and a document the records refuse is a *DocumentError at the paths of the
-// fields and tables concerned. With DryRun it only answers the report, and cur is nil.
+// fields and tables concerned. With DryRun it only answers the report, and cur is p as it
+// would be applied (not stored: no version).
 func (r *Registry) Apply(ctx context.Context, p *Project, opts ApplyOptions) (prev, cur *Project, rep *DataReport, err error) {
+	if err := r.refuseDeleted(ctx, p.ID); err != nil {
+		return nil, nil, nil, err
+	}
 	prev, err = r.Get(ctx, p.ID)
 	if errors.Is(err, ErrProjectNotFound) {
 		prev, err = nil, nil
@@ -50,8 +54,11 @@ func (r *Registry) Apply(ctx context.Context, p *Project, opts ApplyOptions) (pr
 		return nil, nil, nil, err
 	}
 	rep, plan, err := r.checkData(ctx, prev, p, opts)
-	if err != nil || opts.DryRun {
+	if err != nil {
 		return prev, nil, rep, err
+	}
+	if opts.DryRun {
+		return prev, p, rep, nil
 	}
 	if len(rep.Problems) > 0 {
 		return nil, nil, nil, &DocumentError{Problems: rep.Problems}

@@ -22,6 +22,11 @@ import (
 // ErrProjectNotFound is returned for a project the registry does not hold.
 var ErrProjectNotFound = errors.New("project not found")
 
+// ErrProjectDeleted is returned for a project deleted without purge: it does not serve, and
+// its id cannot be taken by a new document until it is restored or purged. Registry.Get
+// answers it together with ErrProjectNotFound.
+var ErrProjectDeleted = errors.New("project deleted")
+
 // changesChannel carries the ids of changed projects between replicas.
 const changesChannel = "platform:projects:changed"
 
@@ -221,6 +226,9 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 // Get reads a project document from the control database.
 func (r *Registry) Get(ctx context.Context, id string) (*Project, error) {
 	sp, err := r.projects.Get(ctx, id)
+	if errors.Is(err, store.ErrDeleted) {
+		return nil, fmt.Errorf("%w: %q (%w)", ErrProjectNotFound, id, ErrProjectDeleted)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %q", ErrProjectNotFound, id)
 	}
@@ -242,7 +250,9 @@ func decodeStored(sp *store.StoredProject) (*Project, error) {
 // Put creates or replaces a project. The document must have passed ParseDocument; Put also
 // checks that its API can be built, so a stored project always serves, and checks it
 // against the stored records as Apply does (without dropping data). It returns the previous
-// document (nil for a new project) and the stored one.
+// document (nil for a new project) and the stored one; ErrProjectDeleted while the id is a
+// project deleted without purge. The project's history records the change with the client
+// WithClient names.
 func (r *Registry) Put(ctx context.Context, p *Project) (prev, cur *Project, err error) {
 	prev, cur, _, err = r.Apply(ctx, p, ApplyOptions{})
 	return prev, cur, err
@@ -262,7 +272,10 @@ func (r *Registry) put(ctx context.Context, p *Project, migrate func(context.Con
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode project %q: %w", p.ID, err)
 	}
-	old, stored, err := r.projects.Put(ctx, p.ID, string(js))
+	old, stored, err := r.projects.Put(ctx, p.ID, string(js), Applied(appliedBy(ctx), p))
+	if errors.Is(err, store.ErrDeleted) {
+		return nil, nil, fmt.Errorf("%w: %q", ErrProjectDeleted, p.ID)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -305,25 +318,46 @@ func indexProblem(p *Project, err error) error {
 	return &DocumentError{Problems: []Problem{{Path: path, Message: msg}}}
 }
 
-// Delete removes a project; with purge it also drops the project's records.
+// Delete stops serving a project and keeps its document, history and records, so that
+// Restore brings it back; with purge it removes them all, whether the project was deleted
+// before or not. ErrProjectDeleted when a project deleted without purge is deleted again
+// without purge.
 func (r *Registry) Delete(ctx context.Context, id string, purge bool) error {
-	p, err := r.Get(ctx, id)
+	sp, err := r.projects.Lookup(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: %q", ErrProjectNotFound, id)
+	}
 	if err != nil {
 		return err
 	}
-	if err := r.projects.Delete(ctx, id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("%w: %q", ErrProjectNotFound, id)
-		}
+	p, err := decodeStored(sp)
+	if err != nil {
+		return err
+	}
+	err = r.projects.Delete(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrDeleted) && !purge:
+		return fmt.Errorf("%w: %q", ErrProjectDeleted, id)
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%w: %q", ErrProjectNotFound, id)
+	case err != nil && !errors.Is(err, store.ErrDeleted):
 		return err
 	}
 	r.announce(ctx, id)
-	if purge {
-		records, err := r.stores.ProjectRecords(ctx, id, p.MongoURI, nil)
-		if err != nil {
-			return err
-		}
-		return records.Drop(ctx)
+	if !purge {
+		return nil
+	}
+	// The records go before the document: a purge that fails half way leaves a deleted
+	// project to purge again, never records that a new project of the id would serve.
+	records, err := r.stores.ProjectRecords(ctx, id, p.MongoURI, nil)
+	if err != nil {
+		return err
+	}
+	if err := records.Drop(ctx); err != nil {
+		return err
+	}
+	if err := r.projects.Purge(ctx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
 	}
 	return nil
 }

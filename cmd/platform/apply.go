@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,12 +51,12 @@ func newApplyCmd() *cobra.Command {
 		if envErr != nil {
 			return envErr
 		}
-		token, err := applyToken(cfg)
-		if err != nil {
+		// A missing token is said once, before any file is read.
+		if _, err := applyToken(cfg); err != nil {
 			return err
 		}
 		for _, f := range files {
-			if err := applyFile(cmd.Context(), cmd.OutOrStdout(), cmd.InOrStdin(), cfg, token, f); err != nil {
+			if err := applyFile(cmd.Context(), cmd.OutOrStdout(), cmd.InOrStdin(), cfg, f); err != nil {
 				return err
 			}
 		}
@@ -79,7 +78,7 @@ func applyToken(cfg applyConfig) (string, error) {
 
 // applyFile validates a document locally (so YAML mistakes are reported with their line) and
 // sends it to the admin API, which validates it again: the server is the authority.
-func applyFile(ctx context.Context, out io.Writer, stdin io.Reader, cfg applyConfig, token, file string) error {
+func applyFile(ctx context.Context, out io.Writer, stdin io.Reader, cfg applyConfig, file string) error {
 	in := stdin
 	if file != "-" {
 		f, err := os.Open(file)
@@ -102,64 +101,53 @@ func applyFile(ctx context.Context, out io.Writer, stdin io.Reader, cfg applyCon
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	endpoint, err := url.JoinPath(cfg.Server, "/admin/v1/projects", p.ID)
-	if err != nil {
-		return fmt.Errorf("server URL %q: %w", cfg.Server, err)
-	}
-	query := url.Values{}
-	if cfg.DryRun {
-		query.Set("dryRun", "true")
-	}
-	if cfg.DropData {
-		query.Set("dropData", "true")
-	}
-	if len(query) > 0 {
-		endpoint += "?" + query.Encode()
-	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, endpoint, bytes.NewReader(body))
-	if err != nil {
+	var raw json.RawMessage
+	if err := adminCall(ctx, cfg, "apply "+file, http.MethodPut, "/admin/v1/projects/"+url.PathEscape(p.ID)+cfg.query(), body, &raw); err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("apply %s: %w", file, err)
+	return printApplied(out, "apply "+file, cfg, raw, func(res tenant.PutResult) string {
+		return tenant.ApplyOutcome(res.Created, res.Changes)
+	})
+}
+
+// query is the admin API's query of an apply or a rollback run with cfg.
+func (c applyConfig) query() string {
+	q := url.Values{}
+	if c.DryRun {
+		q.Set("dryRun", "true")
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return fmt.Errorf("apply %s: read answer: %w", file, err)
+	if c.DropData {
+		q.Set("dropData", "true")
 	}
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		var eb tenant.ErrorBody
-		if json.Unmarshal(raw, &eb) == nil && len(eb.Errors) > 0 {
-			return fmt.Errorf("apply %s: %s: %s", file, resp.Status, eb.Errors[0].Message)
-		}
-		return fmt.Errorf("apply %s: %s: %s", file, resp.Status, bytes.TrimSpace(raw))
+	if len(q) == 0 {
+		return ""
 	}
+	return "?" + q.Encode()
+}
+
+// printApplied prints the answer of an apply or a rollback: the project's outcome, then its
+// changes and what they do to the records; a dry run's as printDryRun does.
+func printApplied(out io.Writer, command string, cfg applyConfig, raw []byte, outcome func(tenant.PutResult) string) error {
 	if cfg.DryRun {
-		return printDryRun(out, file, p.ID, raw)
+		return printDryRun(out, command, raw)
 	}
 	var res tenant.PutResult
 	if err := json.Unmarshal(raw, &res); err != nil || res.Project == nil {
-		return errors.Join(fmt.Errorf("apply %s: unexpected answer from %s", file, endpoint), err)
+		return errors.Join(fmt.Errorf("%s: unexpected answer", command), err)
 	}
-	fmt.Fprintf(out, "project %s %s (version %d)\n", res.Project.ID, tenant.ApplyOutcome(res.Created, res.Changes), res.Project.Version)
+	fmt.Fprintf(out, "project %s %s (version %d)\n", res.Project.ID, outcome(res), res.Project.Version)
 	printIndented(out, res.Changes, res.Data, res.Warnings)
 	return nil
 }
 
 // printDryRun prints a dry run's answer as an apply prints its own; the records' problems
 // fail the command, as the apply would.
-func printDryRun(out io.Writer, file, id string, raw []byte) error {
+func printDryRun(out io.Writer, command string, raw []byte) error {
 	var res tenant.DryRunResult
-	if err := json.Unmarshal(raw, &res); err != nil || !res.DryRun {
-		return errors.Join(fmt.Errorf("apply %s --dry-run: unexpected answer", file), err)
+	if err := json.Unmarshal(raw, &res); err != nil || !res.DryRun || res.Project == nil {
+		return errors.Join(fmt.Errorf("%s --dry-run: unexpected answer", command), err)
 	}
-	fmt.Fprintf(out, "project %s would be %s (dry run: nothing applied)\n", id, tenant.ApplyOutcome(res.Created, res.Changes))
+	fmt.Fprintf(out, "project %s would be %s (dry run: nothing applied)\n", res.Project.ID, tenant.ApplyOutcome(res.Created, res.Changes))
 	printIndented(out, res.Changes, res.Data, res.Warnings)
 	if len(res.Problems) == 0 {
 		return nil
@@ -168,7 +156,7 @@ func printDryRun(out io.Writer, file, id string, raw []byte) error {
 	for _, p := range res.Problems {
 		fmt.Fprintf(out, "  %s: %s\n", p.Path, p.Message)
 	}
-	return fmt.Errorf("apply %s --dry-run: the records refuse the document", file)
+	return fmt.Errorf("%s --dry-run: the records refuse the document", command)
 }
 
 // printIndented prints the lines of an apply's answer, indented.

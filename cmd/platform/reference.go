@@ -26,7 +26,7 @@ func configReference() []referenceEntry {
 		}
 	}
 	add("serve", (&serveConfig{}).settings())
-	add("apply", (&applyConfig{}).settings())
+	add("apply / versions / rollback / undelete", (&applyConfig{}).settings())
 	add("export / import", (&storeConfig{}).settings())
 	return out
 }

@@ -825,3 +825,71 @@ func TestIdentityVerifierStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectHistoryAndRestore: the project page lists every version with who applied it
+// and a button that rolls back to it; a deleted project is listed apart and comes back.
+func TestProjectHistoryAndRestore(t *testing.T) {
+	f := start(t, console.Config{})
+	b := f.browser(t)
+	b.signIn()
+	ctx := context.Background()
+	v1 := "id: shop\ntables:\n  products:\n    fields:\n      name: {type: String, required: true}\n"
+	v2 := v1 + "      sku: {type: String}\n"
+	for _, doc := range []string{v1, v2} {
+		if a := b.do(http.MethodPost, "/console/projects/apply", url.Values{"document": {doc}}, true); a.status != http.StatusOK {
+			t.Fatalf("apply: %d %s", a.status, a.body)
+		}
+	}
+	edit := b.do(http.MethodGet, "/console/projects/shop", nil, false)
+	for _, want := range []string{
+		`<h2>History</h2>`,
+		"<td>console from 127.0.0.1</td>\n<td><pre class=\"diff\">+ field products.sku</pre></td>\n<td>current</td>",
+		"<pre class=\"diff\">+ project shop\n+ table products</pre>",
+		`hx-post="/console/projects/shop/rollback?to=1"`,
+	} {
+		if !strings.Contains(edit.body, want) {
+			t.Fatalf("the project page lacks %q:\n%s", want, edit.body)
+		}
+	}
+	a := b.do(http.MethodPost, "/console/projects/shop/rollback?to=1", nil, true)
+	if a.status != http.StatusOK || !strings.Contains(a.body, "project shop rolled back to version 1 (version 3)\n  - field products.sku</pre>") {
+		t.Fatalf("rollback: %d %s", a.status, a.body)
+	}
+	p, err := f.reg.Get(ctx, "shop")
+	if err != nil || p.Version != 3 || p.Tables["products"].Fields["sku"].Type != "" {
+		t.Fatalf("after the rollback: %+v, %v", p, err)
+	}
+	h, err := f.reg.History(ctx, "shop")
+	if err != nil || len(h.Versions) != 3 || h.Versions[0].Who != "console from 127.0.0.1 (rollback to version 1)" {
+		t.Fatalf("history after the rollback: %+v, %v", h, err)
+	}
+	if a := b.do(http.MethodPost, "/console/projects/shop/rollback?to=7", nil, true); a.status != http.StatusNotFound {
+		t.Errorf("rollback to a missing version: %d %s", a.status, a.body)
+	}
+
+	if a := b.do(http.MethodDelete, "/console/projects/shop", nil, true); a.status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", a.status, a.body)
+	}
+	list := b.do(http.MethodGet, "/console/", nil, false)
+	if !strings.Contains(list.body, "<h2>Deleted projects</h2>") || !strings.Contains(list.body, `hx-post="/console/projects/shop/restore"`) {
+		t.Fatalf("the project list does not offer the deleted project: %s", list.body)
+	}
+	if a := b.do(http.MethodPost, "/console/projects/apply", url.Values{"document": {v2}}, true); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "project deleted") {
+		t.Fatalf("apply over the deleted project: %d %s", a.status, a.body)
+	}
+	if a := b.do(http.MethodPost, "/console/projects/shop/restore", nil, true); a.status != http.StatusNoContent || a.header.Get("HX-Redirect") != "/console/projects/shop" {
+		t.Fatalf("restore: %d %s", a.status, a.body)
+	}
+	if p, err := f.reg.Get(ctx, "shop"); err != nil || p.Version != 3 {
+		t.Fatalf("after the restore: %+v, %v", p, err)
+	}
+	if a := b.do(http.MethodDelete, "/console/projects/shop", nil, true); a.status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", a.status, a.body)
+	}
+	if a := b.do(http.MethodDelete, "/console/projects/shop?purge=true", nil, true); a.status != http.StatusNoContent {
+		t.Fatalf("delete for good: %d %s", a.status, a.body)
+	}
+	if list := b.do(http.MethodGet, "/console/", nil, false); strings.Contains(list.body, "Deleted projects") {
+		t.Errorf("a purged project is still listed: %s", list.body)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,8 @@ func (con *Console) mountProjects(g *echo.Group) {
 	g.POST("/projects/check", con.checkProject)
 	g.POST("/projects/apply", con.applyProject)
 	g.DELETE("/projects/:id", con.deleteProject)
+	g.POST("/projects/:id/rollback", con.rollbackProject)
+	g.POST("/projects/:id/restore", con.restoreProject)
 }
 
 // projectRow is a project as the list shows it.
@@ -61,7 +64,17 @@ func (con *Console) projectList(c echo.Context) error {
 		}
 		rows = append(rows, row)
 	}
-	return con.render(c, http.StatusOK, "projects", "", view{Title: "Projects", Data: rows})
+	deleted, err := con.cfg.Registry.Deleted(ctx)
+	if err != nil {
+		return con.fail(c, "list deleted projects", err)
+	}
+	return con.render(c, http.StatusOK, "projects", "", view{Title: "Projects", Data: projectsData{Rows: rows, Deleted: deleted}})
+}
+
+// projectsData fills the project list.
+type projectsData struct {
+	Rows    []projectRow
+	Deleted []tenant.DeletedProject
 }
 
 // editorData fills the project editor.
@@ -70,6 +83,7 @@ type editorData struct {
 	Document string
 	Tables   []string
 	Schema   string // the SDL of the project's GraphQL API
+	History  *tenant.ProjectHistory
 }
 
 const newProjectYAML = `id: my-project
@@ -100,6 +114,9 @@ func (con *Console) editProject(c echo.Context) error {
 	data := editorData{ID: id, Document: doc}
 	for _, t := range p.StoreTables() {
 		data.Tables = append(data.Tables, t.Name)
+	}
+	if data.History, err = con.cfg.Registry.History(c.Request().Context(), id); err != nil {
+		return con.fail(c, "read project history", err)
 	}
 	if rt, err := con.cfg.Registry.Runtime(c.Request().Context(), id); err == nil {
 		data.Schema = rt.API.SDL()
@@ -153,6 +170,9 @@ func parse(c echo.Context) ([]byte, *tenant.Project, *outcome) {
 
 func problemsOf(doc []byte, err error) []problem {
 	var de *tenant.DocumentError
+	if errors.Is(err, tenant.ErrProjectDeleted) {
+		return []problem{{Message: err.Error() + ": restore it from the project list, or delete it for good, first"}}
+	}
 	if !errors.As(err, &de) {
 		return []problem{{Message: err.Error()}}
 	}
@@ -218,7 +238,7 @@ func (con *Console) applyProject(c echo.Context) error {
 	}
 	prev, cur, rep, err := con.cfg.Registry.Apply(c.Request().Context(), p, tenant.ApplyOptions{})
 	var de *tenant.DocumentError
-	if errors.As(err, &de) {
+	if errors.As(err, &de) || errors.Is(err, tenant.ErrProjectDeleted) {
 		return con.render(c, http.StatusUnprocessableEntity, "editor", "outcome", view{Data: &outcome{Problems: problemsOf(doc, err)}})
 	}
 	if err != nil {
@@ -252,4 +272,46 @@ func (con *Console) deleteProject(c echo.Context) error {
 	}
 	con.cfg.Logger.InfoContext(c.Request().Context(), "console: project deleted", "project", id, "purged", purge)
 	return con.redirect(c, "/console/")
+}
+
+// rollbackProject applies version ?to= of the project again, as `platform rollback` does.
+func (con *Console) rollbackProject(c echo.Context) error {
+	id := c.Param("id")
+	n, err := strconv.ParseInt(c.QueryParam("to"), 10, 64)
+	if err != nil {
+		return con.render(c, http.StatusBadRequest, "error", "message", view{Error: "no version to roll back to"})
+	}
+	prev, cur, _, err := con.cfg.Registry.Rollback(c.Request().Context(), id, n, tenant.ApplyOptions{})
+	var de *tenant.DocumentError
+	switch {
+	case errors.As(err, &de) || errors.Is(err, tenant.ErrProjectDeleted):
+		return con.render(c, http.StatusUnprocessableEntity, "editor", "outcome", view{Data: &outcome{Problems: problemsOf(nil, err)}})
+	case errors.Is(err, tenant.ErrVersionNotFound):
+		return con.render(c, http.StatusNotFound, "error", "message", view{Error: err.Error()})
+	case err != nil:
+		return con.fail(c, "roll back project", err)
+	}
+	changes := tenant.Diff(prev, cur)
+	con.cfg.Logger.InfoContext(c.Request().Context(), "console: project rolled back", "project", id, "to", n, "version", cur.Version, "changes", len(changes))
+	s := fmt.Sprintf("project %s rolled back to version %d (version %d)", id, n, cur.Version)
+	if len(changes) == 0 {
+		s = fmt.Sprintf("project %s unchanged: version %d is the current document", id, n)
+	}
+	return con.render(c, http.StatusOK, "editor", "outcome", view{Data: &outcome{ID: id, Applied: true, Summary: s, Changes: changes}})
+}
+
+// restoreProject brings back a project deleted without purge.
+func (con *Console) restoreProject(c echo.Context) error {
+	id := c.Param("id")
+	_, err := con.cfg.Registry.Restore(c.Request().Context(), id)
+	switch {
+	case errors.Is(err, tenant.ErrProjectNotFound):
+		return con.render(c, http.StatusNotFound, "error", "message", view{Error: "project " + id + " does not exist"})
+	case errors.Is(err, tenant.ErrProjectNotDeleted):
+		return con.render(c, http.StatusConflict, "error", "message", view{Error: "project " + id + " is not deleted"})
+	case err != nil:
+		return con.fail(c, "restore project", err)
+	}
+	con.cfg.Logger.InfoContext(c.Request().Context(), "console: project restored", "project", id)
+	return con.redirect(c, "/console/projects/"+id)
 }

@@ -101,6 +101,7 @@ func (con *Console) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 			return con.render(c, http.StatusForbidden, "error", fragmentFor(c), view{Title: "Refused", Error: "this change lacks the page's CSRF token (" + csrfHeader + "); reload the page and try again"})
 		}
 		c.Set(sessionKey, s)
+		c.SetRequest(req.WithContext(tenant.WithClient(req.Context(), "console from "+con.cfg.Gate.Client(req))))
 		return next(c)
 	}
 }
