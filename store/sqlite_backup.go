@@ -1,0 +1,137 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// sqliteBackupAPI is the driver connection's side of SQLite's online backup API.
+type sqliteBackupAPI interface {
+	NewBackup(dstURI string) (*sqlite.Backup, error)
+	NewRestore(srcURI string) (*sqlite.Backup, error)
+}
+
+// sqliteBackupTable is the table a backup's copy of a project file gains: the document of the
+// project the copy was taken of. Project tables are named t_<name>, so it meets none.
+const sqliteBackupTable = "platform_backup"
+
+// snapshot copies the project's file with SQLite's online backup API in one step, on a reader
+// connection: the copy reads one snapshot, and writers (WAL) go on meanwhile. Steps of a few
+// pages each would start the copy again whenever a writer changed the file.
+func (p *sqliteProject) snapshot(ctx context.Context, file string, meta backupMeta) (string, error) {
+	f, release, err := p.file()
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	err = copySQLite(ctx, f.reader, func(api sqliteBackupAPI) (*sqlite.Backup, error) { return api.NewBackup(file) })
+	if err != nil {
+		return "", fmt.Errorf("copy %s: %w", f.path, err)
+	}
+	if err := writeSQLiteBackupMeta(ctx, file, meta); err != nil {
+		return "", fmt.Errorf("write the document into the copy: %w", err)
+	}
+	return BackupSQLite, nil
+}
+
+// restore copies the backup over the project's file with the backup API, in one write
+// transaction on the writer connection: readers see the old records until it commits and the
+// restored ones after, and a restore that fails changes nothing.
+func (p *sqliteProject) restore(ctx context.Context, bf *BackupFile, _ []Table) error {
+	if bf.Format != BackupSQLite {
+		return fmt.Errorf("a %s backup cannot be restored into the embedded store: import it with `platform import`", bf.Format)
+	}
+	f, release, err := p.file()
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = copySQLite(ctx, f.writer, func(api sqliteBackupAPI) (*sqlite.Backup, error) { return api.NewRestore(bf.file) })
+	// Whatever happened, the columns this process knows are read again.
+	f.mu.Lock()
+	clear(f.cols)
+	clear(f.writeCols)
+	f.mu.Unlock()
+	return err
+}
+
+// copySQLite runs a backup made by start on a connection of db, in one step.
+func copySQLite(ctx context.Context, db *sql.DB, start func(sqliteBackupAPI) (*sqlite.Backup, error)) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		api, ok := dc.(sqliteBackupAPI)
+		if !ok {
+			return fmt.Errorf("the SQLite driver's connection %T has no backup API", dc)
+		}
+		b, err := start(api)
+		if err != nil {
+			return err
+		}
+		_, err = b.Step(-1)
+		return errors.Join(err, b.Finish())
+	})
+}
+
+// openSQLiteCopy opens a backup's file alone, as a single file without WAL.
+func openSQLiteCopy(ctx context.Context, file string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file:"+file+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `PRAGMA journal_mode=DELETE`); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func writeSQLiteBackupMeta(ctx context.Context, file string, meta backupMeta) (err error) {
+	db, err := openSQLiteCopy(ctx, file)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE `+sqliteBackupTable+` (project TEXT NOT NULL, version INTEGER NOT NULL, document TEXT NOT NULL, at TEXT NOT NULL)`); err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, `INSERT INTO `+sqliteBackupTable+` VALUES (?, ?, ?, ?)`,
+		meta.Project, meta.Version, meta.Document, meta.At.UTC().Format(TimeLayout))
+	return err
+}
+
+// readSQLiteBackupMeta checks a backup's file, reads its document and removes it, leaving
+// the project's tables alone in the file to restore.
+func readSQLiteBackupMeta(ctx context.Context, file string) (meta backupMeta, err error) {
+	db, err := openSQLiteCopy(ctx, file)
+	if err != nil {
+		return meta, err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	var check string
+	if err := db.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
+		return meta, err
+	}
+	if check != "ok" {
+		return meta, fmt.Errorf("the file is damaged: %s", check)
+	}
+	var at string
+	err = db.QueryRowContext(ctx, `SELECT project, version, document, at FROM `+sqliteBackupTable).Scan(&meta.Project, &meta.Version, &meta.Document, &at)
+	if err != nil {
+		return meta, fmt.Errorf("not a backup of the platform: %w", err)
+	}
+	if meta.At, err = time.Parse(time.RFC3339Nano, at); err != nil {
+		return meta, err
+	}
+	_, err = db.ExecContext(ctx, `DROP TABLE `+sqliteBackupTable)
+	return meta, err
+}
