@@ -46,6 +46,9 @@ func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
 	g.GET("/projects/:id", r.getProject)
 	g.PUT("/projects/:id", r.putProject)
 	g.DELETE("/projects/:id", r.deleteProject)
+	g.GET("/projects/:id/backups", r.listBackups)
+	g.POST("/projects/:id/backups", r.takeBackup)
+	g.POST("/projects/:id/restore", r.restoreBackup)
 }
 
 func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {

@@ -15,6 +15,7 @@ const (
 	CodeProjectNotFound = gql.CodeProjectNotFound
 	CodeInternal        = gql.CodeInternal
 	CodeRateLimited     = gql.CodeRateLimited
+	CodeConflict        = gql.CodeConflict
 	// CodeIdentityProviderUnavailable is the code of a request refused because the
 	// project's identity provider cannot be reached.
 	CodeIdentityProviderUnavailable = gql.CodeIdentityProviderUnavailable

@@ -65,10 +65,11 @@ type serveConfig struct {
 	RealtimeQueue                     int
 	RealtimeProjectConns, RealtimeIPs int
 	RealtimeInit                      time.Duration
+	Backup                            backupConfig
 }
 
 func (c *serveConfig) settings() []setting {
-	return []setting{
+	return append([]setting{
 		stringSetting(&c.Addr, "addr", "PLATFORM_ADDR", ":8080", "address to listen on"),
 		stringSetting(&c.Domain, "domain", "PLATFORM_DOMAIN", "localhost", "apex domain: the admin API and /mcp live on it, project <id> on <id>.<domain>"),
 		stringSetting(&c.DataDir, "data", "PLATFORM_DATA", "./data", "folder for the embedded stores' files and the generated admin token"),
@@ -114,7 +115,7 @@ func (c *serveConfig) settings() []setting {
 		intSetting(&c.RealtimeIPs, "realtime-max-ip-connections", "PLATFORM_REALTIME_MAX_IP_CONNECTIONS", tenant.DefaultMaxConnsPerIP, "subscription connections one client address may have open on this replica"),
 		durationSetting(&c.RealtimeInit, "realtime-init-timeout", "PLATFORM_REALTIME_INIT_TIMEOUT", gql.DefaultInitTimeout, "time a WebSocket client has to send connection_init (closed with 4408 past it)"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
-	}
+	}, c.Backup.settings()...)
 }
 
 func newServeCmd() *cobra.Command {
@@ -228,7 +229,12 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		logger.Info("admin token kept in file (mode 0600)", "file", tokenFile)
 	}
 
+	backups, err := cfg.Backup.options(dataDir)
+	if err != nil {
+		return err
+	}
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
+		Backups:   backups,
 		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: metrics.reg, Tracer: tracer,
 		// A zero Leeway takes VerifierConfig's default; here 0 means none.
@@ -312,6 +318,11 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	var sampler sync.WaitGroup
 	sampler.Go(func() { con.Run(sampling) })
 	defer func() { stopSampling(); sampler.Wait() }()
+	// Scheduled backups end, like the sampler, before the stores close.
+	backingUp, stopBackups := context.WithCancel(ctx)
+	var backupRuns sync.WaitGroup
+	backupRuns.Go(func() { reg.RunBackups(backingUp) })
+	defer func() { stopBackups(); backupRuns.Wait() }()
 	e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
 
 	// No WriteTimeout: MCP notification streams stay open for as long as their clients listen.
