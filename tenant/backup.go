@@ -125,14 +125,22 @@ func RestoreBackup(ctx context.Context, stores *store.Stores, from store.BackupT
 	return out, nil
 }
 
-// errNoBackups answers a backup call on a registry that keeps none.
-var errNoBackups = errors.New("backups are not configured")
+// ErrBackupsOff answers a backup call on a registry that keeps no backups.
+var ErrBackupsOff = errors.New("this server keeps no backups")
+
+// BackupTarget names where the registry keeps backups ("" when it keeps none).
+func (r *Registry) BackupTarget() string {
+	if r.opts.Backups.Target == nil {
+		return ""
+	}
+	return r.opts.Backups.Target.String()
+}
 
 // TakeBackup backs project id up now and drops its backups past the ones to keep.
 func (r *Registry) TakeBackup(ctx context.Context, id string) (store.Backup, error) {
 	o := r.opts.Backups
 	if o.Target == nil {
-		return store.Backup{}, errNoBackups
+		return store.Backup{}, ErrBackupsOff
 	}
 	p, err := r.Get(ctx, id)
 	if err != nil {
@@ -153,7 +161,7 @@ func (r *Registry) TakeBackup(ctx context.Context, id string) (store.Backup, err
 // Backups lists project id's backups, newest first; a deleted project's backups stay.
 func (r *Registry) Backups(ctx context.Context, id string) ([]store.Backup, error) {
 	if r.opts.Backups.Target == nil {
-		return nil, errNoBackups
+		return nil, ErrBackupsOff
 	}
 	return r.stores.ListBackups(ctx, r.opts.Backups.Target, id)
 }
@@ -162,7 +170,7 @@ func (r *Registry) Backups(ctx context.Context, id string) ([]store.Backup, erro
 // project at once.
 func (r *Registry) Restore(ctx context.Context, id string, at time.Time, as string) (*Restored, error) {
 	if r.opts.Backups.Target == nil {
-		return nil, errNoBackups
+		return nil, ErrBackupsOff
 	}
 	out, err := RestoreBackup(ctx, r.stores, r.opts.Backups.Target, id, at, as)
 	if err != nil {
@@ -280,8 +288,8 @@ func (r *Registry) backupRound(ctx context.Context) {
 // backupError answers the errors of the backup calls that are the caller's to fix.
 func (r *Registry) backupError(c echo.Context, id, what string, err error) error {
 	switch {
-	case errors.Is(err, errNoBackups):
-		return WriteError(c, http.StatusNotFound, CodeNotFound, "this server keeps no backups: start it with --backup-dir or --backup-s3-url")
+	case errors.Is(err, ErrBackupsOff):
+		return WriteError(c, http.StatusNotFound, CodeNotFound, err.Error())
 	case errors.Is(err, ErrProjectNotFound):
 		return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(id)+" does not exist")
 	case errors.Is(err, ErrNoBackup):
@@ -301,7 +309,7 @@ func (r *Registry) listBackups(c echo.Context) error {
 	if err != nil {
 		return r.backupError(c, id, "list backups", err)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"project": id, "target": r.opts.Backups.Target.String(), "backups": list})
+	return c.JSON(http.StatusOK, map[string]any{"project": id, "target": r.BackupTarget(), "backups": list})
 }
 
 func (r *Registry) takeBackup(c echo.Context) error {

@@ -59,6 +59,12 @@ type fixture struct {
 // requests logged as the service logs them (so a test can look for the token in the log).
 func start(t *testing.T, cfg console.Config) *fixture {
 	t.Helper()
+	return startWith(t, cfg, tenant.Options{})
+}
+
+// startWith is start with the registry's options.
+func startWith(t *testing.T, cfg console.Config, opts tenant.Options) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	stores, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
 	if err != nil {
@@ -67,7 +73,8 @@ func start(t *testing.T, cfg console.Config) *fixture {
 	t.Cleanup(func() { _ = stores.Close(context.Background()) })
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{Logger: logger})
+	opts.Logger = logger
+	reg, err := tenant.NewRegistry(ctx, stores, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
