@@ -57,7 +57,15 @@ func (p *sqliteProject) restore(ctx context.Context, bf *BackupFile, _ []Table) 
 	clear(f.cols)
 	clear(f.writeCols)
 	f.mu.Unlock()
-	return err
+	if err != nil {
+		return err
+	}
+	// The restore wrote the whole file into the WAL: copied back now, as part of the restore,
+	// rather than by whichever write comes next.
+	if _, err := f.writer.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
 }
 
 // copySQLite runs a backup made by start on a connection of db, in one step.
