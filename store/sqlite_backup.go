@@ -20,23 +20,72 @@ type sqliteBackupAPI interface {
 // project the copy was taken of. Project tables are named t_<name>, so it meets none.
 const sqliteBackupTable = "platform_backup"
 
-// snapshot copies the project's file with SQLite's online backup API in one step, on a reader
-// connection: the copy reads one snapshot, and writers (WAL) go on meanwhile. Steps of a few
-// pages each would start the copy again whenever a writer changed the file.
+// snapshot copies the project's file with SQLite's online backup API, on a reader
+// connection that holds one read transaction from the first step to the last: every step
+// reads the same snapshot, so the copy is consistent, and writers (WAL) go on meanwhile.
+// Without it, each step would read the file anew and the copy would start over whenever a
+// writer changed it. Steps of a few megabytes, with a pause between, leave the writers their
+// share of the disk and the processors.
 func (p *sqliteProject) snapshot(ctx context.Context, file string, meta backupMeta) (string, error) {
 	f, release, err := p.file()
 	if err != nil {
 		return "", err
 	}
 	defer release()
-	err = copySQLite(ctx, f.reader, func(api sqliteBackupAPI) (*sqlite.Backup, error) { return api.NewBackup(file) })
-	if err != nil {
+	if err := backupSQLite(ctx, f.reader, file); err != nil {
 		return "", fmt.Errorf("copy %s: %w", f.path, err)
 	}
 	if err := writeSQLiteBackupMeta(ctx, file, meta); err != nil {
 		return "", fmt.Errorf("write the document into the copy: %w", err)
 	}
 	return BackupSQLite, nil
+}
+
+// A backup copies sqliteBackupPages pages a step (4 MB of 4 KB pages), and pauses
+// sqliteBackupPause between steps.
+const (
+	sqliteBackupPages = 1024
+	sqliteBackupPause = 5 * time.Millisecond
+)
+
+func backupSQLite(ctx context.Context, db *sql.DB, file string) (err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN`); err != nil {
+		return err
+	}
+	defer func() {
+		_, rerr := conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+		err = errors.Join(err, rerr)
+	}()
+	// The read transaction begins with the first read.
+	var tables int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+		return err
+	}
+	return conn.Raw(func(dc any) error {
+		api, ok := dc.(sqliteBackupAPI)
+		if !ok {
+			return fmt.Errorf("the SQLite driver's connection %T has no backup API", dc)
+		}
+		b, err := api.NewBackup(file)
+		if err != nil {
+			return err
+		}
+		for more := true; more && err == nil; {
+			if more, err = b.Step(sqliteBackupPages); more && err == nil {
+				select {
+				case <-ctx.Done():
+					err = ctx.Err()
+				case <-time.After(sqliteBackupPause):
+				}
+			}
+		}
+		return errors.Join(err, b.Finish())
+	})
 }
 
 // restore copies the backup over the project's file with the backup API, in one write
@@ -51,7 +100,7 @@ func (p *sqliteProject) restore(ctx context.Context, bf *BackupFile, _ []Table) 
 		return err
 	}
 	defer release()
-	err = copySQLite(ctx, f.writer, func(api sqliteBackupAPI) (*sqlite.Backup, error) { return api.NewRestore(bf.file) })
+	err = restoreSQLite(ctx, f.writer, bf.file)
 	// Whatever happened, the columns this process knows are read again.
 	f.mu.Lock()
 	clear(f.cols)
@@ -68,8 +117,9 @@ func (p *sqliteProject) restore(ctx context.Context, bf *BackupFile, _ []Table) 
 	return nil
 }
 
-// copySQLite runs a backup made by start on a connection of db, in one step.
-func copySQLite(ctx context.Context, db *sql.DB, start func(sqliteBackupAPI) (*sqlite.Backup, error)) error {
+// restoreSQLite copies the backup in file over db's file in one step, on its one writer
+// connection.
+func restoreSQLite(ctx context.Context, db *sql.DB, file string) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
@@ -80,7 +130,7 @@ func copySQLite(ctx context.Context, db *sql.DB, start func(sqliteBackupAPI) (*s
 		if !ok {
 			return fmt.Errorf("the SQLite driver's connection %T has no backup API", dc)
 		}
-		b, err := start(api)
+		b, err := api.NewRestore(file)
 		if err != nil {
 			return err
 		}
