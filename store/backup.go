@@ -430,6 +430,10 @@ func (d folderTarget) put(_ context.Context, name, file string) error {
 			return err
 		}
 	}
+	// A backup holds every record: readable by the service's user alone.
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return err
+	}
 	return os.Rename(tmp, dst)
 }
 
