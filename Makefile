@@ -65,6 +65,7 @@ bench:
 	@$(STEP) 5/12 "about 2 min" $(GO) test -run '^$$' -bench VersusSDK -benchmem -count 5 -benchtime 3000x ./mcpserver
 	@$(STEP) 5b/12 "about 1 min" $(GO) test -run '^$$' -bench 'ToolCall|Limiter' -benchmem -count 3 -benchtime 3000x ./mcpserver
 	@$(STEP) 5c/12 "under 1 min" $(GO) test -run '^$$' -bench EmbeddedRedis -benchmem -count 5 ./store
+	@$(STEP) 5d/12 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkBackupUnderWrites -benchtime 8x ./store
 	@$(STEP) 6/12 "about 3 min" $(GO) test -run '^$$' -bench . ./tools/code
 	@GO=$(GO) $(STEP) 6b/12 "about 10 min" bench/code-reference.sh
 	@$(STEP) 7/12 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/cloud ./tools/security
