@@ -297,6 +297,7 @@ func writeExport(ctx context.Context, b backend, file string, meta backupMeta) (
 	if err != nil {
 		return err
 	}
+	names = slices.DeleteFunc(names, isStaging)
 	tables := make([]Table, len(names))
 	for i, n := range names {
 		tables[i] = Table{Name: n}

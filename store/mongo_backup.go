@@ -26,6 +26,11 @@ func (b *mongoBackend) snapshot(ctx context.Context, file string, meta backupMet
 	return BackupExport, writeExport(ctx, b, file, meta)
 }
 
+// isStaging reports whether a collection is a restore's, not a table.
+func isStaging(name string) bool {
+	return strings.HasPrefix(name, mongoRestorePrefix) || strings.HasPrefix(name, mongoReplacedPrefix)
+}
+
 // restore reads the whole backup once before it changes anything, so a damaged or cut file
 // leaves the project as it was; then it loads and indexes staging collections, and renames
 // them in place of the project's tables (a rename that fails is undone).
@@ -143,11 +148,15 @@ func (b *mongoBackend) swapIn(ctx context.Context, names []string) (err error) {
 			}
 		}
 	}()
-	if err := b.dropPrefixed(ctx, mongoReplacedPrefix); err != nil {
-		return err
+	for _, t := range live {
+		// Only a restore whose undoing failed leaves these: they may be the project's only
+		// copy of its records.
+		if strings.HasPrefix(t, mongoReplacedPrefix) {
+			return fmt.Errorf("an earlier restore left the collection %s in %s: rename it back to %s, or drop it, first", t, b.db.Name(), strings.TrimPrefix(t, mongoReplacedPrefix))
+		}
 	}
 	for _, t := range live {
-		if strings.HasPrefix(t, mongoRestorePrefix) || strings.HasPrefix(t, mongoReplacedPrefix) {
+		if isStaging(t) {
 			continue
 		}
 		if err := rename(t, mongoReplacedPrefix+t); err != nil {

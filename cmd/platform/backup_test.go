@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -277,5 +280,54 @@ func TestScheduledBackupsToS3(t *testing.T) {
 	again := startServer(t, data)
 	if got := products(t, again, "shop"); !reflect.DeepEqual(got, want) {
 		t.Fatalf("restored from S3:\n%v\nwant\n%v", got, want)
+	}
+}
+
+// TestBackupOnMongo backs up a project served from MongoDB (an embedded FerretDB) through the
+// admin API: the backup is an export, which `platform import` reads too, and restores in place
+// and, with the binary, under a new id.
+func TestBackupOnMongo(t *testing.T) {
+	uri, stop, err := store.StartFerretDB(context.Background(), t.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop(context.Background()) })
+	s := startServer(t, t.TempDir(), "MONGODB_URI="+uri, "PLATFORM_DEV_ISSUER=on")
+	fillShop(t, s)
+	want := products(t, s, "shop")
+
+	var taken struct {
+		Backup store.Backup `json:"backup"`
+	}
+	adminJSON(t, s, "POST", "/admin/v1/projects/shop/backups", "", http.StatusCreated, &taken)
+	b := taken.Backup
+	if b.Format != store.BackupExport || !strings.HasSuffix(b.Name, ".jsonl") {
+		t.Fatalf("backup on MongoDB: %+v, want an export", b)
+	}
+	token := mintToken(t, s.DataDir, "shop", "alice")
+	if st, out, err := s.graphql("shop", token, `mutation { createProduct(data: {name: "later", price: 1}) { uid } }`, nil); err != nil || st != http.StatusOK || out["errors"] != nil {
+		t.Fatalf("create: %d %v %v", st, out, err)
+	}
+	var out struct {
+		Records map[string]int64 `json:"records"`
+	}
+	adminJSON(t, s, "POST", "/admin/v1/projects/shop/restore", "", http.StatusOK, &out)
+	if got := products(t, s, "shop"); !reflect.DeepEqual(got, want) || out.Records["products"] != 4 || out.Records["orders"] != 2 {
+		t.Fatalf("restored in place on MongoDB (%v):\n%v\nwant\n%v", out.Records, got, want)
+	}
+
+	stdout, stderr, err := run(t, "restore", "--project", "shop", "--as", "shop2", "--data", s.DataDir, "--mongodb-uri", uri)
+	if err != nil || !strings.Contains(stdout, "restored project shop2 from "+b.Name) {
+		t.Fatalf("platform restore --as shop2 on MongoDB: %v\n%s%s", err, stdout, stderr)
+	}
+	if got := products(t, s, "shop2"); !reflect.DeepEqual(got, want) {
+		t.Fatalf("shop2 restored from MongoDB:\n%v\nwant\n%v", got, want)
+	}
+
+	// The backup is an export: `platform import` reads it into the embedded store.
+	data := t.TempDir()
+	file := filepath.Join(s.DataDir, "backups", filepath.FromSlash(b.Name))
+	if _, stderr, err := run(t, "import", "-f", file, "--data", data); err != nil || !strings.Contains(stderr, "imported project shop: 6 records") {
+		t.Fatalf("import of a MongoDB backup: %v\n%s", err, stderr)
 	}
 }
