@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/platform-dev/platform/store"
@@ -203,10 +204,11 @@ func (r *Registry) RunBackups(ctx context.Context) {
 	if o.Target == nil || o.Every <= 0 {
 		return
 	}
+	m := r.backupMetrics()
 	t := time.NewTicker(o.Every)
 	defer t.Stop()
 	for {
-		r.backupRound(ctx)
+		r.backupRound(ctx, m)
 		select {
 		case <-ctx.Done():
 			return
@@ -216,7 +218,7 @@ func (r *Registry) RunBackups(ctx context.Context) {
 }
 
 // backupRound backs up the projects that need it, if this replica gets the lock.
-func (r *Registry) backupRound(ctx context.Context) {
+func (r *Registry) backupRound(ctx context.Context, m scheduledBackupMetrics) {
 	log := r.opts.Logger
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
@@ -274,10 +276,13 @@ func (r *Registry) backupRound(ctx context.Context) {
 		b, err := r.TakeBackup(work, p.ID)
 		if err != nil {
 			failed++
+			m.failed.Inc()
 			log.Error("scheduled backup failed", "project", p.ID, "err", err)
 			continue
 		}
 		taken++
+		m.ok.Inc()
+		m.lastOK.SetToCurrentTime()
 		log.Info("backup taken", "project", p.ID, "backup", b.Name, "bytes", b.Size, "took", time.Since(start).Round(time.Millisecond))
 	}
 	if taken+failed > 0 {
@@ -359,4 +364,31 @@ func (r *Registry) restoreBackup(c echo.Context) error {
 	}
 	r.opts.Logger.InfoContext(c.Request().Context(), "project restored", "project", out.Project, "backup", out.Backup.Name)
 	return c.JSON(http.StatusOK, out)
+}
+
+// scheduledBackupMetrics count the scheduled backups of this replica.
+type scheduledBackupMetrics struct {
+	ok, failed prometheus.Counter
+	lastOK     prometheus.Gauge
+}
+
+// backupMetrics makes the scheduled backups' metrics and registers them where the registry's
+// go (a replica runs one schedule).
+func (r *Registry) backupMetrics() scheduledBackupMetrics {
+	total := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "platform_scheduled_backups_total",
+		Help: "Scheduled backups of projects this replica took, by result: ok or failed.",
+	}, []string{"result"})
+	last := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "platform_scheduled_backup_last_success_timestamp_seconds",
+		Help: "When this replica last took a scheduled backup of a project (Unix time).",
+	})
+	if reg := r.opts.Registerer; reg != nil {
+		for _, c := range []prometheus.Collector{total, last} {
+			if err := reg.Register(c); err != nil {
+				r.opts.Logger.Warn("register the scheduled backups' metrics", "err", err)
+			}
+		}
+	}
+	return scheduledBackupMetrics{ok: total.WithLabelValues("ok"), failed: total.WithLabelValues("failed"), lastOK: last}
 }

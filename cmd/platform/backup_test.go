@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -263,6 +264,11 @@ func TestScheduledBackupsToS3(t *testing.T) {
 	adminJSON(t, s, "GET", "/admin/v1/projects/shop/backups", "", http.StatusOK, &list)
 	if n := strings.Count(s.logText(), "msg=\"backup taken\" project=shop"); len(list.Backups) != 2 || n < 3 {
 		t.Fatalf("after %d scheduled backups of shop, %d kept: %+v", n, len(list.Backups), list.Backups)
+	}
+	metrics := s.scrape()
+	if !regexp.MustCompile(`(?m)^platform_scheduled_backups_total\{result="ok"\} ([3-9]|\d\d+)$`).MatchString(metrics) ||
+		!strings.Contains(metrics, "platform_scheduled_backup_last_success_timestamp_seconds 1.") {
+		t.Errorf("scheduled backups' metrics:\n%s", metrics)
 	}
 	s.stop()
 
