@@ -48,7 +48,8 @@ type Stores struct {
 	Backend string
 	db      databases
 
-	logger *slog.Logger
+	logger  *slog.Logger
+	dataDir string
 
 	changesOnce sync.Once
 	changes     *Changes
@@ -65,7 +66,7 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Stores{logger: logger}
+	s := &Stores{logger: logger, dataDir: cfg.DataDir}
 	defer func() {
 		if err != nil {
 			_ = s.Close(context.WithoutCancel(ctx))

@@ -67,7 +67,10 @@ func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
 	g.GET("/projects/:id/versions", r.listVersions)
 	g.GET("/projects/:id/versions/:n", r.getVersion)
 	g.POST("/projects/:id/rollback", r.rollbackProject)
-	g.POST("/projects/:id/restore", r.restoreProject)
+	g.POST("/projects/:id/undelete", r.undeleteProject)
+	g.GET("/projects/:id/backups", r.listBackups)
+	g.POST("/projects/:id/backups", r.takeBackup)
+	g.POST("/projects/:id/restore", r.restoreBackup)
 }
 
 func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {
@@ -192,7 +195,7 @@ func (r *Registry) deleteProject(c echo.Context) error {
 	purge := c.QueryParam("purge") == "true"
 	err := r.Delete(c.Request().Context(), id, purge)
 	if errors.Is(err, ErrProjectDeleted) {
-		return WriteError(c, http.StatusConflict, CodeConflict, "project "+quote(id)+" is deleted already and kept with its records: restore it (POST /admin/v1/projects/"+id+"/restore) or delete it for good (DELETE /admin/v1/projects/"+id+"?purge=true)")
+		return WriteError(c, http.StatusConflict, CodeConflict, deletedHint(id))
 	}
 	if errors.Is(err, ErrProjectNotFound) {
 		return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(id)+" does not exist")

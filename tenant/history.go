@@ -88,9 +88,9 @@ func (r *Registry) refuseDeleted(ctx context.Context, id string) error {
 	return nil
 }
 
-// Restore brings back a project deleted without purge, with its document, history and
+// Undelete brings back a project deleted without purge, with its document, history and
 // records as they were; ErrProjectNotFound, or ErrProjectNotDeleted for a project that serves.
-func (r *Registry) Restore(ctx context.Context, id string) (*Project, error) {
+func (r *Registry) Undelete(ctx context.Context, id string) (*Project, error) {
 	sp, err := r.projects.Restore(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -241,15 +241,15 @@ func (r *Registry) putFailed(c echo.Context, id string, err error) error {
 // deletedHint says what to do with a project deleted without purge.
 func deletedHint(id string) string {
 	return "project " + quote(id) + " was deleted and is kept with its records: restore it (POST /admin/v1/projects/" + id +
-		"/restore, platform undelete --project " + id + ") or delete it for good (DELETE /admin/v1/projects/" + id + "?purge=true)"
+		"/undelete, platform undelete --project " + id + ") or delete it for good (DELETE /admin/v1/projects/" + id + "?purge=true)"
 }
 
-func (r *Registry) restoreProject(c echo.Context) error {
+func (r *Registry) undeleteProject(c echo.Context) error {
 	id := c.Param("id")
 	if err := ValidateID(id); err != nil {
 		return WriteError(c, http.StatusBadRequest, CodeBadRequest, err.Error())
 	}
-	p, err := r.Restore(c.Request().Context(), id)
+	p, err := r.Undelete(c.Request().Context(), id)
 	switch {
 	case errors.Is(err, ErrProjectNotFound):
 		return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(id)+" does not exist")

@@ -71,6 +71,9 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Tracer, when set, traces GraphQL executions; nil costs nothing.
 	Tracer trace.Tracer
+
+	// Backups say where projects' backups go and how often.
+	Backups BackupOptions
 }
 
 func (o *Options) defaults() {

@@ -22,30 +22,14 @@ import (
 
 // An export is JSON Lines: a header naming the project, its document and its tables, one line
 // per record, and an end line with the counts, so that an import can tell a complete export
-// from a cut one.
-const exportFormat = "platform-export/1"
+// from a cut one. A backup of a project on MongoDB is an export too: store defines the format.
+const exportFormat = store.ExportFormat
 
-// exportHeader is the first line of an export.
-type exportHeader struct {
-	Format   string          `json:"format"`
-	Project  string          `json:"project"`
-	Version  int64           `json:"version"`
-	Document json.RawMessage `json:"document"`
-	// Tables lists every table the export holds records of, declared or not.
-	Tables []string `json:"tables"`
-}
-
-// exportLine is a record line (Table and Record set) or the end line (End set).
-type exportLine struct {
-	Table  string          `json:"table,omitempty"`
-	Record json.RawMessage `json:"record,omitempty"`
-	End    *exportEnd      `json:"end,omitempty"`
-}
-
-// exportEnd is the last line: the records exported per table.
-type exportEnd struct {
-	Records map[string]int64 `json:"records"`
-}
+type (
+	exportHeader = store.ExportHeader
+	exportLine   = store.ExportLine
+	exportEnd    = store.ExportEnd
+)
 
 // storeConfig is how export, import and serve reach the records.
 type storeConfig struct{ DataDir, MongoURI string }

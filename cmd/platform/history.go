@@ -116,7 +116,7 @@ func newUndeleteCmd() *cobra.Command {
 		var res struct {
 			Project *tenant.Project `json:"project"`
 		}
-		if err := adminCall(cmd.Context(), cfg, "undelete", http.MethodPost, "/admin/v1/projects/"+url.PathEscape(project)+"/restore", nil, &res); err != nil {
+		if err := adminCall(cmd.Context(), cfg, "undelete", http.MethodPost, "/admin/v1/projects/"+url.PathEscape(project)+"/undelete", nil, &res); err != nil {
 			return err
 		}
 		if res.Project == nil {

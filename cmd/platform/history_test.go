@@ -61,14 +61,14 @@ func TestDeletedProjectIsKept(t *testing.T) {
 	// A new document under the deleted id is refused, naming the ways out.
 	st, out = s.do("PUT", "localhost", "/admin/v1/projects/shop", s.token, []byte(shopDoc(s.addr)))
 	msg, code := errorOf(t, out)
-	if st != http.StatusConflict || code != "CONFLICT" || !strings.Contains(msg, "/admin/v1/projects/shop/restore") || !strings.Contains(msg, "?purge=true") {
+	if st != http.StatusConflict || code != "CONFLICT" || !strings.Contains(msg, "/admin/v1/projects/shop/undelete") || !strings.Contains(msg, "?purge=true") {
 		t.Fatalf("PUT over the deleted project: %d %s", st, out)
 	}
 	st, out = s.do("DELETE", "localhost", "/admin/v1/projects/shop", s.token, nil)
 	if _, code := errorOf(t, out); st != http.StatusConflict || code != "CONFLICT" {
 		t.Errorf("second DELETE: %d %s", st, out)
 	}
-	if st, out := s.do("POST", "localhost", "/admin/v1/projects/nope/restore", s.token, nil); st != http.StatusNotFound {
+	if st, out := s.do("POST", "localhost", "/admin/v1/projects/nope/undelete", s.token, nil); st != http.StatusNotFound {
 		t.Errorf("restore of no project: %d %s", st, out)
 	}
 
@@ -79,7 +79,7 @@ func TestDeletedProjectIsKept(t *testing.T) {
 	if got := list(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("after undelete the API answers\n%v\nwant\n%v", got, want)
 	}
-	st, out = s.do("POST", "localhost", "/admin/v1/projects/shop/restore", s.token, nil)
+	st, out = s.do("POST", "localhost", "/admin/v1/projects/shop/undelete", s.token, nil)
 	if _, code := errorOf(t, out); st != http.StatusConflict || code != "CONFLICT" {
 		t.Errorf("restore of a serving project: %d %s", st, out)
 	}

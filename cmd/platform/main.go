@@ -1,7 +1,7 @@
 // Command platform is the one binary of the service: `serve` runs it, `apply` provisions a
 // project from a document, `versions`, `rollback` and `undelete` read and restore its
-// history, `export` and `import` move a project with its records between
-// stores, `token` mints development tokens, `version` tells the build.
+// history, `export` and `import` move a project with its records between stores, `restore`
+// brings one back from a backup, `token` mints development tokens, `version` tells the build.
 package main
 
 import (
@@ -30,7 +30,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionsCmd(), newRollbackCmd(), newUndeleteCmd(), newExportCmd(), newImportCmd(), newVersionCmd(), newReferenceCmd(), newTokenCmd(), newHealthcheckCmd())
+	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionsCmd(), newRollbackCmd(), newUndeleteCmd(), newExportCmd(), newImportCmd(), newRestoreCmd(), newVersionCmd(), newReferenceCmd(), newTokenCmd(), newHealthcheckCmd())
 	return root
 }
 

@@ -28,6 +28,7 @@ func configReference() []referenceEntry {
 	add("serve", (&serveConfig{}).settings())
 	add("apply / versions / rollback / undelete", (&applyConfig{}).settings())
 	add("export / import", (&storeConfig{}).settings())
+	add("restore", append((&storeConfig{}).settings(), (&backupTargetConfig{}).settings()...))
 	return out
 }
 

@@ -70,10 +70,11 @@ type serveConfig struct {
 	RealtimeInit                      time.Duration
 	MemoryLimit                       string
 	MemoryPressure                    float64
+	Backup                            backupConfig
 }
 
 func (c *serveConfig) settings() []setting {
-	return []setting{
+	return append([]setting{
 		stringSetting(&c.Addr, "addr", "PLATFORM_ADDR", ":8080", "address to listen on"),
 		stringSetting(&c.Domain, "domain", "PLATFORM_DOMAIN", "localhost", "apex domain: the admin API and /mcp live on it, project <id> on <id>.<domain>"),
 		stringSetting(&c.DataDir, "data", "PLATFORM_DATA", "./data", "folder for the embedded stores' files and the generated admin token"),
@@ -124,7 +125,7 @@ func (c *serveConfig) settings() []setting {
 		stringSetting(&c.MemoryLimit, "memory-limit", "PLATFORM_MEMORY_LIMIT", "", "memory the process may use (900MiB, 2GiB); also the Go runtime's soft limit. Empty: GOMEMLIMIT, else 90% of the cgroup's memory.max, else none"),
 		floatSetting(&c.MemoryPressure, "memory-pressure", "PLATFORM_MEMORY_PRESSURE", pressure.DefaultWatcherConfig.Fraction, "fraction of the memory limit past which new expensive requests are refused with 503 and Retry-After"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
-	}
+	}, c.Backup.settings()...)
 }
 
 func newServeCmd() *cobra.Command {
@@ -248,7 +249,12 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	watch.Go(func() { watcher.Run(watching) })
 	defer func() { stopWatching(); watch.Wait() }()
 
+	backups, err := cfg.Backup.options(dataDir)
+	if err != nil {
+		return err
+	}
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
+		Backups:   backups,
 		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: metrics.reg, Tracer: tracer,
 		// A zero Leeway takes VerifierConfig's default; here 0 means none.
@@ -346,6 +352,11 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	var sampler sync.WaitGroup
 	sampler.Go(func() { con.Run(sampling) })
 	defer func() { stopSampling(); sampler.Wait() }()
+	// Scheduled backups end, like the sampler, before the stores close.
+	backingUp, stopBackups := context.WithCancel(ctx)
+	var backupRuns sync.WaitGroup
+	backupRuns.Go(func() { reg.RunBackups(backingUp) })
+	defer func() { stopBackups(); backupRuns.Wait() }()
 	e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
 
 	// No WriteTimeout: MCP notification streams stay open for as long as their clients listen.

@@ -121,6 +121,7 @@ func (con *Console) Mount(e *echo.Echo) {
 	s.POST("/logout", con.logout)
 	con.mountProjects(s)
 	con.mountRecords(s)
+	con.mountBackups(s)
 	s.GET("/health", con.health)
 	s.GET("/projects/:id/identity", con.identity)
 	s.POST("/projects/:id/identity/token", con.mintToken)

@@ -60,6 +60,12 @@ type fixture struct {
 // requests logged as the service logs them (so a test can look for the token in the log).
 func start(t *testing.T, cfg console.Config) *fixture {
 	t.Helper()
+	return startWith(t, cfg, tenant.Options{})
+}
+
+// startWith is start with the registry's options.
+func startWith(t *testing.T, cfg console.Config, opts tenant.Options) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	stores, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
 	if err != nil {
@@ -68,8 +74,12 @@ func start(t *testing.T, cfg console.Config) *fixture {
 	t.Cleanup(func() { _ = stores.Close(context.Background()) })
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: telemetry.RedactAttr}))
+	opts.Logger = logger
 	// A JWKS that failed is fetched again soon (TestIdentityVerifierStatus).
-	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{Logger: logger, Auth: tenant.VerifierConfig{RetryInterval: 50 * time.Millisecond}})
+	if opts.Auth.RetryInterval == 0 {
+		opts.Auth.RetryInterval = 50 * time.Millisecond
+	}
+	reg, err := tenant.NewRegistry(ctx, stores, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -871,13 +881,13 @@ func TestProjectHistoryAndRestore(t *testing.T) {
 		t.Fatalf("delete: %d %s", a.status, a.body)
 	}
 	list := b.do(http.MethodGet, "/console/", nil, false)
-	if !strings.Contains(list.body, "<h2>Deleted projects</h2>") || !strings.Contains(list.body, `hx-post="/console/projects/shop/restore"`) {
+	if !strings.Contains(list.body, "<h2>Deleted projects</h2>") || !strings.Contains(list.body, `hx-post="/console/projects/shop/undelete"`) {
 		t.Fatalf("the project list does not offer the deleted project: %s", list.body)
 	}
 	if a := b.do(http.MethodPost, "/console/projects/apply", url.Values{"document": {v2}}, true); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "project deleted") {
 		t.Fatalf("apply over the deleted project: %d %s", a.status, a.body)
 	}
-	if a := b.do(http.MethodPost, "/console/projects/shop/restore", nil, true); a.status != http.StatusNoContent || a.header.Get("HX-Redirect") != "/console/projects/shop" {
+	if a := b.do(http.MethodPost, "/console/projects/shop/undelete", nil, true); a.status != http.StatusNoContent || a.header.Get("HX-Redirect") != "/console/projects/shop" {
 		t.Fatalf("restore: %d %s", a.status, a.body)
 	}
 	if p, err := f.reg.Get(ctx, "shop"); err != nil || p.Version != 3 {

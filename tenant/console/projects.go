@@ -24,7 +24,7 @@ func (con *Console) mountProjects(g *echo.Group) {
 	g.POST("/projects/apply", con.applyProject)
 	g.DELETE("/projects/:id", con.deleteProject)
 	g.POST("/projects/:id/rollback", con.rollbackProject)
-	g.POST("/projects/:id/restore", con.restoreProject)
+	g.POST("/projects/:id/undelete", con.undeleteProject)
 }
 
 // projectRow is a project as the list shows it.
@@ -300,10 +300,10 @@ func (con *Console) rollbackProject(c echo.Context) error {
 	return con.render(c, http.StatusOK, "editor", "outcome", view{Data: &outcome{ID: id, Applied: true, Summary: s, Changes: changes}})
 }
 
-// restoreProject brings back a project deleted without purge.
-func (con *Console) restoreProject(c echo.Context) error {
+// undeleteProject brings back a project deleted without purge.
+func (con *Console) undeleteProject(c echo.Context) error {
 	id := c.Param("id")
-	_, err := con.cfg.Registry.Restore(c.Request().Context(), id)
+	_, err := con.cfg.Registry.Undelete(c.Request().Context(), id)
 	switch {
 	case errors.Is(err, tenant.ErrProjectNotFound):
 		return con.render(c, http.StatusNotFound, "error", "message", view{Error: "project " + id + " does not exist"})
