@@ -98,7 +98,7 @@ func allRecords(t *testing.T, recs *store.Records, table string) map[string]map[
 func TestConformanceBackupUnderLoad(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store.Stores) {
 		ctx := t.Context()
-		if _, _, err := s.Projects().Put(ctx, "conf", `{"id":"conf","v":1}`); err != nil {
+		if _, _, err := s.Projects().Put(ctx, "conf", `{"id":"conf","v":1}`, store.Applied{}); err != nil {
 			t.Fatal(err)
 		}
 		recs, err := s.ProjectRecords(ctx, "conf", "", []store.Table{notes})
@@ -261,7 +261,7 @@ func TestConformanceBackupUnderLoad(t *testing.T) {
 func TestConformanceFailedRestoreKeepsRecords(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store.Stores) {
 		ctx := t.Context()
-		if _, _, err := s.Projects().Put(ctx, "conf", `{"id":"conf"}`); err != nil {
+		if _, _, err := s.Projects().Put(ctx, "conf", `{"id":"conf"}`, store.Applied{}); err != nil {
 			t.Fatal(err)
 		}
 		recs, err := s.ProjectRecords(ctx, "conf", "", []store.Table{notes})
@@ -342,7 +342,7 @@ func TestBackupS3(t *testing.T) {
 	}
 	defer s.Close(context.Background())
 	ctx := t.Context()
-	if _, _, err := s.Projects().Put(ctx, "shop", `{"id":"shop"}`); err != nil {
+	if _, _, err := s.Projects().Put(ctx, "shop", `{"id":"shop"}`, store.Applied{}); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := s.ProjectRecords(ctx, "shop", "", []store.Table{notes})
