@@ -64,7 +64,7 @@ bench:
 	@$(STEP) 4/13 "about 5 min" $(GO) test -run '^$$' -bench BenchmarkTenThousandProjects -benchtime 1x -timeout 30m ./tenant
 	@$(STEP) 5/13 "about 2 min" $(GO) test -run '^$$' -bench VersusSDK -benchmem -count 5 -benchtime 3000x ./mcpserver
 	@$(STEP) 5b/13 "about 1 min" $(GO) test -run '^$$' -bench 'ToolCall|Limiter' -benchmem -count 3 -benchtime 3000x ./mcpserver
-	@$(STEP) 5c/12 "under 1 min" $(GO) test -run '^$$' -bench EmbeddedRedis -benchmem -count 5 ./store
+	@$(STEP) 5c/13 "under 1 min" $(GO) test -run '^$$' -bench EmbeddedRedis -benchmem -count 5 ./store
 	@$(STEP) 6/13 "about 3 min" $(GO) test -run '^$$' -bench . ./tools/code
 	@GO=$(GO) $(STEP) 6b/13 "about 10 min" bench/code-reference.sh
 	@$(STEP) 7/13 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/cloud ./tools/security
