@@ -12,9 +12,9 @@ import (
 // UTF-8 with no name twice in an object, numbers a float64 holds, nesting at most
 // maxOnceDepth deep. It returns false for any other body (or an error), which encoding/json
 // then reads with the leniency and the messages the API has always had. encoding/json
-// validates the whole body, decodes it, then validates and decodes the variables again;
-// go-json-experiment's one pass through reflection still took 8 µs of a fetch by uid (a
-// 150-byte body) in tenant's BenchmarkFetchVsStore, this one 2 – 3.
+// validates the whole body, decodes it, then validates and decodes the variables again,
+// and even one pass through reflection (go-json-experiment) cost a fetch by uid several
+// times what this reader does (docs/performance.md, "Request handling").
 func readOnce(body []byte, req *request) bool {
 	r := onceReader{b: body}
 	out := request{decoded: true}

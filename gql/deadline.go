@@ -10,9 +10,10 @@ import (
 // timeLimit is context.WithTimeout for a request's time limit whose timer starts only when
 // something asks for Done, that is, waits for the limit. A planned read of one record by
 // uid never does (the store checks Err before it starts, and the read ends after one row),
-// and a timer, its function and a cancel context registered with the request's cost such a
-// request 2.5 µs. Err, Deadline and Value answer as the timed context would; once armed,
-// the context is the timed one (Value finds it, so contexts derived from it are canceled
+// and a timer, its function and a cancel context registered with the request's context
+// are a measurable part of such a request (docs/performance.md, "Request handling"). Err,
+// Deadline and Value answer as the timed context would; once armed, the context is the
+// timed one (Value finds it, so contexts derived from it are canceled
 // with it, not by a goroutine watching Done). It also carries the caller's Guard, when one
 // is given, as WithGuard would without a context of its own, and the request's budget.
 type timeLimit struct {

@@ -43,8 +43,8 @@ const (
 // loss can lose the last commits but never corrupts), a busy timeout for other processes
 // sharing the file, and a page cache of 4 MB per connection (SQLite's default is 2 MB; the
 // operating system caches the rest of the file). No mmap: every connection maps the file
-// on its own, so a 64 MB project read by five connections counted 320 MB of resident
-// memory, and reads through the page cache measured no slower.
+// on its own, so a project read by five connections counted its file five times in resident
+// memory, and reads through the page cache measured no slower (docs/performance.md).
 var sqlitePragmas = []string{
 	"busy_timeout(10000)",
 	"journal_mode(WAL)",

@@ -19,7 +19,7 @@ import (
 // keeps in step; declared indexes are on those columns, and filters and orders read them.
 // Reading json_extract(data, '$.field') instead would parse every record a scan visits, and
 // SQLite reads every record that an index on such an expression selects (so a count of
-// half the table, which an index on a column answers alone, would be five times slower).
+// half the table, which an index on a column answers alone, would read every record).
 // Lists and JSON fields are read from data.
 
 const sqlTablePrefix = "t_"

@@ -228,8 +228,8 @@ func ensureIn(ctx context.Context, tx *sql.Tx, t *Table) error {
 		want[indexName(t, ix)] = ix
 	}
 	// Each scalar field gets its column, filled from the records: indexes hold the column,
-	// and a filter that no index answers reads it instead of parsing every record's JSON,
-	// five times faster. A column stays when its field goes: a Records of the previous
+	// and a filter that no index answers reads it instead of parsing every record's JSON.
+	// A column stays when its field goes: a Records of the previous
 	// definition may be reading it right now, and writes keep every column in step.
 	cols, err := readColumns(ctx, tx, t)
 	if err != nil {

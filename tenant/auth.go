@@ -142,8 +142,8 @@ type Verifiers struct {
 }
 
 // verifiedKey is a token that passed one verifier (one version of one project's settings).
-// The token itself is the key, not a digest of it: a lookup hashes it in tens of
-// nanoseconds where SHA-256 took half a microsecond, and only the same bytes find it.
+// The token itself is the key, not a digest of it: a map hashes it far faster than SHA-256
+// would (docs/performance.md, "Tokens"), and only the same bytes find it.
 type verifiedKey struct {
 	verifier uint64
 	token    string

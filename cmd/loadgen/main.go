@@ -2,9 +2,9 @@
 // operations: create, list, fetch by uid and update, each run for a while by concurrent
 // clients.
 //
-// Without -url it starts what `platform serve` would on embedded stores (FerretDB and the
+// Without -url it starts what `platform serve` would on embedded stores (SQLite and the
 // GraphQL API of a products table, on a loopback port, in a temporary folder) and also
-// measures the FindOne that a fetch by uid makes through the driver directly, printing the
+// measures the read a fetch by uid makes, straight from the store (store get), printing the
 // ratio of the two. With -url it loads a running server, sending -token as the bearer token.
 package main
 
