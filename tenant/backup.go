@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -313,8 +314,6 @@ func (r *Registry) backupError(c echo.Context, id, what string, err error) error
 		return WriteError(c, http.StatusNotFound, CodeNotFound, err.Error())
 	case errors.Is(err, ErrProjectExists):
 		return WriteError(c, http.StatusConflict, CodeConflict, err.Error())
-	case errors.Is(err, ErrProjectDeleted):
-		return WriteError(c, http.StatusConflict, CodeConflict, err.Error())
 	}
 	return r.internal(c, what, err)
 }
@@ -373,6 +372,10 @@ func (r *Registry) restoreBackup(c echo.Context) error {
 		}
 	}
 	out, err := r.Restore(c.Request().Context(), id, req.At, req.As)
+	if errors.Is(err, ErrProjectDeleted) {
+		// The project restored into is kept, deleted, with its records.
+		return WriteError(c, http.StatusConflict, CodeConflict, deletedHint(cmp.Or(req.As, id)))
+	}
 	if err != nil {
 		return r.backupError(c, id, "restore", err)
 	}

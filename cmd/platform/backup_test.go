@@ -217,6 +217,19 @@ func TestBackupUnderWriteLoad(t *testing.T) {
 			t.Errorf("POST %s %s: %d %s, want %d %s %q", c.path, c.body, st, raw, c.status, c.code, c.msg)
 		}
 	}
+
+	// A project deleted without purge keeps its records: a restore into it is refused, and
+	// they are there when it is undeleted. (Before, the restore replaced them, then failed to
+	// store the document.)
+	adminJSON(t, s, "DELETE", "/admin/v1/projects/shop2", "", http.StatusOK, nil)
+	st, raw := s.do("POST", "localhost", "/admin/v1/projects/shop/restore", s.token, []byte(`{"as":"shop2"}`))
+	if st != http.StatusConflict || !strings.Contains(string(raw), `\"shop2\" was deleted and is kept with its records`) {
+		t.Fatalf("restore into the deleted shop2: %d %s", st, raw)
+	}
+	adminJSON(t, s, "POST", "/admin/v1/projects/shop2/undelete", "", http.StatusOK, nil)
+	if got := products(t, s, "shop2"); !reflect.DeepEqual(got, restored) {
+		t.Fatalf("shop2 holds %d products once undeleted, want the %d it held", len(got), len(restored))
+	}
 }
 
 // TestScheduledBackupsToS3 runs a server whose scheduled backups go to an S3-compatible
