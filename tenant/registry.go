@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -106,6 +107,48 @@ type Registry struct {
 	live      *realtime
 	stop      context.CancelFunc
 	done      chan struct{}
+	// own are this replica's change notices on their way back from Redis (pub/sub echoes
+	// them to their sender). The entry was forgotten when the change was announced, and a
+	// load since read the new document: forgetting it again would only build it twice.
+	own ownNotices
+}
+
+// ownNoticeTTL bounds how long a notice this replica sent is waited for: one lost on a
+// reconnection must not make listen skip another replica's notice for long.
+const ownNoticeTTL = 10 * time.Second
+
+// ownNotices are the times this replica announced each project's change, oldest first.
+type ownNotices struct {
+	mu sync.Mutex
+	at map[string][]time.Time
+}
+
+func (o *ownNotices) add(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.at == nil {
+		o.at = map[string][]time.Time{}
+	}
+	o.at[id] = append(o.at[id], time.Now())
+}
+
+// take reports whether a notice of id is this replica's own, sent within ownNoticeTTL, and
+// counts it received. Another replica's notice taken for one's own costs nothing: the own
+// one then comes, is not expected any more, and makes the replica forget the entry after
+// both changes.
+func (o *ownNotices) take(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	at := o.at[id]
+	if len(at) == 0 {
+		return false
+	}
+	if len(at) == 1 {
+		delete(o.at, id)
+	} else {
+		o.at[id] = at[1:]
+	}
+	return time.Since(at[0]) < ownNoticeTTL
 }
 
 // NewRegistry opens the registry and starts listening for changes made by other replicas.
@@ -156,7 +199,9 @@ func (r *Registry) listen(ctx context.Context, sub *redis.PubSub) {
 			if !ok {
 				return
 			}
-			r.cache.forget(m.Payload)
+			if !r.own.take(m.Payload) {
+				r.cache.forget(m.Payload)
+			}
 		case <-janitor.C:
 			r.cache.evictIdle()
 		}
@@ -387,7 +432,9 @@ func (r *Registry) List(ctx context.Context) ([]*Project, error) {
 // replicas' background refresh picks it up.
 func (r *Registry) announce(ctx context.Context, id string) {
 	r.cache.forget(id)
+	r.own.add(id)
 	if err := r.stores.Redis.Publish(ctx, changesChannel, id).Err(); err != nil {
+		r.own.take(id)
 		r.opts.Logger.Warn("announce project change", "project", id, "err", err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
@@ -148,4 +150,40 @@ func BenchmarkTenThousandProjects(b *testing.B) {
 	b.ReportMetric(at1k/(1<<20), "heapMiB@1k")
 	b.ReportMetric(at10k/(1<<20), "heapMiB@10k")
 	b.ReportMetric(float64(reg.CachedProjects()), "cached")
+}
+
+// TestChangeBuildsOnce: a replica that applies a change and serves the project at once
+// builds it once. Redis echoes the replica's own change notice back to it; forgetting the
+// project again then dropped (or refused to keep) the build that read the new document, and
+// the next request built it again.
+func TestChangeBuildsOnce(t *testing.T) {
+	s := openStores(t)
+	ctx := context.Background()
+	metrics := prometheus.NewRegistry()
+	reg, err := tenant.NewRegistry(ctx, s, tenant.Options{Registerer: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	const changes = 20
+	for i := range changes {
+		p, err := tenant.ParseDocument(fmt.Appendf(nil, `{"id":"shop","tables":{"products":{"fields":{"f%d":{"type":"String"}}}}}`, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := reg.Put(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reg.Runtime(ctx, "shop"); err != nil {
+			t.Fatal(err)
+		}
+		// Long enough for the notice to come back and be handled.
+		time.Sleep(20 * time.Millisecond)
+		if _, err := reg.Runtime(ctx, "shop"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := metricValue(t, metrics, "platform_project_builds_total", "load"); n != changes {
+		t.Errorf("%d changes, each served twice, built the project %v times, want %d", changes, n, changes)
+	}
 }
