@@ -1,0 +1,142 @@
+// Package testenv gives tests of every package what they need from the machine: the commands
+// that .ci/run installs (git, node, chromium, redis-server), a real redis-server on a free
+// port, file trees and git repositories in the test's own folders.
+//
+// A test that cannot run without something missing here is skipped on a developer's machine,
+// but fails under CI=true: there .ci/run installs everything, and a skip would let a failed
+// install pass unseen. The package imports none of the platform's own, so that the tests of
+// every package can use it.
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// installs says how .ci/run installs each command the tests need.
+var installs = map[string]string{
+	"chromium":     "apt-get install chromium",
+	"git":          "apt-get install git",
+	"node":         "apt-get install nodejs npm",
+	"redis-server": "apt-get install redis-server",
+}
+
+// CI reports whether the tests run under CI=true, where nothing they need may be missing.
+func CI() bool {
+	ci, _ := strconv.ParseBool(os.Getenv("CI"))
+	return ci
+}
+
+// Need returns the path of the command name, the first of name and alternatives found on
+// PATH. Where none is, the test is skipped, or fails under CI=true.
+func Need(tb testing.TB, name string, alternatives ...string) string {
+	tb.Helper()
+	for _, n := range append([]string{name}, alternatives...) {
+		if path, err := exec.LookPath(n); err == nil {
+			return path
+		}
+	}
+	how := installs[name]
+	if how == "" {
+		how = "install it"
+	}
+	missing(tb, fmt.Sprintf("%s is not on PATH (.ci/run installs it: %s)", name, how))
+	return ""
+}
+
+// NeedFile stops the test when path, something installed for the tests, is missing: it is
+// skipped, or fails under CI=true. install is the command that installs it.
+func NeedFile(tb testing.TB, path, install string) {
+	tb.Helper()
+	if _, err := os.Stat(path); err != nil {
+		missing(tb, fmt.Sprintf("%s is missing (.ci/run installs it: %s): %v", path, install, err))
+	}
+}
+
+// Use reports whether a test that can run with or without the command name (a real
+// redis-server beside the embedded Redis, say) runs with it: when name is on PATH, and always
+// under CI=true, so that a failed install fails the test (in Need) instead of narrowing it.
+func Use(name string) bool {
+	if CI() {
+		return true
+	}
+	_, err := exec.LookPath(name)
+	return err == nil
+}
+
+func missing(tb testing.TB, what string) {
+	tb.Helper()
+	if CI() {
+		tb.Fatalf("%s; under CI=true a test that needs it fails instead of skipping", what)
+	}
+	tb.Skip(what)
+}
+
+// RedisServer runs a real redis-server, without persistence, on a free loopback port until
+// the test ends, and returns its host:port and a func that kills it sooner (to test what
+// happens when Redis goes away). It needs redis-server (see Need).
+func RedisServer(tb testing.TB) (addr string, stop func()) {
+	tb.Helper()
+	bin := Need(tb, "redis-server")
+	// The port is free when asked for, but may be taken before redis-server binds it.
+	for attempt := 1; ; attempt++ {
+		addr, stop, err := startRedis(tb, bin)
+		if err == nil {
+			tb.Cleanup(stop)
+			return addr, stop
+		}
+		if attempt == 3 {
+			tb.Fatal(err)
+		}
+	}
+}
+
+func startRedis(tb testing.TB, bin string) (string, func(), error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tb.TempDir())
+	// out is read only once the process has ended, when nothing writes to it any more.
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			<-exited
+		})
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1})
+	defer rdb.Close()
+	deadline := time.After(10 * time.Second)
+	for rdb.Ping(context.Background()).Err() != nil {
+		select {
+		case <-exited:
+			return "", nil, fmt.Errorf("redis-server on %s exited:\n%s", addr, out.String())
+		case <-deadline:
+			stop()
+			return "", nil, fmt.Errorf("redis-server on %s did not answer within 10 s:\n%s", addr, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return addr, stop, nil
+}
