@@ -23,12 +23,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// installs says how .ci/run installs each command the tests need.
+// installs says how each command the tests need gets onto a machine.
 var installs = map[string]string{
-	"chromium":     "apt-get install chromium",
-	"git":          "apt-get install git",
-	"node":         "apt-get install nodejs npm",
-	"redis-server": "apt-get install redis-server",
+	"chromium":     ".ci/run installs it: apt-get install chromium",
+	"git":          ".ci/run installs it: apt-get install git",
+	"go":           "the machine that runs .ci/run has Go: https://go.dev/dl",
+	"node":         ".ci/run installs it: apt-get install nodejs npm",
+	"redis-server": ".ci/run installs it: apt-get install redis-server",
 }
 
 // CI reports whether the tests run under CI=true, where nothing they need may be missing.
@@ -46,11 +47,11 @@ func Need(tb testing.TB, name string, alternatives ...string) string {
 			return path
 		}
 	}
-	how := installs[name]
-	if how == "" {
+	how, ok := installs[name]
+	if !ok {
 		how = "install it"
 	}
-	missing(tb, fmt.Sprintf("%s is not on PATH (.ci/run installs it: %s)", name, how))
+	missing(tb, fmt.Sprintf("%s is not on PATH (%s)", name, how))
 	return ""
 }
 

@@ -266,6 +266,8 @@ func analyzeCold(b *testing.B, dir string) (*code.Analyzer, *code.CodebaseReport
 func BenchmarkGorootColdVsCtags(b *testing.B) {
 	ctags, err := exec.LookPath("ctags")
 	if err != nil {
+		// A figure for docs/performance.md (make bench), not a check: CI runs no benchmarks
+		// and .ci/run does not install ctags.
 		b.Skip("no ctags: apt-get install universal-ctags")
 	}
 	src := gorootSrc(b)
