@@ -299,7 +299,7 @@ func (o observedTool) Call(ctx context.Context, args json.RawMessage) (any, erro
 // larger than the request timeout allows: before the timeout, the caller gets the findings of
 // the files scanned so far, flagged truncated, and the assessment itself has stopped.
 func TestLongAssessmentAnswersTruncated(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() { // -short leaves out the long tests, under CI=true too
 		t.Skip("generates a large workspace")
 	}
 	dir := t.TempDir()

@@ -39,7 +39,7 @@ const (
 )
 
 func TestScaleOut(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() { // -short leaves out the long tests, under CI=true too
 		t.Skip("starts two replicas and two stores; not in -short")
 	}
 	bin := scaleBuild(t)

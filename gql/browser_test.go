@@ -15,7 +15,7 @@ import (
 // TestExplorerInChromium loads the explorer in a real headless Chromium, runs a query from its
 // editor and reads the answer off the page. .ci/run installs Debian's chromium.
 func TestExplorerInChromium(t *testing.T) {
-	browser := testenv.Need(t, "chromium", "chromium-browser", "google-chrome")
+	browser := testenv.Need(t, "chromium")
 	srv := serveExplorer(t, gql.Config{Tables: []gql.Table{products()}, Introspection: true})
 	create(t, srv, map[string]any{"name": "Tea", "price": 3.5})
 

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,17 +33,21 @@ var installs = map[string]string{
 	"redis-server": ".ci/run installs it: apt-get install redis-server",
 }
 
+// aliases are the other names a command goes by: Ubuntu's chromium-browser, and Chrome,
+// which runs the same headless tests.
+var aliases = map[string][]string{"chromium": {"chromium-browser", "google-chrome"}}
+
 // CI reports whether the tests run under CI=true, where nothing they need may be missing.
 func CI() bool {
 	ci, _ := strconv.ParseBool(os.Getenv("CI"))
 	return ci
 }
 
-// Need returns the path of the command name, the first of name and alternatives found on
-// PATH. Where none is, the test is skipped, or fails under CI=true.
-func Need(tb testing.TB, name string, alternatives ...string) string {
+// Need returns the path of the command name. Where it is not on PATH the test is skipped, or
+// fails under CI=true.
+func Need(tb testing.TB, name string) string {
 	tb.Helper()
-	for _, n := range append([]string{name}, alternatives...) {
+	for _, n := range append([]string{name}, aliases[name]...) {
 		if path, err := exec.LookPath(n); err == nil {
 			return path
 		}
@@ -140,4 +145,15 @@ func startRedis(tb testing.TB, bin string) (string, func(), error) {
 		}
 	}
 	return addr, stop, nil
+}
+
+// GOROOT returns the root of the Go installation that runs the tests: its src folder is a
+// large real tree that every machine with Go has. It needs go (see Need).
+func GOROOT(tb testing.TB) string {
+	tb.Helper()
+	out, err := exec.Command(Need(tb, "go"), "env", "GOROOT").Output()
+	if err != nil {
+		tb.Fatalf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }

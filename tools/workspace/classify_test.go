@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,12 +48,8 @@ func TestLanguageAsLinguist(t *testing.T) {
 		})
 	}
 
-	goroot, err := exec.Command(testenv.Need(t, "go"), "env", "GOROOT").Output()
-	if err != nil {
-		t.Fatalf("go env GOROOT: %v", err)
-	}
 	// Every Go installation carries its sources; the tests are run by one.
-	dir := filepath.Join(strings.TrimSpace(string(goroot)), "src", "runtime")
+	dir := filepath.Join(testenv.GOROOT(t), "src", "runtime")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
