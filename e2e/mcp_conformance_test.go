@@ -25,7 +25,7 @@ func TestMCPConformance(t *testing.T) {
 	if cli == "" {
 		cli = conformanceCLI
 	}
-	testenv.NeedFile(t, cli, "bash .ci/run")
+	testenv.NeedFile(t, cli, "npm install --prefix .ci/conformance @modelcontextprotocol/conformance, at the version pinned there")
 	testenv.Need(t, "node")
 	baseline, err := filepath.Abs("testdata/mcp-conformance-baseline.yml")
 	if err != nil {

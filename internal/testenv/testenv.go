@@ -24,18 +24,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// installs says how each command the tests need gets onto a machine.
-var installs = map[string]string{
-	"chromium":     ".ci/run installs it: apt-get install chromium",
-	"git":          ".ci/run installs it: apt-get install git",
-	"go":           "the machine that runs .ci/run has Go: https://go.dev/dl",
-	"node":         ".ci/run installs it: apt-get install nodejs npm",
-	"redis-server": ".ci/run installs it: apt-get install redis-server",
+// command says how the command name gets onto a machine, and the other names it goes by.
+func command(name string) (install string, aliases []string) {
+	switch name {
+	case "chromium":
+		// Ubuntu calls it chromium-browser; Chrome runs the same headless tests.
+		return ".ci/run installs it: apt-get install chromium", []string{"chromium-browser", "google-chrome"}
+	case "git":
+		return ".ci/run installs it: apt-get install git", nil
+	case "go":
+		return "the machine that runs .ci/run has Go: https://go.dev/dl", nil
+	case "node":
+		return ".ci/run installs it: apt-get install nodejs npm", nil
+	case "redis-server":
+		return ".ci/run installs it: apt-get install redis-server", nil
+	}
+	return "install it", nil
 }
-
-// aliases are the other names a command goes by: Ubuntu's chromium-browser, and Chrome,
-// which runs the same headless tests.
-var aliases = map[string][]string{"chromium": {"chromium-browser", "google-chrome"}}
 
 // CI reports whether the tests run under CI=true, where nothing they need may be missing.
 func CI() bool {
@@ -47,16 +52,13 @@ func CI() bool {
 // fails under CI=true.
 func Need(tb testing.TB, name string) string {
 	tb.Helper()
-	for _, n := range append([]string{name}, aliases[name]...) {
+	install, aliases := command(name)
+	for _, n := range append([]string{name}, aliases...) {
 		if path, err := exec.LookPath(n); err == nil {
 			return path
 		}
 	}
-	how, ok := installs[name]
-	if !ok {
-		how = "install it"
-	}
-	missing(tb, fmt.Sprintf("%s is not on PATH (%s)", name, how))
+	missing(tb, fmt.Sprintf("%s is not on PATH (%s)", name, install))
 	return ""
 }
 
