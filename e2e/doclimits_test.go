@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools"
 )
 
@@ -31,26 +32,17 @@ func composeLaughs() string {
 // the resources of an ordinary compose file using `<<: *defaults`, within a bounded
 // allocation; security_assessment names the files in its notes.
 func TestDeclarationFilesPastTheLimitsOverMCP(t *testing.T) {
-	root := t.TempDir()
-	write := func(rel, content string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("bomb/docker-compose.yml", composeLaughs())
-	write("deep/main.tf", "locals {\n  a = "+strings.Repeat("[", 400_000)+strings.Repeat("]", 400_000)+"\n}\n")
 	// Terraform's locals are HCL's anchors: each doubles the one before, 16 GB at the last.
 	locals := "locals {\n  l0 = \"xxxxxxxxxxxxxxxx\"\n"
 	for i := 1; i <= 30; i++ {
 		locals += fmt.Sprintf("  l%d = \"${local.l%d}${local.l%d}\"\n", i, i-1, i-1)
 	}
-	write("tf/main.tf", locals+"  tags = {team = \"web\"}\n}\n"+
-		"resource \"aws_s3_bucket\" \"b\" {\n  bucket = local.l30\n  tags = local.tags\n}\n")
-	write("app/compose.yaml", `
+	root := testenv.TempTree(t, map[string]string{
+		"bomb/docker-compose.yml": composeLaughs(),
+		"deep/main.tf":            "locals {\n  a = " + strings.Repeat("[", 400_000) + strings.Repeat("]", 400_000) + "\n}\n",
+		"tf/main.tf": locals + "  tags = {team = \"web\"}\n}\n" +
+			"resource \"aws_s3_bucket\" \"b\" {\n  bucket = local.l30\n  tags = local.tags\n}\n",
+		"app/compose.yaml": `
 x-defaults: &defaults
   restart: always
   logging: {driver: json-file}
@@ -62,7 +54,8 @@ services:
     <<: *defaults
     image: busybox:1.36
     restart: "no"
-`)
+`,
+	})
 	hub := &tools.Hub{}
 	set, _ := infraSet(t, root, hub)
 	url := startMCP(t, set, hub)

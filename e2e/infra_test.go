@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,9 +15,9 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/platform-dev/platform/mcpserver"
+	"github.com/platform-dev/platform/mcpserver/mcptest"
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/cloud"
 	"github.com/platform-dev/platform/tools/expert"
@@ -301,7 +299,7 @@ func (o observedTool) Call(ctx context.Context, args json.RawMessage) (any, erro
 // larger than the request timeout allows: before the timeout, the caller gets the findings of
 // the files scanned so far, flagged truncated, and the assessment itself has stopped.
 func TestLongAssessmentAnswersTruncated(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() { // -short leaves out the long tests, under CI=true too
 		t.Skip("generates a large workspace")
 	}
 	dir := t.TempDir()
@@ -327,21 +325,11 @@ func TestLongAssessmentAnswersTruncated(t *testing.T) {
 
 	// startMCP uses a one-minute timeout; this test needs the timeout to pass first, so it
 	// builds the same server with a short one.
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	srv, err := mcpserver.New(mcpserver.Config{RequestsPerWindow: 1000, Window: time.Minute, MaxConcurrent: 100,
-		RequestTimeout: time.Second}, rdb, set, hub, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv)
-	ts := httptest.NewServer(mux)
-	t.Cleanup(func() { ts.Close(); _ = srv.Close() })
+	url := mcptest.Serve(t, miniredis.RunT(t).Addr(), mcpserver.Config{RequestsPerWindow: 1000, Window: time.Minute, MaxConcurrent: 100,
+		RequestTimeout: time.Second}, set, hub, nil).URL
 
 	start := time.Now()
-	res, rerr := callTool(t, ts.URL+"/mcp", "security_assessment", map[string]any{"scope": "both"})
+	res, rerr := callTool(t, url, "security_assessment", map[string]any{"scope": "both"})
 	if rerr != nil {
 		t.Fatalf("assessment past the budget: %v, want a truncated answer", rerr)
 	}

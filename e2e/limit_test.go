@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"testing"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools"
 )
 
@@ -88,28 +88,13 @@ func TestLimitCutsEveryList(t *testing.T) {
 // several files, for changes_impact to have several changes with several dependents.
 func changedRepository(t *testing.T) string {
 	t.Helper()
-	gitPath, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("needs git to make a repository")
-	}
 	root := t.TempDir()
 	if err := os.CopyFS(root, os.DirFS(codeFixture)); err != nil {
 		t.Fatal(err)
 	}
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(gitPath, append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q")
-	git("add", ".")
-	git("commit", "-q", "-m", "fixture")
+	testenv.NewGit(t, root).Commit("fixture", nil)
 	n := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(path) != ".go" {
 			return err
 		}

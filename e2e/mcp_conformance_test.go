@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/platform-dev/platform/cmd/platform/platformtest"
+	"github.com/platform-dev/platform/internal/testenv"
 )
 
 // conformanceCLI is where .ci/run installs the official MCP conformance suite
@@ -24,12 +25,8 @@ func TestMCPConformance(t *testing.T) {
 	if cli == "" {
 		cli = conformanceCLI
 	}
-	if _, err := os.Stat(cli); err != nil {
-		t.Skipf("the MCP conformance suite is not installed at %s (bash .ci/run installs it): %v", cli, err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed; the MCP conformance suite needs it")
-	}
+	testenv.NeedFile(t, cli, "npm install --prefix .ci/conformance @modelcontextprotocol/conformance, at the version pinned there")
+	testenv.Need(t, "node")
 	baseline, err := filepath.Abs("testdata/mcp-conformance-baseline.yml")
 	if err != nil {
 		t.Fatal(err)

@@ -2,16 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/platform-dev/platform/mcpserver"
 	"github.com/platform-dev/platform/mcpserver/mcptest"
@@ -23,27 +18,13 @@ import (
 // everything is shut down when the test ends.
 func startMCP(t *testing.T, set tools.Set, hub *tools.Hub) (url string) {
 	t.Helper()
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	srv, err := mcpserver.New(mcpserver.Config{
+	return mcptest.Serve(t, miniredis.RunT(t).Addr(), mcpserver.Config{
 		RequestsPerWindow: 100000,
 		Window:            time.Minute,
 		MaxConcurrent:     1000,
 		RequestTimeout:    time.Minute,
 		Version:           "e2e",
-	}, rdb, set, hub, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatalf("start MCP server: %v", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv)
-	ts := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ts.Close()
-		_ = srv.Close()
-	})
-	return ts.URL + "/mcp"
+	}, set, hub, nil).URL
 }
 
 var rpcIDs atomic.Int64

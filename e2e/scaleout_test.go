@@ -12,12 +12,10 @@ import (
 	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,8 +24,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/platform-dev/platform/cmd/platform/platformtest"
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/store"
-	"github.com/redis/go-redis/v9"
 )
 
 // The scale-out test runs the deployment shape of deploy/k8s on one machine: two `platform
@@ -41,14 +39,12 @@ const (
 )
 
 func TestScaleOut(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not on PATH, so the shared-Redis scale-out test cannot run: install it (apt-get install -y redis-server)")
-	}
-	if testing.Short() {
+	if testing.Short() { // -short leaves out the long tests, under CI=true too
 		t.Skip("starts two replicas and two stores; not in -short")
 	}
 	bin := scaleBuild(t)
-	redisURL := scaleRedis(t)
+	redisAddr, _ := testenv.RedisServer(t)
+	redisURL := "redis://" + redisAddr + "/0"
 	mongoURI := scaleFerretDB(t)
 	idp := newScaleIdP(t)
 
@@ -238,50 +234,6 @@ func scaleBuild(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return bin
-}
-
-// scaleRedis runs a real redis-server on a free loopback port, without persistence.
-func scaleRedis(t *testing.T) string {
-	t.Helper()
-	for attempt := 0; ; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
-		ln.Close()
-		cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start redis-server: %v", err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port})
-		deadline := time.Now().Add(10 * time.Second)
-		for rdb.Ping(context.Background()).Err() != nil && time.Now().Before(deadline) {
-			select {
-			case <-exited:
-				deadline = time.Time{}
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-		ok := rdb.Ping(context.Background()).Err() == nil
-		rdb.Close()
-		if ok {
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				<-exited
-			})
-			return "redis://127.0.0.1:" + port + "/0"
-		}
-		_ = cmd.Process.Kill()
-		<-exited
-		if attempt == 2 { // the port was taken between Close and the server's bind, three times
-			t.Fatalf("redis-server did not start:\n%s", out.String())
-		}
-	}
 }
 
 // scaleFerretDB runs FerretDB (SQLite handler) in the test process, outside both replicas,

@@ -2,7 +2,6 @@ package gql_test
 
 import (
 	"context"
-	osexec "os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -10,21 +9,13 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/internal/testenv"
 )
 
 // TestExplorerInChromium loads the explorer in a real headless Chromium, runs a query from its
 // editor and reads the answer off the page. .ci/run installs Debian's chromium.
 func TestExplorerInChromium(t *testing.T) {
-	var browser string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := osexec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		t.Skip("no Chromium installed; .ci/run installs Debian's chromium")
-	}
+	browser := testenv.Need(t, "chromium")
 	srv := serveExplorer(t, gql.Config{Tables: []gql.Table{products()}, Introspection: true})
 	create(t, srv, map[string]any{"name": "Tea", "price": 3.5})
 

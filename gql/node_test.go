@@ -1,12 +1,12 @@
 package gql_test
 
 import (
-	"os"
 	osexec "os/exec"
 	"strings"
 	"testing"
 
 	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/internal/testenv"
 )
 
 // TestNodeClients runs real clients from npm against the API: graphql-http's server audit
@@ -14,13 +14,8 @@ import (
 // buildClientSchema, with the default options and with every option on, on a schema whose
 // relations make a cycle. .ci/run installs node and the pinned packages (gql/testdata/npm).
 func TestNodeClients(t *testing.T) {
-	node, err := osexec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; .ci/run installs it")
-	}
-	if _, err := os.Stat("testdata/npm/node_modules/graphql-http/package.json"); err != nil {
-		t.Skip("the npm packages are not installed: npm ci --prefix gql/testdata/npm (.ci/run does)")
-	}
+	node := testenv.Need(t, "node")
+	testenv.NeedFile(t, "testdata/npm/node_modules/graphql-http/package.json", "npm ci --prefix gql/testdata/npm")
 	// Orders and products related both ways: the schema has a cycle, which introspection
 	// and buildClientSchema must carry.
 	orders, prods, _ := shop()

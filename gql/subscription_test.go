@@ -8,13 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	osexec "os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/internal/testenv"
 )
 
 // serveRealtime serves an API with subscriptions fed by the package's embedded Redis, on
@@ -52,13 +52,8 @@ func serveRealtime(t testing.TB, project string) *httptest.Server {
 // the API's WebSocket and SSE transports: each sees the cheap product created, not the
 // expensive one its where leaves out.
 func TestNodeSubscriptionClients(t *testing.T) {
-	node, err := osexec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; .ci/run installs it")
-	}
-	if _, err := os.Stat("testdata/npm/node_modules/graphql-ws/package.json"); err != nil {
-		t.Skip("the npm packages are not installed: npm ci --prefix gql/testdata/npm (.ci/run does)")
-	}
+	node := testenv.Need(t, "node")
+	testenv.NeedFile(t, "testdata/npm/node_modules/graphql-ws/package.json", "npm ci --prefix gql/testdata/npm")
 	srv := serveRealtime(t, "node")
 	cmd := osexec.CommandContext(t.Context(), node, "subscribe.mjs", strings.TrimPrefix(srv.URL, "http://"), "secret")
 	cmd.Dir = "testdata/npm"

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +16,9 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/mcpserver"
+	"github.com/platform-dev/platform/mcpserver/mcptest"
 	"github.com/platform-dev/platform/tools"
 )
 
@@ -160,7 +159,7 @@ func (r *docResource) set(doc map[string]any) {
 }
 
 // redisBackend is a Redis server for the tests: miniredis always, and a real redis-server
-// when one is installed.
+// when one is installed (always under CI=true, see testenv.Use).
 type redisBackend struct {
 	name string
 	addr string
@@ -176,8 +175,11 @@ func backends(t testing.TB) []func(t testing.TB) redisBackend {
 		mr := miniredis.RunT(t)
 		return redisBackend{name: "miniredis", addr: mr.Addr(), stop: mr.Close, elapse: mr.FastForward}
 	}}
-	if path, err := exec.LookPath("redis-server"); err == nil {
-		out = append(out, func(t testing.TB) redisBackend { return startRedisServer(t, path) })
+	if testenv.Use("redis-server") {
+		out = append(out, func(t testing.TB) redisBackend {
+			addr, stop := testenv.RedisServer(t)
+			return redisBackend{name: "redis-server", addr: addr, stop: stop, elapse: time.Sleep}
+		})
 	}
 	return out
 }
@@ -188,11 +190,6 @@ func forEachRedis(t *testing.T, fn func(t *testing.T, rb redisBackend)) {
 		rb := start(t)
 		t.Run(rb.name, func(t *testing.T) { fn(t, rb) })
 	}
-}
-
-func startRedisServer(t testing.TB, path string) redisBackend {
-	addr, stop := mcpserver.StartRedisServer(t, path)
-	return redisBackend{name: "redis-server", addr: addr, stop: stop, elapse: time.Sleep}
 }
 
 type testServer struct {
@@ -211,24 +208,12 @@ func newServer(t testing.TB, addr, prefix string, cfg mcpserver.Config, set tool
 // newServerLogged is newServer with the server's log written to log.
 func newServerLogged(t testing.TB, addr, prefix string, cfg mcpserver.Config, set tools.Set, hub *tools.Hub, log io.Writer) testServer {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, DialerRetries: 1})
 	cfg.KeyPrefix = prefix
 	if cfg.Version == "" {
 		cfg.Version = "test"
 	}
-	srv, err := mcpserver.New(cfg, rdb, set, hub, slog.New(slog.NewTextHandler(log, nil)))
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv)
-	ts := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ts.Close()
-		_ = srv.Close()
-		_ = rdb.Close()
-	})
-	return testServer{srv: srv, url: ts.URL + "/mcp", rdb: rdb}
+	s := mcptest.Serve(t, addr, cfg, set, hub, slog.New(slog.NewTextHandler(log, nil)))
+	return testServer{srv: s.Server, url: s.URL, rdb: s.Redis}
 }
 
 var prefixes atomic.Int64

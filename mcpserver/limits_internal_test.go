@@ -4,13 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http/httptest"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools"
 )
 
@@ -19,8 +19,8 @@ import (
 // installed, redis-server.
 func BenchmarkLimiter(b *testing.B) {
 	addrs := map[string]string{"miniredis": miniredis.RunT(b).Addr()}
-	if path, err := exec.LookPath("redis-server"); err == nil {
-		addrs["redis-server"], _ = StartRedisServer(b, path)
+	if testenv.Use("redis-server") {
+		addrs["redis-server"], _ = testenv.RedisServer(b)
 	}
 	for name, addr := range addrs {
 		b.Run(name, func(b *testing.B) {

@@ -1,12 +1,12 @@
 package mcpserver_test
 
 import (
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/mcpserver"
 	"github.com/platform-dev/platform/tools"
 )
@@ -17,13 +17,8 @@ import (
 // completions, logging, sampling, elicitation and the end of the session
 // (testdata/npm/client.mjs, one line per check).
 func TestTypeScriptSDK(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; .ci/run installs it")
-	}
-	if _, err := os.Stat("testdata/npm/node_modules/@modelcontextprotocol/sdk/package.json"); err != nil {
-		t.Skip("the npm packages are not installed: npm ci --prefix mcpserver/testdata/npm (.ci/run does)")
-	}
+	node := testenv.Need(t, "node")
+	testenv.NeedFile(t, "testdata/npm/node_modules/@modelcontextprotocol/sdk/package.json", "npm ci --prefix mcpserver/testdata/npm")
 	forEachRedis(t, func(t *testing.T, rb redisBackend) {
 		slow := newSlowTool()
 		set := allTools(slow)

@@ -1,10 +1,10 @@
 package tenant_test
 
 import (
-	"os"
 	osexec "os/exec"
 	"testing"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tenant"
 )
 
@@ -14,14 +14,9 @@ import (
 // depends on the token: the script checks each, that another caller's product stays hidden,
 // and that the same client without the token is refused.
 func TestURQLClient(t *testing.T) {
-	node, err := osexec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; .ci/run installs it")
-	}
+	node := testenv.Need(t, "node")
 	const clients = "../gql/testdata/npm"
-	if _, err := os.Stat(clients + "/node_modules/@urql/core/package.json"); err != nil {
-		t.Skip("the npm packages are not installed: npm ci --prefix gql/testdata/npm (.ci/run does)")
-	}
+	testenv.NeedFile(t, clients+"/node_modules/@urql/core/package.json", "npm ci --prefix gql/testdata/npm")
 	s := newStack(t)
 	p := s.project(tenant.Access{Read: tenant.RuleOwner, Create: tenant.RuleAuthenticated, Update: tenant.RuleOwner, Delete: tenant.RuleOwner})
 	bobs := p.seed(t, "bob", "Coffee", 2.5)

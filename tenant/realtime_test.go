@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
@@ -337,34 +337,15 @@ func (w *wsClient) closed() (websocket.StatusCode, string) {
 const productSub = `subscription ($where: productWhere) { products(where: $where) { op uid record { name price } } }`
 
 // redisForReplicas answers the URL of a real redis-server for the replicas to share when one
-// is installed (.ci/run installs it), else of an in-process miniredis.
+// is installed (always under CI=true, where .ci/run installs it), else of an in-process
+// miniredis.
 func redisForReplicas(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		m := miniredis.RunT(t)
-		return "redis://" + m.Addr()
+	if !testenv.Use("redis-server") {
+		return "redis://" + miniredis.RunT(t).Addr()
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for range 100 {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			_ = c.Close()
-			return fmt.Sprintf("redis://127.0.0.1:%d", port)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("redis-server did not start")
-	return ""
+	addr, _ := testenv.RedisServer(t)
+	return "redis://" + addr
 }
 
 // TestSubscriptionsAcrossReplicas: writes on one replica reach the subscribers of another

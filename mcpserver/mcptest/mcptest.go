@@ -1,6 +1,7 @@
 // Package mcptest is a client of the MCP Streamable HTTP wire protocol for tests: it sends
 // raw JSON-RPC messages and decodes the answers, JSON or event stream, so that tests see
-// exactly what a client sees. Every test of the MCP server, in any package, speaks through it.
+// exactly what a client sees. Every test of the MCP server, in any package, speaks through it,
+// and starts the server with Serve.
 package mcptest
 
 import (

@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tenant/console"
 )
 
@@ -24,10 +24,7 @@ import (
 // visible. With CONSOLE_SCREENSHOTS=<folder> it keeps a screenshot of each step there
 // (docs/console.md shows them).
 func TestBrowser(t *testing.T) {
-	chromium, err := osexec.LookPath("chromium")
-	if err != nil {
-		t.Skip("no chromium (.ci/run installs Debian's): the console is tested through HTTP only here")
-	}
+	chromium := testenv.Need(t, "chromium")
 	m := newMCPMetrics()
 	f := start(t, console.Config{Metrics: m.reg, SampleInterval: 300 * time.Millisecond})
 	base := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
@@ -164,7 +161,7 @@ func TestBrowser(t *testing.T) {
 	}
 
 	var status int
-	err = chromedp.Run(ctx, chromedp.Evaluate(`fetch("/console/logout", {method: "POST"}).then(r => r.status)`, &status,
+	err := chromedp.Run(ctx, chromedp.Evaluate(`fetch("/console/logout", {method: "POST"}).then(r => r.status)`, &status,
 		func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	if err != nil || status != 403 {
 		t.Fatalf("sign out without the CSRF token: %d %v, want 403", status, err)

@@ -3,6 +3,8 @@ package cloud_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/platform-dev/platform/internal/testenv"
 )
 
 // Every Azure resource kind the table knows is priced from its declaration, in the region of
@@ -136,7 +138,7 @@ resource "azurerm_managed_disk" "data" {
   disk_size_gb         = 128
 }
 `
-	a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": tf}))
+	a, _ := newAnalyzer(t, testenv.TempTree(t, map[string]string{"main.tf": tf}))
 	got := byAddress(call(t, a, `{}`))
 	for addr, want := range map[string]float64{
 		"azurerm_linux_virtual_machine.linux":     87.6,   // scaled: 0.096 x 1.25 = 0.12/h

@@ -4,41 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools/cloud"
 )
-
-// writeTree lays out files (slash-separated path -> content) below a new folder.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	writeFiles(t, dir, files)
-	return dir
-}
-
-// writeFiles writes files (slash-separated path -> content) below dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func byAddress(r *cloud.Report) map[string]cloud.ResourceEntry {
 	out := map[string]cloud.ResourceEntry{}
@@ -66,7 +38,7 @@ func TestOneServiceVocabulary(t *testing.T) {
 		tf.WriteString("resource \"" + p[0] + "\" \"r" + string(rune('a'+i)) + "\" {}\n")
 		cfn.WriteString("  R" + string(rune('a'+i)) + ":\n    Type: " + p[1] + "\n    Properties: {}\n")
 	}
-	a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": tf.String(), "stack.yaml": cfn.String()}))
+	a, _ := newAnalyzer(t, testenv.TempTree(t, map[string]string{"main.tf": tf.String(), "stack.yaml": cfn.String()}))
 	got := byAddress(call(t, a, `{"cost_analysis":false}`))
 	for i, p := range pairs {
 		ta, ca := p[0]+".r"+string(rune('a'+i)), "R"+string(rune('a'+i))
@@ -114,7 +86,7 @@ Resources:
 	pairs := map[string]string{"aws_instance.web": "Web", "aws_nat_gateway.nat": "Nat", "aws_ebs_volume.data": "Data",
 		"aws_db_instance.db": "Db", "aws_subnet.a": "A"}
 	for _, region := range []string{"us-east-1", "us-west-2", "eu-central-1", "ap-southeast-1", "sa-east-1"} {
-		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tf, region), "stack.yaml": cfn}))
+		a, _ := newAnalyzer(t, testenv.TempTree(t, map[string]string{"main.tf": fmt.Sprintf(tf, region), "stack.yaml": cfn}))
 		rep := call(t, a, fmt.Sprintf(`{"region":%q}`, region))
 		got := byAddress(rep)
 		for ta, ca := range pairs {
@@ -159,7 +131,7 @@ resource "azurerm_route_server" "charged4" { location = "eastus" }
   Cluster: {Type: AWS::ECS::Cluster, Properties: {}}
   Endpoint: {Type: AWS::EC2::VPCEndpoint, Properties: {}}
 `
-	a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": tf, "stack.yaml": cfn}))
+	a, _ := newAnalyzer(t, testenv.TempTree(t, map[string]string{"main.tf": tf, "stack.yaml": cfn}))
 	got := byAddress(call(t, a, `{}`))
 	if len(got) != 23 {
 		t.Errorf("%d resources, want 23", len(got))
@@ -220,7 +192,7 @@ resource "google_compute_instance" "web" { machine_type = "%s" }
 		{"azurerm", "eastus", "Standard_Q9", -1, `Linux size "Standard_Q9" not in the price table`},
 		{"google", "mars1", "n1-standard-1", -1, "no prices for region google/mars1 in the table, which knows these google regions: asia-northeast1, "},
 	} {
-		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tfs[tt.provider], tt.region, tt.typ)}))
+		a, _ := newAnalyzer(t, testenv.TempTree(t, map[string]string{"main.tf": fmt.Sprintf(tfs[tt.provider], tt.region, tt.typ)}))
 		e := byAddress(call(t, a, `{}`))[map[string]string{"aws": "aws_instance.web", "google": "google_compute_instance.web", "azurerm": "azurerm_linux_virtual_machine.web"}[tt.provider]]
 		switch {
 		case tt.monthly < 0 && (e.Cost.Monthly != nil || !strings.Contains(e.Cost.Note, tt.note)):
@@ -234,7 +206,7 @@ resource "google_compute_instance" "web" { machine_type = "%s" }
 // A recommendation never names a type that does not exist: n1-standard-1 has no
 // e2-standard-1, m1.small no m5.small.
 func TestRecommendationsNameOnlyExistingTypes(t *testing.T) {
-	dir := writeTree(t, map[string]string{"main.tf": `provider "google" { region = "us-central1" }
+	dir := testenv.TempTree(t, map[string]string{"main.tf": `provider "google" { region = "us-central1" }
 resource "google_compute_instance" "small" {
   machine_type = "n1-standard-1"
   zone         = "us-central1-a"
@@ -273,7 +245,7 @@ resource "aws_instance" "old" { instance_type = "m1.small" }
 // same-named successor when the region has it, with the saving, and to its family when not:
 // c5 has no 8xlarge.
 func TestRecommendationsFollowTheRegionsTypeList(t *testing.T) {
-	dir := writeTree(t, map[string]string{"main.tf": `provider "aws" { region = "us-east-1" }
+	dir := testenv.TempTree(t, map[string]string{"main.tf": `provider "aws" { region = "us-east-1" }
 resource "aws_instance" "m4" { instance_type = "m4.16xlarge" }
 resource "aws_instance" "r3" { instance_type = "r3.8xlarge" }
 resource "aws_instance" "c4" { instance_type = "c4.8xlarge" }
@@ -334,7 +306,7 @@ resource "azurerm_linux_virtual_machine" "small" {
 	named := regexp.MustCompile(`^Move to ([A-Za-z0-9._-]+):`)
 	for key := range pt.Regions {
 		provider, region, _ := strings.Cut(key, "/")
-		a, _ := newAnalyzer(t, writeTree(t, map[string]string{"main.tf": fmt.Sprintf(tfs[provider], region)}))
+		a, _ := newAnalyzer(t, testenv.TempTree(t, map[string]string{"main.tf": fmt.Sprintf(tfs[provider], region)}))
 		seen := map[string]bool{}
 		for _, r := range call(t, a, `{}`).Recommendations {
 			if r.ID != cloud.RecPreviousGeneration {
@@ -359,45 +331,21 @@ resource "azurerm_linux_virtual_machine" "small" {
 	}
 }
 
-// commit writes files into the repository's work tree and commits them.
-func commit(t *testing.T, repo *git.Repository, dir string, files map[string]string, msg string) {
-	t.Helper()
-	wt, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFiles(t, dir, files)
-	for name := range files {
-		if _, err := wt.Add(name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sig := &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1_700_000_000, 0)}
-	if _, err := wt.Commit(msg, &git.CommitOptions{Author: sig}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A cost diff between two revisions, and between a revision and the working tree, lists what
 // was added, removed and resized with the monthly delta of each.
 func TestCostDiffBetweenGitRevisions(t *testing.T) {
 	dir := t.TempDir()
-	repo, err := git.PlainInit(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	git := testenv.NewGit(t, dir)
 	const provider = "provider \"aws\" { region = \"us-east-1\" }\n"
-	commit(t, repo, dir, map[string]string{"infra/main.tf": provider +
+	git.Commit("first", map[string]string{"infra/main.tf": provider +
 		"resource \"aws_instance\" \"web\" { instance_type = \"t3.micro\" }\n" +
-		"resource \"aws_nat_gateway\" \"nat\" {}\n"}, "first")
-	if _, err := repo.CreateTag("v1", mustHead(t, repo), nil); err != nil {
-		t.Fatal(err)
-	}
-	commit(t, repo, dir, map[string]string{"infra/main.tf": provider +
+		"resource \"aws_nat_gateway\" \"nat\" {}\n"})
+	git.Run("tag", "v1")
+	git.Commit("second", map[string]string{"infra/main.tf": provider +
 		"resource \"aws_instance\" \"web\" { instance_type = \"t3.large\" }\n" +
-		"resource \"aws_ebs_volume\" \"data\" {\n  size = 100\n  type = \"gp3\"\n}\n"}, "second")
+		"resource \"aws_ebs_volume\" \"data\" {\n  size = 100\n  type = \"gp3\"\n}\n"})
 	// Uncommitted: the volume grows.
-	writeFiles(t, dir, map[string]string{"infra/main.tf": provider +
+	testenv.WriteTree(t, dir, map[string]string{"infra/main.tf": provider +
 		"resource \"aws_instance\" \"web\" { instance_type = \"t3.large\" }\n" +
 		"resource \"aws_ebs_volume\" \"data\" {\n  size = 200\n  type = \"gp3\"\n}\n"})
 	a, _ := newAnalyzer(t, dir)
@@ -435,23 +383,11 @@ func TestCostDiffBetweenGitRevisions(t *testing.T) {
 	}
 }
 
-func mustHead(t *testing.T, repo *git.Repository) plumbing.Hash {
-	t.Helper()
-	ref, err := repo.Head()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ref.Hash()
-}
-
 // A resource whose region changed reads as a move, with both prices and both regions, even
 // when the two regions charge the same; a resize in place stays "changed".
 func TestCostDiffReadsARegionMoveAsAMove(t *testing.T) {
 	dir := t.TempDir()
-	repo, err := git.PlainInit(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	git := testenv.NewGit(t, dir)
 	const tf = `provider "aws" { region = "us-east-1" }
 provider "aws" {
   alias  = "second"
@@ -463,7 +399,7 @@ resource "aws_instance" "web" {
 }
 resource "aws_instance" "batch" { instance_type = "%s" }
 `
-	commit(t, repo, dir, map[string]string{"main.tf": fmt.Sprintf(tf, "us-east-1", "t3.micro")}, "first")
+	git.Commit("first", map[string]string{"main.tf": fmt.Sprintf(tf, "us-east-1", "t3.micro")})
 	a, _ := newAnalyzer(t, dir)
 	type change struct {
 		address, change, from, to string
@@ -482,7 +418,7 @@ resource "aws_instance" "batch" { instance_type = "%s" }
 			{"aws_instance.web", "moved", "us-east-1", "eu-central-1", 7.59, 8.76, 1.17, "t3.micro 0.0104/h x 730 h x 1"},
 		}},
 	} {
-		writeFiles(t, dir, map[string]string{"main.tf": fmt.Sprintf(tf, tt.region, tt.batch)})
+		testenv.WriteTree(t, dir, map[string]string{"main.tf": fmt.Sprintf(tf, tt.region, tt.batch)})
 		d := call(t, a, `{"base_ref":"HEAD"}`).CostDiff
 		var got []change
 		for _, c := range d.Changes {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/code"
 	"github.com/platform-dev/platform/tools/workspace"
@@ -217,15 +218,7 @@ func BenchmarkDetectPatternsWarm(b *testing.B) {
 // gorootSrc is the large corpus every machine with Go has: the standard library and the
 // toolchain, about two million lines.
 func gorootSrc(b *testing.B) string {
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		b.Skipf("no go command: %v", err)
-	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "src")
-	if _, err := os.Stat(dir); err != nil {
-		b.Skipf("no Go source tree: %v", err)
-	}
-	return dir
+	return filepath.Join(testenv.GOROOT(b), "src")
 }
 
 // BenchmarkGorootCold analyses $GOROOT/src with a new workspace and analyzer each time;
@@ -266,6 +259,8 @@ func analyzeCold(b *testing.B, dir string) (*code.Analyzer, *code.CodebaseReport
 func BenchmarkGorootColdVsCtags(b *testing.B) {
 	ctags, err := exec.LookPath("ctags")
 	if err != nil {
+		// A figure for docs/performance.md (make bench), not a check: CI runs no benchmarks
+		// and .ci/run does not install ctags.
 		b.Skip("no ctags: apt-get install universal-ctags")
 	}
 	src := gorootSrc(b)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/code"
 	"github.com/platform-dev/platform/tools/workspace"
@@ -726,7 +727,7 @@ func TestImportResolution(t *testing.T) {
 		"inner/lib/lib.go":             "package lib\n",
 		"inner/cmd/main.go":            "package main\n\nimport (\n\t\"example.com/inner/lib\"\n\t\"golang.org/x/text/language\"\n)\n\nfunc main() { _ = lib.X; _ = language.English }\n",
 	}
-	writeTree(t, root, files)
+	testenv.WriteTree(t, root, files)
 	a := newAnalyzer(t, root)
 	tests := []struct {
 		file    string
@@ -792,7 +793,7 @@ func TestDesignPatternsAcrossLanguages(t *testing.T) {
 		"TextWrapper.py": "class TextWrapper:\n    def wrap(self, text):\n        return text.split()\n" +
 			"    def fill(self, text):\n        return ' '.join(self.wrap(text))\n",
 	}
-	writeTree(t, root, files)
+	testenv.WriteTree(t, root, files)
 	a := newAnalyzer(t, root)
 	var summary code.CodebaseReport
 	mustCall(t, a, "analyze_codebase", map[string]any{}, &summary)
@@ -840,7 +841,7 @@ func TestLeftOutFiles(t *testing.T) {
 		"py/app/scratch.tmp.py":              "print(2)\n",
 		"py/app/broken.py":                   "def broken(:\n    return\n",
 	}
-	writeTree(t, root, files)
+	testenv.WriteTree(t, root, files)
 	a := newAnalyzer(t, root)
 	var rep code.CodebaseReport
 	mustCall(t, a, "analyze_codebase", map[string]any{"language": "Go"}, &rep)
@@ -865,21 +866,6 @@ func TestLeftOutFiles(t *testing.T) {
 	}
 }
 
-// writeTree writes files (slash-separated paths relative to root, and their contents) below
-// root, creating folders as needed.
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // A finding's summary counts every place that shows it, and omittedEvidence counts every
 // place not shown, whether past the first eight or cut by limit.
 func TestOmittedEvidenceCountsEveryPlaceNotShown(t *testing.T) {
@@ -888,7 +874,7 @@ func TestOmittedEvidenceCountsEveryPlaceNotShown(t *testing.T) {
 	for i := range 11 {
 		src += fmt.Sprintf("\ntype s%d struct{}\n\nfunc (s%d) Area() float64 { return %d }\n", i, i, i)
 	}
-	writeTree(t, root, map[string]string{"go.mod": "module example.com/shapes\n\ngo 1.26\n", "shapes.go": src})
+	testenv.WriteTree(t, root, map[string]string{"go.mod": "module example.com/shapes\n\ngo 1.26\n", "shapes.go": src})
 	a := newAnalyzer(t, root)
 	for _, limit := range []int{3, 8, 1000} {
 		var rep code.PatternReport

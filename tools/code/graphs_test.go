@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/code"
 )
@@ -36,7 +37,7 @@ func importsOf(t *testing.T, a *code.Analyzer, file string) map[string]string {
 // failed before its fix.
 func TestGraphsPerLanguage(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		// TypeScript and JavaScript: declarations without a value used to drop the whole file.
 		"web/package.json":       `{"name": "web", "dependencies": {"react": "^18.2.0"}}`,
 		"web/src/state.ts":       "import { api } from \"./api\";\nlet current;\nvar legacy;\nexport let z: string;\nexport const use = () => api(current, legacy, z);\n",
@@ -230,7 +231,7 @@ func TestGraphsPerLanguage(t *testing.T) {
 func TestFunctionExpressions(t *testing.T) {
 	root := t.TempDir()
 	branchy := "if (a) { x++; } else if (b) { x--; } for (const i of xs) { if (i && a) { x++; } } return a ? x : 0;"
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"h.js": "const express = require(\"express\");\nconst app = express();\n" +
 			"app.get(\"/\", (req, res) => { " + branchy + " });\n" +
 			"module.exports = function handler(a, b, xs) { " + branchy + " };\n" +
@@ -262,7 +263,7 @@ func TestFunctionExpressions(t *testing.T) {
 // and what parses around the error is still analysed.
 func TestParseErrorsNamed(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"ok.go":     "package x\n\nfunc OK() {}\n",
 		"bad.go":    "package x\n\nfunc A() {}\n\nfunc B( {\n}\n",
 		"bad.py":    "import os\n\n\ndef f(:\n    return\n\ndef g():\n    return os.sep\n",
@@ -307,7 +308,7 @@ func TestSkippedFiles(t *testing.T) {
 	for i := 0; big.Len() <= 600<<10; i++ {
 		fmt.Fprintf(&big, "export function f%d(x: number): number {\n  return x + %d;\n}\n", i, i)
 	}
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"vendor.bundle.js": "var a=1;" + strings.Repeat("function b(c){return c?a:b(c-1)}", 400) + "\n",
 		"big.ts":           big.String(),
 		"min.ts":           "export const a=1;" + strings.Repeat("export function b(c:number):number{return c?a:b(c-1)}", 400) + "\n",
@@ -369,7 +370,7 @@ func TestScanReportsProgress(t *testing.T) {
 	for i := range 1200 {
 		files[fmt.Sprintf("pkg%02d/f%04d.py", i/100, i)] = fmt.Sprintf("X%d = %d\n", i, i)
 	}
-	writeTree(t, root, files)
+	testenv.WriteTree(t, root, files)
 	a := newAnalyzer(t, root)
 	var got []string
 	ctx := tools.WithProgress(context.Background(), func(progress, total float64, message string) {
@@ -387,7 +388,7 @@ func TestScanReportsProgress(t *testing.T) {
 // Lib/), "import os" is the workspace's os.py, while a project's typing.py never shadows it.
 func TestPythonStandardLibraryItself(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"Lib/os.py":                   "import abc\n",
 		"Lib/abc.py":                  "",
 		"Lib/typing.py":               "import collections\n",
@@ -407,7 +408,7 @@ func TestPythonStandardLibraryItself(t *testing.T) {
 // are the module "cmd"; a vendored package stays external.
 func TestGoSourceTreeItself(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"src/go.mod":                   "module std\n\ngo 1.26\n",
 		"src/fmt/print.go":             "package fmt\n\nimport (\n\t\"io\"\n\t\"internal/fmtsort\"\n\t\"golang.org/x/text/unicode/norm\"\n)\n\nvar _ io.Writer\nvar _ = fmtsort.Sort\nvar _ = norm.NFC\n",
 		"src/io/io.go":                 "package io\n\ntype Writer interface{}\n",
@@ -434,7 +435,7 @@ func TestGoSourceTreeItself(t *testing.T) {
 // React Aria); each failed before its fix.
 func TestJSResolutionAsNode(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		// "exports" conditions are tried in the order the package lists them, and a subpath
 		// export ("./v4") is matched as written.
 		"zod/package.json": `{"name": "zod", "type": "module", "main": "./index.cjs",
@@ -478,7 +479,7 @@ func TestJSResolutionAsNode(t *testing.T) {
 // static members, its member types), found on the JDK's java.base against javac.
 func TestJavaWildcardOfAType(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"src/sun/nio/cs/CharsetMapping.java": "package sun.nio.cs;\npublic class CharsetMapping { public static final int UNMAPPABLE = 0; public static class Entry {} }\n",
 		"src/sun/nio/cs/util/Util.java":      "package sun.nio.cs.util;\npublic class Util {}\n",
 		"src/sun/nio/cs/ext/IBM737.java": "package sun.nio.cs.ext;\nimport static sun.nio.cs.CharsetMapping.*;\nimport sun.nio.cs.CharsetMapping.*;\n" +
@@ -495,7 +496,7 @@ func TestJavaWildcardOfAType(t *testing.T) {
 // in lib.rs) reaches the file that defines it, as rustc resolves it (found on regex-syntax).
 func TestRustReexports(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"Cargo.toml":    "[package]\nname = \"regex-syntax\"\nedition = \"2018\"\n",
 		"src/lib.rs":    "pub use crate::error::{Error, Result};\npub use crate::parser::Parser;\nmod error;\nmod parser;\nmod hir;\npub struct Own;\n",
 		"src/error.rs":  "pub type Result<T> = std::result::Result<T, Error>;\npub struct Error;\n",

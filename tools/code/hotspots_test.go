@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools/code"
 )
 
@@ -41,7 +42,7 @@ func TestHotspotOrder(t *testing.T) {
 		all = append(all, fn{file, name, 1 + i%3, strings.Count(b.String(), "\n") - 1})
 	}
 	dir := t.TempDir()
-	writeTree(t, dir, files)
+	testenv.WriteTree(t, dir, files)
 	a := newAnalyzer(t, dir)
 
 	byComplexity := slices.Clone(all)

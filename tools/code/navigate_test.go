@@ -3,19 +3,19 @@ package code_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools/code"
 )
 
 func navigationTree(t *testing.T) *code.Analyzer {
 	t.Helper()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"go.mod": "module example.com/nav\n\ngo 1.22\n",
 		"store/store.go": "package store\n\n// Open opens a store.\nfunc Open(name string) *DB {\n\tif name == \"\" {\n\t\treturn nil\n\t}\n\treturn newDB(name)\n}\n\n" +
 			"func newDB(n string) *DB { return &DB{n: n} }\n\n// DB is a store.\ntype DB struct{ n string }\n\n// Get reads k.\nfunc (d *DB) Get(k string) string { return d.n + k }\n",
@@ -137,7 +137,7 @@ func TestProjectsAreApart(t *testing.T) {
 		fmt.Fprintf(&block, "    total_%d = compute(items, %d) + offset * %d\n", i, i, i)
 	}
 	report := "def report(items, offset):\n" + block.String() + "    return total_0\n"
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"a/pyproject.toml":  "[project]\nname = \"alpha\"\n",
 		"a/a/__init__.py":   "",
 		"a/a/report.py":     report,
@@ -175,12 +175,8 @@ func TestProjectsAreApart(t *testing.T) {
 // TestChangesImpact commits the navigation tree with git, edits it, and asks what changed
 // since HEAD and what depends on it.
 func TestChangesImpact(t *testing.T) {
-	gitPath, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("needs git to make a repository")
-	}
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testenv.NewGit(t, root).Commit("first", map[string]string{
 		"go.mod":              "module example.com/nav\n\ngo 1.22\n",
 		"store/store.go":      "package store\n\n// Open opens a store.\nfunc Open(name string) string {\n\treturn name\n}\n\n// Close closes it.\nfunc Close() {}\n",
 		"store/store_test.go": "package store\n\nimport \"testing\"\n\nfunc TestOpen(t *testing.T) { _ = Open(\"x\") }\n",
@@ -188,19 +184,7 @@ func TestChangesImpact(t *testing.T) {
 		"cmd/main.go":         "package main\n\nimport \"example.com/nav/api\"\n\nfunc main() { _ = api.Handler() }\n",
 		"other/other.go":      "package other\n\nfunc Other() {}\n",
 	})
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(gitPath, append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q")
-	git("add", ".")
-	git("commit", "-q", "-m", "first")
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"store/store.go": "package store\n\n// Open opens a store.\nfunc Open(name string) string {\n\tif name == \"\" {\n\t\treturn \"default\"\n\t}\n\treturn name\n}\n\n// Close closes it.\nfunc Close() {}\n",
 		"store/new.go":   "package store\n\nfunc Fresh() {}\n",
 	})
@@ -237,7 +221,7 @@ func TestChangesImpact(t *testing.T) {
 // the same name; each file's import reaches its own repository's module.
 func TestDependenciesStayInTheirProject(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"a/pyproject.toml": "[project]\nname = \"alpha\"\n",
 		"a/utils.py":       "def helper():\n    return 1\n",
 		"a/main.py":        "import utils\n\nutils.helper()\n",

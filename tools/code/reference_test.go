@@ -21,7 +21,9 @@ import (
 
 // The tests of this file measure import resolution against a language's own resolver on a
 // large real tree (thousands of files, minutes of work), so they run only when asked, each by
-// its own environment variable. The figures are in docs/performance.md.
+// its own environment variable (bench/code-reference.sh, a step of make bench, sets them).
+// Without it they are skipped, under CI=true too: they are measurements, not checks. The
+// figures are in docs/performance.md.
 
 // referenceIndex analyses dir cold, as a new analyzer's first call does, and returns its graph.
 func referenceIndex(t *testing.T, dir string) *index {

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools/expert"
 )
 
@@ -39,17 +38,7 @@ spec:
 `,
 		"db/orders.py": "def find(cursor, uid):\n    return cursor.execute(\"SELECT * FROM orders WHERE id = \" + uid)\n",
 	}
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return testenv.TempTree(t, files)
 }
 
 func ask(t *testing.T, e *expert.Expert, domain, query, path string) *expert.Answer {

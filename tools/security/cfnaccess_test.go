@@ -5,13 +5,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/platform-dev/platform/internal/testenv"
 )
 
 // The access rules on Terraform, and the cases of CloudFormation that Checkov's test
 // templates leave out: a Deny that takes credentials back, a Condition, NotAction, a
 // SecurityGroupIngress resource, a role trusting an account under a Condition.
 func TestAccessRules(t *testing.T) {
-	dir := writeTree(t, map[string]string{"main.tf": `resource "aws_lambda_function" "open" {
+	dir := testenv.TempTree(t, map[string]string{"main.tf": `resource "aws_lambda_function" "open" {
   function_name = "open"
   role          = "arn:aws:iam::123456789012:role/lambda"
   runtime       = "python3.8"
@@ -185,7 +187,7 @@ Resources:
 // A key in a Lambda environment that gitleaks recognises too is one finding, gitleaks' (the
 // more specific rule), and it still names the function the template declares.
 func TestSecretInTemplateKeepsItsResource(t *testing.T) {
-	dir := writeTree(t, map[string]string{"stack.yaml": `Resources:
+	dir := testenv.TempTree(t, map[string]string{"stack.yaml": `Resources:
   Fn:
     Type: AWS::Lambda::Function
     Properties:
@@ -209,7 +211,7 @@ func TestSecretInTemplateKeepsItsResource(t *testing.T) {
 // SAM's Globals apply to every function of the template, as SAM and Checkov apply them: a
 // function that sets nothing itself is judged by what Globals set, and its own value wins.
 func TestSAMGlobalsApply(t *testing.T) {
-	dir := writeTree(t, map[string]string{"template.yaml": `Transform: AWS::Serverless-2016-10-31
+	dir := testenv.TempTree(t, map[string]string{"template.yaml": `Transform: AWS::Serverless-2016-10-31
 Globals:
   Function:
     Runtime: python3.8

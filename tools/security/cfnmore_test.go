@@ -4,13 +4,15 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+
+	"github.com/platform-dev/platform/internal/testenv"
 )
 
 // TestRulesForWhatTrivyDoesNotRead: the rules for the Checkov checks whose Trivy counterpart
 // never sees the resource report the unsafe forms Checkov's tests do not show, and stay
 // silent on the safe ones and on values decided at deployment.
 func TestRulesForWhatTrivyDoesNotRead(t *testing.T) {
-	dir := writeTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
+	dir := testenv.TempTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
 Parameters:
   Public: {Type: String}
   Script: {Type: String}

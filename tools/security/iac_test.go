@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools/security"
 	"github.com/platform-dev/platform/tools/workspace"
 )
@@ -186,7 +187,7 @@ func TestWithoutTheHelperOurRulesRunAndANoteSaysSo(t *testing.T) {
 // TestTrivyIgnoreComments: Trivy's own inline syntax silences its checks, and platform:ignore
 // with the check id does too.
 func TestTrivyIgnoreComments(t *testing.T) {
-	dir := writeTree(t, map[string]string{"main.tf": `resource "aws_security_group_rule" "ssh" {
+	dir := testenv.TempTree(t, map[string]string{"main.tf": `resource "aws_security_group_rule" "ssh" {
   type        = "ingress"
   description = "ssh"
   from_port   = 22
@@ -276,7 +277,7 @@ func lineOf(lines []string, text string) int {
 // TestTrivyOnCloudFormation: a template is recognised as CloudFormation and Trivy's AWS checks
 // run on its resources, lines pointing into the template.
 func TestTrivyOnCloudFormation(t *testing.T) {
-	dir := writeTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
+	dir := testenv.TempTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
 Resources:
   Logs:
     Type: AWS::S3::Bucket

@@ -12,29 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/security"
 	"github.com/platform-dev/platform/tools/workspace"
 )
-
-// writeTree lays out files (slash-separated path -> content) below a new folder.
-func writeTree(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func assessorOn(t testing.TB, dir string) *security.Assessor {
 	t.Helper()
@@ -70,7 +52,7 @@ const (
 // code for the code rules, but a secret committed there leaks all the same: each one is
 // reported once, labelled vendored.
 func TestSecretsInVendoredPathsAreReportedOnceAndLabelled(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testenv.TempTree(t, map[string]string{
 		"config/env/prod.env":           "AWS_ACCESS_KEY_ID=" + awsKey + "\n",
 		"vendor/github.com/x/y/conf.go": "package y\n\nconst token = \"" + githubPAT + "\"\n",
 		"testdata/fixture.txt":          "slack: " + slackTok + "\n",
@@ -103,7 +85,7 @@ func TestSecretsInVendoredPathsAreReportedOnceAndLabelled(t *testing.T) {
 // A credential that several rules see (gitleaks' generic rule, the hard-coded credential rule,
 // the manifest rules) is one finding that names the others.
 func TestOneFindingPerSecretAndLocation(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testenv.TempTree(t, map[string]string{
 		"Dockerfile": "FROM python:3.12\nENV API_TOKEN=abcd1234efgh5678ijkl\nUSER app\n", // gitleaks:allow
 		"k8s.yaml": `apiVersion: v1
 kind: Pod
@@ -146,7 +128,7 @@ func contains(l []string, s string) bool {
 
 // A mask never shows more than 4 characters, and none of a secret shorter than 12.
 func TestMasksRevealNothingOfShortSecrets(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testenv.TempTree(t, map[string]string{
 		"docker-compose.yml": "services:\n  db:\n    image: postgres:16\n    environment:\n      POSTGRES_PASSWORD: Tr0ub4dor&3\n",
 		"settings.py":        "DB_PASSWORD = \"hunter2hunter2-prod\"\n",
 	})
@@ -188,7 +170,7 @@ func TestSQLInjectionCases(t *testing.T) {
 		{"java placeholder pieces", "A.java", "class A { void f(java.sql.Connection c) throws Exception {\n c.prepareStatement(\"SELECT * FROM t \" +\n   \"WHERE id = ?\");\n} }\n", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writeTree(t, map[string]string{tt.file: tt.src})
+			dir := testenv.TempTree(t, map[string]string{tt.file: tt.src})
 			rep := assess(t, assessorOn(t, dir), `{"scope":"code"}`)
 			got := false
 			for _, f := range rep.Findings {
@@ -222,7 +204,7 @@ func TestHardcodedCredentials(t *testing.T) {
 		{"A.java", "class A { String password = System.getenv(\"PW\"); }\n", false},
 	} {
 		t.Run(tt.file+" "+tt.src, func(t *testing.T) {
-			dir := writeTree(t, map[string]string{tt.file: tt.src})
+			dir := testenv.TempTree(t, map[string]string{tt.file: tt.src})
 			rep := assess(t, assessorOn(t, dir), `{"scope":"code"}`)
 			got := false
 			for _, f := range rep.Findings {
@@ -264,7 +246,7 @@ func main() {
 		{"missing dependency", "module example.com/svc\n\ngo 1.22\n\nrequire example.invalid/never v1.2.3\n", "findings may be incomplete"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := assess(t, assessorOn(t, writeTree(t, map[string]string{"go.mod": tt.gomod, "main.go": main})), `{"scope":"code"}`)
+			rep := assess(t, assessorOn(t, testenv.TempTree(t, map[string]string{"go.mod": tt.gomod, "main.go": main})), `{"scope":"code"}`)
 			got := strings.Join(locations(rep), "\n")
 			for _, want := range []string{"gosec/G501 main.go:4", "gosec/G401 main.go:12", "gosec/G204 main.go:13"} {
 				if !strings.Contains(got, want) {
@@ -281,7 +263,7 @@ func main() {
 // Ignore directives silence one rule (or a family, or all) on their line or the next; the
 // report counts what they silenced.
 func TestIgnoreDirectives(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testenv.TempTree(t, map[string]string{
 		"a.py": `import hashlib, os
 def f(c, u, cmd):
     c.execute("SELECT * FROM t WHERE id = " + u)  # platform:ignore code/sql-injection
@@ -313,7 +295,7 @@ def f(c, u, cmd):
 // A baseline (a report saved earlier) hides the findings it lists, by fingerprint, even after
 // they moved; a new finding still shows.
 func TestBaselineShowsOnlyNewFindings(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testenv.TempTree(t, map[string]string{
 		"a.py": "import os\ndef f(c, u):\n    c.execute(\"SELECT * FROM t WHERE id = \" + u)\n",
 	})
 	a := assessorOn(t, dir)
@@ -360,7 +342,7 @@ func TestBaselineShowsOnlyNewFindings(t *testing.T) {
 
 // The cache is by content: an edited file is scanned again, an unchanged one answers the same.
 func TestEditedFileIsScannedAgain(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testenv.TempTree(t, map[string]string{
 		"a.py": "import os\ndef f(u):\n    os.system(u)\n",
 		"b.py": "import pickle\ndef g(b):\n    return pickle.loads(b)\n",
 	})
@@ -382,7 +364,7 @@ func TestTruncatedBeforeTheDeadline(t *testing.T) {
 	for i := range 4000 {
 		files[fmt.Sprintf("pkg%02d/m%04d.py", i%40, i)] = strings.Repeat("def f(c, u):\n    c.execute(\"SELECT * FROM t WHERE id = \" + u)\n", 30)
 	}
-	a := assessorOn(t, writeTree(t, files))
+	a := assessorOn(t, testenv.TempTree(t, files))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	out, err := a.Call(ctx, json.RawMessage(`{"scope":"code","limit":1}`))
@@ -441,7 +423,7 @@ func TestDeclarationsUnderVendoredPaths(t *testing.T) {
   }
 }
 `
-	dir := writeTree(t, map[string]string{"env/prod/main.tf": sg, "testdata/main.tf": sg, "vendor/mod/main.tf": sg})
+	dir := testenv.TempTree(t, map[string]string{"env/prod/main.tf": sg, "testdata/main.tf": sg, "vendor/mod/main.tf": sg})
 	rep := assess(t, assessorOn(t, dir), `{"scope":"infrastructure"}`)
 	if got := strings.Join(locations(rep), ","); got != "iac/ingress-open-admin-port env/prod/main.tf:2" {
 		t.Errorf("findings %s", got)
@@ -451,7 +433,7 @@ func TestDeclarationsUnderVendoredPaths(t *testing.T) {
 // Configurations unsafe as written that tfsec, Checkov and kube-score report: one finding each,
 // none for the safe forms beside them.
 func TestExplicitMisconfigurations(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testenv.TempTree(t, map[string]string{
 		"main.tf": `resource "aws_db_instance" "open" {
   publicly_accessible = true
   storage_encrypted   = true
@@ -519,7 +501,7 @@ subjects:
 // Condition, and data services public as written or by AWS's default, which Checkov reports
 // and Trivy has no check for: one finding each, naming the resource, none for the safe forms.
 func TestAnyPrincipalAndPublicDataServices(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testenv.TempTree(t, map[string]string{
 		"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
 Resources:
   OpenRole:
@@ -592,7 +574,7 @@ resource "aws_redshift_cluster" "open" {
 // CloudFormation settings Checkov checks and Trivy does not evaluate on CloudFormation: one
 // finding each, naming the resource, none for the safe forms beside them.
 func TestCloudFormationSettings(t *testing.T) {
-	dir := writeTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
+	dir := testenv.TempTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
 Resources:
   Open:
     Type: AWS::ApiGateway::Method
@@ -679,30 +661,9 @@ func wantResourceFindings(t *testing.T, rep *security.Report, keep func(rule str
 // (once, where it was added), and a secret still in the file only once, from the working tree.
 func TestSecretsInGitHistory(t *testing.T) {
 	dir := t.TempDir()
-	repo, err := git.PlainInit(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	commit := func(files map[string]string) {
-		for name, content := range files {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := wt.Add(name); err != nil {
-				t.Fatal(err)
-			}
-		}
-		sig := &object.Signature{Name: "t", Email: "t@example.com", When: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
-		if _, err := wt.Commit("change", &git.CommitOptions{Author: sig}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	commit(map[string]string{"deploy.env": "REGION=eu-west-1\nAWS_ACCESS_KEY_ID=" + awsKey + "\n", "ci.env": "TOKEN=" + githubPAT + "\n"})
-	commit(map[string]string{"deploy.env": "REGION=eu-west-1\nAWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID}\n"})
+	git := testenv.NewGit(t, dir)
+	git.Commit("change", map[string]string{"deploy.env": "REGION=eu-west-1\nAWS_ACCESS_KEY_ID=" + awsKey + "\n", "ci.env": "TOKEN=" + githubPAT + "\n"})
+	git.Commit("change", map[string]string{"deploy.env": "REGION=eu-west-1\nAWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID}\n"})
 	a := assessorOn(t, dir)
 	if got := strings.Join(locations(assess(t, a, `{"scope":"code"}`)), ","); got != "secret/github-pat ci.env:1" {
 		t.Errorf("without history: %s", got)
@@ -724,7 +685,7 @@ func TestSecretsInGitHistory(t *testing.T) {
 // that disarm Log4JRCE fail, and the Terraform resources Trivy has no check for answer as
 // their CloudFormation twins.
 func TestDataServiceSettings(t *testing.T) {
-	dir := writeTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
+	dir := testenv.TempTree(t, map[string]string{"stack.yaml": `AWSTemplateFormatVersion: "2010-09-09"
 Parameters:
   Retention: {Type: Number}
   Key: {Type: String}

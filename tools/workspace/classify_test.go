@@ -2,12 +2,13 @@ package workspace
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-enry/go-enry/v2"
+
+	"github.com/platform-dev/platform/internal/testenv"
 )
 
 // TestLanguageAsLinguist: language, which skips the modeline strategy where no modeline can
@@ -47,14 +48,11 @@ func TestLanguageAsLinguist(t *testing.T) {
 		})
 	}
 
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
-	dir := filepath.Join(strings.TrimSpace(string(goroot)), "src", "runtime")
+	// Every Go installation carries its sources; the tests are run by one.
+	dir := filepath.Join(testenv.GOROOT(t), "src", "runtime")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		t.Skipf("no Go runtime sources: %v", err)
+		t.Fatal(err)
 	}
 	// Every seventh file keeps the race detector's run short; the runtime's assembly is where
 	// Linguist's classifier has the last word.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/workspace"
 )
@@ -46,15 +46,7 @@ func fixture(t *testing.T) (root, outside string) {
 		"img.bin":              "\x89PNG\x00\x00\x01",
 		"../outside/secret.go": "package secret\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteTree(t, root, files)
 	links := map[string]string{
 		"inside-link.go": filepath.Join(root, "main.go"),
 		"escape-link.go": filepath.Join(outside, "secret.go"),
@@ -410,7 +402,8 @@ func TestIgnored(t *testing.T) {
 }
 
 // TestResolveDevice needs the right to create device nodes (root in most containers); where
-// that is missing it is skipped, the named pipe of TestResolve covering the same refusal.
+// that is missing it is skipped, under CI=true too (no install gives that right), the named
+// pipe of TestResolve covering the same refusal.
 func TestResolveDevice(t *testing.T) {
 	root := t.TempDir()
 	dev := filepath.Join(root, "null")
@@ -435,10 +428,6 @@ func TestResolveDevice(t *testing.T) {
 // it (a package.json added with "git add -f", a dist folder committed on purpose), and so does
 // Walk; the index of a repository nested in the root counts too.
 func TestTrackedFilesBeatIgnorePatterns(t *testing.T) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("needs git to write a real index")
-	}
 	root := t.TempDir()
 	files := map[string]string{
 		".gitignore":               "*.json\ndist/\n",
@@ -452,29 +441,9 @@ func TestTrackedFilesBeatIgnorePatterns(t *testing.T) {
 		"nested/src/deep/kept.py":  "x",
 		"nested/src/deep/other.py": "x",
 	}
-	for name, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := func(dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(git, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	run(root, "init", "-q")
-	run(root, "add", "-f", ".gitignore", "package.json", "dist/keep/index.js")
-	nested := filepath.Join(root, "nested")
-	run(nested, "init", "-q")
-	run(nested, "add", "-f", ".gitignore", "tracked.py", "src/deep/kept.py")
+	testenv.WriteTree(t, root, files)
+	testenv.NewGit(t, root).Run("add", "-f", ".gitignore", "package.json", "dist/keep/index.js")
+	testenv.NewGit(t, filepath.Join(root, "nested")).Run("add", "-f", ".gitignore", "tracked.py", "src/deep/kept.py")
 
 	ws, err := workspace.New(root)
 	if err != nil {
@@ -499,11 +468,7 @@ func TestTrackedFilesBeatIgnorePatterns(t *testing.T) {
 func TestLargeIgnoreFileIsReadToTheFileSizeLimit(t *testing.T) {
 	root := t.TempDir()
 	ignore := "first.txt\n" + strings.Repeat("#\n", 1<<10) + "last.txt\n"
-	for name, content := range map[string]string{".gitignore": ignore, "first.txt": "x", "last.txt": "x", "kept.txt": "x"} {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteTree(t, root, map[string]string{".gitignore": ignore, "first.txt": "x", "last.txt": "x", "kept.txt": "x"})
 	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)
