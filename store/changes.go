@@ -105,6 +105,9 @@ type Watch struct {
 	channel string
 	ch      chan Change
 	err     error // set before ch is closed
+	// ended is closed with ch: Watch waits on it, not on ch, which may already hold a
+	// change for the watcher when its channel was subscribed before.
+	ended chan struct{}
 }
 
 // C delivers the changes; it is closed when the watch ends, and Err then says why.
@@ -125,7 +128,7 @@ func (w *Watch) Close() {
 // the subscription, so every change published after it returns is delivered.
 func (c *Changes) Watch(ctx context.Context, project string, queue int) (*Watch, error) {
 	channel := changesChannel(project)
-	w := &Watch{c: c, channel: channel, ch: make(chan Change, max(queue, 1))}
+	w := &Watch{c: c, channel: channel, ch: make(chan Change, max(queue, 1)), ended: make(chan struct{})}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -153,7 +156,7 @@ func (c *Changes) Watch(ctx context.Context, project string, queue int) (*Watch,
 	select {
 	case <-ready:
 		return w, nil
-	case <-w.ch:
+	case <-w.ended:
 		return nil, w.err
 	case <-ctx.Done():
 		w.Close()
@@ -173,6 +176,7 @@ func (c *Changes) end(w *Watch, err error) {
 	delete(set, w)
 	w.err = err
 	close(w.ch)
+	close(w.ended)
 	if len(set) == 0 && c.ps != nil {
 		delete(c.watchers, w.channel)
 		delete(c.ready, w.channel)
@@ -251,6 +255,7 @@ func (c *Changes) fail(ps *redis.PubSub, err error) {
 			delete(set, w)
 			w.err = reason
 			close(w.ch)
+			close(w.ended)
 		}
 		delete(c.watchers, channel)
 	}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,4 +65,64 @@ func TestChanges(t *testing.T) {
 		t.Errorf("closed watch: open %v, err %v", open, elsewhere.Err())
 	}
 	fast.Close()
+}
+
+// TestWatchWhileChangesFlow: a watch that starts while its project's changes flow returns a
+// watch, or an error, never neither. Before, a change that reached the new watcher together
+// with Redis' confirmation of the subscription could be taken for the watch's end: Watch
+// answered nil and no error, and the GraphQL subscription that used it panicked.
+func TestWatchWhileChangesFlow(t *testing.T) {
+	s, err := store.Open(t.Context(), store.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	ctx := t.Context()
+	shop := s.Changes().Project("shop")
+	stop := make(chan struct{})
+	published := make(chan error, 4)
+	var publishers sync.WaitGroup
+	for range 4 {
+		publishers.Go(func() {
+			published <- publish(ctx, shop, stop)
+		})
+	}
+	defer func() {
+		close(stop)
+		publishers.Wait()
+		close(published)
+		for err := range published {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	for i := range 2000 {
+		w, err := shop.Watch(ctx, 100)
+		if w == nil && err == nil {
+			t.Fatalf("watch %d: neither a watch nor an error", i)
+		}
+		if errors.Is(err, store.ErrSlowConsumer) {
+			// Nobody reads the watch: the changes may fill its queue before Watch returns.
+			continue
+		}
+		if err != nil {
+			t.Fatalf("watch %d: %v", i, err)
+		}
+		w.Close()
+	}
+}
+
+// publish publishes changes of p until stop is closed.
+func publish(ctx context.Context, p *store.ProjectChanges, stop chan struct{}) error {
+	for {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		if err := p.Publish(ctx, store.Change{Table: "products", Op: store.Created, UID: "a", Record: store.Record(`{"uid":"a"}`)}); err != nil {
+			return err
+		}
+	}
 }
