@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -195,10 +196,9 @@ func compileSource(op gql.Operation, src string, fields map[string]store.FieldTy
 	if t := checked.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 		return nil, fmt.Errorf("the rule yields %s; it must yield a bool", t)
 	}
-	prg, err := env.Program(checked,
-		cel.EvalOptions(cel.OptOptimize),
-		cel.CostLimit(maxRuleCost),
-	)
+	// Without cel.OptOptimize: it folds "x in []" to false even where x fails (a missing
+	// field), so the rule would admit records CEL refuses.
+	prg, err := env.Program(checked, cel.CostLimit(maxRuleCost))
 	if err != nil {
 		return nil, fmt.Errorf("invalid CEL rule: %w", err)
 	}
@@ -593,8 +593,14 @@ func (tr translator) scalar(f string) bool {
 
 // cond compares the field f with v.
 func (tr translator) cond(f string, op store.Op, v operand) fieldCond {
-	_, declared := tr.fields[f]
-	return fieldCond{key: f, op: op, val: v, undeclared: !declared && !serviceKey(f)}
+	t, declared := tr.fields[f]
+	switch f {
+	case store.KeyUID, store.KeyOwner:
+		t, declared = store.FieldType{Scalar: store.ID}, true
+	case store.KeyCreatedAt, store.KeyUpdatedAt:
+		t, declared = store.FieldType{Scalar: store.DateTime}, true
+	}
+	return fieldCond{key: f, op: op, val: v, kind: scalarKind(t.Scalar), undeclared: !declared}
 }
 
 func (tr translator) list(f string) bool {
@@ -616,7 +622,7 @@ func (tr translator) expr(e ast.Expr) (pushdown, bool) {
 		if iss.Err() != nil {
 			return nil, false
 		}
-		prg, err := tr.env.Program(checked, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(maxRuleCost))
+		prg, err := tr.env.Program(checked, cel.CostLimit(maxRuleCost))
 		if err != nil {
 			return nil, false
 		}
@@ -764,9 +770,51 @@ type fieldCond struct {
 	key string
 	op  store.Op
 	val operand
+	// kind is that of the field's values (of its elements, for a list).
+	kind valueKind
 	// undeclared: the table has no such field, so every record lacks it, and CEL refuses
 	// every record for a rule that reads it.
 	undeclared bool
+}
+
+// valueKind groups values as CEL compares them: values of different kinds are never equal
+// and have no order (Int and Float are both numbers). The stores compare some of them all
+// the same (SQLite reads true as 1, and orders every number before every string), so a
+// filter never compares a field with a value of another kind.
+type valueKind uint8
+
+const (
+	otherKind valueKind = iota // null, lists, objects, and the values of JSON fields
+	stringKind
+	numberKind
+	boolKind
+	timeKind
+)
+
+func scalarKind(s store.Scalar) valueKind {
+	switch s {
+	case store.String, store.ID:
+		return stringKind
+	case store.Int, store.Float:
+		return numberKind
+	case store.Boolean:
+		return boolKind
+	case store.DateTime:
+		return timeKind
+	}
+	return otherKind
+}
+
+func kindOf(v any) valueKind {
+	switch v.(type) {
+	case string:
+		return stringKind
+	case int, int32, int64, uint64, float64:
+		return numberKind
+	case bool:
+		return boolKind
+	}
+	return otherKind
 }
 
 // serviceKey reports whether key is one the service sets on every record, so never missing.
@@ -782,6 +830,10 @@ func (f fieldCond) resolve(c caller) (store.Filter, error) {
 	return f.filter(c), nil
 }
 
+// filter is the store filter of the records for which the comparison yields true in CEL.
+// CEL fails on a field the record does not have, and a failing rule refuses, while the
+// store matches a missing value for Ne and takes a missing String for "": every comparison
+// but has() also asks for the field to be present.
 func (f fieldCond) filter(c caller) store.Filter {
 	v, ok := f.val.value(c.claims)
 	if !ok || f.undeclared {
@@ -791,35 +843,72 @@ func (f fieldCond) filter(c caller) store.Filter {
 	if f.op == store.IsNull {
 		return store.Compare(f.key, store.IsNull, v)
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		// Object equality is not something a filter decides; refuse rather than guess.
-		return store.None
-	case []any:
-		if f.op != store.In {
+	present := store.All
+	if !serviceKey(f.key) {
+		present = store.Compare(f.key, store.IsNull, false)
+	}
+	switch f.op {
+	case store.In:
+		// record.f in v: v is a list holding the value, or an object with it as a key.
+		var list []any
+		switch x := v.(type) {
+		case []any:
+			list = x
+		case map[string]any:
+			list = make([]any, 0, len(x))
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				list = append(list, k)
+			}
+		default:
+			// in takes a list or a map: the rule fails.
 			return store.None
 		}
-		for _, it := range x {
-			if !scalarValue(it) {
-				return store.None
+		same := make([]any, 0, len(list))
+		for _, e := range list {
+			if kindOf(e) == f.kind {
+				same = append(same, number(e))
 			}
 		}
-	default:
-		if f.op == store.In {
+		return store.And(store.Compare(f.key, store.In, same), present)
+	case store.Has:
+		if kindOf(v) != f.kind {
 			return store.None
 		}
-		if v == nil && f.op != store.Eq && f.op != store.Ne {
-			// CEL has no ordering with null: the rule fails, so refuses.
+		return store.And(store.Compare(f.key, store.Has, number(v)), present)
+	}
+	if kindOf(v) != f.kind {
+		switch f.op {
+		case store.Eq:
 			return store.None
+		case store.Ne:
+			return present
 		}
+		// No order across kinds: the rule fails.
+		return store.None
 	}
-	cmp := store.Compare(f.key, f.op, number(v))
-	if serviceKey(f.key) {
-		return cmp
+	if f.kind == boolKind {
+		return boolOrder(f.key, f.op, v.(bool), present)
 	}
-	// CEL fails on a field the record does not have, and a failing rule refuses; the store
-	// matches a missing value for Ne and null, and takes a missing String for "".
-	return store.And(cmp, store.Compare(f.key, store.IsNull, false))
+	return store.And(store.Compare(f.key, f.op, number(v)), present)
+}
+
+// boolOrder is the comparison of a Boolean field with b, CEL ordering false before true,
+// in the terms of equality, which every store compares alike.
+func boolOrder(key string, op store.Op, b bool, present store.Filter) store.Filter {
+	eq := func(v bool) store.Filter { return store.And(store.Compare(key, store.Eq, v), present) }
+	switch {
+	case op == store.Eq:
+		return eq(b)
+	case op == store.Ne:
+		return eq(!b)
+	case op == store.Lt && b, op == store.Lte && !b:
+		return eq(false)
+	case op == store.Gt && !b, op == store.Gte && b:
+		return eq(true)
+	case op == store.Lte, op == store.Gte:
+		return present
+	}
+	return store.None // < false, > true
 }
 
 // number gives claim and literal numbers the types store filters take: int64 or float64.
@@ -839,14 +928,6 @@ func number(v any) any {
 		return out
 	}
 	return v
-}
-
-func scalarValue(v any) bool {
-	switch v.(type) {
-	case map[string]any, []any:
-		return false
-	}
-	return true
 }
 
 // logicCond is && or || of conditions.
