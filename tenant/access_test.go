@@ -435,6 +435,8 @@ func TestRulesAreChecked(t *testing.T) {
 // which must be checked per record.
 func TestReadRulesBecomeFilters(t *testing.T) {
 	alice := map[string]any{"sub": "alice", "org": map[string]any{"id": "acme"}, "roles": []any{"editor"}, "level": 3.0}
+	odd := map[string]any{"sub": "alice", "level": 0.0, "roles": []any{map[string]any{"id": ""}}, "org": map[string]any{"id": "acme"},
+		"perms": map[string]any{"a": false, "b": true}, "mixed": []any{"a", 1.0, map[string]any{"x": 1.0}}}
 	cases := []struct {
 		rule      string
 		claims    map[string]any
@@ -470,6 +472,25 @@ func TestReadRulesBecomeFilters(t *testing.T) {
 		// refuses every record, as CEL does.
 		{rule: `record.nothere == "x"`, claims: nil, forbidden: true},
 		{rule: `has(record.nothere)`, claims: nil, forbidden: true},
+		// Found by TestAccessFiltersMatchCEL (seed, rule number) before the filters kept to
+		// CEL: values of different kinds are never equal and have no order in CEL, while
+		// SQLite reads true as 1 and orders every number before every string.
+		{rule: `record.name > -2`, claims: nil, forbidden: true},                                                 // 1 #16
+		{rule: `record.price`, claims: nil, forbidden: true},                                                     // 1 #141
+		{rule: `true in record["sizes"]`, claims: nil, forbidden: true},                                          // 1 #87
+		{rule: `record.updatedAt >= true`, claims: nil, forbidden: true},                                         // 1 #162
+		{rule: `record.createdAt < "true"`, claims: nil, forbidden: true},                                        // 1 #191
+		{rule: `record.price in ["3", true]`, claims: nil, forbidden: true},                                      // 4 #72
+		{rule: `record.published == auth.level`, claims: odd, forbidden: true},                                   // 5 #112
+		{rule: `record.published <= auth.level`, claims: odd, forbidden: true},                                   // 7 #107
+		{rule: `record.published != auth.roles`, claims: odd, want: "published isNull false"},                    // 3 #20
+		{rule: `record.createdAt != auth.org`, claims: odd, want: "all"},                                         // 2 #157
+		{rule: `record["status"] in auth.perms`, claims: odd, want: "(status in [a b] and status isNull false)"}, // 12 #3
+		{rule: `record.status in auth.mixed`, claims: odd, want: "(status in [a] and status isNull false)"},
+		{rule: `record.published < true`, claims: nil, want: "(published eq false and published isNull false)"},
+		{rule: `record.published >= false`, claims: nil, want: "published isNull false"},
+		// cel.OptOptimize folded "x in []" to false where x fails.
+		{rule: `!(auth.team in [])`, claims: alice, forbidden: true},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%v", tc.rule, tc.claims != nil), func(t *testing.T) {
@@ -478,6 +499,7 @@ func TestReadRulesBecomeFilters(t *testing.T) {
 					"author": {Type: "String"}, "editors": {Type: "[String]"}, "meta": {Type: "JSON"},
 					"org": {Type: "String"}, "level": {Type: "Float"}, "status": {Type: "String"},
 					"published": {Type: "Boolean"}, "price": {Type: "Float"}, "name": {Type: "String"},
+					"sizes": {Type: "[Int]"},
 				},
 				Access: tenant.Access{Read: tc.rule},
 			}})
@@ -498,6 +520,32 @@ func TestReadRulesBecomeFilters(t *testing.T) {
 				t.Errorf("filter %v check %v, want %v %v", f, check, tc.want, tc.check)
 			}
 		})
+	}
+}
+
+// TestAllowFollowsCEL: the per-record check refuses where CEL fails, a missing field
+// included.
+func TestAllowFollowsCEL(t *testing.T) {
+	rules, err := tenant.CompileAccess(map[string]tenant.TableDoc{"t": {
+		Fields: map[string]tenant.FieldDoc{"tags": {Type: "[JSON]"}},
+		// Found by TestAccessFiltersMatchCEL, seed 17 rule #89: cel.OptOptimize folded
+		// "x in []" to false where x fails.
+		Access: tenant.Access{Read: `!(record.tags in [])`},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		record map[string]any
+		want   bool
+	}{
+		{map[string]any{"uid": "u1", "tags": []any{"a"}}, true},
+		{map[string]any{"uid": "u2"}, false},
+	} {
+		err := rules.Guard(nil).Allow("t", gql.Read, tc.record, nil)
+		if got := err == nil; got != tc.want {
+			t.Errorf("record %v: allowed %v (%v), want %v", tc.record, got, err, tc.want)
+		}
 	}
 }
 
