@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -83,15 +84,159 @@ func presetSource(op gql.Operation, rule string) (string, bool) {
 	return "", false
 }
 
-// check returns what is wrong with the rules, with paths relative to "access".
-func (a Access) check() []Problem {
+// check returns what is wrong with the rules of a table whose fields have the given types,
+// with paths relative to "access".
+func (a Access) check(fields map[string]store.FieldType) []Problem {
 	var out []Problem
 	for _, op := range operations {
-		if _, err := compileRule(op, a.rule(op), nil); err != nil {
+		err := neverHolds(op, a.rule(op), fields)
+		if _, cerr := compileRule(op, a.rule(op), nil); cerr != nil {
+			err = cerr
+		}
+		if err != nil {
 			out = append(out, Problem{Path: string(op), Message: err.Error()})
 		}
 	}
 	return out
+}
+
+// neverHolds refuses a rule with a comparison that never holds, whatever the record: a field
+// compared with a literal of another kind (a Float with "3", a DateTime with a string, any
+// field with null), which CEL finds never equal and cannot order, or a field "in" a list
+// with no element of its kind. That is never what the rule's author meant. Rules applied
+// before this check still compile, to filters as exact as any other; it is made when a
+// document is applied.
+func neverHolds(op gql.Operation, src string, fields map[string]store.FieldType) error {
+	if _, preset := presetSource(op, src); preset || src == "" {
+		return nil
+	}
+	envs, err := ruleEnvs()
+	if err != nil {
+		return err
+	}
+	parsed, iss := envs[op].Parse(src)
+	if iss.Err() != nil {
+		return nil // compileRule says what is wrong
+	}
+	native := parsed.NativeRep()
+	var problem error
+	ast.PostOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if problem != nil || e.Kind() != ast.CallKind {
+			return
+		}
+		if problem = kindClash(e.AsCall(), fields); problem != nil {
+			if text, err := parser.Unparse(e, native.SourceInfo()); err == nil {
+				problem = fmt.Errorf("%s never holds: %w", text, problem)
+			}
+		}
+	}))
+	return problem
+}
+
+// kindClash says why a comparison of a field with a literal never holds (nil if it may).
+func kindClash(c ast.CallExpr, fields map[string]store.FieldType) error {
+	args := c.Args()
+	if len(args) != 2 {
+		return nil
+	}
+	switch fn := c.FunctionName(); fn {
+	case operators.Equals, operators.Less, operators.LessEquals, operators.Greater, operators.GreaterEquals:
+		for _, side := range [][2]ast.Expr{{args[0], args[1]}, {args[1], args[0]}} {
+			f, t, ok := typedField(side[0], fields)
+			if !ok || t.List {
+				continue
+			}
+			lit, kind, ok := literalKind(side[1])
+			switch {
+			case !ok || kind == scalarKind(t.Scalar):
+				continue
+			case lit == "null" && fn == operators.Equals:
+				return fmt.Errorf("CEL fails where %s is missing, which refuses, and a stored value is never null; write !has(%s)", f, f)
+			}
+			return clash(f+" is "+article(string(t.Scalar)), lit, kind, t.Scalar)
+		}
+	case operators.In:
+		if f, t, ok := typedField(args[0], fields); ok && !t.List && args[1].Kind() == ast.ListKind {
+			if len(args[1].AsList().Elements()) == 0 {
+				return errors.New("the list is empty")
+			}
+			for _, el := range args[1].AsList().Elements() {
+				if _, kind, ok := literalKind(el); !ok || kind == scalarKind(t.Scalar) {
+					return nil
+				}
+			}
+			return fmt.Errorf("%s is %s and the list holds no %s: CEL finds values of different kinds never equal", f, article(string(t.Scalar)), t.Scalar)
+		}
+		if f, t, ok := typedField(args[1], fields); ok && t.List {
+			if lit, kind, ok := literalKind(args[0]); ok && kind != scalarKind(t.Scalar) {
+				return clash(f+" holds "+string(t.Scalar)+" values", lit, kind, t.Scalar)
+			}
+		}
+	}
+	return nil
+}
+
+func clash(field, lit string, kind valueKind, s store.Scalar) error {
+	hint := ""
+	if s == store.DateTime && kind == stringKind {
+		hint = `; compare with timestamp("2026-01-01T00:00:00Z")`
+	}
+	return fmt.Errorf("%s and %s is %s: CEL finds values of different kinds never equal and cannot order them%s", field, lit, kindNames[kind], hint)
+}
+
+func article(s string) string {
+	if strings.ContainsRune("AEIOU", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
+}
+
+var kindNames = map[valueKind]string{
+	otherKind: "null or a list", stringKind: "a string", numberKind: "a number", boolKind: "a bool", timeKind: "a timestamp",
+}
+
+// typedField recognises record.f (a declared field or one the service keeps) and data.f (a
+// declared field) when f holds values of one kind (not JSON), and returns how the rule
+// writes it and its type.
+func typedField(e ast.Expr, fields map[string]store.FieldType) (string, store.FieldType, bool) {
+	for _, v := range []string{"record", "data"} {
+		f, ok := fieldOf(e, v)
+		if !ok {
+			continue
+		}
+		t, declared := fields[f]
+		switch {
+		case v == "record" && (f == store.KeyUID || f == store.KeyOwner):
+			t, declared = store.FieldType{Scalar: store.ID}, true
+		case v == "record" && (f == store.KeyCreatedAt || f == store.KeyUpdatedAt):
+			t, declared = store.FieldType{Scalar: store.DateTime}, true
+		}
+		return v + "." + f, t, declared && t.Scalar != store.JSON
+	}
+	return "", store.FieldType{}, false
+}
+
+// literalKind returns a literal as the rule writes it and its kind: a scalar, null, a list
+// or timestamp("...").
+func literalKind(e ast.Expr) (string, valueKind, bool) {
+	if e.Kind() == ast.CallKind && e.AsCall().FunctionName() == "timestamp" && len(e.AsCall().Args()) == 1 {
+		if _, ok := literal(e.AsCall().Args()[0]); ok {
+			return "timestamp(...)", timeKind, true
+		}
+	}
+	v, ok := literal(e)
+	if !ok {
+		return "", otherKind, false
+	}
+	switch x := v.(type) {
+	case nil:
+		return "null", otherKind, true
+	case string:
+		return quote(x), stringKind, true
+	case []any:
+		return "a list", otherKind, true
+	}
+	return fmt.Sprint(v), kindOf(v), true
 }
 
 // ruleEnvs are the CEL environments of the four operations, which differ in the variables

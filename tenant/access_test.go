@@ -398,11 +398,19 @@ func TestRulesAreChecked(t *testing.T) {
 		{"create", `record._owner == auth.sub`, "undeclared reference to 'record'"},
 		{"update", `record.price + 1`, "must yield a bool"},
 		{"delete", `admin`, "undeclared reference to 'admin'"},
+		// Comparisons that never hold, whatever the record.
+		{"read", `record.createdAt > "2026-01-01"`, `record.createdAt > "2026-01-01" never holds: record.createdAt is a DateTime and "2026-01-01" is a string: CEL finds values of different kinds never equal and cannot order them; compare with timestamp("2026-01-01T00:00:00Z")`},
+		{"read", `record._owner == auth.sub || record.price >= "10"`, `record.price >= "10" never holds: record.price is a Float and "10" is a string`},
+		{"update", `data.name == 3`, `data.name == 3 never holds: data.name is a String and 3 is a number`},
+		{"delete", `record.name == null`, `CEL fails where record.name is missing, which refuses, and a stored value is never null; write !has(record.name)`},
+		{"read", `record.price in ["1", "2"]`, `record.price is a Float and the list holds no Float`},
+		{"read", `1 in record.tags`, `record.tags holds String values and 1 is a number`},
+		{"read", `record.uid < 4`, `record.uid is an ID and 4 is a number`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.op+" "+tc.rule, func(t *testing.T) {
 			doc, _ := json.Marshal(map[string]any{"id": "shop", "tables": map[string]any{"products": map[string]any{
-				"fields": map[string]any{"name": map[string]any{"type": "String"}},
+				"fields": map[string]any{"name": map[string]any{"type": "String"}, "price": map[string]any{"type": "Float"}, "tags": map[string]any{"type": "[String]"}},
 				"access": map[string]string{tc.op: tc.rule},
 			}}})
 			_, err := tenant.ParseDocument(doc)
@@ -420,9 +428,11 @@ func TestRulesAreChecked(t *testing.T) {
 		`auth != null && "editor" in auth.roles`,
 		`record.author == auth.name || record["_owner"] == auth.sub`,
 		`has(record.author) && record.createdAt > timestamp("2026-01-01T00:00:00Z")`,
+		// Kinds that differ but may hold.
+		`record.name != 3`, `record.price in [1, "2"]`, `record.name != null`, `record.meta == 3`,
 	} {
 		doc, _ := json.Marshal(map[string]any{"id": "shop", "tables": map[string]any{"products": map[string]any{
-			"fields": map[string]any{"name": map[string]any{"type": "String"}},
+			"fields": map[string]any{"name": map[string]any{"type": "String"}, "price": map[string]any{"type": "Float"}, "meta": map[string]any{"type": "JSON"}},
 			"access": map[string]string{"read": good, "update": good, "delete": good},
 		}}})
 		if _, err := tenant.ParseDocument(doc); err != nil {
