@@ -9,10 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
@@ -219,7 +221,7 @@ func typedField(e ast.Expr, fields map[string]store.FieldType) (string, store.Fi
 // literalKind returns a literal as the rule writes it and its kind: a scalar, null, a list
 // or timestamp("...").
 func literalKind(e ast.Expr) (string, valueKind, bool) {
-	if e.Kind() == ast.CallKind && e.AsCall().FunctionName() == "timestamp" && len(e.AsCall().Args()) == 1 {
+	if e.Kind() == ast.CallKind && e.AsCall().FunctionName() == overloads.TypeConvertTimestamp && len(e.AsCall().Args()) == 1 {
 		if _, ok := literal(e.AsCall().Args()[0]); ok {
 			return "timestamp(...)", timeKind, true
 		}
@@ -872,9 +874,25 @@ func operandOf(e ast.Expr) (operand, bool) {
 	return operand{lit: v}, ok
 }
 
-// literal returns the Go value of a constant scalar or a list of them.
+// literal returns the Go value of a constant scalar or a list of them. A timestamp("...")
+// counts when it has whole milliseconds, as stored times do: a store compares times to the
+// millisecond.
 func literal(e ast.Expr) (any, bool) {
 	switch e.Kind() {
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() != overloads.TypeConvertTimestamp || len(c.Args()) != 1 || c.Args()[0].Kind() != ast.LiteralKind {
+			return nil, false
+		}
+		s, ok := c.Args()[0].AsLiteral().(types.String)
+		if !ok {
+			return nil, false
+		}
+		t, err := time.Parse(time.RFC3339, string(s)) // as CEL reads it
+		if err != nil || !t.Equal(t.Truncate(time.Millisecond)) {
+			return nil, false
+		}
+		return t.UTC(), true
 	case ast.LiteralKind:
 		switch v := e.AsLiteral().(type) {
 		case types.Null:
@@ -958,6 +976,8 @@ func kindOf(v any) valueKind {
 		return numberKind
 	case bool:
 		return boolKind
+	case time.Time:
+		return timeKind
 	}
 	return otherKind
 }

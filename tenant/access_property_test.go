@@ -240,7 +240,15 @@ func (g propGen) operand() string {
 	case 0, 1:
 		return g.claim()
 	case 2:
-		return `timestamp("` + propTimes[g.pick(len(propTimes))].Format(time.RFC3339Nano) + `")`
+		at := propTimes[g.pick(len(propTimes))]
+		if g.chance(0.2) {
+			// Finer than the millisecond that records keep.
+			at = at.Add(500 * time.Microsecond)
+		}
+		if g.chance(0.2) {
+			at = at.In(time.FixedZone("", 2*3600))
+		}
+		return `timestamp("` + at.Format(time.RFC3339Nano) + `")`
 	}
 	return g.literal()
 }

@@ -499,6 +499,9 @@ func TestReadRulesBecomeFilters(t *testing.T) {
 		{rule: `record.status in auth.mixed`, claims: odd, want: "(status in [a] and status isNull false)"},
 		{rule: `record.published < true`, claims: nil, want: "(published eq false and published isNull false)"},
 		{rule: `record.published >= false`, claims: nil, want: "published isNull false"},
+		// Times to the millisecond, as records keep them.
+		{rule: `record.createdAt >= timestamp("2026-01-01T02:00:00+02:00")`, claims: nil, want: "createdAt gte 2026-01-01 00:00:00 +0000 UTC"},
+		{rule: `record.createdAt >= timestamp("2026-01-01T00:00:00.0005Z")`, claims: nil, want: "all", check: true},
 		// cel.OptOptimize folded "x in []" to false where x fails.
 		{rule: `!(auth.team in [])`, claims: alice, forbidden: true},
 	}
