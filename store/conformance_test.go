@@ -223,7 +223,8 @@ func TestConformanceFilters(t *testing.T) {
 		{c("tags", store.Gt, "p"), "a"},
 		{c("tags", store.IsNull, true), "d"},
 		{c("tags", store.Contains, "ree"), "e"},
-		// A list holding a null is present.
+		// A list holding a null is present (MongoDB's {raw: null} looks into arrays). Found by
+		// tenant's TestAccessFiltersMatchCEL, seed 1 rule #74: has(record.lj).
 		{c("raw", store.IsNull, false), "ac"},
 		{c("raw", store.IsNull, true), "bde"},
 		{c("raw", store.Ne, nil), "ac"},
@@ -243,7 +244,9 @@ func TestConformanceFilters(t *testing.T) {
 		{store.And(c("price", store.Gte, int64(2)), c("price", store.Lt, int64(3))), "be"},
 		{store.And(c("note", store.Eq, "x"), store.Not(c("tags", store.Has, "red"))), "e"},
 		{store.Or(store.None, c("n", store.Eq, int64(1))), "a"},
-		// A part that decides a join without reading a record (the owner is never missing).
+		// A part that decides a join without reading a record (the owner is never missing):
+		// the parts before it leave no SQLite parameter behind. Found by tenant's
+		// TestAccessFiltersMatchCEL, seed 3: "datatype mismatch".
 		{store.Or(c(store.KeyOwner, store.Eq, "bob"), c(store.KeyOwner, store.IsNull, false)), "abcde"},
 		{store.Or(store.And(c("note", store.Eq, "x"), c(store.KeyOwner, store.IsNull, true)), c("note", store.Eq, "y")), "d"},
 		{store.Not(store.Or(c("n", store.Lt, int64(2)), c("n", store.Gt, int64(4)))), "bcd"},
