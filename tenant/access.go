@@ -207,11 +207,8 @@ func typedField(e ast.Expr, fields map[string]store.FieldType) (string, store.Fi
 			continue
 		}
 		t, declared := fields[f]
-		switch {
-		case v == "record" && (f == store.KeyUID || f == store.KeyOwner):
-			t, declared = store.FieldType{Scalar: store.ID}, true
-		case v == "record" && (f == store.KeyCreatedAt || f == store.KeyUpdatedAt):
-			t, declared = store.FieldType{Scalar: store.DateTime}, true
+		if v == "record" {
+			t, declared = keyType(f, fields)
 		}
 		return v + "." + f, t, declared && t.Scalar != store.JSON
 	}
@@ -740,14 +737,21 @@ func (tr translator) scalar(f string) bool {
 
 // cond compares the field f with v.
 func (tr translator) cond(f string, op store.Op, v operand) fieldCond {
-	t, declared := tr.fields[f]
+	t, declared := keyType(f, tr.fields)
+	return fieldCond{key: f, op: op, val: v, kind: scalarKind(t.Scalar), undeclared: !declared}
+}
+
+// keyType is the type of the record key f: a declared field's, or that of a key the service
+// keeps; false for a key the table does not have.
+func keyType(f string, fields map[string]store.FieldType) (store.FieldType, bool) {
 	switch f {
 	case store.KeyUID, store.KeyOwner:
-		t, declared = store.FieldType{Scalar: store.ID}, true
+		return store.FieldType{Scalar: store.ID}, true
 	case store.KeyCreatedAt, store.KeyUpdatedAt:
-		t, declared = store.FieldType{Scalar: store.DateTime}, true
+		return store.FieldType{Scalar: store.DateTime}, true
 	}
-	return fieldCond{key: f, op: op, val: v, kind: scalarKind(t.Scalar), undeclared: !declared}
+	t, ok := fields[f]
+	return t, ok
 }
 
 func (tr translator) list(f string) bool {
