@@ -63,12 +63,15 @@ func mongoCompare(t *Table, f Filter) (bson.D, error) {
 		return nil, fmt.Errorf("store: table %s has no field %q", t.Name, f.key)
 	}
 	key := mongoKey(f.key)
-	v := f.value
+	v, op := f.value, f.op
 	if tm, ok := v.(time.Time); ok {
 		v = tm.UTC()
 	}
+	if v == nil && (op == Eq || op == Ne) {
+		op, v = IsNull, op == Eq
+	}
 	var cond any
-	switch f.op {
+	switch op {
 	case Eq, Has:
 		// The bare value: FerretDB looks up by _id only in this form. Values are scalars,
 		// never documents that could read as operators.
@@ -100,16 +103,23 @@ func mongoCompare(t *Table, f Filter) (bson.D, error) {
 		if !ok {
 			return nil, fmt.Errorf("store: %s isNull wants a boolean, got %T", f.key, v)
 		}
-		if isNull {
+		switch {
+		case ft.List || ft.Scalar == JSON:
+			// {key: null} and $ne: null look into arrays, and would take a list holding a
+			// null for a missing value. The backend stores no null (a field set to nil is
+			// removed), so a missing value is one the document lacks.
+			cond = bson.D{{Key: "$exists", Value: !isNull}}
+		case isNull:
+			// The form an index answers.
 			cond = nil
-		} else {
+		default:
 			cond = bson.D{{Key: "$ne", Value: nil}}
 		}
 	default:
 		return nil, fmt.Errorf("store: %s: unknown comparison %q", f.key, f.op)
 	}
 	d := bson.D{{Key: key, Value: cond}}
-	if ft.Scalar != String || ft.List || f.exact || f.op == IsNull || (f.op == Eq || f.op == Ne) && v == nil {
+	if ft.Scalar != String || ft.List || f.exact || op == IsNull {
 		return d, nil
 	}
 	// A String never set reads as "": it matches where "" does.

@@ -145,6 +145,7 @@ func (c *sqlCompiler) filter(f Filter) (sqlCond, error) {
 		sep, absorbing = " OR ", 1
 	}
 	var parts []string
+	args := len(c.args)
 	for _, p := range f.parts {
 		cond, err := c.filter(p)
 		if err != nil {
@@ -152,6 +153,8 @@ func (c *sqlCompiler) filter(f Filter) (sqlCond, error) {
 		}
 		switch cond.konst {
 		case absorbing:
+			// The parts compiled so far are dropped, and their parameters with them.
+			c.args = c.args[:args]
 			return cond, nil
 		case 0:
 			parts = append(parts, cond.sql)

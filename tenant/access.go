@@ -4,13 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
@@ -82,15 +86,156 @@ func presetSource(op gql.Operation, rule string) (string, bool) {
 	return "", false
 }
 
-// check returns what is wrong with the rules, with paths relative to "access".
-func (a Access) check() []Problem {
+// check returns what is wrong with the rules of a table whose fields have the given types,
+// with paths relative to "access".
+func (a Access) check(fields map[string]store.FieldType) []Problem {
 	var out []Problem
 	for _, op := range operations {
-		if _, err := compileRule(op, a.rule(op), nil); err != nil {
+		err := neverHolds(op, a.rule(op), fields)
+		if _, cerr := compileRule(op, a.rule(op), nil); cerr != nil {
+			err = cerr
+		}
+		if err != nil {
 			out = append(out, Problem{Path: string(op), Message: err.Error()})
 		}
 	}
 	return out
+}
+
+// neverHolds refuses a rule with a comparison that never holds, whatever the record: a field
+// compared with a literal of another kind (a Float with "3", a DateTime with a string, any
+// field with null), which CEL finds never equal and cannot order, or a field "in" a list
+// with no element of its kind. That is never what the rule's author meant. Rules applied
+// before this check still compile, to filters as exact as any other; it is made when a
+// document is applied.
+func neverHolds(op gql.Operation, src string, fields map[string]store.FieldType) error {
+	if _, preset := presetSource(op, src); preset || src == "" {
+		return nil
+	}
+	envs, err := ruleEnvs()
+	if err != nil {
+		return err
+	}
+	parsed, iss := envs[op].Parse(src)
+	if iss.Err() != nil {
+		return nil // compileRule says what is wrong
+	}
+	native := parsed.NativeRep()
+	var problem error
+	ast.PostOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if problem != nil || e.Kind() != ast.CallKind {
+			return
+		}
+		if problem = kindClash(e.AsCall(), fields); problem != nil {
+			if text, err := parser.Unparse(e, native.SourceInfo()); err == nil {
+				problem = fmt.Errorf("%s never holds: %w", text, problem)
+			}
+		}
+	}))
+	return problem
+}
+
+// kindClash says why a comparison of a field with a literal never holds (nil if it may).
+func kindClash(c ast.CallExpr, fields map[string]store.FieldType) error {
+	args := c.Args()
+	if len(args) != 2 {
+		return nil
+	}
+	switch fn := c.FunctionName(); fn {
+	case operators.Equals, operators.Less, operators.LessEquals, operators.Greater, operators.GreaterEquals:
+		for _, side := range [][2]ast.Expr{{args[0], args[1]}, {args[1], args[0]}} {
+			f, t, ok := typedField(side[0], fields)
+			if !ok || t.List {
+				continue
+			}
+			lit, kind, ok := literalKind(side[1])
+			switch {
+			case !ok || kind == scalarKind(t.Scalar):
+				continue
+			case lit == "null" && fn == operators.Equals:
+				return fmt.Errorf("CEL fails where %s is missing, which refuses, and a stored value is never null; write !has(%s)", f, f)
+			}
+			return clash(f+" is "+article(string(t.Scalar)), lit, kind, t.Scalar)
+		}
+	case operators.In:
+		if f, t, ok := typedField(args[0], fields); ok && !t.List && args[1].Kind() == ast.ListKind {
+			if len(args[1].AsList().Elements()) == 0 {
+				return errors.New("the list is empty")
+			}
+			for _, el := range args[1].AsList().Elements() {
+				if _, kind, ok := literalKind(el); !ok || kind == scalarKind(t.Scalar) {
+					return nil
+				}
+			}
+			return fmt.Errorf("%s is %s and the list holds no %s: CEL finds values of different kinds never equal", f, article(string(t.Scalar)), t.Scalar)
+		}
+		if f, t, ok := typedField(args[1], fields); ok && t.List {
+			if lit, kind, ok := literalKind(args[0]); ok && kind != scalarKind(t.Scalar) {
+				return clash(f+" holds "+string(t.Scalar)+" values", lit, kind, t.Scalar)
+			}
+		}
+	}
+	return nil
+}
+
+func clash(field, lit string, kind valueKind, s store.Scalar) error {
+	hint := ""
+	if s == store.DateTime && kind == stringKind {
+		hint = `; compare with timestamp("2026-01-01T00:00:00Z")`
+	}
+	return fmt.Errorf("%s and %s is %s: CEL finds values of different kinds never equal and cannot order them%s", field, lit, kindNames[kind], hint)
+}
+
+func article(s string) string {
+	if strings.ContainsRune("AEIOU", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
+}
+
+var kindNames = map[valueKind]string{
+	otherKind: "null or a list", stringKind: "a string", numberKind: "a number", boolKind: "a bool", timeKind: "a timestamp",
+}
+
+// typedField recognises record.f (a declared field or one the service keeps) and data.f (a
+// declared field) when f holds values of one kind (not JSON), and returns how the rule
+// writes it and its type.
+func typedField(e ast.Expr, fields map[string]store.FieldType) (string, store.FieldType, bool) {
+	for _, v := range []string{"record", "data"} {
+		f, ok := fieldOf(e, v)
+		if !ok {
+			continue
+		}
+		t, declared := fields[f]
+		if v == "record" {
+			t, declared = keyType(f, fields)
+		}
+		return v + "." + f, t, declared && t.Scalar != store.JSON
+	}
+	return "", store.FieldType{}, false
+}
+
+// literalKind returns a literal as the rule writes it and its kind: a scalar, null, a list
+// or timestamp("...").
+func literalKind(e ast.Expr) (string, valueKind, bool) {
+	if e.Kind() == ast.CallKind && e.AsCall().FunctionName() == overloads.TypeConvertTimestamp && len(e.AsCall().Args()) == 1 {
+		if _, ok := literal(e.AsCall().Args()[0]); ok {
+			return "timestamp(...)", timeKind, true
+		}
+	}
+	v, ok := literal(e)
+	if !ok {
+		return "", otherKind, false
+	}
+	switch x := v.(type) {
+	case nil:
+		return "null", otherKind, true
+	case string:
+		return quote(x), stringKind, true
+	case []any:
+		return "a list", otherKind, true
+	}
+	return fmt.Sprint(v), kindOf(v), true
 }
 
 // ruleEnvs are the CEL environments of the four operations, which differ in the variables
@@ -195,10 +340,9 @@ func compileSource(op gql.Operation, src string, fields map[string]store.FieldTy
 	if t := checked.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 		return nil, fmt.Errorf("the rule yields %s; it must yield a bool", t)
 	}
-	prg, err := env.Program(checked,
-		cel.EvalOptions(cel.OptOptimize),
-		cel.CostLimit(maxRuleCost),
-	)
+	// Without cel.OptOptimize: it folds "x in []" to false even where x fails (a missing
+	// field), so the rule would admit records CEL refuses.
+	prg, err := env.Program(checked, cel.CostLimit(maxRuleCost))
 	if err != nil {
 		return nil, fmt.Errorf("invalid CEL rule: %w", err)
 	}
@@ -593,8 +737,21 @@ func (tr translator) scalar(f string) bool {
 
 // cond compares the field f with v.
 func (tr translator) cond(f string, op store.Op, v operand) fieldCond {
-	_, declared := tr.fields[f]
-	return fieldCond{key: f, op: op, val: v, undeclared: !declared && !serviceKey(f)}
+	t, declared := keyType(f, tr.fields)
+	return fieldCond{key: f, op: op, val: v, kind: scalarKind(t.Scalar), undeclared: !declared}
+}
+
+// keyType is the type of the record key f: a declared field's, or that of a key the service
+// keeps; false for a key the table does not have.
+func keyType(f string, fields map[string]store.FieldType) (store.FieldType, bool) {
+	switch f {
+	case store.KeyUID, store.KeyOwner:
+		return store.FieldType{Scalar: store.ID}, true
+	case store.KeyCreatedAt, store.KeyUpdatedAt:
+		return store.FieldType{Scalar: store.DateTime}, true
+	}
+	t, ok := fields[f]
+	return t, ok
 }
 
 func (tr translator) list(f string) bool {
@@ -616,7 +773,7 @@ func (tr translator) expr(e ast.Expr) (pushdown, bool) {
 		if iss.Err() != nil {
 			return nil, false
 		}
-		prg, err := tr.env.Program(checked, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(maxRuleCost))
+		prg, err := tr.env.Program(checked, cel.CostLimit(maxRuleCost))
 		if err != nil {
 			return nil, false
 		}
@@ -721,9 +878,25 @@ func operandOf(e ast.Expr) (operand, bool) {
 	return operand{lit: v}, ok
 }
 
-// literal returns the Go value of a constant scalar or a list of them.
+// literal returns the Go value of a constant scalar or a list of them. A timestamp("...")
+// counts when it has whole milliseconds, as stored times do: a store compares times to the
+// millisecond.
 func literal(e ast.Expr) (any, bool) {
 	switch e.Kind() {
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() != overloads.TypeConvertTimestamp || len(c.Args()) != 1 || c.Args()[0].Kind() != ast.LiteralKind {
+			return nil, false
+		}
+		s, ok := c.Args()[0].AsLiteral().(types.String)
+		if !ok {
+			return nil, false
+		}
+		t, err := time.Parse(time.RFC3339, string(s)) // as CEL reads it
+		if err != nil || !t.Equal(t.Truncate(time.Millisecond)) {
+			return nil, false
+		}
+		return t.UTC(), true
 	case ast.LiteralKind:
 		switch v := e.AsLiteral().(type) {
 		case types.Null:
@@ -764,9 +937,53 @@ type fieldCond struct {
 	key string
 	op  store.Op
 	val operand
+	// kind is that of the field's values (of its elements, for a list).
+	kind valueKind
 	// undeclared: the table has no such field, so every record lacks it, and CEL refuses
 	// every record for a rule that reads it.
 	undeclared bool
+}
+
+// valueKind groups values as CEL compares them: values of different kinds are never equal
+// and have no order (Int and Float are both numbers). The stores compare some of them all
+// the same (SQLite reads true as 1, and orders every number before every string), so a
+// filter never compares a field with a value of another kind.
+type valueKind uint8
+
+const (
+	otherKind valueKind = iota // null, lists, objects, and the values of JSON fields
+	stringKind
+	numberKind
+	boolKind
+	timeKind
+)
+
+func scalarKind(s store.Scalar) valueKind {
+	switch s {
+	case store.String, store.ID:
+		return stringKind
+	case store.Int, store.Float:
+		return numberKind
+	case store.Boolean:
+		return boolKind
+	case store.DateTime:
+		return timeKind
+	}
+	return otherKind
+}
+
+func kindOf(v any) valueKind {
+	switch v.(type) {
+	case string:
+		return stringKind
+	case int, int32, int64, uint64, float64:
+		return numberKind
+	case bool:
+		return boolKind
+	case time.Time:
+		return timeKind
+	}
+	return otherKind
 }
 
 // serviceKey reports whether key is one the service sets on every record, so never missing.
@@ -782,6 +999,10 @@ func (f fieldCond) resolve(c caller) (store.Filter, error) {
 	return f.filter(c), nil
 }
 
+// filter is the store filter of the records for which the comparison yields true in CEL.
+// CEL fails on a field the record does not have, and a failing rule refuses, while the
+// store matches a missing value for Ne and takes a missing String for "": every comparison
+// but has() also asks for the field to be present.
 func (f fieldCond) filter(c caller) store.Filter {
 	v, ok := f.val.value(c.claims)
 	if !ok || f.undeclared {
@@ -791,35 +1012,72 @@ func (f fieldCond) filter(c caller) store.Filter {
 	if f.op == store.IsNull {
 		return store.Compare(f.key, store.IsNull, v)
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		// Object equality is not something a filter decides; refuse rather than guess.
-		return store.None
-	case []any:
-		if f.op != store.In {
+	present := store.All
+	if !serviceKey(f.key) {
+		present = store.Compare(f.key, store.IsNull, false)
+	}
+	switch f.op {
+	case store.In:
+		// record.f in v: v is a list holding the value, or an object with it as a key.
+		var list []any
+		switch x := v.(type) {
+		case []any:
+			list = x
+		case map[string]any:
+			list = make([]any, 0, len(x))
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				list = append(list, k)
+			}
+		default:
+			// in takes a list or a map: the rule fails.
 			return store.None
 		}
-		for _, it := range x {
-			if !scalarValue(it) {
-				return store.None
+		same := make([]any, 0, len(list))
+		for _, e := range list {
+			if kindOf(e) == f.kind {
+				same = append(same, number(e))
 			}
 		}
-	default:
-		if f.op == store.In {
+		return store.And(store.Compare(f.key, store.In, same), present)
+	case store.Has:
+		if kindOf(v) != f.kind {
 			return store.None
 		}
-		if v == nil && f.op != store.Eq && f.op != store.Ne {
-			// CEL has no ordering with null: the rule fails, so refuses.
+		return store.And(store.Compare(f.key, store.Has, number(v)), present)
+	}
+	if kindOf(v) != f.kind {
+		switch f.op {
+		case store.Eq:
 			return store.None
+		case store.Ne:
+			return present
 		}
+		// No order across kinds: the rule fails.
+		return store.None
 	}
-	cmp := store.Compare(f.key, f.op, number(v))
-	if serviceKey(f.key) {
-		return cmp
+	if f.kind == boolKind {
+		return boolOrder(f.key, f.op, v.(bool), present)
 	}
-	// CEL fails on a field the record does not have, and a failing rule refuses; the store
-	// matches a missing value for Ne and null, and takes a missing String for "".
-	return store.And(cmp, store.Compare(f.key, store.IsNull, false))
+	return store.And(store.Compare(f.key, f.op, number(v)), present)
+}
+
+// boolOrder is the comparison of a Boolean field with b, CEL ordering false before true,
+// in the terms of equality, which every store compares alike.
+func boolOrder(key string, op store.Op, b bool, present store.Filter) store.Filter {
+	eq := func(v bool) store.Filter { return store.And(store.Compare(key, store.Eq, v), present) }
+	switch {
+	case op == store.Eq:
+		return eq(b)
+	case op == store.Ne:
+		return eq(!b)
+	case op == store.Lt && b, op == store.Lte && !b:
+		return eq(false)
+	case op == store.Gt && !b, op == store.Gte && b:
+		return eq(true)
+	case op == store.Lte, op == store.Gte:
+		return present
+	}
+	return store.None // < false, > true
 }
 
 // number gives claim and literal numbers the types store filters take: int64 or float64.
@@ -839,14 +1097,6 @@ func number(v any) any {
 		return out
 	}
 	return v
-}
-
-func scalarValue(v any) bool {
-	switch v.(type) {
-	case map[string]any, []any:
-		return false
-	}
-	return true
 }
 
 // logicCond is && or || of conditions.

@@ -398,11 +398,19 @@ func TestRulesAreChecked(t *testing.T) {
 		{"create", `record._owner == auth.sub`, "undeclared reference to 'record'"},
 		{"update", `record.price + 1`, "must yield a bool"},
 		{"delete", `admin`, "undeclared reference to 'admin'"},
+		// Comparisons that never hold, whatever the record.
+		{"read", `record.createdAt > "2026-01-01"`, `record.createdAt > "2026-01-01" never holds: record.createdAt is a DateTime and "2026-01-01" is a string: CEL finds values of different kinds never equal and cannot order them; compare with timestamp("2026-01-01T00:00:00Z")`},
+		{"read", `record._owner == auth.sub || record.price >= "10"`, `record.price >= "10" never holds: record.price is a Float and "10" is a string`},
+		{"update", `data.name == 3`, `data.name == 3 never holds: data.name is a String and 3 is a number`},
+		{"delete", `record.name == null`, `CEL fails where record.name is missing, which refuses, and a stored value is never null; write !has(record.name)`},
+		{"read", `record.price in ["1", "2"]`, `record.price is a Float and the list holds no Float`},
+		{"read", `1 in record.tags`, `record.tags holds String values and 1 is a number`},
+		{"read", `record.uid < 4`, `record.uid is an ID and 4 is a number`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.op+" "+tc.rule, func(t *testing.T) {
 			doc, _ := json.Marshal(map[string]any{"id": "shop", "tables": map[string]any{"products": map[string]any{
-				"fields": map[string]any{"name": map[string]any{"type": "String"}},
+				"fields": map[string]any{"name": map[string]any{"type": "String"}, "price": map[string]any{"type": "Float"}, "tags": map[string]any{"type": "[String]"}},
 				"access": map[string]string{tc.op: tc.rule},
 			}}})
 			_, err := tenant.ParseDocument(doc)
@@ -420,9 +428,11 @@ func TestRulesAreChecked(t *testing.T) {
 		`auth != null && "editor" in auth.roles`,
 		`record.author == auth.name || record["_owner"] == auth.sub`,
 		`has(record.author) && record.createdAt > timestamp("2026-01-01T00:00:00Z")`,
+		// Kinds that differ but may hold.
+		`record.name != 3`, `record.price in [1, "2"]`, `record.name != null`, `record.meta == 3`,
 	} {
 		doc, _ := json.Marshal(map[string]any{"id": "shop", "tables": map[string]any{"products": map[string]any{
-			"fields": map[string]any{"name": map[string]any{"type": "String"}},
+			"fields": map[string]any{"name": map[string]any{"type": "String"}, "price": map[string]any{"type": "Float"}, "meta": map[string]any{"type": "JSON"}},
 			"access": map[string]string{"read": good, "update": good, "delete": good},
 		}}})
 		if _, err := tenant.ParseDocument(doc); err != nil {
@@ -435,6 +445,8 @@ func TestRulesAreChecked(t *testing.T) {
 // which must be checked per record.
 func TestReadRulesBecomeFilters(t *testing.T) {
 	alice := map[string]any{"sub": "alice", "org": map[string]any{"id": "acme"}, "roles": []any{"editor"}, "level": 3.0}
+	odd := map[string]any{"sub": "alice", "level": 0.0, "roles": []any{map[string]any{"id": ""}}, "org": map[string]any{"id": "acme"},
+		"perms": map[string]any{"a": false, "b": true}, "mixed": []any{"a", 1.0, map[string]any{"x": 1.0}}}
 	cases := []struct {
 		rule      string
 		claims    map[string]any
@@ -454,7 +466,8 @@ func TestReadRulesBecomeFilters(t *testing.T) {
 		{rule: `record.uid != "x"`, claims: nil, want: "uid ne x"},
 		{rule: `record.status in ["a", "b"]`, claims: nil, want: "(status in [a b] and status isNull false)"},
 		{rule: `auth.sub in record.editors`, claims: alice, want: "(editors has alice and editors isNull false)"},
-		{rule: `record.author == null`, claims: nil, want: "(author eq <nil> and author isNull false)"},
+		// A present value is never null, and CEL fails on a missing one.
+		{rule: `record.author == null`, claims: nil, forbidden: true},
 		{rule: `record.author > null`, claims: nil, forbidden: true},
 		{rule: `record.org == auth.org`, claims: alice, forbidden: true},
 		{rule: `record.editors == "alice"`, claims: alice, want: "all", check: true},
@@ -469,6 +482,28 @@ func TestReadRulesBecomeFilters(t *testing.T) {
 		// refuses every record, as CEL does.
 		{rule: `record.nothere == "x"`, claims: nil, forbidden: true},
 		{rule: `has(record.nothere)`, claims: nil, forbidden: true},
+		// Found by TestAccessFiltersMatchCEL (seed, rule number; ACCESS_PROPERTY_SEED=n
+		// replays a seed) before the filters kept to CEL: values of different kinds are never equal and have no order in CEL, while
+		// SQLite reads true as 1 and orders every number before every string.
+		{rule: `record.name > -2`, claims: nil, forbidden: true},                                                 // 1 #16
+		{rule: `record.price`, claims: nil, forbidden: true},                                                     // 2 #121
+		{rule: `true in record["sizes"]`, claims: nil, forbidden: true},                                          // 1 #89
+		{rule: `record.updatedAt >= true`, claims: nil, forbidden: true},                                         // 1 #161
+		{rule: `record.createdAt < "true"`, claims: nil, forbidden: true},                                        // 1 #191
+		{rule: `record.price in ["3", true]`, claims: nil, forbidden: true},                                      // 4 #68
+		{rule: `record.published == auth.level`, claims: odd, forbidden: true},                                   // 5 #105
+		{rule: `record.published <= auth.level`, claims: odd, forbidden: true},                                   // 7 #105
+		{rule: `record.published != auth.roles`, claims: odd, want: "published isNull false"},                    // 3 #20
+		{rule: `record.createdAt != auth.org`, claims: odd, want: "all"},                                         // 2 #168
+		{rule: `record["status"] in auth.perms`, claims: odd, want: "(status in [a b] and status isNull false)"}, // 12 #3
+		{rule: `record.status in auth.mixed`, claims: odd, want: "(status in [a] and status isNull false)"},
+		{rule: `record.published < true`, claims: nil, want: "(published eq false and published isNull false)"},
+		{rule: `record.published >= false`, claims: nil, want: "published isNull false"},
+		// Times to the millisecond, as records keep them.
+		{rule: `record.createdAt >= timestamp("2026-01-01T02:00:00+02:00")`, claims: nil, want: "createdAt gte 2026-01-01 00:00:00 +0000 UTC"},
+		{rule: `record.createdAt >= timestamp("2026-01-01T00:00:00.0005Z")`, claims: nil, want: "all", check: true},
+		// cel.OptOptimize folded "x in []" to false where x fails.
+		{rule: `!(auth.team in [])`, claims: alice, forbidden: true},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%v", tc.rule, tc.claims != nil), func(t *testing.T) {
@@ -477,6 +512,7 @@ func TestReadRulesBecomeFilters(t *testing.T) {
 					"author": {Type: "String"}, "editors": {Type: "[String]"}, "meta": {Type: "JSON"},
 					"org": {Type: "String"}, "level": {Type: "Float"}, "status": {Type: "String"},
 					"published": {Type: "Boolean"}, "price": {Type: "Float"}, "name": {Type: "String"},
+					"sizes": {Type: "[Int]"},
 				},
 				Access: tenant.Access{Read: tc.rule},
 			}})
@@ -497,6 +533,32 @@ func TestReadRulesBecomeFilters(t *testing.T) {
 				t.Errorf("filter %v check %v, want %v %v", f, check, tc.want, tc.check)
 			}
 		})
+	}
+}
+
+// TestAllowFollowsCEL: the per-record check refuses where CEL fails, a missing field
+// included.
+func TestAllowFollowsCEL(t *testing.T) {
+	rules, err := tenant.CompileAccess(map[string]tenant.TableDoc{"t": {
+		Fields: map[string]tenant.FieldDoc{"tags": {Type: "[JSON]"}},
+		// Found by TestAccessFiltersMatchCEL, seed 14 rule #159: cel.OptOptimize folded
+		// "x in []" to false where x fails.
+		Access: tenant.Access{Read: `!(record.tags in [])`},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		record map[string]any
+		want   bool
+	}{
+		{map[string]any{"uid": "u1", "tags": []any{"a"}}, true},
+		{map[string]any{"uid": "u2"}, false},
+	} {
+		err := rules.Guard(nil).Allow("t", gql.Read, tc.record, nil)
+		if got := err == nil; got != tc.want {
+			t.Errorf("record %v: allowed %v (%v), want %v", tc.record, got, err, tc.want)
+		}
 	}
 }
 

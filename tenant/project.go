@@ -298,6 +298,7 @@ func (p *Project) validate() error {
 			de.add(tpath+".typeName", "type name %q is already used by table %q; set a distinct typeName", typeName, other)
 		}
 		typeOwner[typeName] = name
+		types := make(map[string]store.FieldType, len(t.Fields))
 		for _, fname := range sortedKeys(t.Fields) {
 			f := t.Fields[fname]
 			fpath := tpath + ".fields." + fname
@@ -312,6 +313,7 @@ func (p *Project) validate() error {
 				de.add(fpath+".type", "%v", err)
 				continue
 			}
+			types[fname] = ft
 			if f.Default != nil {
 				if err := checkValue(ft, f.Default); err != nil {
 					de.add(fpath+".default", "%v", err)
@@ -319,7 +321,7 @@ func (p *Project) validate() error {
 			}
 		}
 		checkIndexes(tpath, t, de)
-		for _, rp := range t.Access.check() {
+		for _, rp := range t.Access.check(types) {
 			de.add(tpath+".access."+rp.Path, "%s", rp.Message)
 		}
 	}
