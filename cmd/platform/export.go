@@ -204,8 +204,23 @@ func (s *source) export(ctx context.Context, w io.Writer, progress *progress) er
 }
 
 // writeFileAtomic writes name through write under a temporary name in the same folder and
-// renames it when write succeeded, so a cut export never looks complete.
+// renames it when write succeeded, so a cut export never looks complete. A name that is not
+// a regular file (/dev/null, a pipe, a terminal) is written into, not replaced.
 func writeFileAtomic(name string, write func(io.Writer) error) (err error) {
+	if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", name, err)
+		}
+		if err := write(f); err != nil {
+			_ = f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+		return nil
+	}
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("create %s: %w", name, err)

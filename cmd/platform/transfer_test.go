@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/platform-dev/platform/store"
@@ -164,6 +165,29 @@ func TestExportImport(t *testing.T) {
 	if err != nil || !strings.Contains(stderr, "exported project shop: 6 records") || !strings.Contains(stderr, "(orders 2, products 4)") {
 		t.Fatalf("export: %v\n%s", err, stderr)
 	}
+
+	// -o names a file that is not a regular one (a pipe, /dev/null, a terminal): the export
+	// is written into it, not put in its place. (Before, the rename replaced /dev/null.)
+	t.Run("into a pipe", func(t *testing.T) {
+		pipe := filepath.Join(t.TempDir(), "pipe")
+		if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		read := make(chan []byte, 1)
+		go func() {
+			b, _ := os.ReadFile(pipe)
+			read <- b
+		}()
+		if _, stderr, err := run(t, "export", "--project", "shop", "--data", a.DataDir, "-o", pipe); err != nil {
+			t.Fatalf("export into a pipe: %v\n%s", err, stderr)
+		}
+		if fi, err := os.Lstat(pipe); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			t.Fatalf("the pipe was replaced: %v %v", fi.Mode(), err)
+		}
+		if got, want := len(bytes.Split(bytes.TrimSpace(<-read), []byte("\n"))), 8; got != want {
+			t.Errorf("the pipe carried %d lines, want %d (header, 6 records, end)", got, want)
+		}
+	})
 
 	t.Run("into another data folder", func(t *testing.T) {
 		data := t.TempDir()
