@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -93,55 +94,43 @@ func (rp *Replacement) Abort(ctx context.Context) error {
 // a reader that still knows the columns of the table it replaces finds them all. It has no
 // index but the unique uid; swap builds the declared ones.
 func (p *sqliteProject) stage(ctx context.Context, t, staging *Table) error {
-	f, release, err := p.file()
-	if err != nil {
-		return err
-	}
-	defer release()
-	tx, err := f.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = tx.Rollback() }()
-	for _, q := range []string{`DROP TABLE IF EXISTS ` + sqlTable(staging), createTable(sqlTable(staging))} {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
+	return p.inWrite(ctx, false, func(tx *sql.Tx) error {
+		for _, q := range []string{`DROP TABLE IF EXISTS ` + sqlTable(staging), createTable(sqlTable(staging))} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		cols, err := readColumns(ctx, tx, t)
+		if err != nil {
 			return err
 		}
-	}
-	cols, err := readColumns(ctx, tx, t)
-	if err != nil {
-		return err
-	}
-	for _, fld := range t.Fields {
-		if !fld.Type.List && fld.Type.Scalar != JSON {
-			cols[fld.Name] = true
+		for _, fld := range t.Fields {
+			if !fld.Type.List && fld.Type.Scalar != JSON {
+				cols[fld.Name] = true
+			}
 		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(cols)) {
-		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+sqlTable(staging)+` ADD COLUMN `+fieldColumn(name)); err != nil {
-			return err
+		for _, name := range slices.Sorted(maps.Keys(cols)) {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE `+sqlTable(staging)+` ADD COLUMN `+fieldColumn(name)); err != nil {
+				return err
+			}
 		}
-	}
-	return tx.Commit()
+		return nil
+	})
 }
 
 func (p *sqliteProject) unstage(ctx context.Context, staging []*Table) error {
-	f, release, err := p.file()
-	if err != nil {
-		return err
-	}
-	defer release()
-	tx, err := f.writer.BeginTx(ctx, nil)
+	err := p.inWrite(ctx, false, func(tx *sql.Tx) error {
+		for _, st := range staging {
+			if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+sqlTable(st)); err != nil {
+				return fmt.Errorf("drop %s: %w", st.Name, err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("drop staging tables: %w", err)
 	}
-	defer func() { _ = tx.Rollback() }()
-	for _, st := range staging {
-		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+sqlTable(st)); err != nil {
-			return fmt.Errorf("drop %s: %w", st.Name, err)
-		}
-	}
-	return tx.Commit()
+	return nil
 }
 
 // swap drops each table and renames its staging table in its place, then builds its
@@ -149,49 +138,39 @@ func (p *sqliteProject) unstage(ctx context.Context, staging []*Table) error {
 // new ones from then on, in this process and in any other sharing the file (SQLite
 // prepares their statements again when the schema changes).
 func (p *sqliteProject) swap(ctx context.Context, tables []stagedTable, replace bool) error {
-	f, release, err := p.file()
-	if err != nil {
-		return err
-	}
-	defer release()
-	tx, err := f.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("swap tables: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	for _, s := range tables {
-		if !replace {
-			var n int64
-			err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, sqlTablePrefix+s.table.Name).Scan(&n)
-			if err == nil && n > 0 {
-				err = tx.QueryRowContext(ctx, `SELECT count(*) FROM `+sqlTable(s.table)).Scan(&n)
+	err := p.inWrite(ctx, true, func(tx *sql.Tx) error {
+		for _, s := range tables {
+			if !replace {
+				var n int64
+				err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, sqlTablePrefix+s.table.Name).Scan(&n)
 				if err == nil && n > 0 {
-					return fmt.Errorf("%s holds %d records: %w", s.table.Name, n, ErrNotEmpty)
+					err = tx.QueryRowContext(ctx, `SELECT count(*) FROM `+sqlTable(s.table)).Scan(&n)
+					if err == nil && n > 0 {
+						return fmt.Errorf("%s holds %d records: %w", s.table.Name, n, ErrNotEmpty)
+					}
+				}
+				if err != nil {
+					return fmt.Errorf("count %s: %w", s.table.Name, err)
 				}
 			}
-			if err != nil {
-				return fmt.Errorf("count %s: %w", s.table.Name, err)
+			for _, q := range []string{
+				`DROP TABLE IF EXISTS ` + sqlTable(s.table),
+				`ALTER TABLE ` + sqlTable(s.staging) + ` RENAME TO ` + sqlTable(s.table),
+			} {
+				if _, err := tx.ExecContext(ctx, q); err != nil {
+					return fmt.Errorf("swap %s: %w", s.table.Name, err)
+				}
+			}
+			if err := ensureIn(ctx, tx, s.table); err != nil {
+				return err
 			}
 		}
-		for _, q := range []string{
-			`DROP TABLE IF EXISTS ` + sqlTable(s.table),
-			`ALTER TABLE ` + sqlTable(s.staging) + ` RENAME TO ` + sqlTable(s.table),
-		} {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("swap %s: %w", s.table.Name, err)
-			}
-		}
-		if err := ensureIn(ctx, tx, s.table); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNotEmpty) {
 		return fmt.Errorf("swap tables: %w", err)
 	}
-	f.mu.Lock()
-	clear(f.cols)
-	f.mu.Unlock()
-	return nil
+	return err
 }
 
 // stage creates staging with the indexes t declares, so that the records written into it

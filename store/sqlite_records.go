@@ -172,6 +172,16 @@ func readColumns(ctx context.Context, db interface {
 }
 
 func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
+	if err := p.inWrite(ctx, true, func(tx *sql.Tx) error { return ensureIn(ctx, tx, t) }); err != nil {
+		return fmt.Errorf("ensure %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// inWrite runs fn in one write transaction on the project's file, committed when fn
+// succeeds. schema says fn changes tables or columns: reads then see the new columns at
+// once, and writes see that the schema version changed.
+func (p *sqliteProject) inWrite(ctx context.Context, schema bool, fn func(tx *sql.Tx) error) error {
 	f, release, err := p.file()
 	if err != nil {
 		return err
@@ -179,19 +189,20 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 	defer release()
 	tx, err := f.writer.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("ensure %s: %w", t.Name, err)
+		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := ensureIn(ctx, tx, t); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("ensure %s: %w", t.Name, err)
+		return err
 	}
-	// Reads see the new columns at once; writes see that the schema version changed.
-	f.mu.Lock()
-	clear(f.cols)
-	f.mu.Unlock()
+	if schema {
+		f.mu.Lock()
+		clear(f.cols)
+		f.mu.Unlock()
+	}
 	return nil
 }
 

@@ -19,14 +19,12 @@ import (
 // The history commands speak to a running server's admin API, as apply does: the server
 // applies a rollback through the checks every document passes, and tells its replicas.
 
-func newVersionsCmd() *cobra.Command {
+// projectAdminCmd is a command that speaks to a running server's admin API about one
+// project: the apply settings and --project; run is called once they are read.
+func projectAdminCmd(use, short string, run func(cmd *cobra.Command, cfg applyConfig, project string) error) (*cobra.Command, *applyConfig) {
 	var cfg applyConfig
 	var project string
-	cmd := &cobra.Command{
-		Use:   "versions --project ID",
-		Short: "List every applied version of a project's document: when, who, and what changed",
-		Args:  cobra.NoArgs,
-	}
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
 	envErr := bindAll(cmd.Flags(), cfg.settings())
 	cmd.Flags().StringVar(&project, "project", "", "id of the project")
 	_ = cmd.MarkFlagRequired("project")
@@ -34,97 +32,81 @@ func newVersionsCmd() *cobra.Command {
 		if envErr != nil {
 			return envErr
 		}
-		var h tenant.ProjectHistory
-		if err := adminCall(cmd.Context(), cfg, "versions", http.MethodGet, "/admin/v1/projects/"+url.PathEscape(project)+"/versions", nil, &h); err != nil {
-			return err
-		}
-		out := cmd.OutOrStdout()
-		if h.Deleted {
-			fmt.Fprintf(out, "project %s is deleted (platform undelete --project %s brings it back)\n", h.Project, h.Project)
-		}
-		for _, v := range h.Versions {
-			who := v.Who
-			if who == "" {
-				who = "(before history was kept)"
-			}
-			fmt.Fprintf(out, "version %d  %s  %s\n", v.Version, v.AppliedAt, who)
-			for _, c := range v.Changes {
-				fmt.Fprintf(out, "  %s\n", c)
-			}
-		}
-		return nil
+		return run(cmd, cfg, project)
 	}
+	return cmd, &cfg
+}
+
+func newVersionsCmd() *cobra.Command {
+	cmd, _ := projectAdminCmd("versions --project ID", "List every applied version of a project's document: when, who, and what changed",
+		func(cmd *cobra.Command, cfg applyConfig, project string) error {
+			var h tenant.ProjectHistory
+			if err := adminCall(cmd.Context(), cfg, "versions", http.MethodGet, "/admin/v1/projects/"+url.PathEscape(project)+"/versions", nil, &h); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if h.Deleted {
+				fmt.Fprintf(out, "project %s is deleted (platform undelete --project %s brings it back)\n", h.Project, h.Project)
+			}
+			for _, v := range h.Versions {
+				who := v.Who
+				if who == "" {
+					who = "(before history was kept)"
+				}
+				fmt.Fprintf(out, "version %d  %s  %s\n", v.Version, v.AppliedAt, who)
+				for _, c := range v.Changes {
+					fmt.Fprintf(out, "  %s\n", c)
+				}
+			}
+			return nil
+		})
 	return cmd
 }
 
 func newRollbackCmd() *cobra.Command {
-	var cfg applyConfig
-	var project string
 	var to int64
-	cmd := &cobra.Command{
-		Use:   "rollback --project ID --to N",
-		Short: "Apply version N of a project's document again, as a new version, and print what changed",
-		Long: "Apply version N of a project's document (see `platform versions`) again through the admin API: it passes " +
-			"every check a new document passes, and becomes a new version. A deleted project is brought back first " +
-			"with `platform undelete`.",
-		Args: cobra.NoArgs,
-	}
-	envErr := bindAll(cmd.Flags(), cfg.settings())
-	cmd.Flags().StringVar(&project, "project", "", "id of the project")
+	cmd, cfg := projectAdminCmd("rollback --project ID --to N", "Apply version N of a project's document again, as a new version, and print what changed",
+		func(cmd *cobra.Command, cfg applyConfig, project string) error {
+			var raw json.RawMessage
+			path := "/admin/v1/projects/" + url.PathEscape(project) + "/rollback?to=" + strconv.FormatInt(to, 10)
+			if q := cfg.query(); q != "" {
+				path += "&" + q[1:]
+			}
+			if err := adminCall(cmd.Context(), cfg, "rollback", http.MethodPost, path, nil, &raw); err != nil {
+				return err
+			}
+			return printApplied(cmd.OutOrStdout(), "rollback", cfg, raw, func(res tenant.PutResult) string {
+				if len(res.Changes) == 0 {
+					return "unchanged: version " + strconv.FormatInt(to, 10) + " is the current document"
+				}
+				return "rolled back to version " + strconv.FormatInt(to, 10)
+			})
+		})
+	cmd.Long = "Apply version N of a project's document (see `platform versions`) again through the admin API: it passes " +
+		"every check a new document passes, and becomes a new version. A deleted project is brought back first " +
+		"with `platform undelete`."
 	cmd.Flags().Int64Var(&to, "to", 0, "the version to apply again")
-	_ = cmd.MarkFlagRequired("project")
 	_ = cmd.MarkFlagRequired("to")
 	cmd.Flags().BoolVar(&cfg.DryRun, "dry-run", false, "print what rolling back would change and do to the records, and what in them refuses it; apply nothing")
 	cmd.Flags().BoolVar(&cfg.DropData, "drop-data", false, "let a table the version does not have go, dropping its records")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if envErr != nil {
-			return envErr
-		}
-		var raw json.RawMessage
-		path := "/admin/v1/projects/" + url.PathEscape(project) + "/rollback?to=" + strconv.FormatInt(to, 10)
-		if q := cfg.query(); q != "" {
-			path += "&" + q[1:]
-		}
-		if err := adminCall(cmd.Context(), cfg, "rollback", http.MethodPost, path, nil, &raw); err != nil {
-			return err
-		}
-		return printApplied(cmd.OutOrStdout(), "rollback", cfg, raw, func(res tenant.PutResult) string {
-			if len(res.Changes) == 0 {
-				return "unchanged: version " + strconv.FormatInt(to, 10) + " is the current document"
-			}
-			return "rolled back to version " + strconv.FormatInt(to, 10)
-		})
-	}
 	return cmd
 }
 
 func newUndeleteCmd() *cobra.Command {
-	var cfg applyConfig
-	var project string
-	cmd := &cobra.Command{
-		Use:   "undelete --project ID",
-		Short: "Bring back a project deleted without purge, with its document, history and records",
-		Args:  cobra.NoArgs,
-	}
-	envErr := bindAll(cmd.Flags(), cfg.settings())
-	cmd.Flags().StringVar(&project, "project", "", "id of the project")
-	_ = cmd.MarkFlagRequired("project")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if envErr != nil {
-			return envErr
-		}
-		var res struct {
-			Project *tenant.Project `json:"project"`
-		}
-		if err := adminCall(cmd.Context(), cfg, "undelete", http.MethodPost, "/admin/v1/projects/"+url.PathEscape(project)+"/undelete", nil, &res); err != nil {
-			return err
-		}
-		if res.Project == nil {
-			return fmt.Errorf("undelete %s: unexpected answer", project)
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "project %s restored (version %d)\n", res.Project.ID, res.Project.Version)
-		return nil
-	}
+	cmd, _ := projectAdminCmd("undelete --project ID", "Bring back a project deleted without purge, with its document, history and records",
+		func(cmd *cobra.Command, cfg applyConfig, project string) error {
+			var res struct {
+				Project *tenant.Project `json:"project"`
+			}
+			if err := adminCall(cmd.Context(), cfg, "undelete", http.MethodPost, "/admin/v1/projects/"+url.PathEscape(project)+"/undelete", nil, &res); err != nil {
+				return err
+			}
+			if res.Project == nil {
+				return fmt.Errorf("undelete %s: unexpected answer", project)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "project %s restored (version %d)\n", res.Project.ID, res.Project.Version)
+			return nil
+		})
 	return cmd
 }
 
