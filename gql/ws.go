@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -27,7 +28,14 @@ const (
 	closeInitTimeout  websocket.StatusCode = 4408
 	closeDuplicate    websocket.StatusCode = 4409
 	closeTooManyInits websocket.StatusCode = 4429
+	// closeTryAgainLater (RFC 6455's 1013) closes a connection whose token could not be
+	// checked now (the identity provider is unreachable): graphql-ws clients retry it.
+	closeTryAgainLater websocket.StatusCode = 1013
 )
+
+// retryLater is an Authenticator's error that says the token could not be checked now, and
+// when to try again.
+type retryLater interface{ RetryAfter() time.Duration }
 
 // wsMessage is one message of graphql-transport-ws, either way.
 type wsMessage struct {
@@ -152,6 +160,11 @@ func (wc *wsConn) init(ctx context.Context, raw json.RawMessage) bool {
 		authz, _ = payload["authorization"].(string)
 	}
 	session, end, err := wc.auth(ctx, authz)
+	var later retryLater
+	if errors.As(err, &later) {
+		wc.close(closeTryAgainLater, fmt.Sprintf("Try again in %.0f s: %v", math.Ceil(later.RetryAfter().Seconds()), err))
+		return false
+	}
 	if err != nil {
 		wc.close(closeForbidden, "Forbidden: "+err.Error())
 		return false

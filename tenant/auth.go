@@ -679,15 +679,19 @@ type jwksUnavailable struct {
 func (e *jwksUnavailable) Error() string { return e.err.Error() }
 func (e *jwksUnavailable) Unwrap() error { return e.err }
 
+// RetryAfter is the time until the key set will be fetched again, at least a second; a
+// WebSocket's connection_init refused for it closes with Try Again Later (gql).
+func (e *jwksUnavailable) RetryAfter() time.Duration { return max(e.retryAfter, time.Second) }
+
 // retryAfterSeconds is what Retry-After should say about an error of Verify or Authenticate
 // answered 503: the whole seconds until the identity provider's keys will be fetched again,
 // at least 1.
 func retryAfterSeconds(err error) int {
 	var u *jwksUnavailable
-	if !errors.As(err, &u) || u.retryAfter <= time.Second {
+	if !errors.As(err, &u) {
 		return 1
 	}
-	return int(math.Ceil(u.retryAfter.Seconds()))
+	return int(math.Ceil(u.RetryAfter().Seconds()))
 }
 
 // fetchTracker notes successful fetches: the JWKS library reports failures through its error

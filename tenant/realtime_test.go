@@ -519,6 +519,24 @@ func TestWebSocketProtocolErrors(t *testing.T) {
 		})
 	}
 
+	// A token that cannot be checked now, the project's identity provider being unreachable,
+	// is no reason to give up: Try Again Later (1013), which graphql-ws clients retry, with
+	// when; an HTTP request is answered 503 with Retry-After. (Before, 4403 Forbidden.)
+	t.Run("identity provider unreachable", func(t *testing.T) {
+		jwks := d.jwks
+		d.jwks = "http://127.0.0.1:1/.well-known/jwks.json"
+		d.project(r, "down", "authenticated")
+		d.jwks = jwks
+		ws, _, err := r.dial(t, "down", nil, "graphql-transport-ws")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws.send(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + d.token("down", "alice", time.Hour)}})
+		if code, reason := ws.closed(); code != 1013 || !strings.HasPrefix(reason, "Try again in ") || !strings.Contains(reason, "JWKS") {
+			t.Errorf("closed with %d %q, want 1013 Try again in ...", code, reason)
+		}
+	})
+
 	t.Run("no subprotocol", func(t *testing.T) {
 		ws, _, err := r.dial(t, "shop", nil)
 		if err != nil {
