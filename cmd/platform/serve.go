@@ -71,6 +71,7 @@ type serveConfig struct {
 	MemoryLimit                       string
 	MemoryPressure                    float64
 	Backup                            backupConfig
+	AuditRetention                    time.Duration
 }
 
 func (c *serveConfig) settings() []setting {
@@ -125,6 +126,7 @@ func (c *serveConfig) settings() []setting {
 		stringSetting(&c.MemoryLimit, "memory-limit", "PLATFORM_MEMORY_LIMIT", "", "memory the process may use (900MiB, 2GiB); also the Go runtime's soft limit. Empty: GOMEMLIMIT, else 90% of the cgroup's memory.max, else none"),
 		floatSetting(&c.MemoryPressure, "memory-pressure", "PLATFORM_MEMORY_PRESSURE", pressure.DefaultWatcherConfig.Fraction, "fraction of the memory limit past which new expensive requests are refused with 503 and Retry-After"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
+		durationSetting(&c.AuditRetention, "audit-retention", "PLATFORM_AUDIT_RETENTION", tenant.DefaultAuditRetention, "how long the audit log keeps an entry; older ones are pruned hourly"),
 	}, c.Backup.settings()...)
 }
 
@@ -310,7 +312,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	if err != nil {
 		return err
 	}
-	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: adminToken, Redis: stores.Redis, ClientIP: clientIP})
+	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: adminToken, Redis: stores.Redis, ClientIP: clientIP, Keys: stores.Keys(), Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -356,6 +358,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	backingUp, stopBackups := context.WithCancel(ctx)
 	var backupRuns sync.WaitGroup
 	backupRuns.Go(func() { reg.RunBackups(backingUp) })
+	backupRuns.Go(func() { reg.RunAuditPruning(backingUp, cfg.AuditRetention) })
 	defer func() { stopBackups(); backupRuns.Wait() }()
 	e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
 
