@@ -251,6 +251,9 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	watch.Go(func() { watcher.Run(watching) })
 	defer func() { stopWatching(); watch.Wait() }()
 
+	if cfg.AuditRetention <= 0 {
+		return fmt.Errorf("--audit-retention %s: want a positive duration (2160h is 90 days)", cfg.AuditRetention)
+	}
 	backups, err := cfg.Backup.options(dataDir)
 	if err != nil {
 		return err
