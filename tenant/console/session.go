@@ -170,7 +170,7 @@ func (con *Console) login(c echo.Context) error {
 		return con.render(c, http.StatusUnauthorized, "login", "", view{Title: "Sign in", Error: "that key has expired; ask an operator for a new one"})
 	case errors.Is(err, tenant.ErrWrongAdminToken):
 		con.cfg.Logger.WarnContext(ctx, "console: wrong admin token", "client", con.cfg.Gate.Client(req))
-		return con.render(c, http.StatusUnauthorized, "login", "", view{Title: "Sign in", Error: "that is neither the admin token nor an operator key"})
+		return con.render(c, http.StatusUnauthorized, "login", "", view{Title: "Sign in", Error: "that is not the admin token, nor an operator key"})
 	case err != nil:
 		return con.fail(c, "check admin token", err)
 	}
