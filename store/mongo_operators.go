@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -23,19 +24,36 @@ func (m *mongoDatabases) operators() operatorsBackend {
 	return mongoOperators{keysColl: db.Collection("operator_keys"), auditColl: db.Collection("audit")}
 }
 
-// ensureOperatorIndexes creates the indexes the key look-up and the audit log's reads use.
+// ensureOperatorIndexes creates the indexes the key look-up and the audit log's reads use,
+// those missing only: FerretDB drops the connection on a createIndexes of an index that
+// exists.
 func ensureOperatorIndexes(ctx context.Context, c *mongo.Client) error {
 	db := c.Database(ControlDatabase)
-	if _, err := db.Collection("operator_keys").Indexes().CreateOne(ctx, mongo.IndexModel{
-		Keys: bson.D{{Key: "hash", Value: 1}}, Options: options.Index().SetName("hash").SetUnique(true),
-	}); err != nil {
-		return mongoFail(ctx, "create the index of operator keys", err)
-	}
-	if _, err := db.Collection("audit").Indexes().CreateMany(ctx, []mongo.IndexModel{
-		{Keys: bson.D{{Key: "at", Value: 1}}, Options: options.Index().SetName("at")},
-		{Keys: bson.D{{Key: "project", Value: 1}, {Key: "at", Value: 1}}, Options: options.Index().SetName("project_at")},
-	}); err != nil {
-		return mongoFail(ctx, "create the indexes of the audit log", err)
+	for _, ix := range []struct {
+		coll, name string
+		keys       bson.D
+		unique     bool
+	}{
+		{"operator_keys", "hash", bson.D{{Key: "hash", Value: 1}}, true},
+		{"audit", "at", bson.D{{Key: "at", Value: 1}}, false},
+		{"audit", "project_at", bson.D{{Key: "project", Value: 1}, {Key: "at", Value: 1}}, false},
+	} {
+		err := db.CreateCollection(ctx, ix.coll)
+		var ce mongo.CommandError
+		if err != nil && !(errors.As(err, &ce) && ce.Code == 48) { // NamespaceExists
+			return mongoFail(ctx, "create "+ix.coll, err)
+		}
+		specs, err := db.Collection(ix.coll).Indexes().ListSpecifications(ctx)
+		if err != nil {
+			return mongoFail(ctx, "list the indexes of "+ix.coll, err)
+		}
+		if slices.ContainsFunc(specs, func(s mongo.IndexSpecification) bool { return s.Name == ix.name }) {
+			continue
+		}
+		m := mongo.IndexModel{Keys: ix.keys, Options: options.Index().SetName(ix.name).SetUnique(ix.unique)}
+		if _, err := db.Collection(ix.coll).Indexes().CreateOne(ctx, m); err != nil {
+			return mongoFail(ctx, "create the index "+ix.name+" of "+ix.coll, err)
+		}
 	}
 	return nil
 }
