@@ -144,6 +144,9 @@ func (con *Console) auditChanges(next echo.HandlerFunc) echo.HandlerFunc {
 			Project: project, Target: target, Diff: diff}
 		if status := c.Response().Status; status >= 400 {
 			msg, _ := c.Get(auditErrorKey).(string)
+			if msg == "" {
+				msg = http.StatusText(status)
+			}
 			ch.Failure = "failed " + strconv.Itoa(status) + ": " + msg
 		}
 		con.cfg.Registry.Audit(req.Context(), ch)

@@ -117,7 +117,7 @@ func (con *Console) Mount(e *echo.Echo) {
 	g.GET("/", con.home)
 	g.POST("/login", con.login)
 
-	s := g.Group("", con.requireSession, con.authorize, con.auditChanges)
+	s := g.Group("", con.requireSession, con.auditChanges, con.authorize)
 	s.POST("/logout", con.logout)
 	s.GET("/keys", con.keys)
 	s.POST("/keys", con.createKey)
