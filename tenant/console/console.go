@@ -160,6 +160,8 @@ type view struct {
 // who is the signed-in key as the page header shows it, with what its scope opens.
 type who struct {
 	Name, Scope, Allows string
+	// Project is the one project the key reaches ("" for every one).
+	Project string
 	// Operator may change everything; ReadAll may read everything.
 	Operator, ReadAll bool
 }
@@ -170,7 +172,7 @@ func (con *Console) render(c echo.Context, status int, page, fragment string, v 
 	if s := sessionOf(c); s != nil {
 		v.SignedIn, v.CSRF = true, s.csrf
 		sc := s.op.Scope
-		v.Who = &who{Name: s.op.Name, Scope: sc.String(), Allows: scopeAllows(sc), Operator: sc.Project == "" && sc.Change, ReadAll: sc.Project == ""}
+		v.Who = &who{Name: s.op.Name, Scope: sc.String(), Allows: scopeAllows(sc), Project: sc.Project, Operator: sc.Project == "" && sc.Change, ReadAll: sc.Project == ""}
 	}
 	if status >= 400 && v.Error != "" {
 		c.Set(auditErrorKey, v.Error)
