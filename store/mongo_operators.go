@@ -174,7 +174,14 @@ func (o mongoOperators) audit(ctx context.Context, q AuditQuery) ([]AuditEntry, 
 	if q.Project != "" {
 		filter = append(filter, bson.E{Key: "project", Value: q.Project})
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "at", Value: 1}, {Key: "_id", Value: 1}})
+	if q.Action != "" {
+		filter = append(filter, bson.E{Key: "action", Value: q.Action})
+	}
+	order := 1
+	if q.Newest {
+		order = -1
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "at", Value: order}, {Key: "_id", Value: order}})
 	if q.Limit > 0 {
 		opts.SetLimit(int64(q.Limit))
 	}

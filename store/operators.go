@@ -17,7 +17,7 @@ type operatorsBackend interface {
 	removeKey(ctx context.Context, name string) (*StoredKey, error)
 	touchKey(ctx context.Context, name string, at time.Time) error
 	appendAudit(ctx context.Context, e AuditEntry) error
-	audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error) // oldest first
+	audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
 	pruneAudit(ctx context.Context, before time.Time) (int64, error)
 }
 
@@ -54,8 +54,11 @@ type AuditEntry struct {
 // AuditQuery selects entries of the audit log.
 type AuditQuery struct {
 	Project string    // "" for every project
+	Action  string    // "" for every action
 	Since   time.Time // zero for the whole log
 	Limit   int       // 0 for no limit
+	// Newest reads newest first (the Limit newest entries), else oldest first.
+	Newest bool
 }
 
 // Keys keeps the operators' keys.
@@ -102,7 +105,7 @@ func (a *Audit) Append(ctx context.Context, e AuditEntry) error {
 	return a.b.appendAudit(ctx, e)
 }
 
-// Read returns the entries q selects, oldest first.
+// Read returns the entries q selects, oldest first unless q.Newest.
 func (a *Audit) Read(ctx context.Context, q AuditQuery) ([]AuditEntry, error) {
 	return a.b.audit(ctx, q)
 }

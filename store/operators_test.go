@@ -79,6 +79,8 @@ func TestConformanceAudit(t *testing.T) {
 			{"since", store.AuditQuery{Since: at(2)}, []int{1, 2, 3}},
 			{"project since", store.AuditQuery{Project: "shop", Since: at(2)}, []int{1}},
 			{"limit", store.AuditQuery{Limit: 2}, []int{0, 1}},
+			{"newest", store.AuditQuery{Limit: 2, Newest: true}, []int{3, 2}},
+			{"action", store.AuditQuery{Action: "project.apply"}, []int{0, 3}},
 		} {
 			got, err := log.Read(ctx, c.q)
 			if err != nil {

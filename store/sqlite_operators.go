@@ -163,7 +163,15 @@ func (o sqliteOperators) audit(ctx context.Context, q AuditQuery) ([]AuditEntry,
 		query += ` AND project = ?`
 		args = append(args, q.Project)
 	}
-	query += ` ORDER BY seq`
+	if q.Action != "" {
+		query += ` AND action = ?`
+		args = append(args, q.Action)
+	}
+	if q.Newest {
+		query += ` ORDER BY seq DESC`
+	} else {
+		query += ` ORDER BY seq`
+	}
 	if q.Limit > 0 {
 		query += ` LIMIT ?`
 		args = append(args, q.Limit)

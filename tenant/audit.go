@@ -71,9 +71,9 @@ func (r *Registry) Audit(ctx context.Context, ch Change) {
 	}
 }
 
-// AuditQuery reads the audit log: the entries of project ("" for every one) since since.
-func (r *Registry) AuditQuery(ctx context.Context, project string, since time.Time, limit int) ([]AuditLine, error) {
-	es, err := r.stores.Audit().Read(ctx, store.AuditQuery{Project: project, Since: since, Limit: limit})
+// AuditQuery reads the audit log as q selects it.
+func (r *Registry) AuditQuery(ctx context.Context, q store.AuditQuery) ([]AuditLine, error) {
+	es, err := r.stores.Audit().Read(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +207,7 @@ func (r *Registry) readAudit(c echo.Context) error {
 			return WriteError(c, http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("limit %q: want 1 to %d", s, MaxAuditLines))
 		}
 	}
-	lines, err := r.AuditQuery(c.Request().Context(), project, since, limit)
+	lines, err := r.AuditQuery(c.Request().Context(), store.AuditQuery{Project: project, Since: since, Limit: limit})
 	if err != nil {
 		return r.internal(c, "read the audit log", err)
 	}

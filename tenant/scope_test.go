@@ -128,3 +128,29 @@ func TestAdminRouteScopes(t *testing.T) {
 		}
 	}
 }
+
+func TestParseScope(t *testing.T) {
+	for _, c := range []struct {
+		in, err string
+		want    tenant.Scope
+	}{
+		{in: "operator", want: tenant.Scope{Change: true}},
+		{in: "operator:read", want: tenant.Scope{}},
+		{in: "project:shop:admin", want: tenant.Scope{Project: "shop", Change: true}},
+		{in: "project:shop:read", want: tenant.Scope{Project: "shop"}},
+		{in: "project:Shop:read", err: `scope "project:Shop:read"`},
+		{in: "project:shop", err: "want operator, operator:read, project:<id>:admin or project:<id>:read"},
+		{in: "project::admin", err: `scope "project::admin"`},
+		{in: "project:shop:write", err: "want operator"},
+		{in: "operator:admin", err: "want operator"},
+		{in: "", err: "want operator"},
+	} {
+		got, err := tenant.ParseScope(c.in)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("ParseScope(%q) = %v, %v; want an error with %q", c.in, got, err, c.err)
+		case c.err == "" && (err != nil || got != c.want || got.String() != c.in):
+			t.Errorf("ParseScope(%q) = %+v (%s), %v; want %+v", c.in, got, got, err, c.want)
+		}
+	}
+}

@@ -229,14 +229,9 @@ func (con *Console) audit(c echo.Context) error {
 		since = time.Now().Add(-7 * 24 * time.Hour)
 		d.Since = "168h"
 	}
-	lines, err := con.cfg.Registry.AuditQuery(c.Request().Context(), d.Project, since, tenant.MaxAuditLines)
+	d.Entries, err = con.cfg.Registry.AuditQuery(c.Request().Context(), store.AuditQuery{Project: d.Project, Action: d.Action, Since: since, Limit: auditPageSize, Newest: true})
 	if err != nil {
 		return con.fail(c, "read the audit log", err)
-	}
-	for i := len(lines) - 1; i >= 0 && len(d.Entries) < auditPageSize; i-- {
-		if d.Action == "" || lines[i].Action == d.Action {
-			d.Entries = append(d.Entries, lines[i])
-		}
 	}
 	d.More = len(d.Entries) == auditPageSize
 	return con.render(c, http.StatusOK, "audit", "", view{Title: "Audit log", Data: d})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 	"github.com/platform-dev/platform/tenant/console"
 )
@@ -63,7 +64,7 @@ func TestConsoleFollowsTheKeyScope(t *testing.T) {
 	if page.status != http.StatusOK {
 		t.Fatalf("audit page: %d %s", page.status, page.body)
 	}
-	lines, err := f.reg.AuditQuery(ctx, "", time.Time{}, 100)
+	lines, err := f.reg.AuditQuery(ctx, store.AuditQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
