@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -297,4 +298,27 @@ func (r *Registry) revokeKey(c echo.Context) error {
 	}
 	noteChange(c, name, []string{"- key " + k.Name + " (" + k.Scope + ")"})
 	return c.JSON(http.StatusOK, map[string]any{"revoked": k})
+}
+
+// LocalKey and LocalScope name, in the audit log, a command that changed the stores with
+// direct access to them (platform import, platform restore) rather than through a key.
+const (
+	LocalKey   = "local"
+	LocalScope = "direct database access"
+)
+
+// AuditLocal records a change that command made with direct access to stores: no key
+// opened it, so the entry names the command and the machine it ran on. failed is the
+// command's error (nil when it made the change).
+func AuditLocal(ctx context.Context, stores *store.Stores, command, project, target string, diff []string, failed error) error {
+	host, _ := os.Hostname()
+	e := store.AuditEntry{Key: LocalKey, Scope: LocalScope, Client: "platform " + command + " on " + host,
+		Action: "project." + command, Project: project, Target: target, Diff: diff, Outcome: "ok"}
+	if failed != nil {
+		e.Outcome = "failed: " + failed.Error()
+	}
+	if err := stores.Audit().Append(context.WithoutCancel(ctx), e); err != nil {
+		return fmt.Errorf("record %s in the audit log: %w", command, err)
+	}
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +128,30 @@ func TestOperatorAccess(t *testing.T) {
 		`"action":"project.apply","project":"blog","diff":[],"outcome":"failed 403`} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("the whole audit log lacks %s:\n%s", w, stdout)
+		}
+	}
+
+	// Records imported with direct access to the stores are in the log too, made or not.
+	file := filepath.Join(t.TempDir(), "shop.jsonl")
+	if _, stderr, err := run(t, "export", "--project", "shop", "--data", s.DataDir, "-o", file); err != nil {
+		t.Fatalf("export: %v %s", err, stderr)
+	}
+	if _, stderr, err := run(t, "import", "-f", file, "--replace", "--data", s.DataDir); err != nil {
+		t.Fatalf("import: %v %s", err, stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("not an export\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "import", "-f", bad, "--data", s.DataDir); err == nil {
+		t.Fatal("an import of a file that is no export was not refused")
+	}
+	stdout, _, _ = run(t, append([]string{"audit", "--jsonl"}, adminArgs(s)...)...)
+	for _, w := range []string{`"key":"local","scope":"direct database access","client":"platform import on `,
+		`"action":"project.import","project":"shop","target":"` + file + `","diff":["~ records replaced by ` + file + `"],"outcome":"ok"}`,
+		`"action":"project.import","target":"` + bad + `","diff":["+ records of ` + bad + `"],"outcome":"failed: `} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("the audit log of shop lacks %s:\n%s", w, stdout)
 		}
 	}
 }
