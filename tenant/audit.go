@@ -160,7 +160,7 @@ func (r *Registry) auditChanges(gate *AdminGate) echo.MiddlewareFunc {
 			ch := Change{Operator: OperatorOf(req.Context()), Client: adminClient(req, gate), Action: action,
 				Project: c.Param("id"), Target: note.target, Diff: note.diff}
 			if res.Status >= 400 {
-				ch.Failure = "failed " + strconv.Itoa(res.Status) + ": " + body.message()
+				ch.Failure = "failed " + strconv.Itoa(res.Status) + ": " + body.message(res.Status)
 			}
 			r.Audit(req.Context(), ch)
 			return nil
@@ -168,14 +168,15 @@ func (r *Registry) auditChanges(gate *AdminGate) echo.MiddlewareFunc {
 	}
 }
 
-// errorBody keeps the start of an answer, to read the message of an error answer.
+// errorBody keeps the start of an answer (errorBodyMax bytes), to read the message of an
+// error answer.
 type errorBody struct {
 	http.ResponseWriter
 	buf bytes.Buffer
 }
 
 func (b *errorBody) Write(p []byte) (int, error) {
-	if room := 4096 - b.buf.Len(); room > 0 {
+	if room := errorBodyMax - b.buf.Len(); room > 0 {
 		b.buf.Write(p[:min(room, len(p))])
 	}
 	return b.ResponseWriter.Write(p)
@@ -185,14 +186,18 @@ func (b *errorBody) Flush() { http.NewResponseController(b.ResponseWriter).Flush
 
 func (b *errorBody) Unwrap() http.ResponseWriter { return b.ResponseWriter }
 
-func (b *errorBody) message() string {
+// errorBodyMax holds an error answer whole: a refused document lists its problems.
+const errorBodyMax = 64 << 10
+
+// message is the error answer's message, or the status's text when the answer is not one.
+func (b *errorBody) message(status int) string {
 	var e struct {
 		Errors []struct{ Message string } `json:"errors"`
 	}
 	if json.Unmarshal(b.buf.Bytes(), &e) == nil && len(e.Errors) > 0 {
 		return e.Errors[0].Message
 	}
-	return http.StatusText(http.StatusInternalServerError)
+	return http.StatusText(status)
 }
 
 // readAudit answers GET /admin/v1/audit?project=&since=&limit= as JSON Lines, oldest first.
