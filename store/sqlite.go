@@ -185,10 +185,16 @@ func openSQLite(ctx context.Context, dir string, logger *slog.Logger) (*sqliteDa
 		_ = control.close()
 		return nil, fmt.Errorf("create the project registry in %s: %w", control.path, err)
 	}
+	if err := createOperators(ctx, control); err != nil {
+		_ = control.close()
+		return nil, fmt.Errorf("create the keys and audit log in %s: %w", control.path, err)
+	}
 	return &sqliteDatabases{dir: abs, logger: logger, control: control, files: map[string]*sqliteFile{}}, nil
 }
 
 func (d *sqliteDatabases) projects() projectsBackend { return sqliteProjects{d.control} }
+
+func (d *sqliteDatabases) operators() operatorsBackend { return sqliteOperators{d.control} }
 
 func (d *sqliteDatabases) project(_ context.Context, projectID, mongoURI string) (backend, error) {
 	if mongoURI != "" {

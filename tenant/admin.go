@@ -57,20 +57,27 @@ func ApplyOutcome(created bool, changes []string) string {
 }
 
 // MountAdmin registers the admin API (apex host only) on e. Every call needs
-// "Authorization: Bearer <token>" that gate accepts.
+// "Authorization: Bearer <token or key>" that gate accepts, and every route declares, with
+// Needs, what of the key's scope it needs; every change is recorded in the audit log.
 func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
-	g := e.Group("/admin/v1", ApexOnly, r.adminAuth(gate))
-	g.GET("/projects", r.listProjects)
-	g.GET("/projects/:id", r.getProject)
-	g.PUT("/projects/:id", r.putProject)
-	g.DELETE("/projects/:id", r.deleteProject)
-	g.GET("/projects/:id/versions", r.listVersions)
-	g.GET("/projects/:id/versions/:n", r.getVersion)
-	g.POST("/projects/:id/rollback", r.rollbackProject)
-	g.POST("/projects/:id/undelete", r.undeleteProject)
-	g.GET("/projects/:id/backups", r.listBackups)
-	g.POST("/projects/:id/backups", r.takeBackup)
-	g.POST("/projects/:id/restore", r.restoreBackup)
+	g := e.Group("/admin/v1", ApexOnly, r.adminAuth(gate), r.auditChanges(gate))
+	g.GET("/projects", r.listProjects, Needs(NeedRead))
+	g.GET("/projects/:id", r.getProject, Needs(NeedReadProject))
+	g.PUT("/projects/:id", r.putProject, Needs(NeedAdminProject))
+	g.DELETE("/projects/:id", r.deleteProject, Needs(NeedOperator))
+	g.GET("/projects/:id/versions", r.listVersions, Needs(NeedReadProject))
+	g.GET("/projects/:id/versions/:n", r.getVersion, Needs(NeedReadProject))
+	g.POST("/projects/:id/rollback", r.rollbackProject, Needs(NeedAdminProject))
+	g.POST("/projects/:id/undelete", r.undeleteProject, Needs(NeedOperator))
+	g.GET("/projects/:id/backups", r.listBackups, Needs(NeedReadProject))
+	g.POST("/projects/:id/backups", r.takeBackup, Needs(NeedAdminProject))
+	g.POST("/projects/:id/restore", r.restoreBackup, Needs(NeedAdminProject))
+	g.GET("/keys", r.listKeys, Needs(NeedOperator))
+	g.POST("/keys", r.createKey, Needs(NeedOperator))
+	g.DELETE("/keys/:name", r.revokeKey, Needs(NeedOperator))
+	// A project's keys read its own part of the log (?project=<id>); the whole log is the
+	// operators'.
+	g.GET("/audit", r.readAudit, Needs(Need{Project: func(c echo.Context) string { return c.QueryParam("project") }}))
 }
 
 func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {
@@ -85,17 +92,22 @@ func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {
 			got, ok := strings.CutPrefix(req.Header.Get(echo.HeaderAuthorization), "Bearer ")
 			if !ok || got == "" {
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="platform admin"`)
-				return WriteError(c, http.StatusUnauthorized, CodeUnauthenticated, "the admin API needs Authorization: Bearer <admin token>")
+				return WriteError(c, http.StatusUnauthorized, CodeUnauthenticated, "the admin API needs Authorization: Bearer <admin token or operator key>")
 			}
-			err := gate.Check(req.Context(), req, got)
+			op, err := gate.Check(req.Context(), req, got)
 			var many *TooManyAttempts
 			switch {
 			case err == nil:
-				c.SetRequest(req.WithContext(WithClient(req.Context(), adminClient(req, gate))))
+				ctx := WithOperator(WithClient(req.Context(), adminClient(req, gate)), op)
+				c.SetRequest(req.WithContext(ctx))
 				return next(c)
 			case errors.As(err, &many):
 				c.Response().Header().Set("Retry-After", strconv.Itoa(many.Seconds()))
 				return WriteError(c, http.StatusTooManyRequests, CodeRateLimited, many.Error())
+			case errors.Is(err, ErrKeyExpired):
+				r.opts.Logger.WarnContext(req.Context(), "admin API: expired operator key", "client", gate.Client(req))
+				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="platform admin", error="invalid_token"`)
+				return WriteError(c, http.StatusUnauthorized, CodeUnauthenticated, "the operator key has expired; ask an operator for a new one")
 			case errors.Is(err, ErrWrongAdminToken):
 				r.opts.Logger.WarnContext(req.Context(), "admin API: wrong admin token", "client", gate.Client(req))
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="platform admin", error="invalid_token"`)
@@ -176,6 +188,7 @@ func (r *Registry) answerApply(c echo.Context, id string, opts ApplyOptions, pre
 	if changes == nil {
 		changes = []string{}
 	}
+	noteChange(c, "version "+strconv.FormatInt(cur.Version, 10), changes)
 	if opts.DryRun {
 		return c.JSON(http.StatusOK, DryRunResult{DryRun: true, Created: prev == nil, Changes: changes, DataReport: *rep, Project: cur})
 	}
@@ -203,6 +216,11 @@ func (r *Registry) deleteProject(c echo.Context) error {
 	if err != nil {
 		return r.internal(c, "delete project", err)
 	}
+	what := "- project " + id
+	if purge {
+		what += " (purged: its document, history and records are gone)"
+	}
+	noteChange(c, "", []string{what})
 	r.opts.Logger.InfoContext(c.Request().Context(), "project deleted", "project", id, "purged", purge)
 	return c.JSON(http.StatusOK, map[string]any{"deleted": id, "purged": purge})
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -13,10 +14,12 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/platform-dev/platform/store"
 )
 
-// ErrWrongAdminToken is the refusal of a token that is not the admin token.
-var ErrWrongAdminToken = errors.New("not the admin token")
+// ErrWrongAdminToken is the refusal of a token that is neither the admin token nor a key.
+var ErrWrongAdminToken = errors.New("not the admin token nor an operator key")
 
 // TooManyAttempts refuses a client that has spent its wrong tokens, right token or not,
 // until RetryAfter has passed.
@@ -39,6 +42,9 @@ type AdminGateConfig struct {
 	// ClientIP names the client of a request (echo.IPExtractor); nil takes the TCP peer,
 	// never X-Forwarded-For, which any client can write.
 	ClientIP echo.IPExtractor
+	// Keys are the operators' keys besides the token; nil admits the token alone.
+	Keys   *store.Keys
+	Logger *slog.Logger
 }
 
 // AdminGate checks the admin token wherever it opens something: the admin API and the
@@ -49,6 +55,7 @@ type AdminGate struct {
 	limiter  *redis_rate.Limiter
 	limit    redis_rate.Limit
 	clientIP echo.IPExtractor
+	keys     *keyCache
 }
 
 // NewAdminGate returns the gate of cfg.Token.
@@ -62,36 +69,55 @@ func NewAdminGate(cfg AdminGateConfig) (*AdminGate, error) {
 	if cfg.ClientIP == nil {
 		cfg.ClientIP = peerIP
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	n := cfg.AttemptsPerMinute
 	return &AdminGate{
 		token:    []byte(cfg.Token),
 		limiter:  redis_rate.NewLimiter(cfg.Redis),
 		limit:    redis_rate.Limit{Rate: n, Burst: n, Period: time.Minute},
 		clientIP: cfg.ClientIP,
+		keys:     newKeyCache(cfg.Token, cfg.Keys, cfg.Logger),
 	}, nil
 }
 
 // Client names the client of r as the gate counts it.
 func (g *AdminGate) Client(r *http.Request) string { return g.clientIP(r) }
 
-// Check answers nil for the admin token, ErrWrongAdminToken for another (and counts it
-// against the client), and *TooManyAttempts once the client has spent its attempts.
-func (g *AdminGate) Check(ctx context.Context, r *http.Request, token string) error {
+// Check answers the operator of the admin token or of a key, ErrWrongAdminToken for
+// another token (and counts it against the client), and *TooManyAttempts once the client
+// has spent its attempts.
+func (g *AdminGate) Check(ctx context.Context, r *http.Request, token string) (*Operator, error) {
 	key := "admin:wrong-token:" + g.clientIP(r)
 	left, err := g.limiter.AllowN(ctx, key, g.limit, 0)
 	if err != nil {
-		return fmt.Errorf("check admin token attempts: %w", err)
+		return nil, fmt.Errorf("check admin token attempts: %w", err)
 	}
 	if left.Remaining < 1 {
-		return &TooManyAttempts{RetryAfter: g.limit.Period / time.Duration(g.limit.Rate)}
+		return nil, &TooManyAttempts{RetryAfter: g.limit.Period / time.Duration(g.limit.Rate)}
 	}
 	if token != "" && subtle.ConstantTimeCompare([]byte(token), g.token) == 1 {
-		return nil
+		return g.keys.bootstrap, nil
+	}
+	op, err := g.keys.lookup(ctx, hashKey(token))
+	if !errors.Is(err, ErrWrongAdminToken) {
+		return op, err
 	}
 	if _, err := g.limiter.Allow(ctx, key, g.limit); err != nil {
-		return fmt.Errorf("count wrong admin token: %w", err)
+		return nil, fmt.Errorf("count wrong admin token: %w", err)
 	}
-	return ErrWrongAdminToken
+	return nil, err
+}
+
+// Recheck answers the operator whose key hash is, as Check would for the key itself:
+// ErrWrongAdminToken once the key is revoked or expired. A console session asks at every
+// request, so that revoking a key ends the sessions it opened.
+func (g *AdminGate) Recheck(ctx context.Context, hash string) (*Operator, error) {
+	if hash == g.keys.bootstrap.hash {
+		return g.keys.bootstrap, nil
+	}
+	return g.keys.lookup(ctx, hash)
 }
 
 // peerIP is the address of the TCP peer.

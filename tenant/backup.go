@@ -370,6 +370,10 @@ func (r *Registry) restoreBackup(c echo.Context) error {
 		if err := ValidateID(req.As); err != nil {
 			return WriteError(c, http.StatusBadRequest, CodeBadRequest, "as: "+err.Error())
 		}
+		// Restoring as another project creates that project: the key must reach it too.
+		if op := OperatorOf(c.Request().Context()); op == nil || !op.Scope.Allows(NeedAdminProject, req.As) {
+			return WriteError(c, http.StatusForbidden, CodeForbidden, "the key's scope does not allow creating project "+quote(req.As))
+		}
 	}
 	out, err := r.Restore(c.Request().Context(), id, req.At, req.As)
 	if errors.Is(err, ErrProjectDeleted) {

@@ -23,6 +23,8 @@ import (
 
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/platform-dev/platform/store"
 )
 
 // The development issuer signs tokens for local work without an identity provider. Its
@@ -267,4 +269,32 @@ func (r *Registry) EnsureDemo(ctx context.Context, d *DevIssuer, jwksURL string)
 		return false, fmt.Errorf("apply the demo project: %w", err)
 	}
 	return true, nil
+}
+
+// CheckDevTokenProject answers why the development issuer must not mint a token for project
+// id: the project does not exist, is deleted, or trusts another issuer (its API would refuse
+// the token). nil when a token would open it.
+func CheckDevTokenProject(ctx context.Context, projects *store.Projects, id string) error {
+	sp, err := projects.Get(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrDeleted):
+		return fmt.Errorf("project %q is deleted: `platform undelete --project %s` brings it back", id, id)
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("project %q does not exist: apply its document first (platform apply -f project.yaml)", id)
+	case err != nil:
+		return fmt.Errorf("look up project %q: %w", id, err)
+	}
+	p, err := decodeStored(sp)
+	if err != nil {
+		return fmt.Errorf("project %q: %w", id, err)
+	}
+	if p.Auth == nil || p.Auth.Issuer != DevIssuerName {
+		iss := "none"
+		if p.Auth != nil {
+			iss = strconv.Quote(p.Auth.Issuer)
+		}
+		return fmt.Errorf("project %q trusts the issuer %s, not the development issuer %s: its API would refuse the token (set auth.issuer to %s and auth.jwksURL to the apex's %s to test with development tokens)",
+			id, iss, DevIssuerName, DevIssuerName, DevIssuerJWKSPath)
+	}
+	return nil
 }

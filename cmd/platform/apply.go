@@ -28,7 +28,7 @@ type applyConfig struct {
 func (c *applyConfig) settings() []setting {
 	return []setting{
 		stringSetting(&c.Server, "server", "PLATFORM_SERVER", "http://localhost:8080", "the service's apex URL"),
-		stringSetting(&c.Token, "admin-token", "PLATFORM_ADMIN_TOKEN", "", "admin API token; empty: read <data>/admin-token"),
+		stringSetting(&c.Token, "admin-token", "PLATFORM_ADMIN_TOKEN", "", "admin API token or operator key; empty: read <data>/admin-token"),
 		stringSetting(&c.DataDir, "data", "PLATFORM_DATA", "./data", "data folder of a local `serve`, where its generated admin token is"),
 		durationSetting(&c.Timeout, "timeout", "PLATFORM_APPLY_TIMEOUT", 30*time.Second, "time one request may take"),
 	}

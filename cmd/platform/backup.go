@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -122,14 +123,20 @@ func newRestoreCmd() *cobra.Command {
 		}
 		start := time.Now()
 		out, err := tenant.RestoreBackup(ctx, stores, target, project, when, as)
+		var tables []string
+		if err == nil {
+			for t, n := range out.Records {
+				tables = append(tables, fmt.Sprintf("%s %d", t, n))
+			}
+			slices.Sort(tables)
+		}
+		restored := cmp.Or(as, project)
+		if aerr := tenant.AuditLocal(ctx, stores, "restore", restored, project, []string{"~ records and document from a backup of " + project + ": " + strings.Join(tables, ", ")}, err); err == nil && aerr != nil {
+			return aerr
+		}
 		if err != nil {
 			return err
 		}
-		tables := make([]string, 0, len(out.Records))
-		for t, n := range out.Records {
-			tables = append(tables, fmt.Sprintf("%s %d", t, n))
-		}
-		slices.Sort(tables)
 		fmt.Fprintf(cmd.OutOrStdout(), "restored project %s from %s (taken %s, document version %d) in %s: %s\n",
 			out.Project, out.Backup.Name, out.Backup.At.Format(store.TimeLayout), out.Version,
 			time.Since(start).Round(time.Millisecond), strings.Join(tables, ", "))

@@ -323,7 +323,7 @@ func TestBackupOnMongo(t *testing.T) {
 	if b.Format != store.BackupExport || !strings.HasSuffix(b.Name, ".jsonl") {
 		t.Fatalf("backup on MongoDB: %+v, want an export", b)
 	}
-	token := mintToken(t, s.DataDir, "shop", "alice")
+	token := mintToken(t, s.DataDir, "shop", "alice", s.storeArgs...)
 	if st, out, err := s.graphql("shop", token, `mutation { createProduct(data: {name: "later", price: 1}) { uid } }`, nil); err != nil || st != http.StatusOK || out["errors"] != nil {
 		t.Fatalf("create: %d %v %v", st, out, err)
 	}

@@ -114,7 +114,7 @@ func newUndeleteCmd() *cobra.Command {
 func userAgent(command string) string { return "platform/" + version + " (" + command + ")" }
 
 // adminCall sends an admin API request for command, with a JSON body or none, and decodes a
-// 2xx answer into out; an error answer becomes an error with its message. command's first
+// 2xx answer into out (or hands it over as it is into a *[]byte); an error answer becomes an error with its message. command's first
 // word names the command in the User-Agent, which the history records.
 func adminCall(ctx context.Context, cfg applyConfig, command, method, path string, body []byte, out any) error {
 	token, err := applyToken(cfg)
@@ -151,6 +151,10 @@ func adminCall(ctx context.Context, cfg applyConfig, command, method, path strin
 			return fmt.Errorf("%s: %s: %s", command, resp.Status, eb.Errors[0].Message)
 		}
 		return fmt.Errorf("%s: %s: %s", command, resp.Status, bytes.TrimSpace(raw))
+	}
+	if b, ok := out.(*[]byte); ok { // an answer that is not one JSON value (JSON Lines)
+		*b = raw
+		return nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("%s: unexpected answer: %w", command, err)

@@ -65,6 +65,13 @@ func newImportCmd() *cobra.Command {
 		defer stores.Close(context.WithoutCancel(cmd.Context()))
 		progress := newProgress(printLines(cmd.ErrOrStderr()), "imported")
 		id, err := importExport(cmd.Context(), stores, in, replace, progress)
+		what := "+ records of " + input
+		if replace {
+			what = "~ records replaced by " + input
+		}
+		if aerr := tenant.AuditLocal(cmd.Context(), stores, "import", id, input, []string{what}, err); err == nil && aerr != nil {
+			return aerr
+		}
 		if err != nil {
 			return err
 		}

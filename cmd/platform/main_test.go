@@ -29,6 +29,9 @@ type server struct {
 	t     *testing.T
 	addr  string
 	token string // the generated admin token
+	// storeArgs point an offline command (token, export) at the server's stores: its
+	// MONGODB_URI when it has one.
+	storeArgs []string
 }
 
 // startServer runs `platform serve` with the given data folder and extra environment, and
@@ -36,7 +39,13 @@ type server struct {
 func startServer(t *testing.T, dataDir string, env ...string) *server {
 	t.Helper()
 	ps := platformtest.Start(t, binary, dataDir, env...)
-	return &server{Server: ps, t: t, addr: ps.Addr, token: ps.AdminToken()}
+	s := &server{Server: ps, t: t, addr: ps.Addr, token: ps.AdminToken()}
+	for _, kv := range env {
+		if uri, ok := strings.CutPrefix(kv, "MONGODB_URI="); ok {
+			s.storeArgs = []string{"--mongodb-uri", uri}
+		}
+	}
+	return s
 }
 
 func (s *server) logText() string { return s.Log() }

@@ -71,6 +71,7 @@ type serveConfig struct {
 	MemoryLimit                       string
 	MemoryPressure                    float64
 	Backup                            backupConfig
+	AuditRetention                    time.Duration
 }
 
 func (c *serveConfig) settings() []setting {
@@ -125,6 +126,7 @@ func (c *serveConfig) settings() []setting {
 		stringSetting(&c.MemoryLimit, "memory-limit", "PLATFORM_MEMORY_LIMIT", "", "memory the process may use (900MiB, 2GiB); also the Go runtime's soft limit. Empty: GOMEMLIMIT, else 90% of the cgroup's memory.max, else none"),
 		floatSetting(&c.MemoryPressure, "memory-pressure", "PLATFORM_MEMORY_PRESSURE", pressure.DefaultWatcherConfig.Fraction, "fraction of the memory limit past which new expensive requests are refused with 503 and Retry-After"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
+		durationSetting(&c.AuditRetention, "audit-retention", "PLATFORM_AUDIT_RETENTION", tenant.DefaultAuditRetention, "how long the audit log keeps an entry; older ones are pruned hourly"),
 	}, c.Backup.settings()...)
 }
 
@@ -249,6 +251,9 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	watch.Go(func() { watcher.Run(watching) })
 	defer func() { stopWatching(); watch.Wait() }()
 
+	if cfg.AuditRetention <= 0 {
+		return fmt.Errorf("--audit-retention %s: want a positive duration (2160h is 90 days)", cfg.AuditRetention)
+	}
 	backups, err := cfg.Backup.options(dataDir)
 	if err != nil {
 		return err
@@ -310,7 +315,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	if err != nil {
 		return err
 	}
-	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: adminToken, Redis: stores.Redis, ClientIP: clientIP})
+	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: adminToken, Redis: stores.Redis, ClientIP: clientIP, Keys: stores.Keys(), Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -356,6 +361,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	backingUp, stopBackups := context.WithCancel(ctx)
 	var backupRuns sync.WaitGroup
 	backupRuns.Go(func() { reg.RunBackups(backingUp) })
+	backupRuns.Go(func() { reg.RunAuditPruning(backingUp, cfg.AuditRetention) })
 	defer func() { stopBackups(); backupRuns.Wait() }()
 	e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
 

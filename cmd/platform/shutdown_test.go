@@ -34,9 +34,9 @@ func (s *server) graphql(project, token, query string, vars map[string]any) (int
 	return resp.StatusCode, out, nil
 }
 
-func mintToken(t *testing.T, dataDir, project, sub string) string {
+func mintToken(t *testing.T, dataDir, project, sub string, storeArgs ...string) string {
 	t.Helper()
-	out, err := exec.Command(binary, "token", "--data", dataDir, "--project", project, "--sub", sub).Output()
+	out, err := exec.Command(binary, append([]string{"token", "--data", dataDir, "--project", project, "--sub", sub}, storeArgs...)...).Output()
 	if err != nil {
 		t.Fatalf("platform token: %v", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -14,8 +15,9 @@ import (
 // folder, for projects that trust it (the demo project does).
 func newTokenCmd() *cobra.Command {
 	var (
-		project, sub, dataDir, claims string
-		ttl                           time.Duration
+		project, sub, claims string
+		ttl                  time.Duration
+		stores               storeConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "token --project demo --sub alice",
@@ -25,9 +27,7 @@ func newTokenCmd() *cobra.Command {
 			"Send it as Authorization: Bearer <token> to <project>.<domain>/api/v1/graphql.",
 		Args: cobra.NoArgs,
 	}
-	envErr := bindAll(cmd.Flags(), []setting{
-		stringSetting(&dataDir, "data", "PLATFORM_DATA", "./data", "data folder of the serve process whose development issuer signs the token"),
-	})
+	envErr := bindAll(cmd.Flags(), stores.settings())
 	fs := cmd.Flags()
 	fs.StringVar(&project, "project", tenant.DemoProjectID, "project id (the token's audience)")
 	fs.StringVar(&sub, "sub", "", "subject: the caller's id, stored as the owner of the records it creates")
@@ -44,7 +44,20 @@ func newTokenCmd() *cobra.Command {
 				return fmt.Errorf("--claims: want a JSON object such as {\"role\":\"admin\"}: %w", err)
 			}
 		}
-		iss, err := tenant.LoadDevIssuer(dataDir)
+		// A token for a project that does not exist, or does not trust the issuer, would only
+		// be refused later by the API, with less to say about why.
+		st, err := stores.open(cmd.Context(), cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		err = tenant.CheckDevTokenProject(cmd.Context(), st.Projects(), project)
+		if cerr := st.Close(context.WithoutCancel(cmd.Context())); err == nil && cerr != nil {
+			return fmt.Errorf("close stores: %w", cerr)
+		}
+		if err != nil {
+			return err
+		}
+		iss, err := tenant.LoadDevIssuer(stores.DataDir)
 		if err != nil {
 			return err
 		}

@@ -52,7 +52,7 @@ func fillShop(t *testing.T, s *server) {
 		t.Fatalf("PUT shop: %d %s", st, body)
 	}
 	for i, who := range []string{"alice", "bob"} {
-		token := mintToken(t, s.DataDir, "shop", who)
+		token := mintToken(t, s.DataDir, "shop", who, s.storeArgs...)
 		for j, data := range []map[string]any{
 			{"name": "Ünïcode ✓ " + who, "price": 10.5 + float64(i), "stock": 3, "sale": true, "since": "2026-11-22T10:04:05.123Z",
 				"tags": []string{"a", "b"}, "extra": map[string]any{"k": []any{1, "x", nil}}},

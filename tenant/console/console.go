@@ -117,8 +117,12 @@ func (con *Console) Mount(e *echo.Echo) {
 	g.GET("/", con.home)
 	g.POST("/login", con.login)
 
-	s := g.Group("", con.requireSession)
+	s := g.Group("", con.requireSession, con.auditChanges, con.authorize)
 	s.POST("/logout", con.logout)
+	s.GET("/keys", con.keys)
+	s.POST("/keys", con.createKey)
+	s.DELETE("/keys/:name", con.revokeKey)
+	s.GET("/audit", con.audit)
 	con.mountProjects(s)
 	con.mountRecords(s)
 	con.mountBackups(s)
@@ -147,8 +151,19 @@ type view struct {
 	// CSRF is the session's token, written into the page for htmx to send back.
 	CSRF     string
 	SignedIn bool
-	Error    string
-	Data     any
+	// Who is the signed-in key: its name, scope, and what the scope allows.
+	Who   *who
+	Error string
+	Data  any
+}
+
+// who is the signed-in key as the page header shows it, with what its scope opens.
+type who struct {
+	Name, Scope, Allows string
+	// Project is the one project the key reaches ("" for every one).
+	Project string
+	// Operator may change everything; ReadAll may read everything.
+	Operator, ReadAll bool
 }
 
 // render writes page (a file under templates/) or, with fragment set, only its named
@@ -156,6 +171,11 @@ type view struct {
 func (con *Console) render(c echo.Context, status int, page, fragment string, v view) error {
 	if s := sessionOf(c); s != nil {
 		v.SignedIn, v.CSRF = true, s.csrf
+		sc := s.op.Scope
+		v.Who = &who{Name: s.op.Name, Scope: sc.String(), Allows: scopeAllows(sc), Project: sc.Project, Operator: sc.Project == "" && sc.Change, ReadAll: sc.Project == ""}
+	}
+	if status >= 400 && v.Error != "" {
+		c.Set(auditErrorKey, v.Error)
 	}
 	t, ok := con.pages[page]
 	if !ok {

@@ -85,7 +85,7 @@ func startWith(t *testing.T, cfg console.Config, opts tenant.Options) *fixture {
 	}
 	t.Cleanup(reg.Close)
 	// Three wrong tokens a minute, so the limit is quick to reach.
-	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: adminToken, Redis: stores.Redis, AttemptsPerMinute: 3})
+	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: adminToken, Redis: stores.Redis, AttemptsPerMinute: 3, Keys: stores.Keys()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,13 @@ var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
 // it lands on.
 func (b *browser) signIn() {
 	b.t.Helper()
-	a := b.do(http.MethodPost, "/console/login", url.Values{"token": {adminToken}}, false)
+	b.signInWith(adminToken)
+}
+
+// signInWith signs in with token: the admin token or an operator key.
+func (b *browser) signInWith(token string) {
+	b.t.Helper()
+	a := b.do(http.MethodPost, "/console/login", url.Values{"token": {token}}, false)
 	if a.status != http.StatusSeeOther || b.cookie == nil {
 		b.t.Fatalf("sign in: %d, cookie %v: %s", a.status, b.cookie, a.body)
 	}

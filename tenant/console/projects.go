@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,9 @@ func (con *Console) projectList(c echo.Context) error {
 	if err != nil {
 		return con.fail(c, "list projects", err)
 	}
+	// A project's key sees its project alone.
+	scope := tenant.OperatorOf(ctx).Scope
+	ps = slices.DeleteFunc(ps, func(p *tenant.Project) bool { return !scope.Reaches(p.ID) })
 	rows := make([]projectRow, 0, len(ps))
 	for _, p := range ps {
 		row := projectRow{ID: p.ID, Version: p.Version, UpdatedAt: p.UpdatedAt.UTC().Format(time.DateTime + " UTC")}
@@ -67,6 +71,9 @@ func (con *Console) projectList(c echo.Context) error {
 	deleted, err := con.cfg.Registry.Deleted(ctx)
 	if err != nil {
 		return con.fail(c, "list deleted projects", err)
+	}
+	if scope.Project != "" || !scope.Change {
+		deleted = nil // only the operator scope restores or purges them
 	}
 	return con.render(c, http.StatusOK, "projects", "", view{Title: "Projects", Data: projectsData{Rows: rows, Deleted: deleted}})
 }
@@ -245,6 +252,7 @@ func (con *Console) applyProject(c echo.Context) error {
 		return con.fail(c, "apply project", err)
 	}
 	changes := tenant.Diff(prev, cur)
+	noteDiff(c, changes)
 	con.cfg.Logger.InfoContext(c.Request().Context(), "console: project applied", "project", cur.ID, "version", cur.Version, "changes", len(changes))
 	return con.render(c, http.StatusOK, "editor", "outcome", view{Data: &outcome{ID: cur.ID, Applied: true, Summary: summary(cur.ID, prev == nil, changes, "", cur.Version), Changes: changes,
 		Data: append(rep.Data, rep.Warnings...)}})

@@ -1,8 +1,10 @@
 package console
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -339,7 +341,28 @@ func (con *Console) saveRecord(c echo.Context) error {
 	case err != nil:
 		return con.fail(c, "save record", err)
 	}
+	noteDiff(c, recordDiff(set, unset))
 	return con.redirect(c, "/console/projects/"+ref.Project+"/tables/"+ref.Table.Name)
+}
+
+// recordDiff is what a record edit set and unset, one field a line, as the audit log keeps
+// it: values as JSON, cut at 200 bytes.
+func recordDiff(set map[string]any, unset []string) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		v, err := json.Marshal(set[name])
+		if err != nil {
+			v = []byte(fmt.Sprint(set[name]))
+		}
+		if len(v) > 200 {
+			v = append(v[:200:200], "…"...)
+		}
+		out = append(out, "~ "+name+" = "+string(v))
+	}
+	for _, name := range unset {
+		out = append(out, "- "+name)
+	}
+	return out
 }
 
 func (con *Console) deleteRecord(c echo.Context) error {

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -31,6 +32,16 @@ const (
 type session struct {
 	key  string // Redis key
 	csrf string
+	// op is the holder of the key the session signed in with, checked again at every
+	// request: revoking the key ends the session.
+	op *tenant.Operator
+}
+
+// sessionValue is what Redis keeps of a session: its CSRF token and the hash of the key it
+// signed in with (never the key).
+type sessionValue struct {
+	CSRF string `json:"csrf"`
+	Key  string `json:"key"`
 }
 
 func sessionOf(c echo.Context) *session {
@@ -59,15 +70,27 @@ func (con *Console) lookup(c echo.Context) (*session, error) {
 	}
 	key := redisKey(ck.Value)
 	ctx := c.Request().Context()
-	csrf, err := con.cfg.Stores.Redis.GetEx(ctx, key, con.cfg.SessionTTL).Result()
+	raw, err := con.cfg.Stores.Redis.GetEx(ctx, key, con.cfg.SessionTTL).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read console session: %w", err)
 	}
+	var v sessionValue
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		// A session of a release before keys: signing in again names its key.
+		return nil, con.cfg.Stores.Redis.Del(ctx, key).Err()
+	}
+	op, err := con.cfg.Gate.Recheck(ctx, v.Key)
+	if errors.Is(err, tenant.ErrWrongAdminToken) {
+		return nil, con.cfg.Stores.Redis.Del(ctx, key).Err()
+	}
+	if err != nil {
+		return nil, err
+	}
 	con.setCookie(c, ck.Value, con.cfg.SessionTTL)
-	return &session{key: key, csrf: csrf}, nil
+	return &session{key: key, csrf: v.CSRF, op: op}, nil
 }
 
 func (con *Console) setCookie(c echo.Context, value string, ttl time.Duration) {
@@ -101,7 +124,7 @@ func (con *Console) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 			return con.render(c, http.StatusForbidden, "error", fragmentFor(c), view{Title: "Refused", Error: "this change lacks the page's CSRF token (" + csrfHeader + "); reload the page and try again"})
 		}
 		c.Set(sessionKey, s)
-		c.SetRequest(req.WithContext(tenant.WithClient(req.Context(), "console from "+con.cfg.Gate.Client(req))))
+		c.SetRequest(req.WithContext(tenant.WithOperator(tenant.WithClient(req.Context(), "console from "+con.cfg.Gate.Client(req)), s.op)))
 		return next(c)
 	}
 }
@@ -123,10 +146,11 @@ func (con *Console) home(c echo.Context) error {
 		return con.render(c, http.StatusOK, "login", "", view{Title: "Sign in"})
 	}
 	c.Set(sessionKey, s)
+	c.SetRequest(c.Request().WithContext(tenant.WithOperator(c.Request().Context(), s.op)))
 	return con.projectList(c)
 }
 
-// login checks the admin token posted in the form field "token". The gate limits wrong
+// login checks the admin token or operator key posted in the form field "token". The gate limits wrong
 // tokens per client: once a client has spent its attempts it is refused, right token or
 // not, until one comes back. A token in the address is refused without a look: addresses
 // end up in logs, proxies and browser history.
@@ -136,15 +160,17 @@ func (con *Console) login(c echo.Context) error {
 		return con.render(c, http.StatusBadRequest, "login", "", view{Title: "Sign in",
 			Error: fmt.Sprintf("the address carries %q: send the admin token in the form body (field token), never in the address, which logs and browser history keep", name)})
 	}
-	err := con.cfg.Gate.Check(ctx, req, req.PostFormValue("token"))
+	op, err := con.cfg.Gate.Check(ctx, req, req.PostFormValue("token"))
 	var many *tenant.TooManyAttempts
 	switch {
 	case errors.As(err, &many):
 		c.Response().Header().Set("Retry-After", strconv.Itoa(many.Seconds()))
 		return con.render(c, http.StatusTooManyRequests, "login", "", view{Title: "Sign in", Error: fmt.Sprintf("too many wrong tokens from your address; wait %d seconds and try again", many.Seconds())})
+	case errors.Is(err, tenant.ErrKeyExpired):
+		return con.render(c, http.StatusUnauthorized, "login", "", view{Title: "Sign in", Error: "that key has expired; ask an operator for a new one"})
 	case errors.Is(err, tenant.ErrWrongAdminToken):
 		con.cfg.Logger.WarnContext(ctx, "console: wrong admin token", "client", con.cfg.Gate.Client(req))
-		return con.render(c, http.StatusUnauthorized, "login", "", view{Title: "Sign in", Error: "that is not the admin token"})
+		return con.render(c, http.StatusUnauthorized, "login", "", view{Title: "Sign in", Error: "that is not the admin token, nor an operator key"})
 	case err != nil:
 		return con.fail(c, "check admin token", err)
 	}
@@ -156,11 +182,15 @@ func (con *Console) login(c echo.Context) error {
 	if err != nil {
 		return con.fail(c, "start session", err)
 	}
-	if err := con.cfg.Stores.Redis.Set(ctx, redisKey(cookie), csrf, con.cfg.SessionTTL).Err(); err != nil {
+	value, err := json.Marshal(sessionValue{CSRF: csrf, Key: op.KeyHash()})
+	if err != nil {
+		return con.fail(c, "start session", err)
+	}
+	if err := con.cfg.Stores.Redis.Set(ctx, redisKey(cookie), value, con.cfg.SessionTTL).Err(); err != nil {
 		return con.fail(c, "store session", err)
 	}
 	con.setCookie(c, cookie, con.cfg.SessionTTL)
-	con.cfg.Logger.InfoContext(ctx, "console: signed in", "client", con.cfg.Gate.Client(req))
+	con.cfg.Logger.InfoContext(ctx, "console: signed in", "client", con.cfg.Gate.Client(req), "key", op.Name, "scope", op.Scope.String())
 	return c.Redirect(http.StatusSeeOther, "/console/")
 }
 
