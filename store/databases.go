@@ -13,6 +13,8 @@ import (
 type databases interface {
 	// projects is the control database's registry of project documents.
 	projects() projectsBackend
+	// usage is the control database's store of project usage.
+	usage() usageBackend
 	// project opens (or creates) a project's database; mongoURI names a dedicated cluster
 	// (the mongo backend only).
 	project(ctx context.Context, projectID, mongoURI string) (backend, error)
