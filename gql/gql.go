@@ -92,6 +92,10 @@ type Config struct {
 	// and the schema offers a Subscription field per table fed by them (subscription.go).
 	Changes  Changes
 	Realtime Realtime
+	// Answered, when set, is told of every query and mutation the HTTP transport ran:
+	// whether it was a mutation, and whether it answered errors with status 200 (a request
+	// refused with an error status is seen by whoever sees the status). For metering.
+	Answered func(mutation, failed bool)
 }
 
 // API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a

@@ -214,6 +214,9 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		// did not fit it.
 		status = http.StatusBadRequest
 	}
+	if a.cfg.Answered != nil {
+		a.cfg.Answered(doc.op.kind == ast.Mutation, status == http.StatusOK && len(resp.Errors) > 0)
+	}
 	w.Header().Set("Content-Type", contentType(media))
 	w.WriteHeader(status)
 	_, _ = w.Write(out)

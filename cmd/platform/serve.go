@@ -71,6 +71,8 @@ type serveConfig struct {
 	MemoryLimit                       string
 	MemoryPressure                    float64
 	Backup                            backupConfig
+	UsageOff                          bool
+	UsageFlush                        time.Duration
 }
 
 func (c *serveConfig) settings() []setting {
@@ -124,6 +126,8 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.RealtimeInit, "realtime-init-timeout", "PLATFORM_REALTIME_INIT_TIMEOUT", gql.DefaultInitTimeout, "time a WebSocket client has to send connection_init (closed with 4408 past it)"),
 		stringSetting(&c.MemoryLimit, "memory-limit", "PLATFORM_MEMORY_LIMIT", "", "memory the process may use (900MiB, 2GiB); also the Go runtime's soft limit. Empty: GOMEMLIMIT, else 90% of the cgroup's memory.max, else none"),
 		floatSetting(&c.MemoryPressure, "memory-pressure", "PLATFORM_MEMORY_PRESSURE", pressure.DefaultWatcherConfig.Fraction, "fraction of the memory limit past which new expensive requests are refused with 503 and Retry-After"),
+		boolSetting(&c.UsageOff, "usage-off", "PLATFORM_USAGE_OFF", false, "count no usage (requests, records, bytes, connection time) per project; for measuring what metering costs"),
+		durationSetting(&c.UsageFlush, "usage-flush", "PLATFORM_USAGE_FLUSH", tenant.DefaultUsageFlush, "how often each replica adds the usage it counted to the control database (and on shutdown)"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
 	}, c.Backup.settings()...)
 }
@@ -255,6 +259,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	}
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
 		Backups:   backups,
+		Usage:     tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush},
 		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: metrics.reg, Tracer: tracer,
 		// A zero Leeway takes VerifierConfig's default; here 0 means none.
