@@ -24,7 +24,7 @@ type Usage struct {
 	StoreMicros    int64 // time spent in database calls
 	RecordsRead    int64
 	RecordsWritten int64
-	ConnSeconds    int64 // realtime (WebSocket and SSE) connection time
+	ConnMillis     int64 // realtime (WebSocket and SSE) connection time, in milliseconds
 	Events         int64 // record changes delivered to subscribers
 
 	RecordsStored int64
@@ -35,13 +35,13 @@ type Usage struct {
 // Usage.counters and Usage.gauges.
 var (
 	usageCounters = []string{"requests", "queries", "mutations", "subscriptions", "errors", "bytesOut",
-		"storeMicros", "recordsRead", "recordsWritten", "connSeconds", "events"}
+		"storeMicros", "recordsRead", "recordsWritten", "connMillis", "events"}
 	usageGauges = []string{"recordsStored", "bytesStored"}
 )
 
 func (u *Usage) counters() []*int64 {
 	return []*int64{&u.Requests, &u.Queries, &u.Mutations, &u.Subscriptions, &u.Errors, &u.BytesOut,
-		&u.StoreMicros, &u.RecordsRead, &u.RecordsWritten, &u.ConnSeconds, &u.Events}
+		&u.StoreMicros, &u.RecordsRead, &u.RecordsWritten, &u.ConnMillis, &u.Events}
 }
 
 func (u *Usage) gauges() []*int64 { return []*int64{&u.RecordsStored, &u.BytesStored} }

@@ -20,7 +20,7 @@ func TestConformanceUsage(t *testing.T) {
 			{{Project: "a", Start: h(1, 9).Add(5 * time.Minute), Requests: 3, Queries: 2, BytesOut: 100, RecordsStored: 10, BytesStored: 4096},
 				{Project: "b", Start: h(1, 9), Requests: 1, Errors: 1}},
 			{{Project: "a", Start: h(1, 9).Add(59 * time.Minute), Requests: 4, Mutations: 1, RecordsWritten: 2, StoreMicros: 70, RecordsStored: 7}},
-			{{Project: "a", Start: h(1, 23), Requests: 5, ConnSeconds: 60, Events: 9, Subscriptions: 1, RecordsRead: 11, BytesStored: 8192}},
+			{{Project: "a", Start: h(1, 23), Requests: 5, ConnMillis: 60, Events: 9, Subscriptions: 1, RecordsRead: 11, BytesStored: 8192}},
 			{{Project: "a", Start: h(2, 0), Requests: 1}},
 		} {
 			if err := u.Add(ctx, batch); err != nil {
@@ -33,7 +33,7 @@ func TestConformanceUsage(t *testing.T) {
 		}
 		want := []store.Usage{
 			{Project: "a", Start: h(1, 9), Requests: 7, Queries: 2, Mutations: 1, BytesOut: 100, RecordsWritten: 2, StoreMicros: 70, RecordsStored: 10, BytesStored: 4096},
-			{Project: "a", Start: h(1, 23), Requests: 5, ConnSeconds: 60, Events: 9, Subscriptions: 1, RecordsRead: 11, BytesStored: 8192},
+			{Project: "a", Start: h(1, 23), Requests: 5, ConnMillis: 60, Events: 9, Subscriptions: 1, RecordsRead: 11, BytesStored: 8192},
 			{Project: "a", Start: h(2, 0), Requests: 1},
 		}
 		equalUsage(t, "hours", hours, want)
@@ -44,7 +44,7 @@ func TestConformanceUsage(t *testing.T) {
 		}
 		equalUsage(t, "days", days, []store.Usage{
 			{Project: "a", Start: day(1), Requests: 12, Queries: 2, Mutations: 1, BytesOut: 100, RecordsWritten: 2, StoreMicros: 70,
-				ConnSeconds: 60, Events: 9, Subscriptions: 1, RecordsRead: 11, RecordsStored: 10, BytesStored: 8192},
+				ConnMillis: 60, Events: 9, Subscriptions: 1, RecordsRead: 11, RecordsStored: 10, BytesStored: 8192},
 		})
 
 		totals, err := u.Totals(ctx, day(1), day(3))
@@ -53,7 +53,7 @@ func TestConformanceUsage(t *testing.T) {
 		}
 		equalUsage(t, "totals", totals, []store.Usage{
 			{Project: "a", Start: day(1), Requests: 13, Queries: 2, Mutations: 1, BytesOut: 100, RecordsWritten: 2, StoreMicros: 70,
-				ConnSeconds: 60, Events: 9, Subscriptions: 1, RecordsRead: 11, RecordsStored: 10, BytesStored: 8192},
+				ConnMillis: 60, Events: 9, Subscriptions: 1, RecordsRead: 11, RecordsStored: 10, BytesStored: 8192},
 			{Project: "b", Start: day(1), Requests: 1, Errors: 1},
 		})
 

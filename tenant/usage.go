@@ -185,11 +185,11 @@ func (u *projectUsage) take(now time.Time) store.Usage {
 	}
 	u.mu.Lock()
 	// The open connections count up to now, and from now on for the next flush. A
-	// fraction of a second is carried to the next flush, so nothing is rounded away.
+	// fraction of a millisecond is carried to the next flush, so nothing is rounded away.
 	at := int64(now.Sub(u.epoch))
 	total := u.connNanos + u.open*at
-	d.ConnSeconds = total / 1e9
-	u.connNanos = total%1e9 - u.open*at
+	d.ConnMillis = total / 1e6
+	u.connNanos = total%1e6 - u.open*at
 	u.mu.Unlock()
 	return d
 }

@@ -48,7 +48,7 @@ func usagePeriod(u store.Usage) UsagePeriod {
 		Errors: u.Errors, BytesOut: u.BytesOut, StoreMs: float64(u.StoreMicros) / 1e3,
 		RecordsRead: u.RecordsRead, RecordsWritten: u.RecordsWritten,
 		RecordsStored: u.RecordsStored, BytesStored: u.BytesStored,
-		ConnectionMinutes: float64(u.ConnSeconds) / 60, EventsDelivered: u.Events,
+		ConnectionMinutes: float64(u.ConnMillis) / 60e3, EventsDelivered: u.Events,
 	}
 }
 
@@ -163,6 +163,7 @@ func (r *Registry) Usage(ctx context.Context, id string, from, end, now time.Tim
 	for _, d := range days {
 		total.Add(&d)
 		if d.Start.Before(today) {
+			d.Project = ""
 			out.Days = append(out.Days, usagePeriod(d))
 		}
 	}
@@ -172,9 +173,11 @@ func (r *Registry) Usage(ctx context.Context, id string, from, end, now time.Tim
 			return nil, err
 		}
 		for _, h := range hours {
+			h.Project = ""
 			out.Hours = append(out.Hours, usagePeriod(h))
 		}
 	}
+	total.Project = ""
 	out.Total = usagePeriod(total)
 	out.Total.Start = from
 	return out, nil

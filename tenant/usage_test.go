@@ -1,0 +1,206 @@
+package tenant_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/platform-dev/platform/tenant"
+)
+
+// usageServer serves the admin API (token "secret") and the projects' APIs under
+// platform.test, metering with a flush every 20 ms, with project "shop" whose products
+// anyone may read and create.
+func usageServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	stores := openStores(t)
+	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{Usage: tenant.UsageOptions{Flush: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: "secret", Redis: stores.Redis})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
+	reg.MountAdmin(e, gate)
+	reg.MountGraphQL(e)
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	status, body := usageCall(t, srv, http.MethodPut, "platform.test", "/admin/v1/projects/shop", `{"id":"shop","tables":{"products":{
+		"fields":{"name":{"type":"String","required":true}},"access":{"read":"public","create":"public"}}}}`, nil)
+	if status/100 != 2 {
+		t.Fatalf("PUT project: %d %s", status, body)
+	}
+	return srv
+}
+
+func usageCall(t *testing.T, srv *httptest.Server, method, host, path, body string, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	req.Header.Set("Content-Type", "application/json")
+	if host == "platform.test" {
+		req.Header.Set("Authorization", "Bearer secret")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(out)
+}
+
+// usageOf waits until the project's usage satisfies done (the replica flushes every 20 ms).
+func usageOf(t *testing.T, srv *httptest.Server, done func(tenant.UsagePeriod) bool) tenant.ProjectUsage {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, body := usageCall(t, srv, http.MethodGet, "platform.test", "/admin/v1/projects/shop/usage", "", nil)
+		var u tenant.ProjectUsage
+		if status != http.StatusOK || json.Unmarshal([]byte(body), &u) != nil {
+			t.Fatalf("GET usage: %d %s", status, body)
+		}
+		if done(u.Total) {
+			return u
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("usage never got there: %s", body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestUsageCountsEveryKind: queries, mutations, errors, bytes, records, a realtime
+// connection's time and the events it was sent all reach the project's usage.
+func TestUsageCountsEveryKind(t *testing.T) {
+	srv := usageServer(t)
+	gql := func(query string) string {
+		_, body := usageCall(t, srv, http.MethodPost, "shop.platform.test", "/api/v1/graphql", `{"query":`+mustJSON(t, query)+`}`, nil)
+		return body
+	}
+	// A subscriber over SSE, sent the one record created below.
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/api/v1/graphql", strings.NewReader(`{"query":"subscription { products { op uid } }"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "shop.platform.test"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := srv.Client().Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("subscribe: %v %v", res, err)
+	}
+	usageOf(t, srv, func(u tenant.UsagePeriod) bool { return u.Subscriptions == 1 })
+
+	var bytes int
+	for _, q := range []string{`mutation { createproduct(data: {name: "tea"}) { uid } }`, `{ products { name } }`, `{ products { name } }`, `{ products { nope } }`} {
+		bytes += len(gql(q))
+	}
+	rd := bufio.NewReader(res.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read the event stream: %v", err)
+		}
+		if strings.HasPrefix(line, "event: next") {
+			break
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	res.Body.Close()
+
+	u := usageOf(t, srv, func(u tenant.UsagePeriod) bool { return u.Requests == 5 && u.ConnectionMinutes > 0 })
+	got := u.Total
+	if got.Queries != 3 || got.Mutations != 1 || got.Errors != 1 || got.RecordsWritten != 1 || got.RecordsRead != 2 ||
+		got.EventsDelivered != 1 || got.RecordsStored != 1 || got.BytesStored <= 0 || got.StoreMs <= 0 {
+		t.Errorf("usage %+v: want 3 queries, 1 mutation, 1 error, 1 record written, 2 read, 1 event delivered, 1 stored", got)
+	}
+	// The SSE stream's bytes count too: the answers' bytes are a part of them.
+	if got.BytesOut <= int64(bytes) {
+		t.Errorf("bytes answered %d, want more than the %d of the queries' answers", got.BytesOut, bytes)
+	}
+	if len(u.Hours) != 1 || len(u.Days) != 0 || u.Hours[0].Requests != 5 {
+		t.Errorf("today comes by hour, nothing before: %+v", u)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestUsageAPIRefusesBadRanges: the usage API's parameters are checked and bounded.
+func TestUsageAPIRefusesBadRanges(t *testing.T) {
+	srv := usageServer(t)
+	for _, tc := range []struct {
+		path   string
+		status int
+		want   string
+	}{
+		{"/admin/v1/projects/shop/usage?from=2026-02-30", 400, "YYYY-MM-DD"},
+		{"/admin/v1/projects/shop/usage?to=yesterday", 400, "YYYY-MM-DD"},
+		{"/admin/v1/projects/shop/usage?from=2026-03-02&to=2026-03-01", 400, "is after to"},
+		{"/admin/v1/projects/shop/usage?from=2024-01-01&to=2026-01-01", 400, "more than the 366"},
+		{"/admin/v1/projects/nope/usage", 404, "does not exist"},
+		{"/admin/v1/projects/Bad_Id/usage", 400, "BAD_REQUEST"},
+		{"/admin/v1/usage?sort=nope", 400, "sort by usage"},
+		{"/admin/v1/usage?limit=0", 400, "from 1 to 1000"},
+		{"/admin/v1/usage?limit=1001", 400, "from 1 to 1000"},
+		{"/admin/v1/projects/shop/usage?from=2025-01-01&to=2026-01-01", 200, `"from":"2025-01-01","to":"2026-01-01"`},
+		{"/admin/v1/usage?sort=errors&limit=5", 200, `"sort":"errors"`},
+	} {
+		status, body := usageCall(t, srv, http.MethodGet, "platform.test", tc.path, "", nil)
+		if status != tc.status || !strings.Contains(body, tc.want) {
+			t.Errorf("GET %s: %d %s; want %d with %q", tc.path, status, body, tc.status, tc.want)
+		}
+	}
+}
+
+// TestUsageCSVAndListing: the usage of a project as CSV (by Accept or format=csv), and the
+// listing of the heaviest projects.
+func TestUsageCSVAndListing(t *testing.T) {
+	srv := usageServer(t)
+	usageCall(t, srv, http.MethodPost, "shop.platform.test", "/api/v1/graphql", `{"query":"{ products { name } }"}`, nil)
+	usageOf(t, srv, func(u tenant.UsagePeriod) bool { return u.Requests == 1 })
+	for _, h := range []map[string]string{{"Accept": "text/csv"}, nil} {
+		path := "/admin/v1/projects/shop/usage"
+		if h == nil {
+			path += "?format=csv"
+		}
+		status, body := usageCall(t, srv, http.MethodGet, "platform.test", path, "", h)
+		lines := strings.Split(strings.TrimSpace(body), "\n")
+		if status != http.StatusOK || len(lines) != 2 ||
+			lines[0] != "project,period,start,requests,queries,mutations,subscriptions,errors,bytesOut,storeMs,recordsRead,recordsWritten,recordsStored,bytesStored,connectionMinutes,eventsDelivered" ||
+			!strings.HasPrefix(lines[1], "shop,hour,"+time.Now().UTC().Format("2006-01-02T15")+":00:00Z,1,1,0,0,0,") {
+			t.Errorf("GET %s %v: %d\n%s", path, h, status, body)
+		}
+	}
+	status, body := usageCall(t, srv, http.MethodGet, "platform.test", "/admin/v1/usage?sort=usage", "", nil)
+	var l tenant.UsageListing
+	if status != http.StatusOK || json.Unmarshal([]byte(body), &l) != nil || len(l.Projects) != 1 || l.Projects[0].Project != "shop" || l.Projects[0].Requests != 1 {
+		t.Errorf("GET /admin/v1/usage: %d %s", status, body)
+	}
+}
+
