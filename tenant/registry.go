@@ -176,6 +176,10 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 		return nil, err
 	}
 	r.meter = newMeter(opts.Usage, stores.Usage(), opts.Logger)
+	if err := r.meter.register(opts.Registerer, r.meter.opts.MetricsProjects); err != nil {
+		r.meter.close(ctx)
+		return nil, err
+	}
 	sub := stores.Redis.Subscribe(ctx, changesChannel)
 	// Receive waits for the subscription's confirmation, so no change published after
 	// NewRegistry returns can be missed.

@@ -25,6 +25,9 @@ type UsageOptions struct {
 	Sample time.Duration
 	// HoursKept is how long usage by hour is kept; usage by day is kept. Default 48 hours.
 	HoursKept time.Duration
+	// MetricsProjects is how many projects have their own label in the usage metrics (the
+	// most requested on the replica); the rest are summed as _other. Default 100.
+	MetricsProjects int
 }
 
 // Defaults of the zero UsageOptions values.
@@ -44,6 +47,8 @@ type meter struct {
 
 	mu       sync.Mutex
 	projects map[string]*projectUsage
+	// totals are what the replica counted since it started, by project, for the metrics.
+	totals map[string]*store.Usage
 	// pending are deltas a failed flush could not write, added to the next one.
 	pending []store.Usage
 	pruned  time.Time
@@ -79,7 +84,11 @@ func newMeter(opts UsageOptions, usage *store.UsageStore, logger *slog.Logger) *
 	if opts.HoursKept <= 0 {
 		opts.HoursKept = DefaultUsageHoursKept
 	}
-	m := &meter{opts: opts, usage: usage, logger: logger, projects: map[string]*projectUsage{}, done: make(chan struct{})}
+	if opts.MetricsProjects <= 0 {
+		opts.MetricsProjects = 100
+	}
+	m := &meter{opts: opts, usage: usage, logger: logger, projects: map[string]*projectUsage{},
+		totals: map[string]*store.Usage{}, done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stop = cancel
 	if opts.Off {
@@ -141,6 +150,7 @@ func (m *meter) flush(ctx context.Context) {
 	deltas := m.pending
 	m.pending = nil
 	m.mu.Unlock()
+	fresh := len(deltas)
 	for i, u := range us {
 		d := u.take(now)
 		d.Project, d.Start = ids[i], now
@@ -159,6 +169,20 @@ func (m *meter) flush(ctx context.Context) {
 			deltas = append(deltas, d)
 		}
 	}
+	m.mu.Lock()
+	for i := fresh; i < len(deltas); i++ {
+		t := m.totals[deltas[i].Project]
+		if t == nil {
+			t = &store.Usage{Project: deltas[i].Project}
+			m.totals[t.Project] = t
+		}
+		t.Add(&deltas[i])
+		// The metrics show the latest sample, not the largest.
+		if deltas[i].RecordsStored != 0 || deltas[i].BytesStored != 0 {
+			t.RecordsStored, t.BytesStored = deltas[i].RecordsStored, deltas[i].BytesStored
+		}
+	}
+	m.mu.Unlock()
 	if err := m.usage.Add(ctx, deltas); err != nil {
 		m.logger.Warn("usage: flush (kept for the next one)", "projects", len(deltas), "err", err)
 		m.mu.Lock()

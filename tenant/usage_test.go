@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/platform-dev/platform/tenant"
 )
@@ -204,3 +206,56 @@ func TestUsageCSVAndListing(t *testing.T) {
 	}
 }
 
+// TestUsageMetricsBoundTheProjectLabel: with room for two projects, the two most requested
+// have their own label and the third is counted under _other, so that 10,000 projects cost
+// as many series as three.
+func TestUsageMetricsBoundTheProjectLabel(t *testing.T) {
+	stores := openStores(t)
+	prom := prometheus.NewRegistry()
+	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{
+		Registerer: prom, Usage: tenant.UsageOptions{Flush: 20 * time.Millisecond, MetricsProjects: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	e := echo.New()
+	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
+	reg.MountGraphQL(e)
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	for id, n := range map[string]int{"a": 3, "b": 2, "c": 1} {
+		p, err := tenant.ParseDocument([]byte(`{"id":"` + id + `","tables":{"products":{"fields":{"name":{"type":"String"}},"access":{"read":"public"}}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := reg.Put(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			usageCall(t, srv, http.MethodPost, id+".platform.test", "/api/v1/graphql", `{"query":"{ products { name } }"}`, nil)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := map[string]float64{}
+		mfs, err := prom.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "platform_project_requests_total" {
+				for _, m := range mf.GetMetric() {
+					got[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+				}
+			}
+		}
+		want := map[string]float64{"a": 3, "b": 2, "_other": 1}
+		if maps.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("platform_project_requests_total by project = %v, want %v", got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -117,7 +117,7 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.AuthLeeway, "auth-leeway", "PLATFORM_AUTH_LEEWAY", 30*time.Second, "clock skew allowed on the exp, nbf and iat of project tokens"),
 		durationSetting(&c.JWKSRetry, "jwks-retry-interval", "PLATFORM_JWKS_RETRY_INTERVAL", 30*time.Second, "after a failed fetch of a project's JWKS, time until a token may make it fetch again (the Retry-After of its 503 answers)"),
 		stringSetting(&c.MetricsAddr, "metrics-addr", "PLATFORM_METRICS_ADDR", "127.0.0.1:9090", "address of the Prometheus /metrics listener, apart from the public one; empty: no metrics"),
-		intSetting(&c.MetricsProjects, "metrics-projects", "PLATFORM_METRICS_PROJECTS", 100, "most active projects that get their own metrics label; the rest are counted as _other"),
+		intSetting(&c.MetricsProjects, "metrics-projects", "PLATFORM_METRICS_PROJECTS", 100, "most active projects that get their own metrics label (HTTP metrics and per-project usage); the rest are counted as _other"),
 		intSetting(&c.RealtimeSubs, "realtime-max-subscriptions", "PLATFORM_REALTIME_MAX_SUBSCRIPTIONS", gql.DefaultMaxSubscriptions, "GraphQL subscriptions one WebSocket connection may run at once"),
 		intSetting(&c.RealtimeMessage, "realtime-max-message", "PLATFORM_REALTIME_MAX_MESSAGE", gql.DefaultMaxMessageBytes, "largest WebSocket message a subscription client may send, in bytes"),
 		intSetting(&c.RealtimeQueue, "realtime-queue", "PLATFORM_REALTIME_QUEUE", gql.DefaultQueue, "record changes that may wait for one subscriber; one that falls further behind is ended with an error"),
@@ -259,7 +259,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	}
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
 		Backups:   backups,
-		Usage:     tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush},
+		Usage:     tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush, MetricsProjects: cfg.MetricsProjects},
 		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: metrics.reg, Tracer: tracer,
 		// A zero Leeway takes VerifierConfig's default; here 0 means none.
