@@ -91,22 +91,21 @@ const (
 	dayLayout    = "2006-01-02"
 )
 
-// usageRange reads from and to (days, UTC, both included; to defaults to today, from to 29
-// days before to) and answers [from, to+1 day) or a message for the caller.
-func usageRange(c echo.Context, now time.Time) (from, end time.Time, msg string) {
-	today := now.UTC().Truncate(24 * time.Hour)
-	to, from := today, time.Time{}
+// UsageRange reads a usage request's from and to (UTC days, YYYY-MM-DD, both included; to
+// defaults to today, from to 29 days before to) into the range [from, end). Its error is
+// the caller's mistake, to show them.
+func UsageRange(fromDay, toDay string, now time.Time) (from, end time.Time, err error) {
+	to := now.UTC().Truncate(24 * time.Hour)
 	for _, p := range []struct {
-		name string
-		into *time.Time
-	}{{"to", &to}, {"from", &from}} {
-		v := c.QueryParam(p.name)
-		if v == "" {
+		name, value string
+		into        *time.Time
+	}{{"to", toDay, &to}, {"from", fromDay, &from}} {
+		if p.value == "" {
 			continue
 		}
-		t, err := time.Parse(dayLayout, v)
+		t, err := time.Parse(dayLayout, p.value)
 		if err != nil {
-			return time.Time{}, time.Time{}, fmt.Sprintf("%s=%q: give a day as YYYY-MM-DD (UTC)", p.name, v)
+			return time.Time{}, time.Time{}, fmt.Errorf("%s=%q: give a day as YYYY-MM-DD (UTC)", p.name, p.value)
 		}
 		*p.into = t
 	}
@@ -116,11 +115,11 @@ func usageRange(c echo.Context, now time.Time) (from, end time.Time, msg string)
 	end = to.AddDate(0, 0, 1)
 	switch days := int(end.Sub(from).Hours() / 24); {
 	case days < 1:
-		return time.Time{}, time.Time{}, fmt.Sprintf("from (%s) is after to (%s)", from.Format(dayLayout), to.Format(dayLayout))
+		return time.Time{}, time.Time{}, fmt.Errorf("from (%s) is after to (%s)", from.Format(dayLayout), to.Format(dayLayout))
 	case days > MaxUsageDays:
-		return time.Time{}, time.Time{}, fmt.Sprintf("the range is %d days, more than the %d one request may ask for: split it", days, MaxUsageDays)
+		return time.Time{}, time.Time{}, fmt.Errorf("the range is %d days, more than the %d one request may ask for: split it", days, MaxUsageDays)
 	}
-	return from, end, ""
+	return from, end, nil
 }
 
 func (r *Registry) projectUsage(c echo.Context) error {
@@ -129,9 +128,9 @@ func (r *Registry) projectUsage(c echo.Context) error {
 		return WriteError(c, http.StatusBadRequest, CodeBadRequest, err.Error())
 	}
 	now := time.Now()
-	from, end, msg := usageRange(c, now)
-	if msg != "" {
-		return WriteError(c, http.StatusBadRequest, CodeBadRequest, msg)
+	from, end, err := UsageRange(c.QueryParam("from"), c.QueryParam("to"), now)
+	if err != nil {
+		return WriteError(c, http.StatusBadRequest, CodeBadRequest, err.Error())
 	}
 	ctx := c.Request().Context()
 	if _, err := r.projects.Lookup(ctx, id); errors.Is(err, store.ErrNotFound) {
@@ -223,9 +222,9 @@ func sortKey(s string) (int, bool) {
 
 func (r *Registry) listUsage(c echo.Context) error {
 	now := time.Now()
-	from, end, msg := usageRange(c, now)
-	if msg != "" {
-		return WriteError(c, http.StatusBadRequest, CodeBadRequest, msg)
+	from, end, err := UsageRange(c.QueryParam("from"), c.QueryParam("to"), now)
+	if err != nil {
+		return WriteError(c, http.StatusBadRequest, CodeBadRequest, err.Error())
 	}
 	sort := cmp.Or(c.QueryParam("sort"), "usage")
 	key, ok := sortKey(sort)
