@@ -70,13 +70,14 @@ func newProjectsCmd() *cobra.Command {
 				rows = append(rows, u)
 			}
 		}
-		w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(w, "PROJECT\tREQUESTS\tERRORS\tBYTES OUT\tREAD\tWRITTEN\tSTORED\tCONN-MIN\tEVENTS\t\n")
+		out := cmd.OutOrStdout()
+		fmt.Fprintf(out, "usage from %s to %s (UTC days)\n", listing.From, listing.To)
+		w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(w, "PROJECT\tREQUESTS\tERRORS\tBYTES OUT\tREAD\tWRITTEN\tSTORED\tCONN-MIN\tEVENTS\n")
 		for _, p := range rows {
-			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\t\n", p.Project, p.Requests, p.Errors, p.BytesOut,
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\n", p.Project, p.Requests, p.Errors, p.BytesOut,
 				p.RecordsRead, p.RecordsWritten, p.RecordsStored, p.ConnectionMinutes, p.EventsDelivered)
 		}
-		fmt.Fprintf(w, "(usage %s to %s)\t\t\t\t\t\t\t\t\t\n", listing.From, listing.To)
 		return w.Flush()
 	}
 	return cmd
