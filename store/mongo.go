@@ -44,6 +44,10 @@ func openMongo(ctx context.Context, uri string) (*mongoDatabases, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := createUsageIndex(ctx, c); err != nil {
+		_ = c.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	return &mongoDatabases{client: c, updating: new(updateLocks), clients: map[string]*mongo.Client{}}, nil
 }
 

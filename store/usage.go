@@ -79,8 +79,9 @@ const (
 // usageBackend keeps usage in the control database, keyed by project, span and start.
 type usageBackend interface {
 	// add adds each row's counters to the row of its key (creating it) and keeps the
-	// larger gauges, in one write.
-	add(ctx context.Context, s span, rows []Usage) error
+	// larger gauges: hours as hourly rows, days as daily ones, in one write (one
+	// transaction on SQLite; one unordered bulk write on MongoDB).
+	add(ctx context.Context, hours, days []Usage) error
 	// rows answers the rows of project (every project when "") with from <= start < to,
 	// ordered by project and start.
 	rows(ctx context.Context, s span, project string, from, to time.Time) ([]Usage, error)
@@ -111,11 +112,8 @@ func (u *UsageStore) Add(ctx context.Context, deltas []Usage) error {
 		d.Start = dayOf(d.Start)
 		days[i] = d
 	}
-	if err := u.b.add(ctx, spanHour, hours); err != nil {
-		return fmt.Errorf("add usage by hour: %w", err)
-	}
-	if err := u.b.add(ctx, spanDay, days); err != nil {
-		return fmt.Errorf("add usage by day: %w", err)
+	if err := u.b.add(ctx, hours, days); err != nil {
+		return fmt.Errorf("add usage: %w", err)
 	}
 	return nil
 }

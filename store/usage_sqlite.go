@@ -53,7 +53,7 @@ var (
 	}()
 )
 
-func (u sqliteUsage) add(ctx context.Context, s span, rows []Usage) error {
+func (u sqliteUsage) add(ctx context.Context, hours, days []Usage) error {
 	tx, err := u.f.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -64,14 +64,16 @@ func (u sqliteUsage) add(ctx context.Context, s span, rows []Usage) error {
 		return err
 	}
 	defer stmt.Close()
-	for i := range rows {
-		r := &rows[i]
-		args := []any{r.Project, string(s), r.Start.Format(TimeLayout)}
-		for _, p := range append(r.counters(), r.gauges()...) {
-			args = append(args, *p)
-		}
-		if _, err := stmt.ExecContext(ctx, args...); err != nil {
-			return err
+	for s, rows := range map[span][]Usage{spanHour: hours, spanDay: days} {
+		for i := range rows {
+			r := &rows[i]
+			args := []any{r.Project, string(s), r.Start.Format(TimeLayout)}
+			for _, p := range append(r.counters(), r.gauges()...) {
+				args = append(args, *p)
+			}
+			if _, err := stmt.ExecContext(ctx, args...); err != nil {
+				return err
+			}
 		}
 	}
 	return tx.Commit()

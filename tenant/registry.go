@@ -177,7 +177,7 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	}
 	r.meter = newMeter(opts.Usage, stores.Usage(), opts.Logger)
 	if err := r.meter.register(opts.Registerer, r.meter.opts.MetricsProjects); err != nil {
-		r.meter.close(ctx)
+		r.meter.close()
 		return nil, err
 	}
 	sub := stores.Redis.Subscribe(ctx, changesChannel)
@@ -221,7 +221,7 @@ func (r *Registry) Close() {
 	r.stop()
 	<-r.done
 	r.cache.purge()
-	r.meter.close(context.Background())
+	r.meter.close()
 }
 
 // Runtime returns the ready-to-serve state of a project; ErrProjectNotFound when there is no

@@ -123,23 +123,31 @@ func (m *meter) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			m.flush(ctx)
+			m.flush()
 		}
 	}
 }
 
 // close stops the flushes and adds what was counted since the last one.
-func (m *meter) close(ctx context.Context) {
+func (m *meter) close() {
 	m.stop()
 	<-m.done
 	if !m.opts.Off {
-		m.flush(ctx)
+		m.flush()
 	}
 }
 
+// flushTimeout bounds one flush, so that a database that does not answer cannot hold a
+// shutdown; what it could not write is kept for the next flush.
+const flushTimeout = 10 * time.Second
+
 // flush adds every project's counts since the last flush to the usage store, under the hour
-// the flush runs in, with a sample of what the project stores when one is due.
-func (m *meter) flush(ctx context.Context) {
+// the flush runs in (so counts of the last seconds of an hour may fall into the next), with a
+// sample of what the project stores when one is due. It runs on its own context: stopping
+// the meter does not cut a write in the middle.
+func (m *meter) flush() {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
 	now := time.Now()
 	m.mu.Lock()
 	ids := make([]string, 0, len(m.projects))
@@ -185,9 +193,7 @@ func (m *meter) flush(ctx context.Context) {
 	m.mu.Unlock()
 	if err := m.usage.Add(ctx, deltas); err != nil {
 		m.logger.Warn("usage: flush (kept for the next one)", "projects", len(deltas), "err", err)
-		m.mu.Lock()
-		m.pending = append(m.pending, deltas...)
-		m.mu.Unlock()
+		m.keep(deltas)
 		return
 	}
 	if now.Sub(m.pruned) >= time.Hour {
@@ -196,6 +202,30 @@ func (m *meter) flush(ctx context.Context) {
 		}
 		m.pruned = now
 	}
+}
+
+// keep holds deltas a flush could not write for the next one, one per project and hour, so
+// that a database down for long holds no more than that.
+func (m *meter) keep(deltas []store.Usage) {
+	type key struct {
+		project string
+		hour    time.Time
+	}
+	at := map[key]int{}
+	var out []store.Usage
+	for _, d := range deltas {
+		d.Start = d.Start.Truncate(time.Hour)
+		k := key{d.Project, d.Start}
+		if i, ok := at[k]; ok {
+			out[i].Add(&d)
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, d)
+	}
+	m.mu.Lock()
+	m.pending = append(m.pending, out...)
+	m.mu.Unlock()
 }
 
 // take returns the counts since the last take and starts counting again from zero.
