@@ -243,13 +243,20 @@ func (r *Registry) listUsage(c echo.Context) error {
 	if err != nil {
 		return r.internal(c, "usage totals", err)
 	}
-	ps := make([]UsagePeriod, len(totals))
+	type ranked struct {
+		by float64
+		p  UsagePeriod
+	}
+	rs := make([]ranked, len(totals))
 	for i, t := range totals {
-		ps[i] = usagePeriod(t)
+		p := usagePeriod(t)
+		rs[i] = ranked{p.values()[key], p}
 	}
 	// Heaviest first; ties by id, so that pages do not depend on the database's order.
-	slices.SortStableFunc(ps, func(a, b UsagePeriod) int {
-		return cmp.Or(cmp.Compare(b.values()[key], a.values()[key]), cmp.Compare(a.Project, b.Project))
-	})
-	return c.JSON(http.StatusOK, UsageListing{From: from.Format(dayLayout), To: end.AddDate(0, 0, -1).Format(dayLayout), Sort: sort, Projects: ps[:min(limit, len(ps))]})
+	slices.SortFunc(rs, func(a, b ranked) int { return cmp.Or(cmp.Compare(b.by, a.by), cmp.Compare(a.p.Project, b.p.Project)) })
+	ps := make([]UsagePeriod, 0, min(limit, len(rs)))
+	for _, r := range rs[:min(limit, len(rs))] {
+		ps = append(ps, r.p)
+	}
+	return c.JSON(http.StatusOK, UsageListing{From: from.Format(dayLayout), To: end.AddDate(0, 0, -1).Format(dayLayout), Sort: sort, Projects: ps})
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
 
@@ -22,6 +24,13 @@ import (
 // platform.test, metering with a flush every 20 ms, with project "shop" whose products
 // anyone may read and create.
 func usageServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv, _ := usageServerStores(t)
+	return srv
+}
+
+// usageServerStores is usageServer and its stores.
+func usageServerStores(t *testing.T) (*httptest.Server, *store.Stores) {
 	t.Helper()
 	stores := openStores(t)
 	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{Usage: tenant.UsageOptions{Flush: 20 * time.Millisecond}})
@@ -44,7 +53,7 @@ func usageServer(t *testing.T) *httptest.Server {
 	if status/100 != 2 {
 		t.Fatalf("PUT project: %d %s", status, body)
 	}
-	return srv
+	return srv, stores
 }
 
 func usageCall(t *testing.T, srv *httptest.Server, method, host, path, body string, header map[string]string) (int, string) {
@@ -257,5 +266,46 @@ func TestUsageMetricsBoundTheProjectLabel(t *testing.T) {
 			t.Fatalf("platform_project_requests_total by project = %v, want %v", got, want)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestUsageListingSorts: the listing sums each project's days in the range and puts the
+// heaviest by the asked measure first, ties by id, cut at limit.
+func TestUsageListingSorts(t *testing.T) {
+	srv, stores := usageServerStores(t)
+	day := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)
+	if err := stores.Usage().Add(t.Context(), []store.Usage{
+		{Project: "a", Start: day, Requests: 5, Errors: 3},
+		{Project: "b", Start: day, Requests: 9, Errors: 1},
+		{Project: "b", Start: day.AddDate(0, 0, 1), Requests: 1},
+		{Project: "c", Start: day, Requests: 2, Errors: 3},
+		{Project: "d", Start: day.AddDate(0, 0, -1), Requests: 100},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		query string
+		want  string
+	}{
+		{"sort=usage", "b:10 a:5 c:2"},
+		{"sort=requests&limit=2", "b:10 a:5"},
+		{"sort=errors", "a:5 c:2 b:10"},
+		{"sort=usage&from=2026-03-09&to=2026-03-09", "d:100"},
+	} {
+		if !strings.Contains(tc.query, "from=") {
+			tc.query += "&from=2026-03-10&to=2026-03-11"
+		}
+		status, body := usageCall(t, srv, http.MethodGet, "platform.test", "/admin/v1/usage?"+tc.query, "", nil)
+		var l tenant.UsageListing
+		if status != http.StatusOK || json.Unmarshal([]byte(body), &l) != nil {
+			t.Fatalf("GET ?%s: %d %s", tc.query, status, body)
+		}
+		var got []string
+		for _, p := range l.Projects {
+			got = append(got, fmt.Sprintf("%s:%d", p.Project, p.Requests))
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("GET ?%s: %v, want %s", tc.query, got, tc.want)
+		}
 	}
 }
