@@ -164,8 +164,8 @@ func dayOf(t time.Time) time.Time {
 }
 
 // Activity counts the database work of a project's Records (see Records.CountInto): the
-// records read and written and the time spent in database calls. Its fields only grow;
-// a reader takes deltas.
+// records read and written and the time spent in database calls. A reader that wants what
+// happened since it last looked swaps them with 0.
 type Activity struct {
 	RecordsRead, RecordsWritten atomic.Int64
 	StoreNanos                  atomic.Int64
