@@ -23,6 +23,8 @@ type budget struct {
 	bytes, records       atomic.Int64
 	// spent is the error of the first charge past the budget; every later charge answers it.
 	spent atomic.Pointer[Error]
+	// wrote: a create, update or delete field ran (the request is a mutation).
+	wrote atomic.Bool
 }
 
 type budgetKey struct{}

@@ -92,6 +92,11 @@ type Config struct {
 	// and the schema offers a Subscription field per table fed by them (subscription.go).
 	Changes  Changes
 	Realtime Realtime
+	// Answered, when set, is told of every query and mutation the HTTP transport ran:
+	// whether it was a mutation (it ran a create, update or delete field), and whether it
+	// answered errors with status 200 (a request refused with an error status is seen by
+	// whoever sees the status). For metering.
+	Answered func(mutation, failed bool)
 }
 
 // API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a
@@ -354,12 +359,13 @@ func noted[T any](a *API, op string, resolve func(context.Context, args) (T, err
 // resolverClock notes and times the root fields of one kind.
 type resolverClock struct {
 	op      string
+	write   bool                // create, update or delete: the request is a mutation
 	observe func(time.Duration) // nil: not timed
 }
 
 // clock is the clock of the root fields of kind op, made when a resolver or plan is built.
 func (a *API) clock(op string) resolverClock {
-	c := resolverClock{op: op}
+	c := resolverClock{op: op, write: op == "create" || op == "update" || op == "delete"}
 	if a.cfg.ObserveResolver != nil {
 		c.observe = a.cfg.ObserveResolver(op)
 	}
@@ -370,6 +376,11 @@ func (a *API) clock(op string) resolverClock {
 // starts, when it is timed (end).
 func (c resolverClock) begin(ctx context.Context) time.Time {
 	telemetry.NoteOperation(ctx, c.op)
+	if c.write {
+		if b := budgetFrom(ctx); b != nil {
+			b.wrote.Store(true)
+		}
+	}
 	if c.observe == nil {
 		return time.Time{}
 	}

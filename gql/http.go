@@ -70,6 +70,8 @@ type response struct {
 	Errors []*gqlerrors.QueryError `json:"errors,omitempty"`
 	// body, when set, is the whole answer, already written around Data (a plan's).
 	body []byte
+	// mutation: a create, update or delete field ran.
+	mutation bool
 }
 
 // dataMember begins an answer with data.
@@ -214,6 +216,9 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		// did not fit it.
 		status = http.StatusBadRequest
 	}
+	if a.cfg.Answered != nil {
+		a.cfg.Answered(resp.mutation, status == http.StatusOK && len(resp.Errors) > 0)
+	}
 	w.Header().Set("Content-Type", contentType(media))
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
@@ -263,6 +268,7 @@ func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, v
 		resp = response{Data: res.Data, Errors: res.Errors}
 	}
 	resp = b.settle(resp)
+	resp.mutation = b.wrote.Load()
 	if span != nil {
 		span.SetAttributes(attribute.Int("graphql.errors", len(resp.Errors)), attribute.Bool("graphql.planned", planned))
 		span.End()

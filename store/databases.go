@@ -15,6 +15,8 @@ type databases interface {
 	projects() projectsBackend
 	// operators is the control database's keys and audit log.
 	operators() operatorsBackend
+	// usage is the control database's store of project usage.
+	usage() usageBackend
 	// project opens (or creates) a project's database; mongoURI names a dedicated cluster
 	// (the mongo backend only).
 	project(ctx context.Context, projectID, mongoURI string) (backend, error)

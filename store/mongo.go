@@ -48,6 +48,10 @@ func openMongo(ctx context.Context, uri string) (*mongoDatabases, error) {
 		_ = c.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	if err := createUsageIndex(ctx, c); err != nil {
+		_ = c.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	return &mongoDatabases{client: c, updating: new(updateLocks), clients: map[string]*mongo.Client{}}, nil
 }
 

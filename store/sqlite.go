@@ -189,6 +189,10 @@ func openSQLite(ctx context.Context, dir string, logger *slog.Logger) (*sqliteDa
 		_ = control.close()
 		return nil, fmt.Errorf("create the keys and audit log in %s: %w", control.path, err)
 	}
+	if err := createUsage(ctx, control); err != nil {
+		_ = control.close()
+		return nil, fmt.Errorf("create the usage table in %s: %w", control.path, err)
+	}
 	return &sqliteDatabases{dir: abs, logger: logger, control: control, files: map[string]*sqliteFile{}}, nil
 }
 

@@ -78,6 +78,8 @@ func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
 	// A project's keys read its own part of the log (?project=<id>); the whole log is the
 	// operators'.
 	g.GET("/audit", r.readAudit, Needs(Need{Project: func(c echo.Context) string { return c.QueryParam("project") }}))
+	g.GET("/projects/:id/usage", r.projectUsage, Needs(NeedReadProject))
+	g.GET("/usage", r.listUsage, Needs(NeedRead))
 }
 
 func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {

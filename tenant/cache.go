@@ -22,6 +22,8 @@ type Runtime struct {
 	// Verifier says who the caller is; Rules what the caller may do.
 	Verifier *Verifier
 	Rules    *Rules
+	// usage counts what the project's requests do; nil while metering is off.
+	usage *projectUsage
 }
 
 // Close releases what the runtime holds open.

@@ -145,6 +145,9 @@ func (r *Registry) withRealtime(next echo.HandlerFunc) echo.HandlerFunc {
 			return WriteError(c, http.StatusTooManyRequests, CodeRateLimited, msg)
 		}
 		defer release()
+		if rt.usage != nil {
+			defer rt.usage.connected()()
+		}
 		auth := authenticator(rt)
 		if ws {
 			rt.API.ServeWebSocket(c.Response(), req, auth)

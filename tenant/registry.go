@@ -75,6 +75,8 @@ type Options struct {
 
 	// Backups say where projects' backups go and how often.
 	Backups BackupOptions
+	// Usage tunes usage metering.
+	Usage UsageOptions
 }
 
 func (o *Options) defaults() {
@@ -105,6 +107,7 @@ type Registry struct {
 	resolvers *prometheus.HistogramVec // by operation
 	verifiers *Verifiers
 	live      *realtime
+	meter     *meter
 	stop      context.CancelFunc
 	done      chan struct{}
 	// own are this replica's change notices on their way back from Redis (pub/sub echoes
@@ -172,6 +175,11 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	if r.live, err = newRealtime(opts.Realtime, opts.Registerer); err != nil {
 		return nil, err
 	}
+	r.meter = newMeter(opts.Usage, stores.Usage(), opts.Logger)
+	if err := r.meter.register(opts.Registerer, r.meter.opts.MetricsProjects); err != nil {
+		r.meter.close()
+		return nil, err
+	}
 	sub := stores.Redis.Subscribe(ctx, changesChannel)
 	// Receive waits for the subscription's confirmation, so no change published after
 	// NewRegistry returns can be missed.
@@ -213,6 +221,7 @@ func (r *Registry) Close() {
 	r.stop()
 	<-r.done
 	r.cache.purge()
+	r.meter.close()
 }
 
 // Runtime returns the ready-to-serve state of a project; ErrProjectNotFound when there is no
@@ -231,6 +240,15 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 	}
 	if err := records.Ensure(ctx); err != nil {
 		return nil, indexProblem(p, err)
+	}
+	usage := r.meter.project(p.ID)
+	realtime := r.live.limits.Realtime
+	var answered func(mutation, failed bool)
+	if usage != nil {
+		records.CountInto(&usage.store)
+		usage.records.Store(records)
+		realtime.Observe = usage.realtime(realtime.Observe)
+		answered = usage.answered
 	}
 	lim := r.opts.GraphQL
 	introspection := p.GraphQL.Introspection == nil || *p.GraphQL.Introspection
@@ -258,7 +276,8 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		Tracer:          r.opts.Tracer,
 		ObserveResolver: r.resolverObserver,
 		Changes:         r.stores.Changes().Project(p.ID),
-		Realtime:        r.live.limits.Realtime,
+		Realtime:        realtime,
+		Answered:        answered,
 	})
 	if err != nil {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
@@ -268,7 +287,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
 	}
 	rules.logger = r.opts.Logger.With("project", p.ID)
-	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules}, nil
+	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules, usage: usage}, nil
 }
 
 // Get reads a project document from the control database.

@@ -52,6 +52,8 @@ var adminScopeTable = map[string]scopeCase{
 	"GET /admin/v1/audit":                      {"/admin/v1/audit?project=shop", "", []string{scOperator, scRead, scShopAdmin, scShopRead}},
 	"GET /admin/v1/audit (every project)":      {"/admin/v1/audit", "", []string{scOperator, scRead}},
 	"POST /admin/v1/projects/:id/restore (as)": {"/admin/v1/projects/shop/restore", `{"as":"blog"}`, []string{scOperator}},
+	"GET /admin/v1/projects/:id/usage":         {"/admin/v1/projects/shop/usage", "", []string{scOperator, scRead, scShopAdmin, scShopRead}},
+	"GET /admin/v1/usage":                      {"/admin/v1/usage", "", []string{scOperator, scRead}},
 }
 
 func TestAdminRouteScopes(t *testing.T) {

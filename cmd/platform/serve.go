@@ -72,6 +72,8 @@ type serveConfig struct {
 	MemoryPressure                    float64
 	Backup                            backupConfig
 	AuditRetention                    time.Duration
+	UsageOff                          bool
+	UsageFlush                        time.Duration
 }
 
 func (c *serveConfig) settings() []setting {
@@ -116,7 +118,7 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.AuthLeeway, "auth-leeway", "PLATFORM_AUTH_LEEWAY", 30*time.Second, "clock skew allowed on the exp, nbf and iat of project tokens"),
 		durationSetting(&c.JWKSRetry, "jwks-retry-interval", "PLATFORM_JWKS_RETRY_INTERVAL", 30*time.Second, "after a failed fetch of a project's JWKS, time until a token may make it fetch again (the Retry-After of its 503 answers)"),
 		stringSetting(&c.MetricsAddr, "metrics-addr", "PLATFORM_METRICS_ADDR", "127.0.0.1:9090", "address of the Prometheus /metrics listener, apart from the public one; empty: no metrics"),
-		intSetting(&c.MetricsProjects, "metrics-projects", "PLATFORM_METRICS_PROJECTS", 100, "most active projects that get their own metrics label; the rest are counted as _other"),
+		intSetting(&c.MetricsProjects, "metrics-projects", "PLATFORM_METRICS_PROJECTS", 100, "most active projects that get their own metrics label (HTTP metrics and per-project usage); the rest are counted as _other"),
 		intSetting(&c.RealtimeSubs, "realtime-max-subscriptions", "PLATFORM_REALTIME_MAX_SUBSCRIPTIONS", gql.DefaultMaxSubscriptions, "GraphQL subscriptions one WebSocket connection may run at once"),
 		intSetting(&c.RealtimeMessage, "realtime-max-message", "PLATFORM_REALTIME_MAX_MESSAGE", gql.DefaultMaxMessageBytes, "largest WebSocket message a subscription client may send, in bytes"),
 		intSetting(&c.RealtimeQueue, "realtime-queue", "PLATFORM_REALTIME_QUEUE", gql.DefaultQueue, "record changes that may wait for one subscriber; one that falls further behind is ended with an error"),
@@ -125,6 +127,8 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.RealtimeInit, "realtime-init-timeout", "PLATFORM_REALTIME_INIT_TIMEOUT", gql.DefaultInitTimeout, "time a WebSocket client has to send connection_init (closed with 4408 past it)"),
 		stringSetting(&c.MemoryLimit, "memory-limit", "PLATFORM_MEMORY_LIMIT", "", "memory the process may use (900MiB, 2GiB); also the Go runtime's soft limit. Empty: GOMEMLIMIT, else 90% of the cgroup's memory.max, else none"),
 		floatSetting(&c.MemoryPressure, "memory-pressure", "PLATFORM_MEMORY_PRESSURE", pressure.DefaultWatcherConfig.Fraction, "fraction of the memory limit past which new expensive requests are refused with 503 and Retry-After"),
+		boolSetting(&c.UsageOff, "usage-off", "PLATFORM_USAGE_OFF", false, "count no usage (requests, records, bytes, connection time) per project; for measuring what metering costs"),
+		durationSetting(&c.UsageFlush, "usage-flush", "PLATFORM_USAGE_FLUSH", tenant.DefaultUsageFlush, "how often each replica adds the usage it counted to the control database (and on shutdown)"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
 		durationSetting(&c.AuditRetention, "audit-retention", "PLATFORM_AUDIT_RETENTION", tenant.DefaultAuditRetention, "how long the audit log keeps an entry; older ones are pruned hourly"),
 	}, c.Backup.settings()...)
@@ -260,6 +264,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	}
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
 		Backups:   backups,
+		Usage:     tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush, MetricsProjects: cfg.MetricsProjects},
 		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: metrics.reg, Tracer: tracer,
 		// A zero Leeway takes VerifierConfig's default; here 0 means none.

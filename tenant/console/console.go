@@ -126,6 +126,7 @@ func (con *Console) Mount(e *echo.Echo) {
 	con.mountProjects(s)
 	con.mountRecords(s)
 	con.mountBackups(s)
+	con.mountUsage(s)
 	s.GET("/health", con.health)
 	s.GET("/projects/:id/identity", con.identity)
 	s.POST("/projects/:id/identity/token", con.mintToken)
