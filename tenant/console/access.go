@@ -31,6 +31,7 @@ var routeNeeds = map[string]tenant.Need{
 	"PUT /console/projects/:id/tables/:table/records/:uid":    tenant.NeedAdminProject,
 	"DELETE /console/projects/:id/tables/:table/records/:uid": tenant.NeedAdminProject,
 	"GET /console/projects/:id/backups":                       tenant.NeedReadProject,
+	"GET /console/projects/:id/usage":                         tenant.NeedReadProject,
 	"POST /console/projects/:id/backups":                      tenant.NeedAdminProject,
 	"POST /console/projects/:id/restore":                      {Change: true, Project: restoredID},
 	"GET /console/projects/:id/identity":                      tenant.NeedReadProject,
