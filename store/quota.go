@@ -21,13 +21,13 @@ type Usage struct {
 
 // QuotaError is a write refused because it would take the project past a storage quota.
 type QuotaError struct {
-	Quota string // "records" or "bytes"
+	Quota string // "records" or "bytesStored", as operators name them
 	Limit int64
 	Used  int64
 }
 
 func (e *QuotaError) Error() string {
-	if e.Quota == "bytes" {
+	if e.Quota == "bytesStored" {
 		return fmt.Sprintf("the project stores %d bytes, and its quota is %d: delete records before writing more", e.Used, e.Limit)
 	}
 	return fmt.Sprintf("the project stores %d records, and its quota is %d: delete records before adding more", e.Used, e.Limit)
@@ -92,7 +92,7 @@ func (r *Records) admitWrite(ctx context.Context, add int64) (undo func(), err e
 	case g.quota.Records > 0 && g.usage.Records+add > g.quota.Records:
 		return nil, &QuotaError{Quota: "records", Limit: g.quota.Records, Used: g.usage.Records}
 	case g.quota.Bytes > 0 && g.usage.Bytes >= g.quota.Bytes:
-		return nil, &QuotaError{Quota: "bytes", Limit: g.quota.Bytes, Used: g.usage.Bytes}
+		return nil, &QuotaError{Quota: "bytesStored", Limit: g.quota.Bytes, Used: g.usage.Bytes}
 	}
 	g.usage.Records += add
 	return func() { r.removed(add) }, nil

@@ -95,7 +95,7 @@ func TestConformanceStorageQuota(t *testing.T) {
 		}
 		recs.LimitStorage(store.StorageQuota{Bytes: u.Bytes})
 		err = recs.Update(ctx, "items", out[1].UID, store.All, map[string]any{"name": "r"}, nil, nil)
-		if !errors.As(err, &qe) || qe.Quota != "bytes" {
+		if !errors.As(err, &qe) || qe.Quota != "bytesStored" {
 			t.Fatalf("update past the bytes quota: %v, want a QuotaError on bytes", err)
 		}
 	})

@@ -71,6 +71,8 @@ func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
 	g.GET("/projects/:id/backups", r.listBackups)
 	g.POST("/projects/:id/backups", r.takeBackup)
 	g.POST("/projects/:id/restore", r.restoreBackup)
+	g.GET("/projects/:id/quotas", r.getQuotas)
+	g.PUT("/projects/:id/quotas", r.putQuotas)
 }
 
 func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/store"
 )
 
 // Runtime is everything needed to serve one version of one project. It is never changed
@@ -22,6 +23,9 @@ type Runtime struct {
 	// Verifier says who the caller is; Rules what the caller may do.
 	Verifier *Verifier
 	Rules    *Rules
+	// Records are the project's records; Quotas what the operator holds the project to.
+	Records *store.Records
+	Quotas  Quotas
 }
 
 // Close releases what the runtime holds open.
@@ -153,6 +157,17 @@ func (c *cache) evictIdle() {
 }
 
 func (c *cache) purge() { c.entries.Purge() }
+
+// runtimes answers the runtimes held ready.
+func (c *cache) runtimes() []*Runtime {
+	var out []*Runtime
+	for _, e := range c.entries.Values() {
+		if e.rt != nil {
+			out = append(out, e.rt)
+		}
+	}
+	return out
+}
 
 // CachedProjects reports how many projects are held ready (for metrics and tests).
 func (r *Registry) CachedProjects() int { return r.cache.entries.Len() }

@@ -30,7 +30,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionsCmd(), newRollbackCmd(), newUndeleteCmd(), newExportCmd(), newImportCmd(), newRestoreCmd(), newVersionCmd(), newReferenceCmd(), newTokenCmd(), newHealthcheckCmd())
+	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionsCmd(), newRollbackCmd(), newUndeleteCmd(), newQuotasCmd(), newExportCmd(), newImportCmd(), newRestoreCmd(), newVersionCmd(), newReferenceCmd(), newTokenCmd(), newHealthcheckCmd())
 	return root
 }
 

@@ -71,6 +71,7 @@ type serveConfig struct {
 	MemoryLimit                       string
 	MemoryPressure                    float64
 	Backup                            backupConfig
+	Quotas                            quotaConfig
 }
 
 func (c *serveConfig) settings() []setting {
@@ -125,7 +126,7 @@ func (c *serveConfig) settings() []setting {
 		stringSetting(&c.MemoryLimit, "memory-limit", "PLATFORM_MEMORY_LIMIT", "", "memory the process may use (900MiB, 2GiB); also the Go runtime's soft limit. Empty: GOMEMLIMIT, else 90% of the cgroup's memory.max, else none"),
 		floatSetting(&c.MemoryPressure, "memory-pressure", "PLATFORM_MEMORY_PRESSURE", pressure.DefaultWatcherConfig.Fraction, "fraction of the memory limit past which new expensive requests are refused with 503 and Retry-After"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
-	}, c.Backup.settings()...)
+	}, append(c.Backup.settings(), c.Quotas.settings()...)...)
 }
 
 func newServeCmd() *cobra.Command {
@@ -253,8 +254,13 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	if err != nil {
 		return err
 	}
+	quotas, err := cfg.Quotas.quotas()
+	if err != nil {
+		return err
+	}
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
-		Backups:   backups,
+		Backups: backups,
+		Quotas:  quotas, MetricsProjects: cfg.MetricsProjects,
 		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: metrics.reg, Tracer: tracer,
 		// A zero Leeway takes VerifierConfig's default; here 0 means none.
