@@ -159,7 +159,7 @@ func (r *Registry) SetQuotas(ctx context.Context, id string, patch map[string]in
 	}
 	q := quotasFrom(cur)
 	if err := q.Validate(); err != nil {
-		return Quotas{}, &QuotaInputError{err}
+		return Quotas{}, &QuotaInputError{Err: err}
 	}
 	if err := r.projects.SetQuotas(ctx, id, q.asMap()); err != nil {
 		return Quotas{}, err
@@ -446,10 +446,11 @@ func quotaNames() string {
 	return s
 }
 
-// QuotaInputError is a quota set out of its bounds.
-type QuotaInputError struct{ error }
+// QuotaInputError is a quota set out of its bounds, or not a number.
+type QuotaInputError struct{ Err error }
 
-func (e *QuotaInputError) Unwrap() error { return e.error }
+func (e *QuotaInputError) Error() string { return e.Err.Error() }
+func (e *QuotaInputError) Unwrap() error { return e.Err }
 
 // storageQuota is what a project's records are held to.
 func (q Quotas) storageQuota() store.StorageQuota {
