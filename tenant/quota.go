@@ -220,7 +220,7 @@ func (r *Registry) QuotaReport(ctx context.Context, id string) (*QuotaReport, er
 	if err != nil {
 		return nil, err
 	}
-	used, err := r.quota.use(ctx, rt, eff)
+	used, err := r.quota.use(ctx, rt, eff, true)
 	if err != nil {
 		return nil, err
 	}
@@ -282,8 +282,10 @@ func (l *quotaLimiter) allow(ctx context.Context, id string, q Quotas) (*refusal
 		msg: fmt.Sprintf("project %q may make %d requests per minute (its requestsPerMinute quota); retry after %d s", id, n, retry)}, nil
 }
 
-// use measures what rt's project uses of each quota that can be measured, by name.
-func (l *quotaLimiter) use(ctx context.Context, rt *Runtime, eff Quotas) (map[string]int64, error) {
+// use measures what rt's project uses of each quota that can be measured, by name; without
+// storage it leaves out records and bytes unless they have a quota, since counting them
+// reads every table.
+func (l *quotaLimiter) use(ctx context.Context, rt *Runtime, eff Quotas, storage bool) (map[string]int64, error) {
 	id := rt.Project.ID
 	var rpm int64
 	if eff.RequestsPerMinute > 0 {
@@ -302,9 +304,11 @@ func (l *quotaLimiter) use(ctx context.Context, rt *Runtime, eff Quotas) (map[st
 	if err != nil {
 		return nil, err
 	}
-	stored, err := rt.Records.Usage(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("storage of %q: %w", id, err)
+	var stored store.Usage
+	if storage || eff.Records > 0 || eff.BytesStored > 0 {
+		if stored, err = rt.Records.Usage(ctx); err != nil {
+			return nil, fmt.Errorf("storage of %q: %w", id, err)
+		}
 	}
 	return map[string]int64{
 		"requestsPerMinute": rpm, "concurrentRequests": conc, "subscriptions": subs,

@@ -40,7 +40,7 @@ func (m *quotaMetrics) Collect(ch chan<- prometheus.Metric) {
 		if !rt.hasUseQuota() {
 			continue
 		}
-		used, err := m.r.quota.use(ctx, rt, rt.Quotas)
+		used, err := m.r.quota.use(ctx, rt, rt.Quotas, false)
 		if err != nil {
 			m.r.opts.Logger.Warn("measure quota use", "project", rt.Project.ID, "err", err)
 			continue

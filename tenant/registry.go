@@ -182,7 +182,7 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	if r.live, err = newRealtime(opts.Realtime, opts.Registerer); err != nil {
 		return nil, err
 	}
-	r.quota = &quotaLimiter{rates: redis_rate.NewLimiter(stores.Redis), slots: newSlots(stores.Redis), requestTTL: time.Minute}
+	r.quota = &quotaLimiter{rates: redis_rate.NewLimiter(stores.Redis), slots: newSlots(stores.Redis, opts.Logger), requestTTL: time.Minute}
 	if t := opts.GraphQL.Timeout; t > 0 {
 		r.quota.requestTTL = t + 10*time.Second
 	}

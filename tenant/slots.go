@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -18,12 +19,13 @@ import (
 // on several replicas; races can only refuse early. A slot of a replica that died expires.
 type slots struct {
 	rdb     *redis.Client
+	log     *slog.Logger
 	replica string // prefix of this replica's tokens
 	seq     atomic.Uint64
 }
 
-func newSlots(rdb *redis.Client) *slots {
-	return &slots{rdb: rdb, replica: rand.Text()[:8] + "-"}
+func newSlots(rdb *redis.Client, log *slog.Logger) *slots {
+	return &slots{rdb: rdb, log: log, replica: rand.Text()[:8] + "-"}
 }
 
 // hold takes one of limit slots of key for ttl; ok is false when all are taken. With renew
@@ -87,16 +89,24 @@ const storeTimeout = 2 * time.Second
 func (s *slots) renew(key, token string, ttl time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZAddXX(ctx, key, redis.Z{Score: float64(time.Now().Add(ttl).UnixMilli()), Member: token})
 		p.PExpire(ctx, key, ttl)
 		return nil
 	})
+	if err != nil {
+		// The slot expires unless a later renewal gets through: the holder then goes
+		// uncounted, which can only let one more in.
+		s.log.Warn("renew quota slot", "key", key, "err", err)
+	}
 }
 
 // release gives a slot back; the request's context may be gone, the slot must still go.
 func (s *slots) release(key, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	_ = s.rdb.ZRem(ctx, key, token).Err()
+	if err := s.rdb.ZRem(ctx, key, token).Err(); err != nil {
+		// It expires with its time to live instead, refusing others until then.
+		s.log.Warn("release quota slot", "key", key, "err", err)
+	}
 }
