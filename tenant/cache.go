@@ -49,6 +49,9 @@ type cache struct {
 	group   singleflight.Group
 	gen     atomic.Int64 // bumped by every forget, so a load that raced a change is not kept
 	builds  *prometheus.CounterVec
+	// quotas answers the quotas a project is held to now; a refresh rebuilds a project
+	// whose quotas changed, should a replica have missed the change's notice.
+	quotas func(ctx context.Context, id string) (Quotas, error)
 }
 
 func newCache(opts Options, fetch func(context.Context, string) (*Project, error), build func(context.Context, *Project) (*Runtime, error)) *cache {
@@ -108,7 +111,7 @@ func (c *cache) fill(ctx context.Context, id string) (*Runtime, error) {
 }
 
 // refresh checks a cached project against the control database off the request path, and
-// rebuilds it only when its version changed.
+// rebuilds it only when its version or its quotas changed.
 func (c *cache) refresh(id string, e *entry) {
 	defer e.checking.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -123,8 +126,17 @@ func (c *cache) refresh(id string, e *entry) {
 		c.opts.Logger.Warn("refresh project", "project", id, "err", err)
 		return
 	}
+	stale := p.Version != e.rt.Project.Version
+	if !stale && c.quotas != nil {
+		q, err := c.quotas(ctx, id)
+		if err != nil {
+			c.opts.Logger.Warn("refresh project quotas", "project", id, "err", err)
+			return
+		}
+		stale = q != e.rt.Quotas
+	}
 	rt := e.rt
-	if p.Version != e.rt.Project.Version {
+	if stale {
 		if rt, err = c.build(ctx, p); err != nil {
 			c.opts.Logger.Warn("rebuild project", "project", id, "err", err)
 			return

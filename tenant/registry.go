@@ -175,6 +175,10 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	}
 	r.verifiers = NewVerifiers(opts.Auth)
 	r.cache = newCache(opts, r.Get, r.build)
+	r.cache.quotas = func(ctx context.Context, id string) (Quotas, error) {
+		_, q, err := r.quotasOf(ctx, id)
+		return q, err
+	}
 	if err := r.registerMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}
