@@ -26,6 +26,7 @@ type Runtime struct {
 	// Records are the project's records; Quotas what the operator holds the project to.
 	Records *store.Records
 	Quotas  Quotas
+	rate    *rateTokens // see quotaLimiter.allow
 }
 
 // Close releases what the runtime holds open.
