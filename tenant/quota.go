@@ -122,7 +122,8 @@ func (r *Registry) quotasOf(ctx context.Context, id string) (overrides, effectiv
 	return overrides, overrides.over(r.defaultQuotas()), nil
 }
 
-// QuotaError is a change refused because it would take a project past a quota.
+// QuotaError is a document refused when it is applied because it declares more tables than
+// its project's tables quota (the only quota checked at apply time).
 type QuotaError struct {
 	Quota       string
 	Limit, Used int64
