@@ -76,7 +76,8 @@ func (r *Records) Usage(ctx context.Context) (Usage, error) {
 // answering the function that takes them out again when the write fails.
 func (r *Records) admitWrite(ctx context.Context, add int64) (undo func(), err error) {
 	g := &r.guard
-	if g.quota == (StorageQuota{}) {
+	// An update adds no record: only a bytes quota can refuse it.
+	if g.quota == (StorageQuota{}) || add == 0 && g.quota.Bytes == 0 {
 		return func() {}, nil
 	}
 	g.mu.Lock()
