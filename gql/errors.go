@@ -25,8 +25,11 @@ const (
 	CodeOverloaded      = "OVERLOADED"
 	// CodeTimeout answers a request that ran past its time limit: the document asked for
 	// more work than the limit allows, which is no bug (INTERNAL) of the service.
-	CodeTimeout                     = "TIMEOUT"
-	CodeRateLimited                 = "RATE_LIMITED"
+	CodeTimeout     = "TIMEOUT"
+	CodeRateLimited = "RATE_LIMITED"
+	// CodeQuotaExceeded: a write the project's storage quota (set by the operator) refuses;
+	// reads go on. extensions.quota names the quota, extensions.limit its value.
+	CodeQuotaExceeded               = "QUOTA_EXCEEDED"
 	CodeInternal                    = "INTERNAL"
 	CodeIdentityProviderUnavailable = "IDENTITY_PROVIDER_UNAVAILABLE"
 	// CodeRuleFailed: an access rule could not be evaluated for this caller or record (past

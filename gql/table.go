@@ -456,8 +456,15 @@ func (t *table) update(ctx context.Context, a args) (reflect.Value, error) {
 	return out.Addr(), t.withRelations(ctx, "", out)
 }
 
-// conflict answers a write that breaks a unique index as CONFLICT, naming the fields.
+// conflict answers a write that breaks a unique index as CONFLICT, naming the fields, and
+// one past a storage quota as QUOTA_EXCEEDED, naming the quota.
 func (t *table) conflict(err error) error {
+	var q *store.QuotaError
+	if errors.As(err, &q) {
+		e := userError(CodeQuotaExceeded, fmt.Sprintf("%s quota exceeded: %v", q.Quota, q))
+		e.Extra = map[string]any{"quota": q.Quota, "limit": q.Limit}
+		return e
+	}
 	var c *store.ConflictError
 	if !errors.As(err, &c) {
 		return err

@@ -27,6 +27,9 @@ func (r *Records) UpdateWhere(ctx context.Context, table string, f Filter, set m
 	if f.IsNone() {
 		return nil, nil
 	}
+	if _, err := r.admitWrite(ctx, 0); err != nil {
+		return nil, err
+	}
 	return r.b.updateWhere(ctx, t, f, set, unset, now())
 }
 
@@ -40,7 +43,9 @@ func (r *Records) DeleteWhere(ctx context.Context, table string, f Filter) ([]st
 	if f.IsNone() {
 		return nil, nil
 	}
-	return r.b.removeWhere(ctx, t, f)
+	uids, err := r.b.removeWhere(ctx, t, f)
+	r.removed(int64(len(uids)))
+	return uids, err
 }
 
 func (p *sqliteProject) updateWhere(ctx context.Context, t *Table, flt Filter, set map[string]any, unset []string, at time.Time) ([]Record, error) {

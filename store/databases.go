@@ -42,6 +42,10 @@ type projectsBackend interface {
 	// with its document. Both ErrNotFound.
 	versions(ctx context.Context, id string) ([]StoredVersion, error)
 	version(ctx context.Context, id string, n int64) (*StoredVersion, error)
+	// quotas answers the quotas the operator set on a project (none: empty); setQuotas
+	// replaces them, and an empty set removes them. purge removes them too.
+	quotas(ctx context.Context, id string) (map[string]int64, error)
+	setQuotas(ctx context.Context, id string, q map[string]int64) error
 }
 
 // StoredProject is a project document as the control database keeps it. Document is the

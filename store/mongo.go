@@ -70,7 +70,7 @@ func connectMongo(ctx context.Context, uri string) (*mongo.Client, error) {
 
 func (m *mongoDatabases) projects() projectsBackend {
 	db := m.client.Database(ControlDatabase)
-	return mongoProjects{coll: db.Collection("projects"), history: db.Collection("project_versions")}
+	return mongoProjects{coll: db.Collection("projects"), history: db.Collection("project_versions"), quota: db.Collection("project_quotas")}
 }
 
 // project serves a project's database. Clients of dedicated clusters are opened once and
@@ -503,4 +503,15 @@ func (b *mongoBackend) dropTable(ctx context.Context, t *Table) error {
 		return mongoFail(ctx, "drop table "+t.Name, err)
 	}
 	return nil
+}
+
+func (b *mongoBackend) size(ctx context.Context) (int64, error) {
+	var st struct {
+		DataSize  float64 `bson:"dataSize"`
+		IndexSize float64 `bson:"indexSize"`
+	}
+	if err := b.db.RunCommand(ctx, bson.D{{Key: "dbStats", Value: 1}}).Decode(&st); err != nil {
+		return 0, mongoFail(ctx, "size of "+b.db.Name(), err)
+	}
+	return int64(st.DataSize + st.IndexSize), nil
 }

@@ -16,6 +16,7 @@ import (
 type mongoProjects struct {
 	coll    *mongo.Collection
 	history *mongo.Collection
+	quota   *mongo.Collection // "project_quotas": {_id: project, quotas: {name: n}}
 }
 
 // mongoProject is a StoredProject as the collection holds it.
@@ -154,6 +155,9 @@ func (p mongoProjects) purge(ctx context.Context, id string) error {
 	if res.DeletedCount == 0 {
 		return fmt.Errorf("project %q: %w", id, ErrNotFound)
 	}
+	if _, err := p.quota.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+		return mongoFail(ctx, fmt.Sprintf("purge the quotas of project %q", id), err)
+	}
 	if _, err := p.history.DeleteMany(ctx, bson.D{{Key: "project", Value: id}}); err != nil {
 		return mongoFail(ctx, fmt.Sprintf("purge the history of project %q", id), err)
 	}
@@ -219,4 +223,34 @@ func (p mongoProjects) list(ctx context.Context) ([]StoredProject, error) {
 		out[i] = *p.stored()
 	}
 	return out, nil
+}
+
+func (p mongoProjects) quotas(ctx context.Context, id string) (map[string]int64, error) {
+	var doc struct {
+		Quotas map[string]int64 `bson:"quotas"`
+	}
+	err := p.quota.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return map[string]int64{}, nil
+	case err != nil:
+		return nil, mongoFail(ctx, fmt.Sprintf("quotas of project %q", id), err)
+	case doc.Quotas == nil:
+		doc.Quotas = map[string]int64{}
+	}
+	return doc.Quotas, nil
+}
+
+func (p mongoProjects) setQuotas(ctx context.Context, id string, q map[string]int64) error {
+	var err error
+	if len(q) == 0 {
+		_, err = p.quota.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+	} else {
+		_, err = p.quota.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}},
+			bson.D{{Key: "_id", Value: id}, {Key: "quotas", Value: q}}, options.Replace().SetUpsert(true))
+	}
+	if err != nil {
+		return mongoFail(ctx, fmt.Sprintf("set the quotas of project %q", id), err)
+	}
+	return nil
 }

@@ -62,6 +62,8 @@ type backend interface {
 	aggregate(ctx context.Context, t *Table, f Filter, aggs []Aggregate) (Aggregated, error)
 	// drop removes every table of the project and its files or database.
 	drop(ctx context.Context) error
+	// size is the bytes the project's database takes, indexes included.
+	size(ctx context.Context) (int64, error)
 	// tables lists the tables the database holds, for export.
 	tables(ctx context.Context) ([]string, error)
 	// rewrite calls fn with every record of t and sets the fields fn answers on it, leaving
@@ -105,6 +107,7 @@ type Records struct {
 	b       backend
 	tables  map[string]*Table
 	queries atomic.Int64 // see Queries
+	guard   storageGuard // see LimitStorage
 }
 
 func newRecords(b backend, tables []Table) *Records {
@@ -242,7 +245,12 @@ func (r *Records) Insert(ctx context.Context, table, owner string, fields []map[
 		}
 		docs[i] = Doc{UID: uid, Owner: owner, CreatedAt: at, UpdatedAt: at, Fields: f}
 	}
+	undo, err := r.admitWrite(ctx, int64(len(docs)))
+	if err != nil {
+		return err
+	}
 	if err := r.b.insert(ctx, t, docs); err != nil {
+		undo()
 		return err
 	}
 	recs := make([]Record, len(docs))
@@ -277,6 +285,9 @@ func (r *Records) Update(ctx context.Context, table, uid string, f Filter, set m
 	if err != nil {
 		return err
 	}
+	if _, err := r.admitWrite(ctx, 0); err != nil {
+		return err
+	}
 	rec, err := r.b.update(ctx, t, uid, f, set, unset, now())
 	if err != nil {
 		return err
@@ -290,7 +301,11 @@ func (r *Records) Delete(ctx context.Context, table, uid string, f Filter) error
 	if err != nil {
 		return err
 	}
-	return r.b.remove(ctx, t, uid, f)
+	if err := r.b.remove(ctx, t, uid, f); err != nil {
+		return err
+	}
+	r.removed(1)
+	return nil
 }
 
 // Drop removes every table of the project with its records.

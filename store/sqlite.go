@@ -355,6 +355,9 @@ func createRegistry(ctx context.Context, f *sqliteFile) error {
 			changes TEXT NOT NULL,
 			document TEXT NOT NULL,
 			PRIMARY KEY (id, version)) WITHOUT ROWID`,
+		`CREATE TABLE IF NOT EXISTS project_quotas (
+			id TEXT NOT NULL PRIMARY KEY,
+			quotas TEXT NOT NULL)`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
@@ -494,6 +497,9 @@ func (p sqliteProjects) purge(ctx context.Context, id string) error {
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return fmt.Errorf("project %q: %w", id, ErrNotFound)
 	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM project_quotas WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("purge the quotas of project %q: %w", id, err)
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM project_versions WHERE id = ?`, id); err != nil {
 		return fmt.Errorf("purge project %q: history: %w", id, err)
 	}
@@ -585,4 +591,35 @@ func sqliteError(err error) int {
 		return e.Code()
 	}
 	return 0
+}
+
+func (p sqliteProjects) quotas(ctx context.Context, id string) (map[string]int64, error) {
+	var raw string
+	err := p.f.reader.QueryRowContext(ctx, `SELECT quotas FROM project_quotas WHERE id = ?`, id).Scan(&raw)
+	q := map[string]int64{}
+	if errors.Is(err, sql.ErrNoRows) {
+		return q, nil
+	}
+	if err == nil {
+		err = json.Unmarshal([]byte(raw), &q)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("quotas of project %q: %w", id, err)
+	}
+	return q, nil
+}
+
+func (p sqliteProjects) setQuotas(ctx context.Context, id string, q map[string]int64) error {
+	var err error
+	if len(q) == 0 {
+		_, err = p.f.writer.ExecContext(ctx, `DELETE FROM project_quotas WHERE id = ?`, id)
+	} else {
+		raw, _ := json.Marshal(q) // a map of numbers always encodes
+		_, err = p.f.writer.ExecContext(ctx, `INSERT INTO project_quotas (id, quotas) VALUES (?, ?)
+			ON CONFLICT (id) DO UPDATE SET quotas = excluded.quotas`, id, string(raw))
+	}
+	if err != nil {
+		return fmt.Errorf("set the quotas of project %q: %w", id, err)
+	}
+	return nil
 }

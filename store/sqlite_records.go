@@ -916,3 +916,17 @@ func (p *sqliteProject) dropTable(ctx context.Context, t *Table) error {
 	f.mu.Unlock()
 	return nil
 }
+
+func (p *sqliteProject) size(ctx context.Context) (int64, error) {
+	f, release, err := p.file()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	var n int64
+	// Pages on the free list are space the file keeps but no record takes.
+	if err := f.reader.QueryRowContext(ctx, `SELECT (c.page_count - fl.freelist_count) * s.page_size FROM pragma_page_count() c, pragma_freelist_count() fl, pragma_page_size() s`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("size of project %q: %w", p.id, err)
+	}
+	return n, nil
+}

@@ -170,27 +170,3 @@ type Activity struct {
 	RecordsRead, RecordsWritten atomic.Int64
 	StoreNanos                  atomic.Int64
 }
-
-// storedSizer is a backend that can tell how many bytes its project's records take.
-type storedSizer interface {
-	storedBytes(ctx context.Context) (int64, error)
-}
-
-// Stored answers how many records the declared tables hold and how many bytes the
-// project's database takes (0 when the backend cannot tell). It counts every table, so it
-// is for sampling, not for every request.
-func (r *Records) Stored(ctx context.Context) (records, bytes int64, err error) {
-	for name, t := range r.tables {
-		n, err := r.b.count(ctx, t, Filter{})
-		if err != nil {
-			return 0, 0, fmt.Errorf("count %s: %w", name, err)
-		}
-		records += n
-	}
-	if s, ok := r.b.(countingBackend).backend.(storedSizer); ok {
-		if bytes, err = s.storedBytes(ctx); err != nil {
-			return 0, 0, fmt.Errorf("size of the database: %w", err)
-		}
-	}
-	return records, bytes, nil
-}

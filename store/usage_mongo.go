@@ -127,15 +127,6 @@ func (u mongoUsage) prune(ctx context.Context, s span, before time.Time) error {
 	return err
 }
 
-// storedBytes is the size of the project's documents (dbStats' dataSize).
-func (b *mongoBackend) storedBytes(ctx context.Context) (int64, error) {
-	var st bson.M
-	if err := b.db.RunCommand(ctx, bson.D{{Key: "dbStats", Value: 1}}).Decode(&st); err != nil {
-		return 0, err
-	}
-	return asInt64(st["dataSize"]), nil
-}
-
 // createUsageIndex indexes the usage collection as its reads go: by span, project and start.
 // Creating it again changes nothing.
 func createUsageIndex(ctx context.Context, c *mongo.Client) error {

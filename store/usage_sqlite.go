@@ -136,15 +136,3 @@ func scanUsage(rows *sql.Rows, withStart bool) ([]Usage, error) {
 	}
 	return out, rows.Err()
 }
-
-// storedBytes is the size of the project's file (its pages in use and free).
-func (p *sqliteProject) storedBytes(ctx context.Context) (int64, error) {
-	f, release, err := p.file()
-	if err != nil {
-		return 0, err
-	}
-	defer release()
-	var n int64
-	err = f.reader.QueryRowContext(ctx, `SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()`).Scan(&n)
-	return n, err
-}

@@ -108,9 +108,9 @@ func TestRecordsCountInto(t *testing.T) {
 		if r, w := a.RecordsRead.Load(), a.RecordsWritten.Load(); r != 7 || w != 3 || a.StoreNanos.Load() <= 0 {
 			t.Errorf("read %d, written %d, store time %v; want 7, 3 and some time", r, w, time.Duration(a.StoreNanos.Load()))
 		}
-		n, size, err := recs.Stored(ctx)
-		if err != nil || n != 6 || size <= 0 {
-			t.Errorf("Stored = %d records, %d bytes, %v; want 6 and some bytes", n, size, err)
+		st, err := recs.Stored(ctx)
+		if err != nil || st.Records != 6 || st.Bytes <= 0 {
+			t.Errorf("Stored = %+v, %v; want 6 records and some bytes", st, err)
 		}
 	})
 }

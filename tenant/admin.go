@@ -80,6 +80,8 @@ func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
 	g.GET("/audit", r.readAudit, Needs(Need{Project: func(c echo.Context) string { return c.QueryParam("project") }}))
 	g.GET("/projects/:id/usage", r.projectUsage, Needs(NeedReadProject))
 	g.GET("/usage", r.listUsage, Needs(NeedRead))
+	g.GET("/projects/:id/quotas", r.getQuotas, Needs(NeedRead))
+	g.PUT("/projects/:id/quotas", r.putQuotas, Needs(NeedOperator))
 }
 
 func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {

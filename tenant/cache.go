@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/store"
 )
 
 // Runtime is everything needed to serve one version of one project. It is never changed
@@ -22,6 +23,10 @@ type Runtime struct {
 	// Verifier says who the caller is; Rules what the caller may do.
 	Verifier *Verifier
 	Rules    *Rules
+	// Records are the project's records; Quotas what the operator holds the project to.
+	Records *store.Records
+	Quotas  Quotas
+	rate    *rateTokens // see quotaLimiter.allow
 	// usage counts what the project's requests do; nil while metering is off.
 	usage *projectUsage
 }
@@ -47,6 +52,9 @@ type cache struct {
 	group   singleflight.Group
 	gen     atomic.Int64 // bumped by every forget, so a load that raced a change is not kept
 	builds  *prometheus.CounterVec
+	// quotas answers the quotas a project is held to now; a refresh rebuilds a project
+	// whose quotas changed, should a replica have missed the change's notice.
+	quotas func(ctx context.Context, id string) (Quotas, error)
 }
 
 func newCache(opts Options, fetch func(context.Context, string) (*Project, error), build func(context.Context, *Project) (*Runtime, error)) *cache {
@@ -106,7 +114,7 @@ func (c *cache) fill(ctx context.Context, id string) (*Runtime, error) {
 }
 
 // refresh checks a cached project against the control database off the request path, and
-// rebuilds it only when its version changed.
+// rebuilds it only when its version or its quotas changed.
 func (c *cache) refresh(id string, e *entry) {
 	defer e.checking.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -121,8 +129,17 @@ func (c *cache) refresh(id string, e *entry) {
 		c.opts.Logger.Warn("refresh project", "project", id, "err", err)
 		return
 	}
+	stale := p.Version != e.rt.Project.Version
+	if !stale && c.quotas != nil {
+		q, err := c.quotas(ctx, id)
+		if err != nil {
+			c.opts.Logger.Warn("refresh project quotas", "project", id, "err", err)
+			return
+		}
+		stale = q != e.rt.Quotas
+	}
 	rt := e.rt
-	if p.Version != e.rt.Project.Version {
+	if stale {
 		if rt, err = c.build(ctx, p); err != nil {
 			c.opts.Logger.Warn("rebuild project", "project", id, "err", err)
 			return
@@ -155,6 +172,17 @@ func (c *cache) evictIdle() {
 }
 
 func (c *cache) purge() { c.entries.Purge() }
+
+// runtimes answers the runtimes held ready.
+func (c *cache) runtimes() []*Runtime {
+	var out []*Runtime
+	for _, e := range c.entries.Values() {
+		if e.rt != nil {
+			out = append(out, e.rt)
+		}
+	}
+	return out
+}
 
 // CachedProjects reports how many projects are held ready (for metrics and tests).
 func (r *Registry) CachedProjects() int { return r.cache.entries.Len() }

@@ -16,6 +16,8 @@ const (
 	CodeInternal        = gql.CodeInternal
 	CodeRateLimited     = gql.CodeRateLimited
 	CodeConflict        = gql.CodeConflict
+	// CodeQuotaExceeded is the code of a change past a project's quota.
+	CodeQuotaExceeded = gql.CodeQuotaExceeded
 	// CodeIdentityProviderUnavailable is the code of a request refused because the
 	// project's identity provider cannot be reached.
 	CodeIdentityProviderUnavailable = gql.CodeIdentityProviderUnavailable

@@ -227,9 +227,12 @@ func (r *Registry) rollbackProject(c echo.Context) error {
 // invalid in itself.
 func (r *Registry) putFailed(c echo.Context, id string, err error) error {
 	var de *DocumentError
+	var qe *QuotaError
 	switch {
 	case errors.As(err, &de):
 		return WriteError(c, http.StatusBadRequest, CodeBadRequest, "invalid project document: "+de.Error(), "problems", de.Problems)
+	case errors.As(err, &qe):
+		return WriteError(c, http.StatusBadRequest, CodeQuotaExceeded, qe.Error(), "quota", qe.Quota, "limit", qe.Limit)
 	case errors.Is(err, ErrProjectDeleted):
 		return WriteError(c, http.StatusConflict, CodeConflict, deletedHint(id))
 	case errors.Is(err, ErrVersionNotFound):

@@ -89,12 +89,13 @@ func (l *realtime) observe(o gql.Observation) {
 }
 
 // acquire counts a connection of project from ip; a message saying which limit it passes
-// when it may not open, else the function that counts it closed.
-func (l *realtime) acquire(project, ip string) (func(), string) {
+// when it may not open, else the function that counts it closed. A project with a
+// subscriptions quota is held to it across replicas instead of the per-replica cap.
+func (l *realtime) acquire(project, ip string, quota bool) (func(), string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case l.byProject[project] >= l.limits.MaxConnsPerProject:
+	case !quota && l.byProject[project] >= l.limits.MaxConnsPerProject:
 		return nil, fmt.Sprintf("project %q has %d subscription connections open on this server, the most it may", project, l.limits.MaxConnsPerProject)
 	case l.byIP[ip] >= l.limits.MaxConnsPerIP:
 		return nil, fmt.Sprintf("your address has %d subscription connections open, the most it may: close one first", l.limits.MaxConnsPerIP)
@@ -139,7 +140,7 @@ func (r *Registry) withRealtime(next echo.HandlerFunc) echo.HandlerFunc {
 				return nil
 			}
 		}
-		release, msg := r.live.acquire(rt.Project.ID, clientOf(c))
+		release, msg := r.live.acquire(rt.Project.ID, clientOf(c), rt.Quotas.Subscriptions > 0)
 		if msg != "" {
 			c.Response().Header().Set("Retry-After", "10")
 			return WriteError(c, http.StatusTooManyRequests, CodeRateLimited, msg)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
@@ -77,6 +78,12 @@ type Options struct {
 	Backups BackupOptions
 	// Usage tunes usage metering.
 	Usage UsageOptions
+
+	// Quotas are the deployment's default quotas (see Quotas); a project's overrides,
+	// set through the admin API, replace them field by field.
+	Quotas Quotas
+	// MetricsProjects bounds the projects that get their own label on the quota metrics.
+	MetricsProjects int
 }
 
 func (o *Options) defaults() {
@@ -108,8 +115,11 @@ type Registry struct {
 	verifiers *Verifiers
 	live      *realtime
 	meter     *meter
-	stop      context.CancelFunc
-	done      chan struct{}
+	quota     *quotaLimiter
+	// quotaMetrics count refusals and measure quota use at each scrape.
+	quotaMetrics *quotaMetrics
+	stop         context.CancelFunc
+	done         chan struct{}
 	// own are this replica's change notices on their way back from Redis (pub/sub echoes
 	// them to their sender). The entry was forgotten when the change was announced, and a
 	// load since read the new document: forgetting it again would only build it twice.
@@ -168,11 +178,22 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	}
 	r.verifiers = NewVerifiers(opts.Auth)
 	r.cache = newCache(opts, r.Get, r.build)
+	r.cache.quotas = func(ctx context.Context, id string) (Quotas, error) {
+		_, q, err := r.quotasOf(ctx, id)
+		return q, err
+	}
 	if err := r.registerMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}
 	var err error
 	if r.live, err = newRealtime(opts.Realtime, opts.Registerer); err != nil {
+		return nil, err
+	}
+	r.quota = &quotaLimiter{rates: redis_rate.NewLimiter(stores.Redis), slots: newSlots(stores.Redis, opts.Logger), requestTTL: time.Minute}
+	if t := opts.GraphQL.Timeout; t > 0 {
+		r.quota.requestTTL = t + 10*time.Second
+	}
+	if err := r.registerQuotaMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}
 	r.meter = newMeter(opts.Usage, stores.Usage(), opts.Logger)
@@ -241,6 +262,11 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 	if err := records.Ensure(ctx); err != nil {
 		return nil, indexProblem(p, err)
 	}
+	_, quotas, err := r.quotasOf(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	records.LimitStorage(quotas.storageQuota())
 	usage := r.meter.project(p.ID)
 	realtime := r.live.limits.Realtime
 	var answered func(mutation, failed bool)
@@ -251,6 +277,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		answered = usage.answered
 	}
 	lim := r.opts.GraphQL
+	lim.MaxResultBytes, lim.MaxRecords = quotas.MaxResultBytes, quotas.MaxRecordsPerRequest
 	introspection := p.GraphQL.Introspection == nil || *p.GraphQL.Introspection
 	if p.GraphQL.DefaultLimit > 0 {
 		lim.DefaultLimit = p.GraphQL.DefaultLimit
@@ -287,7 +314,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
 	}
 	rules.logger = r.opts.Logger.With("project", p.ID)
-	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules, usage: usage}, nil
+	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules, Records: records, Quotas: quotas, rate: &rateTokens{}, usage: usage}, nil
 }
 
 // Get reads a project document from the control database.

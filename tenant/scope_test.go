@@ -54,6 +54,8 @@ var adminScopeTable = map[string]scopeCase{
 	"POST /admin/v1/projects/:id/restore (as)": {"/admin/v1/projects/shop/restore", `{"as":"blog"}`, []string{scOperator}},
 	"GET /admin/v1/projects/:id/usage":         {"/admin/v1/projects/shop/usage", "", []string{scOperator, scRead, scShopAdmin, scShopRead}},
 	"GET /admin/v1/usage":                      {"/admin/v1/usage", "", []string{scOperator, scRead}},
+	"GET /admin/v1/projects/:id/quotas":        {"/admin/v1/projects/shop/quotas", "", []string{scOperator, scRead}},
+	"PUT /admin/v1/projects/:id/quotas":        {"/admin/v1/projects/nosuch/quotas", `{}`, []string{scOperator}},
 }
 
 func TestAdminRouteScopes(t *testing.T) {

@@ -166,11 +166,11 @@ func (m *meter) flush() {
 		// not opened again.
 		if recs := u.records.Load(); recs != nil && d.Requests > 0 && now.Sub(u.sampledAt) >= m.opts.Sample {
 			// Sampled only here, by the flushing goroutine.
-			n, size, err := recs.Stored(ctx)
+			st, err := recs.Stored(ctx)
 			if err != nil {
 				m.logger.Warn("usage: sample what a project stores", "project", ids[i], "err", err)
 			} else {
-				d.RecordsStored, d.BytesStored, u.sampledAt = n, size, now
+				d.RecordsStored, d.BytesStored, u.sampledAt = st.Records, st.Bytes, now
 			}
 		}
 		if !d.Zero() {

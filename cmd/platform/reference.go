@@ -26,7 +26,7 @@ func configReference() []referenceEntry {
 		}
 	}
 	add("serve", (&serveConfig{}).settings())
-	add("apply / versions / rollback / undelete", (&applyConfig{}).settings())
+	add("apply / versions / rollback / undelete / quotas", (&applyConfig{}).settings())
 	add("export / import", (&storeConfig{}).settings())
 	add("restore", append((&storeConfig{}).settings(), (&backupTargetConfig{}).settings()...))
 	return out

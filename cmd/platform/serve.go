@@ -74,6 +74,7 @@ type serveConfig struct {
 	AuditRetention                    time.Duration
 	UsageOff                          bool
 	UsageFlush                        time.Duration
+	Quotas                            quotaConfig
 }
 
 func (c *serveConfig) settings() []setting {
@@ -131,7 +132,7 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.UsageFlush, "usage-flush", "PLATFORM_USAGE_FLUSH", tenant.DefaultUsageFlush, "how often each replica adds the usage it counted to the control database (and on shutdown)"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
 		durationSetting(&c.AuditRetention, "audit-retention", "PLATFORM_AUDIT_RETENTION", tenant.DefaultAuditRetention, "how long the audit log keeps an entry; older ones are pruned hourly"),
-	}, c.Backup.settings()...)
+	}, append(c.Backup.settings(), c.Quotas.settings()...)...)
 }
 
 func newServeCmd() *cobra.Command {
@@ -262,10 +263,16 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	if err != nil {
 		return err
 	}
+	quotas, err := cfg.Quotas.quotas()
+	if err != nil {
+		return err
+	}
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
-		Backups:   backups,
-		Usage:     tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush, MetricsProjects: cfg.MetricsProjects},
-		CacheSize: cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
+		Backups:         backups,
+		Usage:           tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush, MetricsProjects: cfg.MetricsProjects},
+		Quotas:          quotas,
+		MetricsProjects: cfg.MetricsProjects,
+		CacheSize:       cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: metrics.reg, Tracer: tracer,
 		// A zero Leeway takes VerifierConfig's default; here 0 means none.
 		Auth: tenant.VerifierConfig{Leeway: cmp.Or(cfg.AuthLeeway, -1), RetryInterval: cfg.JWKSRetry, Logger: logger},

@@ -32,6 +32,9 @@ var routeNeeds = map[string]tenant.Need{
 	"DELETE /console/projects/:id/tables/:table/records/:uid": tenant.NeedAdminProject,
 	"GET /console/projects/:id/backups":                       tenant.NeedReadProject,
 	"GET /console/projects/:id/usage":                         tenant.NeedReadProject,
+	"GET /console/projects/:id/quotas":                        tenant.NeedRead,
+	"POST /console/projects/:id/quotas":                       tenant.NeedOperator,
+	"GET /console/projects/:id/quotas/alerts":                 tenant.NeedRead,
 	"POST /console/projects/:id/backups":                      tenant.NeedAdminProject,
 	"POST /console/projects/:id/restore":                      {Change: true, Project: restoredID},
 	"GET /console/projects/:id/identity":                      tenant.NeedReadProject,
@@ -103,6 +106,7 @@ var consoleActions = map[string]string{
 	"POST /console/projects/:id/backups":                      "project.backup",
 	"POST /console/projects/:id/restore":                      "project.restore",
 	"POST /console/projects/:id/identity/token":               "token.mint",
+	"POST /console/projects/:id/quotas":                       "quota.set",
 	"POST /console/keys":                                      "key.create",
 	"DELETE /console/keys/:name":                              "key.revoke",
 }

@@ -86,7 +86,7 @@ func New(cfg Config) (*Console, error) {
 // parseTemplates makes one template set per page file: the shared layout and fragments
 // (files starting with an underscore) with that page's "content".
 func parseTemplates() (map[string]*template.Template, error) {
-	funcs := template.FuncMap{"join": strings.Join, "stamp": stamp}
+	funcs := template.FuncMap{"join": strings.Join, "stamp": stamp, "deref": func(p *int64) int64 { return *p }}
 	base, err := template.New("console").Funcs(funcs).ParseFS(templateFiles, "templates/_*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console templates: %w", err)
@@ -127,6 +127,7 @@ func (con *Console) Mount(e *echo.Echo) {
 	con.mountRecords(s)
 	con.mountBackups(s)
 	con.mountUsage(s)
+	con.mountQuotas(s)
 	s.GET("/health", con.health)
 	s.GET("/projects/:id/identity", con.identity)
 	s.POST("/projects/:id/identity/token", con.mintToken)
