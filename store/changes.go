@@ -157,6 +157,13 @@ func (c *Changes) Watch(ctx context.Context, project string, queue int) (*Watch,
 	case <-ready:
 		return w, nil
 	case <-w.ended:
+		select {
+		case <-ready:
+			// Subscribed, then ended already (its queue filled before Watch returned): the
+			// watcher reads why from C and Err, as for a watch that ends later.
+			return w, nil
+		default:
+		}
 		return nil, w.err
 	case <-ctx.Done():
 		w.Close()
@@ -221,6 +228,13 @@ func (c *Changes) receive(ps *redis.PubSub) {
 				continue
 			}
 			c.mu.Lock()
+			if ready, ok := c.ready[m.Channel]; ok && !closed(ready) {
+				// The channel's subscription is not confirmed yet: the message comes from the
+				// one before it, unsubscribed when its last watcher ended, and the watchers
+				// now waiting in Watch are owed only what is published after it returns.
+				c.mu.Unlock()
+				continue
+			}
 			c.seq++
 			ch.Seq = c.seq
 			for w := range c.watchers[m.Channel] {
@@ -232,6 +246,16 @@ func (c *Changes) receive(ps *redis.PubSub) {
 			}
 			c.mu.Unlock()
 		}
+	}
+}
+
+// closed reports whether ch is closed.
+func closed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
