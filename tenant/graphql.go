@@ -12,7 +12,7 @@ import (
 func (r *Registry) MountGraphQL(e *echo.Echo) {
 	// Composed here, not given to Any as route middleware, which Echo applies again on every
 	// request (two closures each time).
-	e.Any("/api/v1/graphql", ProjectOnly(projectCORS(r.withRealtime(serveGraphQL))))
+	e.Any("/api/v1/graphql", ProjectOnly(projectCORS(r.withRealtime(r.fairShare(serveGraphQL)))))
 	// The explorer's files are the same for every project and hold no data.
 	e.GET(gql.ExplorerPath+"*", echo.WrapHandler(gql.ExplorerAssets()), ProjectOnly)
 }

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/pressure"
 	"github.com/platform-dev/platform/store"
 )
 
@@ -75,6 +76,9 @@ type Options struct {
 
 	// Backups say where projects' backups go and how often.
 	Backups BackupOptions
+	// FairShare admits GraphQL requests per project when the process is busy (see
+	// pressure.FairShare); nil admits every request at once.
+	FairShare *pressure.FairShare
 }
 
 func (o *Options) defaults() {
