@@ -129,8 +129,8 @@ func (s *attackSite) quietP99(ctx context.Context, d time.Duration, done <-chan 
 
 // quietRun is what the quiet project's clients saw.
 type quietRun struct {
-	requests int          // sent, answered or failed
-	p99    time.Duration // a failure counts as an hour
+	requests int           // sent, answered or failed
+	p99      time.Duration // a failure counts as an hour
 }
 
 // quietLoad is quietP99 with the number of requests sent.

@@ -3,8 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -150,5 +152,37 @@ func TestFairShare(t *testing.T) {
 	}
 	if n := big.other.Load(); n > 0 {
 		t.Errorf("%d answers to the flood were neither served nor 503 OVERLOADED with Retry-After", n)
+	}
+}
+
+// TestFairShareLeavesSubscriptionsOut opens subscriptions on a server of one slot and checks
+// that queries are still answered: a stream open for hours holds no slot.
+func TestFairShareLeavesSubscriptionsOut(t *testing.T) {
+	s := startNoisySite(t, 0, 0, "PLATFORM_GRAPHQL_SLOTS=1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 3 {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+s.srv.Addr+"/api/v1/graphql",
+			strings.NewReader(`{"query": "subscription { products { op uid } }"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "quiet.localhost"
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := s.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			body, _ := io.ReadAll(resp.Body)
+			t.Fatalf("subscription answered %d %s", resp.StatusCode, body)
+		}
+	}
+	qctx, stop := context.WithTimeout(ctx, 5*time.Second)
+	defer stop()
+	if err := s.quietServes(qctx); err != nil {
+		t.Fatalf("with 3 subscriptions open on a server of 1 slot: %v", err)
 	}
 }

@@ -332,6 +332,10 @@ func (f *FairShare) done(fl *flow, long bool, began, now time.Time) {
 	if fl.running == 0 && len(fl.queue) == 0 {
 		fl.lastDone = now
 	}
+	// A project that left frees its share even when no request arrives to notice it.
+	if now.After(f.pruneAt) {
+		f.prune(now)
+	}
 	f.dispatch(now)
 }
 
