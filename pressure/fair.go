@@ -16,7 +16,7 @@ import (
 type FairShareConfig struct {
 	// Slots is how many requests may execute at once, across all projects. Default
 	// 4 × GOMAXPROCS: enough to keep the cores busy while some requests wait on the disk or
-	// the database, few enough that a request of a project with a free share starts at once.
+	// the database, few enough that the requests running cannot make each other wait long.
 	Slots int
 	// Queue is how many requests of one project may wait for a slot; one more is refused
 	// with ErrQueueFull. Default 64.
@@ -157,7 +157,8 @@ func NewFairShare(config FairShareConfig) (*FairShare, error) {
 // Slots is the number of execution slots.
 func (f *FairShare) Slots() int { return f.slots }
 
-// RetryAfter is the Retry-After a request refused by Acquire is told.
+// RetryAfter is the Retry-After a request Do refuses should be told: slots free up within
+// a request's time, and a refused client that waits longer only leaves them idle.
 func (f *FairShare) RetryAfter() time.Duration { return time.Second }
 
 // Do runs work once a slot is free for a request of project, and gives the slot back
@@ -165,12 +166,12 @@ func (f *FairShare) RetryAfter() time.Duration { return time.Second }
 // error. A request of a long project runs, while other projects are active, on a thread
 // of lower priority (see inBackground).
 func (f *FairShare) Do(ctx context.Context, project string, work func()) error {
-	release, background, err := f.acquire(ctx, project)
+	s, err := f.acquire(ctx, project)
 	if err != nil {
 		return err
 	}
-	defer release()
-	if background {
+	defer f.release(s)
+	if s.background {
 		inBackground(work)
 	} else {
 		work()
@@ -178,9 +179,15 @@ func (f *FairShare) Do(ctx context.Context, project string, work func()) error {
 	return nil
 }
 
-// acquire waits for a slot for a request of project and returns the function that gives
-// it back, and whether the request should run in the background.
-func (f *FairShare) acquire(ctx context.Context, project string) (release func(), background bool, err error) {
+// slot is one held by a request.
+type slot struct {
+	fl               *flow
+	long, background bool // held by a long project; the request runs in the background
+	began            time.Time
+}
+
+// acquire waits for a slot for a request of project.
+func (f *FairShare) acquire(ctx context.Context, project string) (slot, error) {
 	f.mu.Lock()
 	now := time.Now()
 	fl := f.flow(project, now)
@@ -189,12 +196,12 @@ func (f *FairShare) acquire(ctx context.Context, project string) (release func()
 		background := long && len(f.projects) > 1
 		f.mu.Unlock()
 		f.waitTime.Observe(0)
-		return f.releaser(fl, long, now), background, nil
+		return slot{fl: fl, long: long, background: background, began: now}, nil
 	}
 	if len(fl.queue) >= f.queue {
 		f.mu.Unlock()
 		f.refused.WithLabelValues("queue").Inc()
-		return nil, false, fmt.Errorf("%w (%d)", ErrQueueFull, f.queue)
+		return slot{}, fmt.Errorf("%w (%d)", ErrQueueFull, f.queue)
 	}
 	w := &waiter{ready: make(chan struct{})}
 	if len(fl.queue) == 0 {
@@ -206,10 +213,11 @@ func (f *FairShare) acquire(ctx context.Context, project string) (release func()
 
 	timer := time.NewTimer(f.maxWait)
 	defer timer.Stop()
+	var err error
 	select {
 	case <-w.ready:
 		f.waitTime.Observe(time.Since(now).Seconds())
-		return f.releaser(fl, w.long, time.Now()), w.background, nil
+		return slot{fl: fl, long: w.long, background: w.background, began: time.Now()}, nil
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-timer.C:
@@ -222,7 +230,7 @@ func (f *FairShare) acquire(ctx context.Context, project string) (release func()
 		// The slot came as the wait ended: give it to the next request, charging nothing.
 		now := time.Now()
 		f.done(fl, w.long, now, now)
-		return nil, false, err
+		return slot{}, err
 	}
 	for i, q := range fl.queue {
 		if q == w {
@@ -237,7 +245,7 @@ func (f *FairShare) acquire(ctx context.Context, project string) (release func()
 			fl.lastDone = time.Now()
 		}
 	}
-	return nil, false, err
+	return slot{}, err
 }
 
 // flow returns project's state, making it active; the lock is held.
@@ -295,15 +303,10 @@ func (f *FairShare) start(fl *flow) bool {
 	return fl.long
 }
 
-func (f *FairShare) releaser(fl *flow, long bool, began time.Time) func() {
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			f.done(fl, long, began, time.Now())
-		})
-	}
+func (f *FairShare) release(s slot) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.done(s.fl, s.long, s.began, time.Now())
 }
 
 // done gives back fl's slot, measures the request, and hands free slots to the waiting
