@@ -35,8 +35,8 @@ var DefaultFairShareConfig = FairShareConfig{Queue: 64, MaxWait: 10 * time.Secon
 // Errors of Acquire. Both mean the process is saturated and the request should be retried
 // later; neither is the caller's fault.
 var (
-	ErrQueueFull     = errors.New("too many requests of this project are waiting for the server")
-	ErrWaitedTooLong = errors.New("the request waited too long for the server")
+	ErrQueueFull     = errors.New("its queue for an execution slot is full")
+	ErrWaitedTooLong = errors.New("the request waited for an execution slot past its time")
 )
 
 // linger is how long a project that had a request running still counts as active. The
@@ -201,7 +201,7 @@ func (f *FairShare) acquire(ctx context.Context, project string) (slot, error) {
 	if len(fl.queue) >= f.queue {
 		f.mu.Unlock()
 		f.refused.WithLabelValues("queue").Inc()
-		return slot{}, fmt.Errorf("%w (%d)", ErrQueueFull, f.queue)
+		return slot{}, fmt.Errorf("%w (%d waiting)", ErrQueueFull, f.queue)
 	}
 	w := &waiter{ready: make(chan struct{})}
 	if len(fl.queue) == 0 {

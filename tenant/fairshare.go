@@ -32,5 +32,5 @@ func (r *Registry) fairShare(c echo.Context, project string, serve func()) {
 	retry := strconv.Itoa(pressure.RetrySeconds(share.RetryAfter()))
 	c.Response().Header().Set("Retry-After", retry)
 	_ = WriteError(c, http.StatusServiceUnavailable, CodeOverloaded,
-		"the server is busy and project "+quote(project)+" has more requests in flight than its share: "+err.Error()+"; retry in "+retry+" s")
+		"the server is busy and project "+quote(project)+" is past its share: "+err.Error()+"; retry in "+retry+" s")
 }
