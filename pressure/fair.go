@@ -32,7 +32,7 @@ type FairShareConfig struct {
 // computed from GOMAXPROCS when it is 0).
 var DefaultFairShareConfig = FairShareConfig{Queue: 64, MaxWait: 10 * time.Second}
 
-// Errors of Acquire. Both mean the process is saturated and the request should be retried
+// Errors of Do. Both mean the process is saturated and the request should be retried
 // later; neither is the caller's fault.
 var (
 	ErrQueueFull     = errors.New("its queue for an execution slot is full")
@@ -153,9 +153,6 @@ func NewFairShare(config FairShareConfig) (*FairShare, error) {
 	}
 	return f, nil
 }
-
-// Slots is the number of execution slots.
-func (f *FairShare) Slots() int { return f.slots }
 
 // RetryAfter is the Retry-After a request Do refuses should be told: slots free up within
 // a request's time, and a refused client that waits longer only leaves them idle.
