@@ -59,8 +59,10 @@ const longRequest = 10 * time.Millisecond
 // longRequest on average (measured) is a long project: its requests also need one of the
 // cores' slots, GOMAXPROCS of them, or one fewer while a project of short requests is
 // active, so that one core is always left to the short requests, which then start and end
-// at once instead of waiting behind a time slice. A project alone may use every slot. A
-// request that cannot start waits in its project's queue (FIFO); a freed slot goes to the
+// at once instead of waiting behind a time slice. A project alone may use every slot but
+// GOMAXPROCS of them, left for others that arrive; a project never served counts as long
+// until its first request ends. A request that cannot start waits in its project's queue
+// (FIFO); a freed slot goes to the
 // waiting project that held the least slot time lately (measured, decaying), so the long
 // projects share the cores' slots evenly between them. A project counts as active while
 // it has a request running or waiting and for a second after. When a slot is free and the
@@ -74,8 +76,13 @@ type FairShare struct {
 	longBusy int              // slots held by requests of long projects
 	projects map[string]*flow // active projects
 	long     int              // how many of them are long
-	waiting  []*flow          // projects with requests waiting, in no order
-	pruneAt  time.Time
+	// means keeps the mean request time of projects no longer active, so one that comes
+	// back with a flood is known as long from its first request rather than after its
+	// first round of them ends. One entry per project ever served: callers pass ids of
+	// projects that exist.
+	means   map[string]time.Duration
+	waiting []*flow // projects with requests waiting, in no order
+	pruneAt time.Time
 
 	waitingGauge, busyGauge prometheus.Gauge
 	waitTime                prometheus.Histogram
@@ -125,7 +132,7 @@ func NewFairShare(config FairShareConfig) (*FairShare, error) {
 	}
 	f := &FairShare{
 		slots: config.Slots, procs: procs, queue: config.Queue, maxWait: config.MaxWait,
-		projects: map[string]*flow{},
+		projects: map[string]*flow{}, means: map[string]time.Duration{},
 		waitingGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "platform_fair_share_waiting",
 			Help: "GraphQL requests waiting for an execution slot, across projects.",
@@ -252,7 +259,16 @@ func (f *FairShare) flow(project string, now time.Time) *flow {
 	}
 	fl := f.projects[project]
 	if fl == nil {
-		fl = &flow{usedAt: now}
+		// A project never served is taken for long until its first request ends: a flood
+		// from a new project then starts on the cores' slots, in the background.
+		mean, known := f.means[project]
+		if !known {
+			mean = longRequest
+		}
+		fl = &flow{usedAt: now, mean: mean, long: mean >= longRequest}
+		if fl.long {
+			f.long++
+		}
 		f.projects[project] = fl
 	}
 	return fl
@@ -265,22 +281,26 @@ func (f *FairShare) prune(now time.Time) {
 			if fl.long {
 				f.long--
 			}
+			f.means[id] = fl.mean
 			delete(f.projects, id)
 		}
 	}
 	f.pruneAt = now.Add(linger)
 }
 
-// free reports whether a request of fl may start now; the lock is held.
+// free reports whether a request of fl may start now; the lock is held. One project never
+// holds the last GOMAXPROCS slots: a project whose cheap requests turn expensive is known as
+// long only when they end, and meanwhile the others' requests still find a slot.
 func (f *FairShare) free(fl *flow) bool {
-	return f.busy < f.slots && (!fl.long || f.longBusy < f.coreSlots())
+	return f.busy < f.slots && fl.running < max(1, f.slots-f.procs) &&
+		(!fl.long || f.longBusy < f.coreSlots())
 }
 
 // coreSlots is how many requests of long projects may run at once; the lock is held.
 func (f *FairShare) coreSlots() int {
 	switch n := len(f.projects); {
 	case n <= 1:
-		return f.slots // alone: nobody to share with
+		return f.slots // alone: nobody to share with (but see free)
 	case f.long < n:
 		return max(1, f.procs-1) // a core is left to the short requests
 	default:
