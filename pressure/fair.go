@@ -60,13 +60,13 @@ const longRequest = 10 * time.Millisecond
 // cores' slots, GOMAXPROCS of them, or one fewer while a project of short requests is
 // active, so that one core is always left to the short requests, which then start and end
 // at once instead of waiting behind a time slice. A project alone may use every slot but
-// GOMAXPROCS of them, left for others that arrive; a project never served counts as long
-// until its first request ends. A request that cannot start waits in its project's queue
-// (FIFO); a freed slot goes to the
-// waiting project that held the least slot time lately (measured, decaying), so the long
-// projects share the cores' slots evenly between them. A project counts as active while
-// it has a request running or waiting and for a second after. When a slot is free and the
-// project's queue is empty a request starts at once, under one short lock.
+// GOMAXPROCS of them (see free), left for others that arrive; a project never served counts
+// as long until its first request ends. A request that cannot start waits in its project's
+// queue (FIFO); a freed slot goes to the waiting project that held the least slot time
+// lately (measured, decaying), so the long projects share the cores' slots evenly between
+// them. A project counts as active while it has a request running or waiting and for a
+// second after. When a slot is free and the project's queue is empty a request starts at
+// once, under one short lock.
 type FairShare struct {
 	slots, procs, queue int
 	maxWait             time.Duration
@@ -289,10 +289,11 @@ func (f *FairShare) prune(now time.Time) {
 }
 
 // free reports whether a request of fl may start now; the lock is held. One project never
-// holds the last GOMAXPROCS slots: a project whose cheap requests turn expensive is known as
-// long only when they end, and meanwhile the others' requests still find a slot.
+// holds the last GOMAXPROCS slots (half of them, when there are fewer than twice as many): a
+// project whose cheap requests turn expensive is known as long only when they end, and
+// meanwhile the others' requests still find a slot.
 func (f *FairShare) free(fl *flow) bool {
-	return f.busy < f.slots && fl.running < max(1, f.slots-f.procs) &&
+	return f.busy < f.slots && fl.running < max(1, f.slots-min(f.procs, f.slots/2)) &&
 		(!fl.long || f.longBusy < f.coreSlots())
 }
 
