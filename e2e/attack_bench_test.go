@@ -124,6 +124,17 @@ func (s *attackSite) run8(ctx context.Context, a attack) attackRun {
 // quietP99 fetches the quiet project's record by uid with quietWorkers clients, for d or until
 // done is closed, and returns the p99 latency.
 func (s *attackSite) quietP99(ctx context.Context, d time.Duration, done <-chan struct{}) time.Duration {
+	return s.quietLoad(ctx, d, done).p99
+}
+
+// quietRun is what the quiet project's clients saw.
+type quietRun struct {
+	requests int           // sent, answered or failed
+	p99      time.Duration // a failure counts as an hour
+}
+
+// quietLoad is quietP99 with the number of requests sent.
+func (s *attackSite) quietLoad(ctx context.Context, d time.Duration, done <-chan struct{}) quietRun {
 	if done == nil {
 		c := make(chan struct{})
 		time.AfterFunc(d, func() { close(c) })
@@ -154,10 +165,10 @@ func (s *attackSite) quietP99(ctx context.Context, d time.Duration, done <-chan 
 	}
 	wg.Wait()
 	if len(took) == 0 {
-		return 0
+		return quietRun{}
 	}
 	slices.Sort(took)
-	return took[len(took)*99/100]
+	return quietRun{requests: len(took), p99: took[len(took)*99/100]}
 }
 
 // rss is the server's resident set, from /proc.

@@ -1,6 +1,8 @@
 // Package pressure knows how much memory the process may use, watches how much it holds,
 // and refuses new expensive requests while it holds nearly all of it, so that a burst of
 // them is answered 503 instead of taking the process (and every project it serves) down.
+// When the process is busy, it admits work per project (FairShare), so that one project's
+// flood of expensive requests does not take the CPU from the others.
 package pressure
 
 import (

@@ -25,7 +25,8 @@ const (
 	// limit): the project's rule must change, not the request.
 	CodeRuleFailed = gql.CodeRuleFailed
 	// CodeOverloaded is the code of a request refused, with 503 and Retry-After, because
-	// the process is near its memory limit.
+	// the process is near its memory limit, or is busy and the request's project has more
+	// waiting than its fair share allows (see pressure.FairShare).
 	CodeOverloaded = gql.CodeOverloaded
 )
 

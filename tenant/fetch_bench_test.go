@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/platform-dev/platform/pressure"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
@@ -26,7 +27,9 @@ import (
 // loopback connection with the standard client, and "floor" sends the same request over
 // loopback to a handler that answers a fixed body: what the transport alone costs.
 // store/service and store/http are speeds relative to the store's: 1 is as fast as the read
-// itself.
+// itself. "admitted" serves it in-process as "service" does, through a second registry on the
+// same stores behind a fair share (pressure.FairShare, as `platform serve` wires it): its
+// ratio to "service" is what admission costs a request that finds a free slot.
 func BenchmarkFetchVsStore(b *testing.B) {
 	s := newStack(b)
 	ctx := context.Background()
@@ -70,9 +73,23 @@ func BenchmarkFetchVsStore(b *testing.B) {
 		uids[i] = out[store.KeyUID].(string)
 	}
 
-	e := echo.New()
-	e.Use(reg.Hosts(tenant.HostOptions{Domain: "localhost"}))
-	reg.MountGraphQL(e)
+	share, err := pressure.NewFairShare(pressure.FairShareConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Both servers load the project as a replica that did not apply it does.
+	mount := func(opts tenant.Options) *echo.Echo {
+		reg, err := tenant.NewRegistry(ctx, s.stores, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(reg.Close)
+		e := echo.New()
+		e.Use(reg.Hosts(tenant.HostOptions{Domain: "localhost"}))
+		reg.MountGraphQL(e)
+		return e
+	}
+	e, ea := mount(tenant.Options{}), mount(tenant.Options{FairShare: share})
 	srv := httptest.NewServer(e)
 	b.Cleanup(srv.Close)
 	answer := []byte(`{"data":{"products":[]}}`)
@@ -107,7 +124,7 @@ func BenchmarkFetchVsStore(b *testing.B) {
 	}
 	owner := store.Compare(store.KeyOwner, store.Eq, "alice")
 
-	var storeTime, serviceTime, httpTime, floorTime time.Duration
+	var storeTime, serviceTime, admittedTime, httpTime, floorTime time.Duration
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -133,22 +150,24 @@ func BenchmarkFetchVsStore(b *testing.B) {
 			}
 			storeTime += time.Since(start)
 		}
-		serve := func() {
+		serve := func(e *echo.Echo, took *time.Duration) {
 			// The request is built before the clock starts: that is the client's work.
 			req := newRequest("/api/v1/graphql", body)
 			start := time.Now()
 			w := httptest.NewRecorder()
 			e.ServeHTTP(w, req)
-			serviceTime += time.Since(start)
+			*took += time.Since(start)
 			check(w.Code, w.Body.Bytes(), uid)
 		}
 		// The second read of a uid finds more of it in the caches than the first: each goes
 		// first every other time.
 		if i%2 == 0 {
 			readStore()
-			serve()
+			serve(e, &serviceTime)
+			serve(ea, &admittedTime)
 		} else {
-			serve()
+			serve(ea, &admittedTime)
+			serve(e, &serviceTime)
 			readStore()
 		}
 
@@ -182,8 +201,10 @@ func BenchmarkFetchVsStore(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(float64(storeTime.Nanoseconds())/n, "ns/store")
 	b.ReportMetric(float64(serviceTime.Nanoseconds())/n, "ns/service")
+	b.ReportMetric(float64(admittedTime.Nanoseconds())/n, "ns/admitted")
 	b.ReportMetric(float64(httpTime.Nanoseconds())/n, "ns/http")
 	b.ReportMetric(float64(floorTime.Nanoseconds())/n, "ns/floor")
 	b.ReportMetric(float64(storeTime)/float64(serviceTime), "store/service")
 	b.ReportMetric(float64(storeTime)/float64(httpTime), "store/http")
+	b.ReportMetric(float64(admittedTime)/float64(serviceTime), "admitted/service")
 }

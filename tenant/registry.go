@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/pressure"
 	"github.com/platform-dev/platform/store"
 )
 
@@ -84,6 +85,9 @@ type Options struct {
 	Quotas Quotas
 	// MetricsProjects bounds the projects that get their own label on the quota metrics.
 	MetricsProjects int
+	// FairShare admits GraphQL requests per project when the process is busy (see
+	// pressure.FairShare); nil admits every request at once.
+	FairShare *pressure.FairShare
 }
 
 func (o *Options) defaults() {

@@ -47,6 +47,7 @@ type serveConfig struct {
 	GQLTimeout                        time.Duration
 	GQLMaxResult, GQLMaxRecords       int
 	GQLMaxCost                        int
+	GQLSlots, GQLQueue                int
 	MCPRequests                       int
 	MCPWindow                         time.Duration
 	MCPConcurrent                     int
@@ -101,6 +102,8 @@ func (c *serveConfig) settings() []setting {
 		intSetting(&c.GQLMaxResult, "graphql-max-result", "PLATFORM_GRAPHQL_MAX_RESULT", gql.DefaultMaxResultBytes, "bytes one GraphQL request (or subscription event) may answer, across the whole answer: each record counts its stored size each time the answer holds it (RESULT_TOO_LARGE past it)"),
 		intSetting(&c.GQLMaxRecords, "graphql-max-records", "PLATFORM_GRAPHQL_MAX_RECORDS", gql.DefaultMaxRecords, "records one GraphQL request (or subscription event) may read, across the whole answer (RESULT_TOO_LARGE past it)"),
 		intSetting(&c.GQLMaxCost, "graphql-max-cost", "PLATFORM_GRAPHQL_MAX_COST", gql.DefaultMaxCost, "largest estimate of the records a GraphQL document may answer (lists by their limit times the records they hang from), checked before it runs (QUERY_TOO_COMPLEX past it)"),
+		intSetting(&c.GQLSlots, "graphql-slots", "PLATFORM_GRAPHQL_SLOTS", 0, "GraphQL queries and mutations that may run at once across projects (0: 4 × GOMAXPROCS); while several projects are active, those of projects whose requests take over 10 ms share GOMAXPROCS - 1 of them, at lower thread priority"),
+		intSetting(&c.GQLQueue, "graphql-queue", "PLATFORM_GRAPHQL_QUEUE", pressure.DefaultFairShareConfig.Queue, "GraphQL requests of one project that may wait for a slot (503 OVERLOADED past it, or past the GraphQL timeout of waiting)"),
 		intSetting(&c.MCPRequests, "mcp-requests", "MCP_REQUESTS_PER_WINDOW", 60, "MCP requests one client may send per window"),
 		durationSetting(&c.MCPWindow, "mcp-window", "MCP_RATE_WINDOW", time.Minute, "the MCP rate limit's window"),
 		intSetting(&c.MCPConcurrent, "mcp-concurrent", "MCP_MAX_CONCURRENT", 10, "MCP requests and streams one client may have open at once"),
@@ -259,6 +262,12 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	if cfg.AuditRetention <= 0 {
 		return fmt.Errorf("--audit-retention %s: want a positive duration (2160h is 90 days)", cfg.AuditRetention)
 	}
+	share, err := pressure.NewFairShare(pressure.FairShareConfig{
+		Slots: cfg.GQLSlots, Queue: cfg.GQLQueue, MaxWait: cfg.GQLTimeout, Registerer: metrics.reg,
+	})
+	if err != nil {
+		return fmt.Errorf("--graphql-slots, --graphql-queue: %w", err)
+	}
 	backups, err := cfg.Backup.options(dataDir)
 	if err != nil {
 		return err
@@ -273,7 +282,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		Quotas:          quotas,
 		MetricsProjects: cfg.MetricsProjects,
 		CacheSize:       cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
-		Registerer: metrics.reg, Tracer: tracer,
+		Registerer: metrics.reg, Tracer: tracer, FairShare: share,
 		// A zero Leeway takes VerifierConfig's default; here 0 means none.
 		Auth: tenant.VerifierConfig{Leeway: cmp.Or(cfg.AuthLeeway, -1), RetryInterval: cfg.JWKSRetry, Logger: logger},
 		GraphQL: tenant.GraphQLLimits{
