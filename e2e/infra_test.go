@@ -326,7 +326,7 @@ func TestLongAssessmentAnswersTruncated(t *testing.T) {
 	// startMCP uses a one-minute timeout; this test needs the timeout to pass first, so it
 	// builds the same server with a short one.
 	url := mcptest.Serve(t, miniredis.RunT(t).Addr(), mcpserver.Config{RequestsPerWindow: 1000, Window: time.Minute, MaxConcurrent: 100,
-		RequestTimeout: time.Second}, set, hub, nil).URL
+		RequestTimeout: 3 * time.Second}, set, hub, nil).URL
 
 	start := time.Now()
 	res, rerr := callTool(t, url, "security_assessment", map[string]any{"scope": "both"})
