@@ -32,20 +32,20 @@ const leaseIdle = time.Second
 // 1 to 32, so the slots a replica may leave unused are at most 1/64 of the quota.
 func leaseSize(limit int64) int { return int(min(max(limit/64, 1), 32)) }
 
-// acquire takes one of rt's project's concurrent requests; release gives it back. ok is
-// false when the quota has none free.
-func (l *quotaLimiter) acquire(ctx context.Context, rt *Runtime) (release func(), ok bool, err error) {
-	key, limit, lease := concKey(rt.Project.ID), rt.Quotas.ConcurrentRequests, rt.conc
-	release = func() { l.giveBack(key, lease, limit) }
+// acquire takes one of rt's project's concurrent requests, which giveBack gives back; ok
+// is false when the quota has none free.
+func (l *quotaLimiter) acquire(ctx context.Context, rt *Runtime) (ok bool, err error) {
+	lease := rt.conc
 	if lease.admit() {
-		return release, true, nil
+		return true, nil
 	}
 	// One request asks Redis at a time; the others wait for its slots rather than ask too.
 	lease.take.Lock()
 	defer lease.take.Unlock()
 	if lease.admit() {
-		return release, true, nil
+		return true, nil
 	}
+	key, limit := concKey(rt.Project.ID), rt.Quotas.ConcurrentRequests
 	n := leaseSize(limit)
 	tokens, ok, err := l.slots.take(ctx, key, limit, l.requestTTL, n)
 	if err == nil && !ok && n > 1 {
@@ -53,7 +53,7 @@ func (l *quotaLimiter) acquire(ctx context.Context, rt *Runtime) (release func()
 		tokens, ok, err = l.slots.take(ctx, key, limit, l.requestTTL, 1)
 	}
 	if !ok || err != nil {
-		return nil, false, err
+		return false, err
 	}
 	lease.mu.Lock()
 	lease.tokens = append(lease.tokens, tokens...)
@@ -65,7 +65,7 @@ func (l *quotaLimiter) acquire(ctx context.Context, rt *Runtime) (release func()
 	if keep {
 		l.keepers.Go(func() { l.keep(key, lease) })
 	}
-	return release, true, nil
+	return true, nil
 }
 
 // admit takes a held slot no request uses, if there is one.
@@ -82,17 +82,18 @@ func (s *slotLease) admit() bool {
 
 // giveBack ends a request: its slot stays with the replica unless that leaves more than
 // leaseSize-1 unused.
-func (l *quotaLimiter) giveBack(key string, lease *slotLease, limit int64) {
+func (l *quotaLimiter) giveBack(rt *Runtime) {
+	lease := rt.conc
 	lease.mu.Lock()
 	lease.used--
-	keep := lease.used + leaseSize(limit) - 1
+	keep := lease.used + leaseSize(rt.Quotas.ConcurrentRequests) - 1
 	var spare []string
 	if len(lease.tokens) > keep {
 		spare = slices.Clone(lease.tokens[keep:])
 		lease.tokens = lease.tokens[:keep]
 	}
 	lease.mu.Unlock()
-	l.slots.release(key, spare...)
+	l.slots.release(concKey(rt.Project.ID), spare...)
 }
 
 // keep renews the lease's slots while the replica holds them, and gives back those unused

@@ -374,21 +374,24 @@ func (r *Registry) withQuotas(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if ref == nil {
 			realtime := gql.IsWebSocket(req) || gql.IsEventStream(req)
-			limit, what, take := q.ConcurrentRequests, "concurrentRequests", r.quota.acquire
+			limit, what := q.ConcurrentRequests, "concurrentRequests"
 			if realtime {
 				limit, what = q.Subscriptions, "subscriptions"
-				take = func(ctx context.Context, _ *Runtime) (func(), bool, error) {
-					return r.quota.slots.hold(ctx, subsKey(id), limit, subscriptionTTL)
-				}
 			}
 			if limit > 0 {
-				release, ok, err := take(ctx, rt)
+				var ok bool
+				if realtime {
+					var release func()
+					if release, ok, err = r.quota.slots.hold(ctx, subsKey(id), limit, subscriptionTTL); ok {
+						defer release()
+					}
+				} else if ok, err = r.quota.acquire(ctx, rt); ok {
+					defer r.quota.giveBack(rt)
+				}
 				if err != nil {
 					return r.quotaUnavailable(c, err)
 				}
-				if ok {
-					defer release()
-				} else {
+				if !ok {
 					ref = &refusal{quota: what, retry: 1}
 					ref.msg = fmt.Sprintf("project %q has %d requests in flight, the most its concurrentRequests quota allows; retry when one ends", id, limit)
 					if realtime {
