@@ -93,7 +93,9 @@ func (l *quotaLimiter) giveBack(rt *Runtime) {
 		lease.tokens = lease.tokens[:keep]
 	}
 	lease.mu.Unlock()
-	l.slots.release(concKey(rt.Project.ID), spare...)
+	if spare != nil {
+		l.slots.release(concKey(rt.Project.ID), spare...)
+	}
 }
 
 // keep renews the lease's slots while the replica holds them, and gives back those unused
