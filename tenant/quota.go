@@ -243,13 +243,16 @@ func (r *Registry) QuotaReport(ctx context.Context, id string) (*QuotaReport, er
 // replicas.
 //
 //	rate:quota:{<project>}:rpm   GCRA state of redis_rate (requestsPerMinute)
-//	quota:{<project>}:conc       sorted set: slots of requests in flight -> expiry (ms)
+//	quota:{<project>}:conc       sorted set: slots replicas hold for requests (see slotLease) -> expiry (ms)
 //	quota:{<project>}:subs       sorted set: slots of open subscription connections -> expiry (ms)
 type quotaLimiter struct {
 	rates *redis_rate.Limiter
 	slots *slots
 	// requestTTL bounds how long a request's slot outlives a replica that died holding it.
 	requestTTL time.Duration
+	// stop, closed as the registry closes, ends the keepers of the slot leases.
+	stop    chan struct{}
+	keepers sync.WaitGroup
 }
 
 // subscriptionTTL is the life of a subscription connection's slot; the connection renews
@@ -371,18 +374,24 @@ func (r *Registry) withQuotas(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if ref == nil {
 			realtime := gql.IsWebSocket(req) || gql.IsEventStream(req)
-			key, limit, ttl, what := concKey(id), q.ConcurrentRequests, r.quota.requestTTL, "concurrentRequests"
+			limit, what := q.ConcurrentRequests, "concurrentRequests"
 			if realtime {
-				key, limit, ttl, what = subsKey(id), q.Subscriptions, subscriptionTTL, "subscriptions"
+				limit, what = q.Subscriptions, "subscriptions"
 			}
 			if limit > 0 {
-				release, ok, err := r.quota.slots.hold(ctx, key, limit, ttl, realtime)
+				var ok bool
+				if realtime {
+					var release func()
+					if release, ok, err = r.quota.slots.hold(ctx, subsKey(id), limit, subscriptionTTL); ok {
+						defer release()
+					}
+				} else if ok, err = r.quota.acquire(ctx, rt); ok {
+					defer r.quota.giveBack(rt)
+				}
 				if err != nil {
 					return r.quotaUnavailable(c, err)
 				}
-				if ok {
-					defer release()
-				} else {
+				if !ok {
 					ref = &refusal{quota: what, retry: 1}
 					ref.msg = fmt.Sprintf("project %q has %d requests in flight, the most its concurrentRequests quota allows; retry when one ends", id, limit)
 					if realtime {

@@ -17,8 +17,9 @@ import (
 
 // BenchmarkQuotaOverhead is issue 27's overhead figure for quotas: fetch by uid through the
 // whole project path (in-process ServeHTTP), for a project without quotas, with storage
-// quotas only (nothing to do on a read), and with rate and concurrency quotas (a GCRA call
-// and a slot taken and given back in Redis per request). The ratio to "none" is the cost.
+// quotas only (nothing to do on a read), and with rate and concurrency quotas (both taken
+// from Redis in batches and spent locally; a concurrency quota below 128 is exact, a slot
+// taken and given back in Redis per request). The ratio to "none" is the cost.
 //
 // Under "embedded" Redis is the in-process one, under "redis-server" a real one (when
 // installed), as replicas share it.
@@ -55,6 +56,7 @@ func benchmarkQuotaOverhead(b *testing.B, stores *store.Stores) {
 		{"storage", map[string]int64{"records": 1 << 30, "bytesStored": 1 << 40}},
 		{"rate", map[string]int64{"requestsPerMinute": 10_000_000}},
 		{"concurrency", map[string]int64{"concurrentRequests": 100_000}},
+		{"concurrency-exact", map[string]int64{"concurrentRequests": 100}},
 		{"rate+concurrency", map[string]int64{"requestsPerMinute": 10_000_000, "concurrentRequests": 100_000}},
 	} {
 		id := fmt.Sprintf("q%d", i)

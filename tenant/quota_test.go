@@ -2,9 +2,11 @@ package tenant_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,5 +106,120 @@ func TestRateQuotaBatches(t *testing.T) {
 	refilled := int(time.Since(start).Seconds()*100) + 1
 	if served > 6000+refilled || served < 6000-2*10 {
 		t.Errorf("%d requests at 6000 a minute over two replicas in %v: %d served; want 5980 to %d", sent, time.Since(start), served, 6000+refilled)
+	}
+}
+
+// heldBody is a request body that says when the handler starts reading it, and then holds
+// the request in flight until its channel closes.
+type heldBody struct {
+	reading chan struct{}
+	once    sync.Once
+	end     <-chan struct{}
+	body    io.Reader
+}
+
+func (b *heldBody) Read(p []byte) (int, error) {
+	b.once.Do(func() { close(b.reading) })
+	<-b.end
+	return b.body.Read(p)
+}
+
+// TestConcurrencyLeases: replicas that take a project's concurrency slots from Redis a few
+// at a time never have more requests in flight than its quota, refuse early at most the
+// slots each leaves unused (a quota of 128 is leased 2 at a time: 1 per replica), and give
+// those back once idle.
+func TestConcurrencyLeases(t *testing.T) {
+	ctx := context.Background()
+	stores := openStores(t)
+	var (
+		servers []*echo.Echo
+		regs    []*tenant.Registry
+	)
+	for range 2 {
+		reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(reg.Close)
+		e := echo.New()
+		e.Use(reg.Hosts(tenant.HostOptions{Domain: "localhost"}))
+		reg.MountGraphQL(e)
+		servers, regs = append(servers, e), append(regs, reg)
+	}
+	p, err := tenant.ParseDocument([]byte(`{"id":"leased","tables":{"products":{"fields":{"name":{"type":"String"}},"access":{"read":"public"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := regs[0].Put(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := regs[0].SetQuotas(ctx, "leased", map[string]int64{"concurrentRequests": 128}); err != nil {
+		t.Fatal(err)
+	}
+	held := func() int64 {
+		t.Helper()
+		rep, err := regs[1].QuotaReport(ctx, "leased")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range rep.Quotas {
+			if l.Quota == "concurrentRequests" {
+				return *l.Used
+			}
+		}
+		t.Fatal("no concurrentRequests in the report")
+		return 0
+	}
+	send := func(s *echo.Echo, body io.Reader) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/graphql", body)
+		req.Host = "leased.localhost"
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		return w
+	}
+
+	end := make(chan struct{})
+	var inFlight sync.WaitGroup
+	admitted := 0
+	for i := 0; ; i++ {
+		b := &heldBody{reading: make(chan struct{}), end: end, body: strings.NewReader(`{"query":"{ productsCount }"}`)}
+		refused := make(chan *httptest.ResponseRecorder, 1)
+		inFlight.Go(func() {
+			if w := send(servers[i%2], b); w.Code != http.StatusOK {
+				refused <- w
+			}
+		})
+		select {
+		case <-b.reading:
+			admitted++
+			continue
+		case w := <-refused:
+			if w.Code != http.StatusTooManyRequests || !strings.Contains(w.Body.String(), `"quota":"concurrentRequests"`) {
+				t.Fatalf("request %d: %d %s", i, w.Code, w.Body)
+			}
+		}
+		break
+	}
+	if admitted > 128 || admitted < 128-2 {
+		t.Errorf("requests in flight on two replicas at a quota of 128: %d; want 126 to 128", admitted)
+	}
+	if n := held(); n > 128 {
+		t.Errorf("slots held in Redis: %d, more than the quota", n)
+	}
+	close(end)
+	inFlight.Wait()
+	if n := held(); n > 2 {
+		t.Errorf("slots held once every request ended: %d; want at most 1 per replica", n)
+	}
+	if w := send(servers[0], strings.NewReader(`{"query":"{ productsCount }"}`)); w.Code != http.StatusOK {
+		t.Errorf("a request once the others ended: %d %s", w.Code, w.Body)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for held() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replicas still hold %d slots, idle for 5 s", held())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -193,7 +193,7 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	if r.live, err = newRealtime(opts.Realtime, opts.Registerer); err != nil {
 		return nil, err
 	}
-	r.quota = &quotaLimiter{rates: redis_rate.NewLimiter(stores.Redis), slots: newSlots(stores.Redis, opts.Logger), requestTTL: time.Minute}
+	r.quota = &quotaLimiter{rates: redis_rate.NewLimiter(stores.Redis), slots: newSlots(stores.Redis, opts.Logger), requestTTL: time.Minute, stop: make(chan struct{})}
 	if t := opts.GraphQL.Timeout; t > 0 {
 		r.quota.requestTTL = t + 10*time.Second
 	}
@@ -245,6 +245,8 @@ func (r *Registry) listen(ctx context.Context, sub *redis.PubSub) {
 func (r *Registry) Close() {
 	r.stop()
 	<-r.done
+	close(r.quota.stop)
+	r.quota.keepers.Wait()
 	r.cache.purge()
 	r.meter.close()
 }
@@ -318,7 +320,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
 	}
 	rules.logger = r.opts.Logger.With("project", p.ID)
-	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules, Records: records, Quotas: quotas, rate: &rateTokens{}, usage: usage}, nil
+	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules, Records: records, Quotas: quotas, rate: &rateTokens{}, conc: &slotLease{}, usage: usage}, nil
 }
 
 // Get reads a project document from the control database.
