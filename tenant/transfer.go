@@ -31,8 +31,9 @@ func (p Progress) add(table string, n int64) {
 // ErrIncomplete says that an export ended before its end line.
 var ErrIncomplete = errors.New("the export is incomplete: it ends before its end line")
 
-// ImportError is an import refused for what the export holds (Conflict false) or for what
-// the project already holds (Conflict true), rather than for a failure of the store.
+// ImportError is an import refused for what the export holds or for a failure to read it
+// (Conflict false), or for what the project already holds (Conflict true), rather than for a
+// failure of the store.
 type ImportError struct {
 	Conflict bool
 	Err      error
@@ -174,6 +175,9 @@ func Import(ctx context.Context, stores *store.Stores, r io.Reader, opts ImportO
 	}
 	var h store.ExportHeader
 	if err := json.Unmarshal(lines.Bytes(), &h); err != nil || h.Format != store.ExportFormat {
+		if rerr := lines.Err(); rerr != nil {
+			return "", badExport(fmt.Errorf("read export: %w", rerr))
+		}
 		return "", badExport(fmt.Errorf("read export: the first line is not a %s header (%.80s)", store.ExportFormat, lines.Bytes()))
 	}
 	if opts.Project != "" && h.Project != opts.Project {
@@ -196,6 +200,11 @@ func Import(ctx context.Context, stores *store.Stores, r io.Reader, opts ImportO
 		}
 		var l store.ExportLine
 		if err := json.Unmarshal(lines.Bytes(), &l); err != nil {
+			// A reader that failed hands over what it read before: its error says why the
+			// line is cut (a body past its bound, a dropped connection).
+			if rerr := lines.Err(); rerr != nil {
+				return "", badExport(fmt.Errorf("read export: %w", rerr))
+			}
 			return "", badExport(fmt.Errorf("read export: line %d: %w", n, err))
 		}
 		if l.End != nil {
@@ -211,7 +220,7 @@ func Import(ctx context.Context, stores *store.Stores, r io.Reader, opts ImportO
 		}
 	}
 	if err := lines.Err(); err != nil {
-		return "", fmt.Errorf("read export: %w", err)
+		return "", badExport(fmt.Errorf("read export: %w", err))
 	}
 	if end == nil {
 		return "", badExport(fmt.Errorf("%w (%d records read)", ErrIncomplete, read))
@@ -232,6 +241,7 @@ type Target struct {
 	opts     ImportOptions
 	records  *store.Records
 	staged   *store.Replacement
+	tables   []string // the export's
 	// committed is set once the records are in place (and aborting is too late).
 	committed bool
 
@@ -293,12 +303,15 @@ func OpenTarget(ctx context.Context, stores *store.Stores, h store.ExportHeader,
 	if err != nil {
 		return nil, fmt.Errorf("import project %q: %w", p.ID, err)
 	}
-	return &Target{stores: stores, project: p, document: doc.String(), opts: opts, records: recs, staged: staged, written: map[string]int64{}}, nil
+	return &Target{stores: stores, project: p, document: doc.String(), opts: opts, records: recs, staged: staged, tables: h.Tables, written: map[string]int64{}}, nil
 }
 
 // Add queues a record of table, writing the queued ones when the batch is full or the table
 // changes.
 func (t *Target) Add(ctx context.Context, table string, rec store.Record) error {
+	if !slices.Contains(t.tables, table) {
+		return badExport(fmt.Errorf("a record of table %q, which the header does not list", table))
+	}
 	if table != t.table || len(t.batch) >= importBatchRecords || t.size+len(rec) > importBatchBytes {
 		if err := t.flush(ctx); err != nil {
 			return err
@@ -316,7 +329,13 @@ func (t *Target) flush(ctx context.Context) error {
 		return nil
 	}
 	if err := t.staged.Import(ctx, t.table, t.batch); err != nil {
-		return fmt.Errorf("import %d %s records after %d: %w", len(t.batch), t.table, t.written[t.table], err)
+		err = fmt.Errorf("import %d %s records after %d: %w", len(t.batch), t.table, t.written[t.table], err)
+		var bad *store.RecordError
+		var twice *store.ConflictError
+		if errors.As(err, &bad) || errors.As(err, &twice) {
+			return badExport(err)
+		}
+		return err
 	}
 	t.written[t.table] += int64(len(t.batch))
 	t.opts.Progress.add(t.table, int64(len(t.batch)))
@@ -343,6 +362,10 @@ func (t *Target) Finish(ctx context.Context, want map[string]int64) error {
 	if err := t.staged.Commit(ctx, t.opts.Replace); err != nil {
 		if errors.Is(err, store.ErrNotEmpty) {
 			return importConflict(fmt.Errorf("import project %q: %w: import with --replace to replace them", t.project.ID, err))
+		}
+		var index *store.IndexError
+		if errors.As(err, &index) {
+			return badExport(fmt.Errorf("import project %q: %w", t.project.ID, err))
 		}
 		return fmt.Errorf("import project %q: %w", t.project.ID, err)
 	}

@@ -11,10 +11,10 @@ import (
 	"github.com/platform-dev/platform/store"
 )
 
-// MaxImportBytes bounds the body of an import through the admin API. The body is read as it
-// arrives, never whole into memory; a larger export is imported with `platform import` on
-// the server's store.
-const MaxImportBytes = 1 << 30
+// DefaultMaxImportBytes bounds the body of an import through the admin API unless
+// Options.MaxImportBytes says otherwise. The body is read as it arrives, never whole into
+// memory; a larger export is imported with `platform import` on the server's store.
+const DefaultMaxImportBytes = 1 << 30
 
 // exportProject streams project :id as `platform export` writes it. An export that fails
 // once the answer has begun ends without its end line, which an import refuses as cut.
@@ -55,21 +55,25 @@ func (r *Registry) importProject(c echo.Context) error {
 	replace := req.URL.Query().Get("replace") == "true"
 	who := appliedBy(req.Context())
 	if who == "" {
-		who = "admin API"
+		who = "admin API import"
 	}
 	var counts importCounts
-	body := http.MaxBytesReader(c.Response(), req.Body, MaxImportBytes)
-	_, err := Import(req.Context(), r.stores, body, ImportOptions{Replace: replace, Project: id, Who: who + " (import)", Progress: counts.add})
+	body := http.MaxBytesReader(c.Response(), req.Body, r.opts.MaxImportBytes)
+	_, err := Import(req.Context(), r.stores, body, ImportOptions{Replace: replace, Project: id, Who: who, Progress: counts.add})
 	what := "+ records imported"
 	if replace {
 		what = "~ records replaced by an import"
 	}
-	noteChange(c, strconv.FormatInt(counts.total, 10)+" records", []string{what})
+	target := ""
+	if err == nil {
+		target = strconv.FormatInt(counts.total, 10) + " records"
+	}
+	noteChange(c, target, []string{what})
 	var tooLarge *http.MaxBytesError
 	var refused *ImportError
 	switch {
 	case errors.As(err, &tooLarge):
-		return WriteError(c, http.StatusRequestEntityTooLarge, CodeBadRequest, fmt.Sprintf("the export is larger than %d bytes: import it with `platform import` on the server's store; nothing was imported", MaxImportBytes))
+		return WriteError(c, http.StatusRequestEntityTooLarge, CodeBadRequest, fmt.Sprintf("the export is larger than %d bytes: import it with `platform import` on the server's store; nothing was imported", r.opts.MaxImportBytes))
 	case errors.As(err, &refused) && refused.Conflict:
 		return WriteError(c, http.StatusConflict, CodeConflict, err.Error())
 	case errors.As(err, &refused):

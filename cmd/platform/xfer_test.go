@@ -121,6 +121,27 @@ func TestExportImportOverAdminAPI(t *testing.T) {
 			t.Errorf("import %d in shop's audit log: %s, want %s", i, imports[i], w)
 		}
 	}
+
+	// Whatever is wrong in the body is the caller's: 400, never INTERNAL, and nothing changes.
+	join := func(ls ...[]byte) []byte { return bytes.Join(ls, nil) }
+	for _, c := range []struct {
+		name string
+		body []byte
+		want string
+	}{
+		{"no header", []byte("hello\n"), "not a platform-export/1 header"},
+		{"a uid twice", join(join(lines[:2]...), join(lines[1:]...)), "uid"},
+		{"a record without createdAt", join(join(lines[:3]...), []byte(`{"table":"products","record":{"uid":"x"}}`+"\n"), join(lines[3:]...)), "createdAt"},
+		{"a table the header does not list", join(join(lines[:3]...), []byte(`{"table":"users","record":{"uid":"x","createdAt":"2026-01-01T00:00:00.000Z"}}`+"\n"), join(lines[3:]...)), `table "users"`},
+	} {
+		status, body := s.do("POST", "localhost", "/admin/v1/projects/shop/import?replace=true", shopKey, c.body)
+		if msg, code := errorOf(t, body); status != http.StatusBadRequest || code != "BAD_REQUEST" || !strings.Contains(msg, c.want) {
+			t.Errorf("%s: %d %s", c.name, status, body)
+		}
+	}
+	if got := list(t, s); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after refused imports the API answers\n%v\nwant\n%v", got, want)
+	}
 }
 
 func readFile(t *testing.T, name string) []byte {
