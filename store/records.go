@@ -272,7 +272,7 @@ func (r *Records) Import(ctx context.Context, table string, recs []Record) error
 	docs := make([]Doc, len(recs))
 	for i, rec := range recs {
 		if docs[i], err = t.decodeDoc(rec); err != nil {
-			return fmt.Errorf("record %d: %w", i+1, err)
+			return &RecordError{N: i + 1, Err: err}
 		}
 	}
 	return r.b.insert(ctx, t, docs)

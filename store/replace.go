@@ -53,7 +53,8 @@ func (r *Records) Replace(ctx context.Context, tables []string) (*Replacement, e
 }
 
 // Import writes records exported by Export into table's staging table, as Records.Import
-// writes them into the table: a uid written before is a *ConflictError.
+// writes them into the table: a uid written before is a *ConflictError, a record that is
+// not one of the table a *RecordError.
 func (rp *Replacement) Import(ctx context.Context, table string, recs []Record) error {
 	st, ok := rp.byName[table]
 	if !ok {
@@ -63,7 +64,7 @@ func (rp *Replacement) Import(ctx context.Context, table string, recs []Record) 
 	for i, rec := range recs {
 		var err error
 		if docs[i], err = st.decodeDoc(rec); err != nil {
-			return fmt.Errorf("record %d: %w", i+1, err)
+			return &RecordError{N: i + 1, Err: err}
 		}
 	}
 	return rp.r.b.insert(ctx, st, docs)
@@ -257,3 +258,13 @@ func (b *mongoBackend) rename(ctx context.Context, from, to string) error {
 	}
 	return nil
 }
+
+// RecordError is a record of an import that is not one of its table (not an object, no uid
+// or createdAt, a value of the wrong type); N counts from 1 in its batch.
+type RecordError struct {
+	N   int
+	Err error
+}
+
+func (e *RecordError) Error() string { return fmt.Sprintf("record %d: %v", e.N, e.Err) }
+func (e *RecordError) Unwrap() error { return e.Err }

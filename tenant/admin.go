@@ -72,6 +72,10 @@ func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
 	g.GET("/projects/:id/backups", r.listBackups, Needs(NeedReadProject))
 	g.POST("/projects/:id/backups", r.takeBackup, Needs(NeedAdminProject))
 	g.POST("/projects/:id/restore", r.restoreBackup, Needs(NeedAdminProject))
+	// An export holds every record of every owner, past the project's access rules: it is
+	// its admins', as an import is.
+	g.GET("/projects/:id/export", r.exportProject, Needs(NeedAdminProject))
+	g.POST("/projects/:id/import", r.importProject, Needs(NeedAdminProject))
 	g.GET("/keys", r.listKeys, Needs(NeedOperator))
 	g.POST("/keys", r.createKey, Needs(NeedOperator))
 	g.DELETE("/keys/:name", r.revokeKey, Needs(NeedOperator))

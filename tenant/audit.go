@@ -115,6 +115,7 @@ var adminActions = map[string]string{
 	"POST /admin/v1/projects/:id/undelete": "project.undelete",
 	"POST /admin/v1/projects/:id/backups":  "project.backup",
 	"POST /admin/v1/projects/:id/restore":  "project.restore",
+	"POST /admin/v1/projects/:id/import":   "project.import",
 	"POST /admin/v1/keys":                  "key.create",
 	"DELETE /admin/v1/keys/:name":          "key.revoke",
 	"PUT /admin/v1/projects/:id/quotas":    "quota.set",

@@ -88,6 +88,9 @@ type Options struct {
 	// FairShare admits GraphQL requests per project when the process is busy (see
 	// pressure.FairShare); nil admits every request at once.
 	FairShare *pressure.FairShare
+	// MaxImportBytes bounds the body of an import through the admin API (0:
+	// DefaultMaxImportBytes).
+	MaxImportBytes int64
 }
 
 func (o *Options) defaults() {
@@ -105,6 +108,9 @@ func (o *Options) defaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.MaxImportBytes <= 0 {
+		o.MaxImportBytes = DefaultMaxImportBytes
 	}
 }
 

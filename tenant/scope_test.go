@@ -46,6 +46,8 @@ var adminScopeTable = map[string]scopeCase{
 	"GET /admin/v1/projects/:id/backups":       {"/admin/v1/projects/shop/backups", "", []string{scOperator, scRead, scShopAdmin, scShopRead}},
 	"POST /admin/v1/projects/:id/backups":      {"/admin/v1/projects/shop/backups", "", []string{scOperator, scShopAdmin}},
 	"POST /admin/v1/projects/:id/restore":      {"/admin/v1/projects/shop/restore", "", []string{scOperator, scShopAdmin}},
+	"GET /admin/v1/projects/:id/export":        {"/admin/v1/projects/shop/export", "", []string{scOperator, scShopAdmin}},
+	"POST /admin/v1/projects/:id/import":       {"/admin/v1/projects/shop/import", "", []string{scOperator, scShopAdmin}},
 	"GET /admin/v1/keys":                       {"/admin/v1/keys", "", []string{scOperator}},
 	"POST /admin/v1/keys":                      {"/admin/v1/keys", `{"name":"Not A Name","scope":"operator"}`, []string{scOperator}},
 	"DELETE /admin/v1/keys/:name":              {"/admin/v1/keys/nosuch", "", []string{scOperator}},

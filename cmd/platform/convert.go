@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/platform-dev/platform/store"
+	"github.com/platform-dev/platform/tenant"
 )
 
 // Files of the data folder: the previous embedded store kept its FerretDB (SQLite) files in
@@ -98,20 +99,20 @@ func copyFerretDB(ctx context.Context, old, dir string, logger *slog.Logger) (n 
 		return 0, err
 	}
 	for _, sp := range projects {
-		from, err := openSource(ctx, src, sp.ID)
+		from, err := tenant.OpenSource(ctx, src, sp.ID)
 		if err != nil {
 			return 0, err
 		}
 		progress := newProgress(func(s string) { logger.Info("converting: " + s) }, "copied")
-		to, err := openTarget(ctx, dst, from.header, false, progress)
+		to, err := tenant.OpenTarget(ctx, dst, from.Header, tenant.ImportOptions{Who: "platform import", Progress: progress.add})
 		if err != nil {
 			return 0, err
 		}
-		counts, err := from.each(ctx, to.add)
+		counts, err := from.Each(ctx, to.Add)
 		if err != nil {
 			return 0, fmt.Errorf("copy project %q: %w", sp.ID, err)
 		}
-		if err := to.finish(ctx, counts); err != nil {
+		if err := to.Finish(ctx, counts); err != nil {
 			return 0, err
 		}
 		progress.done("project " + sp.ID)

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -58,7 +55,7 @@ func (c storeConfig) open(ctx context.Context, logs io.Writer) (*store.Stores, e
 
 func newExportCmd() *cobra.Command {
 	var (
-		cfg     storeConfig
+		cfg     transferConfig
 		project string
 		output  string
 	)
@@ -67,7 +64,9 @@ func newExportCmd() *cobra.Command {
 		Short: "Write a project's document and every record of its tables as JSON Lines",
 		Long: "Write a project's document and every record of every table it holds, with their uid, owner and times, " +
 			"as JSON Lines, from the embedded store (--data) or MongoDB (--mongodb-uri). `platform import` reads it back " +
-			"into either. Records written while the export runs may be missed: stop writers for a consistent copy.",
+			"into either. With --server it asks a running server's admin API instead (GET /admin/v1/projects/{id}/export) " +
+			"with an operator key or the project's admin key, and needs no access to its files. " +
+			"Records written while the export runs may be missed: stop writers for a consistent copy.",
 		Args: cobra.NoArgs,
 	}
 	envErr := bindAll(cmd.Flags(), cfg.settings())
@@ -78,17 +77,23 @@ func newExportCmd() *cobra.Command {
 		if envErr != nil {
 			return envErr
 		}
-		stores, err := cfg.open(cmd.Context(), cmd.ErrOrStderr())
-		if err != nil {
-			return err
-		}
-		defer stores.Close(context.WithoutCancel(cmd.Context()))
-		src, err := openSource(cmd.Context(), stores, project)
-		if err != nil {
-			return err
-		}
 		progress := newProgress(printLines(cmd.ErrOrStderr()), "exported")
-		write := func(w io.Writer) error { return src.export(cmd.Context(), w, progress) }
+		var write func(w io.Writer) error
+		if cfg.Server != "" {
+			write = func(w io.Writer) error { return exportRemote(cmd.Context(), cfg, project, w, progress) }
+		} else {
+			stores, err := cfg.open(cmd.Context(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stores.Close(context.WithoutCancel(cmd.Context()))
+			src, err := tenant.OpenSource(cmd.Context(), stores, project)
+			if err != nil {
+				return err
+			}
+			write = func(w io.Writer) error { return src.Export(cmd.Context(), w, progress.add) }
+		}
+		var err error
 		if output == "-" {
 			err = write(cmd.OutOrStdout())
 		} else {
@@ -101,106 +106,6 @@ func newExportCmd() *cobra.Command {
 		return nil
 	}
 	return cmd
-}
-
-// source is a project to read: its stored document, the tables to read and their records.
-type source struct {
-	header  exportHeader
-	project *tenant.Project
-	records *store.Records
-}
-
-// openSource reads project id's document and finds its tables: the declared ones and those
-// its database still holds although the document no longer declares them (read with their
-// stored values, as JSON).
-func openSource(ctx context.Context, stores *store.Stores, id string) (*source, error) {
-	sp, err := stores.Projects().Get(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("export project %q: %w", id, err)
-	}
-	p, err := tenant.ParseDocument([]byte(sp.Document))
-	if err != nil {
-		return nil, fmt.Errorf("project %q: stored document: %w", id, err)
-	}
-	tables := p.StoreTables()
-	recs, err := stores.ProjectRecords(ctx, id, p.MongoURI, tables)
-	if err != nil {
-		return nil, fmt.Errorf("project %q: %w", id, err)
-	}
-	stored, err := recs.StoredTables(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("project %q: list tables: %w", id, err)
-	}
-	names := make([]string, 0, len(tables))
-	for _, t := range tables {
-		names = append(names, t.Name)
-	}
-	extra := false
-	for _, name := range stored {
-		if !slices.Contains(names, name) {
-			names = append(names, name)
-			tables = append(tables, store.Table{Name: name})
-			extra = true
-		}
-	}
-	if extra {
-		if recs, err = stores.ProjectRecords(ctx, id, p.MongoURI, tables); err != nil {
-			return nil, fmt.Errorf("project %q: %w", id, err)
-		}
-	}
-	slices.Sort(names)
-	return &source{
-		header: exportHeader{
-			Format: exportFormat, Project: id, Version: sp.Version,
-			Document: json.RawMessage(sp.Document), Tables: names,
-		},
-		project: p,
-		records: recs,
-	}, nil
-}
-
-// each calls fn with every record of every table, table by table in name order, each table
-// in uid order, and answers how many records each table gave.
-func (s *source) each(ctx context.Context, fn func(ctx context.Context, table string, rec store.Record) error) (map[string]int64, error) {
-	counts := make(map[string]int64, len(s.header.Tables))
-	for _, table := range s.header.Tables {
-		counts[table] = 0
-		err := s.records.Each(ctx, table, store.Query{}, func(rec store.Record) (bool, error) {
-			counts[table]++
-			return true, fn(ctx, table, rec)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", table, err)
-		}
-	}
-	return counts, nil
-}
-
-// export writes the project as JSON Lines to w.
-func (s *source) export(ctx context.Context, w io.Writer, progress *progress) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s.header); err != nil {
-		return fmt.Errorf("write export: %w", err)
-	}
-	counts, err := s.each(ctx, func(_ context.Context, table string, rec store.Record) error {
-		if err := enc.Encode(exportLine{Table: table, Record: json.RawMessage(rec)}); err != nil {
-			return fmt.Errorf("write export: %w", err)
-		}
-		progress.add(table, 1)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := enc.Encode(exportLine{End: &exportEnd{Records: counts}}); err != nil {
-		return fmt.Errorf("write export: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write export: %w", err)
-	}
-	return nil
 }
 
 // writeFileAtomic writes name through write under a temporary name in the same folder and
@@ -301,6 +206,3 @@ func (p *progress) done(what string) {
 	}
 	p.report(b.String())
 }
-
-// errIncomplete says that an export ended before its end line.
-var errIncomplete = errors.New("the export is incomplete: it ends before its end line")

@@ -114,43 +114,23 @@ func newUndeleteCmd() *cobra.Command {
 func userAgent(command string) string { return "platform/" + version + " (" + command + ")" }
 
 // adminCall sends an admin API request for command, with a JSON body or none, and decodes a
-// 2xx answer into out (or hands it over as it is into a *[]byte); an error answer becomes an error with its message. command's first
-// word names the command in the User-Agent, which the history records.
+// 2xx answer into out (or hands it over as it is into a *[]byte); an error answer becomes an error with its message.
 func adminCall(ctx context.Context, cfg applyConfig, command, method, path string, body []byte, out any) error {
-	token, err := applyToken(cfg)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	var rd io.Reader
+	contentType := ""
 	if body != nil {
-		rd = bytes.NewReader(body)
+		rd, contentType = bytes.NewReader(body), "application/json"
 	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(cfg.Server, "/")+path, rd)
+	resp, err := adminRequest(ctx, cfg, command, method, path, rd, contentType)
 	if err != nil {
-		return fmt.Errorf("server URL %q: %w", cfg.Server, err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("User-Agent", userAgent(strings.Fields(command)[0]))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", command, err)
+		return err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
 		return fmt.Errorf("%s: read answer: %w", command, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var eb tenant.ErrorBody
-		if json.Unmarshal(raw, &eb) == nil && len(eb.Errors) > 0 {
-			return fmt.Errorf("%s: %s: %s", command, resp.Status, eb.Errors[0].Message)
-		}
-		return fmt.Errorf("%s: %s: %s", command, resp.Status, bytes.TrimSpace(raw))
 	}
 	if b, ok := out.(*[]byte); ok { // an answer that is not one JSON value (JSON Lines)
 		*b = raw
@@ -160,4 +140,41 @@ func adminCall(ctx context.Context, cfg applyConfig, command, method, path strin
 		return fmt.Errorf("%s: unexpected answer: %w", command, err)
 	}
 	return nil
+}
+
+// adminRequest sends an admin API request for command with body (of contentType) or none,
+// and answers a 2xx answer for the caller to read and close; an error answer becomes an error
+// with its message. command's first word names the command in the User-Agent, which the
+// history records.
+func adminRequest(ctx context.Context, cfg applyConfig, command, method, path string, body io.Reader, contentType string) (*http.Response, error) {
+	token, err := applyToken(cfg)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(cfg.Server, "/")+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("server URL %q: %w", cfg.Server, err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("User-Agent", userAgent(strings.Fields(command)[0]))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", command, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: read answer: %w", command, resp.Status, err)
+	}
+	var eb tenant.ErrorBody
+	if json.Unmarshal(raw, &eb) == nil && len(eb.Errors) > 0 {
+		return nil, fmt.Errorf("%s: %s: %s", command, resp.Status, eb.Errors[0].Message)
+	}
+	return nil, fmt.Errorf("%s: %s: %s", command, resp.Status, bytes.TrimSpace(raw))
 }

@@ -27,7 +27,7 @@ func configReference() []referenceEntry {
 	}
 	add("serve", (&serveConfig{}).settings())
 	add("apply / versions / rollback / undelete / quotas", (&applyConfig{}).settings())
-	add("export / import", (&storeConfig{}).settings())
+	add("export / import", (&transferConfig{}).settings())
 	add("restore", append((&storeConfig{}).settings(), (&backupTargetConfig{}).settings()...))
 	return out
 }
