@@ -134,6 +134,8 @@ type Registry struct {
 	// them to their sender). The entry was forgotten when the change was announced, and a
 	// load since read the new document: forgetting it again would only build it twice.
 	own ownNotices
+	// closed makes Close run once, however often it is called.
+	closed sync.Once
 }
 
 // ownNoticeTTL bounds how long a notice this replica sent is waited for: one lost on a
@@ -249,12 +251,14 @@ func (r *Registry) listen(ctx context.Context, sub *redis.PubSub) {
 
 // Close stops listening for changes and releases every cached project.
 func (r *Registry) Close() {
-	r.stop()
-	<-r.done
-	close(r.quota.stop)
-	r.quota.keepers.Wait()
-	r.cache.purge()
-	r.meter.close()
+	r.closed.Do(func() {
+		r.stop()
+		<-r.done
+		close(r.quota.stop)
+		r.quota.keepers.Wait()
+		r.cache.purge()
+		r.meter.close()
+	})
 }
 
 // Runtime returns the ready-to-serve state of a project; ErrProjectNotFound when there is no
