@@ -154,6 +154,9 @@ type ImportOptions struct {
 	// Who names the importer in the project's history.
 	Who      string
 	Progress Progress
+	// Check, when set, checks the export's document before anything is written: the admin
+	// API holds a project's key to what an apply would be held to (its tables quota).
+	Check func(context.Context, *Project) error
 }
 
 // Records are imported in batches of at most this many records or bytes; each batch is
@@ -261,6 +264,11 @@ func OpenTarget(ctx context.Context, stores *store.Stores, h store.ExportHeader,
 	}
 	if p.ID != h.Project {
 		return nil, badExport(fmt.Errorf("import: the export names project %q but its document %q", h.Project, p.ID))
+	}
+	if opts.Check != nil {
+		if err := opts.Check(ctx, p); err != nil {
+			return nil, badExport(fmt.Errorf("import: the exported document: %w", err))
+		}
 	}
 	var doc bytes.Buffer
 	if err := json.Compact(&doc, h.Document); err != nil {

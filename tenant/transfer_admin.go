@@ -59,7 +59,7 @@ func (r *Registry) importProject(c echo.Context) error {
 	}
 	var counts importCounts
 	body := http.MaxBytesReader(c.Response(), req.Body, r.opts.MaxImportBytes)
-	_, err := Import(req.Context(), r.stores, body, ImportOptions{Replace: replace, Project: id, Who: who, Progress: counts.add})
+	_, err := Import(req.Context(), r.stores, body, ImportOptions{Replace: replace, Project: id, Who: who, Progress: counts.add, Check: r.checkTables})
 	what := "+ records imported"
 	if replace {
 		what = "~ records replaced by an import"
@@ -71,7 +71,10 @@ func (r *Registry) importProject(c echo.Context) error {
 	noteChange(c, target, []string{what})
 	var tooLarge *http.MaxBytesError
 	var refused *ImportError
+	var quota *QuotaError
 	switch {
+	case errors.As(err, &quota):
+		return WriteError(c, http.StatusBadRequest, CodeQuotaExceeded, err.Error(), "quota", quota.Quota, "limit", quota.Limit)
 	case errors.As(err, &tooLarge):
 		return WriteError(c, http.StatusRequestEntityTooLarge, CodeBadRequest, fmt.Sprintf("the export is larger than %d bytes: import it with `platform import` on the server's store; nothing was imported", r.opts.MaxImportBytes))
 	case errors.As(err, &refused) && refused.Conflict:

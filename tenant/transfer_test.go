@@ -72,6 +72,16 @@ func TestImportBodyBound(t *testing.T) {
 		!strings.Contains(eb.Errors[0].Message, "larger than 4096 bytes") {
 		t.Errorf("import past the bound: %d %s", st, out)
 	}
+	// The document an import brings is held to the project's tables quota, as an apply is.
+	// (Before, a project's key could import a document past it.)
+	if st, out := call(http.MethodPut, "/admin/v1/projects/shop/quotas", []byte(`{"tables":1}`)); st != http.StatusOK {
+		t.Fatalf("quotas: %d %s", st, out)
+	}
+	twoTables := bytes.Replace(small, []byte(`"tables":{"notes":{"fields":{"text":{"type":"String"}}}}`), []byte(`"tables":{"notes":{"fields":{"text":{"type":"String"}}},"more":{"fields":{"text":{"type":"String"}}}}`), 1)
+	st, out = call(http.MethodPost, "/admin/v1/projects/shop/import?replace=true", twoTables)
+	if st != http.StatusBadRequest || !strings.Contains(string(out), `"code":"QUOTA_EXCEEDED"`) || !strings.Contains(string(out), "declares 2 tables") {
+		t.Errorf("import past the tables quota: %d %s", st, out)
+	}
 	if st, out := call(http.MethodGet, "/admin/v1/projects/shop/export", nil); st != http.StatusOK || !bytes.Equal(out, small) {
 		t.Errorf("export after a refused import: %d\n%s\nwant\n%s", st, out, small)
 	}
