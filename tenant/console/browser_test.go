@@ -24,60 +24,11 @@ import (
 // visible. With CONSOLE_SCREENSHOTS=<folder> it keeps a screenshot of each step there
 // (docs/console.md shows them).
 func TestBrowser(t *testing.T) {
-	chromium := testenv.Need(t, "chromium")
 	m := newMCPMetrics()
 	f := start(t, console.Config{Metrics: m.reg, SampleInterval: 300 * time.Millisecond})
 	base := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
-		chromedp.WindowSize(1100, 800), chromedp.NoSandbox)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	// hx-confirm asks with window.confirm: the operator says yes.
-	chromedp.ListenTarget(ctx, func(ev any) {
-		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
-		}
-	})
-
-	// Every page notes what the Content-Security-Policy blocked; none may be blocked.
-	if err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
-		_, err := page.AddScriptToEvaluateOnNewDocument(`window.blocked = [];
-			document.addEventListener("securitypolicyviolation", e => blocked.push(e.violatedDirective + " " + e.blockedURI));`).Do(ctx)
-		return err
-	})); err != nil {
-		t.Fatal(err)
-	}
-
-	shots := os.Getenv("CONSOLE_SCREENSHOTS")
-	shot := func(name string) chromedp.Action {
-		return chromedp.ActionFunc(func(ctx context.Context) error {
-			if shots == "" {
-				return nil
-			}
-			var png []byte
-			if err := chromedp.FullScreenshot(&png, 100).Do(ctx); err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)
-		})
-	}
-	run := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		if err := chromedp.Run(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		var s string
-		run("read "+sel, chromedp.Text(sel, &s, chromedp.ByQuery))
-		return s
-	}
+	ctx := browse(t, 90*time.Second)
+	run, text := steps(t, ctx)
 
 	run("wrong token",
 		chromedp.Navigate(base+"/console/"),
@@ -217,4 +168,65 @@ func phone(t *testing.T, ctx context.Context, base, name string, shot func(strin
 			t.Fatal(err)
 		}
 	}
+}
+
+// browse starts a headless chromium (1100x800) for a test: it answers window.confirm (which
+// hx-confirm asks) with yes, and every page notes in window.blocked what the
+// Content-Security-Policy blocked. It ends with the test, or after timeout.
+func browse(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
+	chromium := testenv.Need(t, "chromium")
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
+		chromedp.WindowSize(1100, 800), chromedp.NoSandbox)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() { cancel(); cancelBrowser(); cancelAlloc() })
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
+		}
+	})
+	if err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
+		_, err := page.AddScriptToEvaluateOnNewDocument(`window.blocked = [];
+			document.addEventListener("securitypolicyviolation", e => blocked.push(e.violatedDirective + " " + e.blockedURI));`).Do(ctx)
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+// steps are how a test drives ctx: run runs a step's actions and fails the test at the first
+// that fails; text reads the text of the element sel selects.
+func steps(t *testing.T, ctx context.Context) (run func(step string, actions ...chromedp.Action), text func(sel string) string) {
+	run = func(step string, actions ...chromedp.Action) {
+		t.Helper()
+		if err := chromedp.Run(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	text = func(sel string) string {
+		t.Helper()
+		var s string
+		run("read "+sel, chromedp.Text(sel, &s, chromedp.ByQuery))
+		return s
+	}
+	return run, text
+}
+
+// shot keeps a screenshot of the page as name.png in $CONSOLE_SCREENSHOTS, when it is set
+// (docs/console.md shows them).
+func shot(name string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		dir := os.Getenv("CONSOLE_SCREENSHOTS")
+		if dir == "" {
+			return nil
+		}
+		var png []byte
+		if err := chromedp.FullScreenshot(&png, 100).Do(ctx); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+	})
 }

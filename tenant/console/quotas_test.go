@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tenant"
 	"github.com/platform-dev/platform/tenant/console"
 )
@@ -72,38 +70,11 @@ func TestQuotaForm(t *testing.T) {
 // TestBrowserQuotas sets a project's quotas in chromium and sees the 80% and 100% alerts
 // on the quotas page and the project page; the quotas page fits a phone.
 func TestBrowserQuotas(t *testing.T) {
-	chromium := testenv.Need(t, "chromium")
 	f := start(t, console.Config{})
 	quotaShop(t, f, 4)
 	base := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
-		chromedp.WindowSize(1100, 800), chromedp.NoSandbox)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	// Every page notes what the Content-Security-Policy blocked (phone checks none is).
-	if err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
-		_, err := page.AddScriptToEvaluateOnNewDocument(`window.blocked = [];
-			document.addEventListener("securitypolicyviolation", e => blocked.push(e.violatedDirective + " " + e.blockedURI));`).Do(ctx)
-		return err
-	})); err != nil {
-		t.Fatal(err)
-	}
-	run := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		if err := chromedp.Run(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		var s string
-		run("read "+sel, chromedp.Text(sel, &s, chromedp.ByQuery))
-		return s
-	}
+	ctx := browse(t, 60*time.Second)
+	run, text := steps(t, ctx)
 	run("sign in",
 		chromedp.Navigate(base+"/console/"),
 		chromedp.SendKeys("#token", adminToken, chromedp.ByID),

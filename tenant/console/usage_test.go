@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 	"github.com/platform-dev/platform/tenant/console"
@@ -82,25 +80,9 @@ func TestUsagePage(t *testing.T) {
 // TestUsageBrowser: the usage page in chromium draws its bars within the CSP, switches
 // measure, and fits a phone's screen.
 func TestUsageBrowser(t *testing.T) {
-	chromium := testenv.Need(t, "chromium")
 	f, today := usageFixture(t)
 	base := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
-		chromedp.WindowSize(1100, 800), chromedp.NoSandbox)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	// Every page notes what the Content-Security-Policy blocked, for phone too.
-	if err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
-		_, err := page.AddScriptToEvaluateOnNewDocument(`window.blocked = [];
-			document.addEventListener("securitypolicyviolation", e => blocked.push(e.violatedDirective + " " + e.blockedURI));`).Do(ctx)
-		return err
-	})); err != nil {
-		t.Fatal(err)
-	}
+	ctx := browse(t, 60*time.Second)
 	var drawn struct {
 		Bars    int
 		Tallest float64
