@@ -83,7 +83,8 @@ type Options struct {
 	// Quotas are the deployment's default quotas (see Quotas); a project's overrides,
 	// set through the admin API, replace them field by field.
 	Quotas Quotas
-	// MetricsProjects bounds the projects that get their own label on the quota metrics.
+	// MetricsProjects bounds the projects that get their own label on the quota and usage
+	// metrics (the most used on the replica; the rest are summed as _other). Default 100.
 	MetricsProjects int
 	// FairShare admits GraphQL requests per project when the process is busy (see
 	// pressure.FairShare); nil admits every request at once.
@@ -111,6 +112,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxImportBytes <= 0 {
 		o.MaxImportBytes = DefaultMaxImportBytes
+	}
+	if o.MetricsProjects <= 0 {
+		o.MetricsProjects = 100
 	}
 }
 
@@ -209,7 +213,7 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 		return nil, err
 	}
 	r.meter = newMeter(opts.Usage, stores.Usage(), opts.Logger)
-	if err := r.meter.register(opts.Registerer, r.meter.opts.MetricsProjects); err != nil {
+	if err := r.meter.register(opts.Registerer, opts.MetricsProjects); err != nil {
 		r.meter.close()
 		return nil, err
 	}

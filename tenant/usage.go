@@ -25,9 +25,6 @@ type UsageOptions struct {
 	Sample time.Duration
 	// HoursKept is how long usage by hour is kept; usage by day is kept. Default 48 hours.
 	HoursKept time.Duration
-	// MetricsProjects is how many projects have their own label in the usage metrics (the
-	// most requested on the replica); the rest are summed as _other. Default 100.
-	MetricsProjects int
 }
 
 // Defaults of the zero UsageOptions values.
@@ -83,9 +80,6 @@ func newMeter(opts UsageOptions, usage *store.UsageStore, logger *slog.Logger) *
 	}
 	if opts.HoursKept <= 0 {
 		opts.HoursKept = DefaultUsageHoursKept
-	}
-	if opts.MetricsProjects <= 0 {
-		opts.MetricsProjects = 100
 	}
 	m := &meter{opts: opts, usage: usage, logger: logger, projects: map[string]*projectUsage{},
 		totals: map[string]*store.Usage{}, done: make(chan struct{})}

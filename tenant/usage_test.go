@@ -222,7 +222,7 @@ func TestUsageMetricsBoundTheProjectLabel(t *testing.T) {
 	stores := openStores(t)
 	prom := prometheus.NewRegistry()
 	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{
-		Registerer: prom, Usage: tenant.UsageOptions{Flush: 20 * time.Millisecond, MetricsProjects: 2}})
+		Registerer: prom, MetricsProjects: 2, Usage: tenant.UsageOptions{Flush: 20 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

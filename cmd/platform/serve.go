@@ -278,7 +278,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	}
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
 		Backups:         backups,
-		Usage:           tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush, MetricsProjects: cfg.MetricsProjects},
+		Usage:           tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush},
 		Quotas:          quotas,
 		MetricsProjects: cfg.MetricsProjects,
 		CacheSize:       cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
