@@ -51,11 +51,10 @@ type projectAPI struct {
 	bare string
 }
 
-// project applies a project with the seed's products table and the given access rules.
-func (s *stack) project(access tenant.Access) projectAPI {
+// seedDocument is project id with the seed's products table and the given access rules,
+// trusting the stack's issuer.
+func (s *stack) seedDocument(id string, access tenant.Access) *tenant.Project {
 	s.t.Helper()
-	s.seq++
-	id := fmt.Sprintf("p%d", s.seq)
 	doc, err := json.Marshal(map[string]any{
 		"id":   id,
 		"auth": s.issuer.Auth(id, s.jwks.URL+tenant.DevIssuerJWKSPath),
@@ -75,6 +74,15 @@ func (s *stack) project(access tenant.Access) projectAPI {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	return p
+}
+
+// project applies a project with the seed's products table and the given access rules.
+func (s *stack) project(access tenant.Access) projectAPI {
+	s.t.Helper()
+	s.seq++
+	id := fmt.Sprintf("p%d", s.seq)
+	p := s.seedDocument(id, access)
 	rules, err := tenant.CompileAccess(p.Tables)
 	if err != nil {
 		s.t.Fatal(err)

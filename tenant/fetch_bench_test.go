@@ -38,25 +38,7 @@ func BenchmarkFetchVsStore(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(reg.Close)
-	doc, err := json.Marshal(map[string]any{
-		"id":   "shop",
-		"auth": s.issuer.Auth("shop", s.jwks.URL+tenant.DevIssuerJWKSPath),
-		"tables": map[string]any{"products": map[string]any{
-			"fields": map[string]any{
-				"name":   map[string]any{"type": "String", "required": true},
-				"price":  map[string]any{"type": "Float", "required": true},
-				"author": map[string]any{"type": "String"},
-			},
-			"access": tenant.Access{Read: tenant.RuleOwner},
-		}},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := tenant.ParseDocument(doc)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := s.seedDocument("shop", tenant.Access{Read: tenant.RuleOwner})
 	if _, _, err := reg.Put(ctx, p); err != nil {
 		b.Fatal(err)
 	}

@@ -25,25 +25,7 @@ import (
 func BenchmarkFetchMetering(b *testing.B) {
 	s := newStack(b)
 	ctx := context.Background()
-	doc, err := json.Marshal(map[string]any{
-		"id":   "shop",
-		"auth": s.issuer.Auth("shop", s.jwks.URL+tenant.DevIssuerJWKSPath),
-		"tables": map[string]any{"products": map[string]any{
-			"fields": map[string]any{
-				"name":   map[string]any{"type": "String", "required": true},
-				"price":  map[string]any{"type": "Float", "required": true},
-				"author": map[string]any{"type": "String"},
-			},
-			"access": tenant.Access{Read: tenant.RuleOwner},
-		}},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := tenant.ParseDocument(doc)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := s.seedDocument("shop", tenant.Access{Read: tenant.RuleOwner})
 	serve := map[bool]*echo.Echo{}
 	for _, off := range []bool{false, true} {
 		reg, err := tenant.NewRegistry(ctx, s.stores, tenant.Options{Usage: tenant.UsageOptions{Off: off}})
