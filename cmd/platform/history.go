@@ -19,22 +19,28 @@ import (
 // The history commands speak to a running server's admin API, as apply does: the server
 // applies a rollback through the checks every document passes, and tells its replicas.
 
-// projectAdminCmd is a command that speaks to a running server's admin API about one
-// project: the apply settings and --project; run is called once they are read.
-func projectAdminCmd(use, short string, run func(cmd *cobra.Command, cfg applyConfig, project string) error) (*cobra.Command, *applyConfig) {
+// adminCmd is a command that speaks to a running server's admin API: the apply settings
+// (server, token, timeout); run is called once they are read.
+func adminCmd(use, short string, run func(cmd *cobra.Command, cfg applyConfig) error) (*cobra.Command, *applyConfig) {
 	var cfg applyConfig
-	var project string
 	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
 	envErr := bindAll(cmd.Flags(), cfg.settings())
-	cmd.Flags().StringVar(&project, "project", "", "id of the project")
-	_ = cmd.MarkFlagRequired("project")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if envErr != nil {
 			return envErr
 		}
-		return run(cmd, cfg, project)
+		return run(cmd, cfg)
 	}
 	return cmd, &cfg
+}
+
+// projectAdminCmd is an adminCmd about one project, which --project names.
+func projectAdminCmd(use, short string, run func(cmd *cobra.Command, cfg applyConfig, project string) error) (*cobra.Command, *applyConfig) {
+	var project string
+	cmd, cfg := adminCmd(use, short, func(cmd *cobra.Command, cfg applyConfig) error { return run(cmd, cfg, project) })
+	cmd.Flags().StringVar(&project, "project", "", "id of the project")
+	_ = cmd.MarkFlagRequired("project")
+	return cmd, cfg
 }
 
 func newVersionsCmd() *cobra.Command {

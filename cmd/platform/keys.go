@@ -31,146 +31,109 @@ func newKeysCmd() *cobra.Command {
 }
 
 func newKeysCreateCmd() *cobra.Command {
-	var cfg applyConfig
 	var name, scope string
 	var expires time.Duration
-	cmd := &cobra.Command{
-		Use:   "create --name N --scope S [--expires 720h]",
-		Short: "Create a key and print it: it is shown this once, and the server keeps only its hash",
-		Args:  cobra.NoArgs,
-	}
-	envErr := bindAll(cmd.Flags(), cfg.settings())
+	cmd, _ := adminCmd("create --name N --scope S [--expires 720h]", "Create a key and print it: it is shown this once, and the server keeps only its hash",
+		func(cmd *cobra.Command, cfg applyConfig) error {
+			req := map[string]string{"name": name, "scope": scope}
+			if expires != 0 {
+				req["expiresIn"] = expires.String()
+			}
+			body, err := json.Marshal(req)
+			if err != nil {
+				return err
+			}
+			var k tenant.NewKey
+			if err := adminCall(cmd.Context(), cfg, "keys create", http.MethodPost, "/admin/v1/keys", body, &k); err != nil {
+				return err
+			}
+			expiry := "never expires"
+			if k.ExpiresAt != "" {
+				expiry = "expires " + k.ExpiresAt
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "key %s created (scope %s, %s)\n%s\n", k.Name, k.Scope, expiry, k.Key)
+			fmt.Fprintln(cmd.ErrOrStderr(), "Keep the key now: it is not shown again.")
+			return nil
+		})
 	cmd.Flags().StringVar(&name, "name", "", "name of the key, as lists and the audit log show it")
 	cmd.Flags().StringVar(&scope, "scope", "", "operator, operator:read, project:<id>:admin or project:<id>:read")
 	cmd.Flags().DurationVar(&expires, "expires", 0, "lifetime of the key (720h); 0: it does not expire")
 	_ = cmd.MarkFlagRequired("name")
 	_ = cmd.MarkFlagRequired("scope")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if envErr != nil {
-			return envErr
-		}
-		req := map[string]string{"name": name, "scope": scope}
-		if expires != 0 {
-			req["expiresIn"] = expires.String()
-		}
-		body, err := json.Marshal(req)
-		if err != nil {
-			return err
-		}
-		var k tenant.NewKey
-		if err := adminCall(cmd.Context(), cfg, "keys create", http.MethodPost, "/admin/v1/keys", body, &k); err != nil {
-			return err
-		}
-		out := cmd.OutOrStdout()
-		expiry := "never expires"
-		if k.ExpiresAt != "" {
-			expiry = "expires " + k.ExpiresAt
-		}
-		fmt.Fprintf(out, "key %s created (scope %s, %s)\n%s\n", k.Name, k.Scope, expiry, k.Key)
-		fmt.Fprintln(cmd.ErrOrStderr(), "Keep the key now: it is not shown again.")
-		return nil
-	}
 	return cmd
 }
 
 func newKeysListCmd() *cobra.Command {
-	var cfg applyConfig
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the keys: name, scope, created, expires, last used (never the keys)",
-		Args:  cobra.NoArgs,
-	}
-	envErr := bindAll(cmd.Flags(), cfg.settings())
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if envErr != nil {
-			return envErr
-		}
-		var list struct{ Keys []tenant.KeyInfo }
-		if err := adminCall(cmd.Context(), cfg, "keys list", http.MethodGet, "/admin/v1/keys", nil, &list); err != nil {
-			return err
-		}
-		w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "NAME\tSCOPE\tCREATED\tEXPIRES\tLAST USED")
-		for _, k := range list.Keys {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", k.Name, k.Scope, k.CreatedAt, cmp.Or(k.ExpiresAt, "never"), cmp.Or(k.LastUsed, "never"))
-		}
-		return w.Flush()
-	}
+	cmd, _ := adminCmd("list", "List the keys: name, scope, created, expires, last used (never the keys)",
+		func(cmd *cobra.Command, cfg applyConfig) error {
+			var list struct{ Keys []tenant.KeyInfo }
+			if err := adminCall(cmd.Context(), cfg, "keys list", http.MethodGet, "/admin/v1/keys", nil, &list); err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tSCOPE\tCREATED\tEXPIRES\tLAST USED")
+			for _, k := range list.Keys {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", k.Name, k.Scope, k.CreatedAt, cmp.Or(k.ExpiresAt, "never"), cmp.Or(k.LastUsed, "never"))
+			}
+			return w.Flush()
+		})
 	return cmd
 }
 
 func newKeysRevokeCmd() *cobra.Command {
-	var cfg applyConfig
 	var name string
-	cmd := &cobra.Command{
-		Use:   "revoke --name N",
-		Short: "Revoke a key: every replica refuses it within a second, and the console sessions it opened end",
-		Args:  cobra.NoArgs,
-	}
-	envErr := bindAll(cmd.Flags(), cfg.settings())
+	cmd, _ := adminCmd("revoke --name N", "Revoke a key: every replica refuses it within a second, and the console sessions it opened end",
+		func(cmd *cobra.Command, cfg applyConfig) error {
+			var out struct{ Revoked tenant.KeyInfo }
+			if err := adminCall(cmd.Context(), cfg, "keys revoke", http.MethodDelete, "/admin/v1/keys/"+url.PathEscape(name), nil, &out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "key %s revoked (scope %s)\n", out.Revoked.Name, out.Revoked.Scope)
+			return nil
+		})
 	cmd.Flags().StringVar(&name, "name", "", "name of the key")
 	_ = cmd.MarkFlagRequired("name")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if envErr != nil {
-			return envErr
-		}
-		var out struct{ Revoked tenant.KeyInfo }
-		if err := adminCall(cmd.Context(), cfg, "keys revoke", http.MethodDelete, "/admin/v1/keys/"+url.PathEscape(name), nil, &out); err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "key %s revoked (scope %s)\n", out.Revoked.Name, out.Revoked.Scope)
-		return nil
-	}
 	return cmd
 }
 
 func newAuditCmd() *cobra.Command {
-	var cfg applyConfig
 	var project, since string
 	var raw bool
-	cmd := &cobra.Command{
-		Use:   "audit [--project X] [--since 24h]",
-		Short: "Print the audit log: every change through the admin API and the console, made or refused, oldest first",
-		Args:  cobra.NoArgs,
-	}
-	envErr := bindAll(cmd.Flags(), cfg.settings())
+	cmd, _ := adminCmd("audit [--project X] [--since 24h]", "Print the audit log: every change through the admin API and the console, made or refused, oldest first",
+		func(cmd *cobra.Command, cfg applyConfig) error {
+			q := url.Values{}
+			if project != "" {
+				q.Set("project", project)
+			}
+			if since != "" {
+				q.Set("since", since)
+			}
+			var body []byte
+			if err := adminCall(cmd.Context(), cfg, "audit", http.MethodGet, "/admin/v1/audit?"+q.Encode(), nil, &body); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if raw {
+				_, err := out.Write(body)
+				return err
+			}
+			sc := bufio.NewScanner(bytes.NewReader(body))
+			sc.Buffer(make([]byte, 64<<10), 16<<20)
+			for sc.Scan() {
+				var l tenant.AuditLine
+				if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+					return fmt.Errorf("audit: unexpected line %q: %w", sc.Text(), err)
+				}
+				what := strings.TrimSpace(l.Action + " " + l.Project + " " + l.Target)
+				fmt.Fprintf(out, "%s  %s (%s)  %s  %s  %s\n", l.At, l.Key, l.Scope, l.Client, what, l.Outcome)
+				for _, d := range l.Diff {
+					fmt.Fprintf(out, "  %s\n", d)
+				}
+			}
+			return sc.Err()
+		})
 	cmd.Flags().StringVar(&project, "project", "", "only the changes of this project")
 	cmd.Flags().StringVar(&since, "since", "", "only the changes since this RFC 3339 time, or this long ago (24h)")
 	cmd.Flags().BoolVar(&raw, "jsonl", false, "print the entries as the API answers them, one JSON object a line")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if envErr != nil {
-			return envErr
-		}
-		q := url.Values{}
-		if project != "" {
-			q.Set("project", project)
-		}
-		if since != "" {
-			q.Set("since", since)
-		}
-		var body []byte
-		if err := adminCall(cmd.Context(), cfg, "audit", http.MethodGet, "/admin/v1/audit?"+q.Encode(), nil, &body); err != nil {
-			return err
-		}
-		out := cmd.OutOrStdout()
-		if raw {
-			_, err := out.Write(body)
-			return err
-		}
-		sc := bufio.NewScanner(bytes.NewReader(body))
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
-			var l tenant.AuditLine
-			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-				return fmt.Errorf("audit: unexpected line %q: %w", sc.Text(), err)
-			}
-			what := strings.TrimSpace(l.Action + " " + l.Project + " " + l.Target)
-			fmt.Fprintf(out, "%s  %s (%s)  %s  %s  %s\n", l.At, l.Key, l.Scope, l.Client, what, l.Outcome)
-			for _, d := range l.Diff {
-				fmt.Fprintf(out, "  %s\n", d)
-			}
-		}
-		return sc.Err()
-	}
 	return cmd
 }

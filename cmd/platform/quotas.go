@@ -45,49 +45,37 @@ func (c quotaConfig) quotas() (tenant.Quotas, error) {
 }
 
 func newQuotasCmd() *cobra.Command {
-	var cfg applyConfig
-	var project string
 	var set []string
-	cmd := &cobra.Command{
-		Use:   "quotas --project ID [--set NAME=N ...]",
-		Short: "Show a project's quotas and what it uses of them, or change them",
-		Long: "Show the quotas a project is held to, where each comes from (the project's own or the deployment's default), " +
-			"and what the project uses of each, with a warning from 80% and exceeded from 100%. --set NAME=N changes one " +
-			"(requests-per-minute, concurrent-requests, records, bytes-stored, tables, subscriptions, max-result-bytes, " +
-			"max-records-per-request); N=0 takes the default again.",
-		Args: cobra.NoArgs,
-	}
-	envErr := bindAll(cmd.Flags(), cfg.settings())
-	cmd.Flags().StringVar(&project, "project", "", "id of the project")
-	cmd.Flags().StringArrayVar(&set, "set", nil, "NAME=N: set a quota of the project (repeatable); 0 takes the default")
-	_ = cmd.MarkFlagRequired("project")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if envErr != nil {
-			return envErr
-		}
-		path := "/admin/v1/projects/" + url.PathEscape(project) + "/quotas"
-		var rep tenant.QuotaReport
-		if len(set) == 0 {
-			if err := adminCall(cmd.Context(), cfg, "quotas", http.MethodGet, path, nil, &rep); err != nil {
-				return err
-			}
-		} else {
-			patch := map[string]int64{}
-			for _, s := range set {
-				name, val, ok := strings.Cut(s, "=")
-				n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
-				if !ok || err != nil {
-					return fmt.Errorf("--set %q: want NAME=N, N a whole number", s)
+	cmd, _ := projectAdminCmd("quotas --project ID [--set NAME=N ...]", "Show a project's quotas and what it uses of them, or change them",
+		func(cmd *cobra.Command, cfg applyConfig, project string) error {
+			path := "/admin/v1/projects/" + url.PathEscape(project) + "/quotas"
+			var rep tenant.QuotaReport
+			if len(set) == 0 {
+				if err := adminCall(cmd.Context(), cfg, "quotas", http.MethodGet, path, nil, &rep); err != nil {
+					return err
 				}
-				patch[camel(strings.TrimSpace(name))] = n
+			} else {
+				patch := map[string]int64{}
+				for _, s := range set {
+					name, val, ok := strings.Cut(s, "=")
+					n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+					if !ok || err != nil {
+						return fmt.Errorf("--set %q: want NAME=N, N a whole number", s)
+					}
+					patch[camel(strings.TrimSpace(name))] = n
+				}
+				body, _ := json.Marshal(patch) // a map of numbers always encodes
+				if err := adminCall(cmd.Context(), cfg, "quotas", http.MethodPut, path, body, &rep); err != nil {
+					return err
+				}
 			}
-			body, _ := json.Marshal(patch) // a map of numbers always encodes
-			if err := adminCall(cmd.Context(), cfg, "quotas", http.MethodPut, path, body, &rep); err != nil {
-				return err
-			}
-		}
-		return printQuotas(cmd, &rep)
-	}
+			return printQuotas(cmd, &rep)
+		})
+	cmd.Long = "Show the quotas a project is held to, where each comes from (the project's own or the deployment's default), " +
+		"and what the project uses of each, with a warning from 80% and exceeded from 100%. --set NAME=N changes one " +
+		"(requests-per-minute, concurrent-requests, records, bytes-stored, tables, subscriptions, max-result-bytes, " +
+		"max-records-per-request); N=0 takes the default again."
+	cmd.Flags().StringArrayVar(&set, "set", nil, "NAME=N: set a quota of the project (repeatable); 0 takes the default")
 	return cmd
 }
 
