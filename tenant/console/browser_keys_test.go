@@ -2,12 +2,16 @@ package console_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tenant"
 	"github.com/platform-dev/platform/tenant/console"
 )
@@ -17,6 +21,7 @@ import (
 // that project alone and what the scope allows, and filters the audit log. With
 // CONSOLE_SCREENSHOTS=<folder> it keeps a screenshot of each page there.
 func TestBrowserOperatorKeys(t *testing.T) {
+	chromium := testenv.Need(t, "chromium")
 	f := start(t, console.Config{})
 	for _, id := range []string{"shop", "blog"} {
 		p, err := tenant.ParseDocument([]byte(`{"id":"` + id + `","tables":{"items":{"fields":{"name":{"type":"String"}}}}}`))
@@ -28,8 +33,37 @@ func TestBrowserOperatorKeys(t *testing.T) {
 		}
 	}
 	base := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
-	ctx := browse(t, 60*time.Second)
-	run, _ := steps(t, ctx)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.WindowSize(1100, 800), chromedp.NoSandbox)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
+		}
+	})
+	shot := func(name string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			dir := os.Getenv("CONSOLE_SCREENSHOTS")
+			if dir == "" {
+				return nil
+			}
+			var png []byte
+			if err := chromedp.FullScreenshot(&png, 100).Do(ctx); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+		})
+	}
+	run := func(step string, actions ...chromedp.Action) {
+		t.Helper()
+		if err := chromedp.Run(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
 	signIn := func(token string) chromedp.Action {
 		return chromedp.Tasks{
 			chromedp.Navigate(base + "/console/"),
