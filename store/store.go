@@ -30,6 +30,9 @@ type Config struct {
 	// EmbeddedRedisAddr is the loopback address the embedded Redis listens on
 	// ("127.0.0.1:0" when empty). A fixed address lets a shell tool such as redis-cli share it.
 	EmbeddedRedisAddr string
+	// RedisOnly opens Redis alone, for a replica that serves no project (`serve --role
+	// mcp`): no database is opened, and the methods that reach one must not be called.
+	RedisOnly bool
 	// Logger receives the stores' logs.
 	Logger *slog.Logger
 }
@@ -44,7 +47,7 @@ type Stores struct {
 	// EmbeddedRedis reports whether Redis runs inside this process.
 	EmbeddedRedis bool
 
-	// Backend is "sqlite" (the embedded default) or "mongo".
+	// Backend is "sqlite" (the embedded default) or "mongo"; empty when RedisOnly.
 	Backend string
 	db      databases
 
@@ -73,14 +76,16 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 		}
 	}()
 
-	if cfg.MongoURI == "" {
+	switch {
+	case cfg.RedisOnly:
+	case cfg.MongoURI == "":
 		s.Backend = "sqlite"
 		db, err := openSQLite(ctx, cfg.DataDir, logger)
 		if err != nil {
 			return nil, err
 		}
 		s.db = db
-	} else {
+	default:
 		s.Backend = "mongo"
 		db, err := openMongo(ctx, cfg.MongoURI)
 		if err != nil {

@@ -32,6 +32,38 @@ type HostOptions struct {
 // (the domain itself, or an IP address, which cannot name a project) is marked as such,
 // <project>.<domain> gets the project's runtime, and anything else is answered 404 here.
 func (r *Registry) Hosts(opts HostOptions) echo.MiddlewareFunc {
+	return opts.route(func(c echo.Context, label string) (*Runtime, error) {
+		if err := ValidateID(label); err != nil {
+			return nil, WriteError(c, http.StatusNotFound, CodeProjectNotFound, err.Error())
+		}
+		req := c.Request()
+		rt, err := r.Runtime(req.Context(), label)
+		switch {
+		case errors.Is(err, ErrProjectNotFound):
+			return nil, WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(label)+" does not exist")
+		case err != nil:
+			r.opts.Logger.ErrorContext(req.Context(), "load project", "project", label, "err", err)
+			return nil, WriteError(c, http.StatusServiceUnavailable, CodeInternal, "project "+quote(label)+" cannot be loaded right now; try again")
+		}
+		telemetry.NoteProject(req.Context(), label)
+		return rt, nil
+	})
+}
+
+// ApexHosts is Hosts for a replica that serves no project (`serve --role mcp`): the apex
+// host is marked as Hosts marks it, and a project's host is answered 404 with where it is
+// served, so that a load balancer that sends one here is found at once.
+func ApexHosts(opts HostOptions) echo.MiddlewareFunc {
+	return opts.route(func(c echo.Context, label string) (*Runtime, error) {
+		return nil, WriteError(c, http.StatusNotFound, CodeNotFound,
+			"project "+quote(label)+" is not served by this replica, which serves only /mcp on the apex host (--role mcp): route <project>."+opts.Domain+" to the replicas of --role api or all")
+	})
+}
+
+// route marks the apex host, hands a project's host to project, and answers 404 for any
+// other host. project returns the project's runtime, or nil once it has answered the
+// request itself (its error is the answer's).
+func (opts HostOptions) route(project func(c echo.Context, label string) (*Runtime, error)) echo.MiddlewareFunc {
 	domain := strings.ToLower(strings.TrimSuffix(opts.Domain, "."))
 	suffix := "." + domain
 	skip := map[string]bool{}
@@ -52,18 +84,10 @@ func (r *Registry) Hosts(opts HostOptions) echo.MiddlewareFunc {
 			if !ok || strings.Contains(label, ".") {
 				return WriteError(c, http.StatusNotFound, CodeNotFound, "host "+quote(host)+" is not served here: use "+domain+" or <project>."+domain)
 			}
-			if err := ValidateID(label); err != nil {
-				return WriteError(c, http.StatusNotFound, CodeProjectNotFound, err.Error())
+			rt, err := project(c, label)
+			if rt == nil {
+				return err
 			}
-			rt, err := r.Runtime(req.Context(), label)
-			switch {
-			case errors.Is(err, ErrProjectNotFound):
-				return WriteError(c, http.StatusNotFound, CodeProjectNotFound, "project "+quote(label)+" does not exist")
-			case err != nil:
-				r.opts.Logger.ErrorContext(req.Context(), "load project", "project", label, "err", err)
-				return WriteError(c, http.StatusServiceUnavailable, CodeInternal, "project "+quote(label)+" cannot be loaded right now; try again")
-			}
-			telemetry.NoteProject(req.Context(), label)
 			return next(&hostContext{Context: c, rt: rt})
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/mcpserver"
@@ -36,6 +37,7 @@ import (
 // serveConfig is everything `platform serve` can be told.
 type serveConfig struct {
 	Addr, Domain, DataDir             string
+	Role                              string
 	MongoURI, RedisURL, AdminToken    string
 	EmbeddedRedis                     string
 	LogLevel, LogFormat               string
@@ -81,6 +83,7 @@ type serveConfig struct {
 func (c *serveConfig) settings() []setting {
 	return append([]setting{
 		stringSetting(&c.Addr, "addr", "PLATFORM_ADDR", ":8080", "address to listen on"),
+		stringSetting(&c.Role, "role", "PLATFORM_ROLE", roleAll, "what this replica serves: api (projects, the console, the admin API), mcp (/mcp and its tools; opens no database) or all (both, one machine); api and mcp replicas share REDIS_URL"),
 		stringSetting(&c.Domain, "domain", "PLATFORM_DOMAIN", "localhost", "apex domain: the admin API and /mcp live on it, project <id> on <id>.<domain>"),
 		stringSetting(&c.DataDir, "data", "PLATFORM_DATA", "./data", "folder for the embedded stores' files and the generated admin token"),
 		stringSetting(&c.MongoURI, "mongodb-uri", "MONGODB_URI", "", "MongoDB to keep records in; empty keeps them in SQLite files under the data folder"),
@@ -176,11 +179,22 @@ func newLogger(level, format string) (*slog.Logger, error) {
 	return slog.New(telemetry.NewLogHandler(h)), nil
 }
 
+// Roles of `serve --role`: which planes one process serves.
+const (
+	roleAll = "all" // both, on one machine
+	roleAPI = "api" // projects, the console and the admin API
+	roleMCP = "mcp" // /mcp and its tools
+)
+
 func serve(ctx context.Context, cfg serveConfig) error {
 	logger, err := newLogger(cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return err
 	}
+	if cfg.Role != roleAll && cfg.Role != roleAPI && cfg.Role != roleMCP {
+		return fmt.Errorf("--role %q: want api (projects, console, admin API), mcp (/mcp and its tools) or all (both)", cfg.Role)
+	}
+	projects, analyses := cfg.Role != roleMCP, cfg.Role != roleAPI
 	// The listeners are bound before anything else starts, so a busy port (a second `make
 	// run`) fails at once with its own message instead of after the data folder is opened
 	// and the tools have started. Connections that arrive meanwhile wait in the backlog.
@@ -199,20 +213,25 @@ func serve(ctx context.Context, cfg serveConfig) error {
 			defer metricsLn.Close()
 		}
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("create data folder: %w", err)
-	}
-	dataDir, _ := filepath.Abs(cfg.DataDir)
-	if cfg.MongoURI == "" {
-		if err := convertFerretDB(ctx, dataDir, logger); err != nil {
-			return fmt.Errorf("convert the data folder of the previous embedded store (nothing was changed; %s is untouched): %w", filepath.Join(dataDir, ferretDBFolder), err)
+	var dataDir string
+	if projects {
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return fmt.Errorf("create data folder: %w", err)
+		}
+		dataDir, _ = filepath.Abs(cfg.DataDir)
+		if cfg.MongoURI == "" {
+			if err := convertFerretDB(ctx, dataDir, logger); err != nil {
+				return fmt.Errorf("convert the data folder of the previous embedded store (nothing was changed; %s is untouched): %w", filepath.Join(dataDir, ferretDBFolder), err)
+			}
 		}
 	}
 
+	// An mcp replica opens no database: the analyses read the workspace, and the limits
+	// and sessions it shares with the other replicas are in Redis.
 	stores, err := store.Open(ctx, store.Config{
 		DataDir: dataDir, MongoURI: cfg.MongoURI, RedisURL: cfg.RedisURL,
-		EmbeddedRedisAddr: cfg.EmbeddedRedis,
-		Logger:            logger,
+		EmbeddedRedisAddr: cfg.EmbeddedRedis, RedisOnly: !projects,
+		Logger: logger,
 	})
 	if err != nil {
 		return fmt.Errorf("open stores: %w", err)
@@ -225,30 +244,32 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		}
 		logger.Info("stopped")
 	}()
-	if stores.Backend == "sqlite" {
+	checks := map[string]func(context.Context) error{"redis": stores.PingRedis}
+	switch stores.Backend {
+	case "sqlite":
 		logger.Info("database: embedded SQLite", "data", dataDir)
-	} else {
+	case "mongo":
 		logger.Info("database: MongoDB", "hosts", redactURI(cfg.MongoURI))
+	default:
+		logger.Info("database: none (--role mcp serves no project)")
+	}
+	if projects {
+		checks["database"] = stores.PingDatabase
 	}
 	if stores.EmbeddedRedis {
 		logger.Info("redis: embedded, in memory (rate limits and MCP sessions start empty after a restart)", "url", stores.RedisURL)
+		if cfg.Role != roleAll {
+			logger.Warn("redis: embedded, so this replica shares no limits or sessions with the others of its deployment; set REDIS_URL", "role", cfg.Role)
+		}
 	} else {
 		logger.Info("redis: external", "url", redactURI(stores.RedisURL))
 	}
 
-	metrics, tracer, err := startTelemetry(ctx, cfg, metricsLn, stores, logger)
+	metrics, tracer, err := startTelemetry(ctx, cfg, metricsLn, checks, logger)
 	if err != nil {
 		return err
 	}
 	defer metrics.close()
-
-	adminToken, tokenFile, err := loadAdminToken(cfg.AdminToken, dataDir)
-	if err != nil {
-		return err
-	}
-	if tokenFile != "" {
-		logger.Info("admin token kept in file (mode 0600)", "file", tokenFile)
-	}
 
 	watcher, err := watchMemory(cfg, logger, metrics.reg)
 	if err != nil {
@@ -259,138 +280,56 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	watch.Go(func() { watcher.Run(watching) })
 	defer func() { stopWatching(); watch.Wait() }()
 
-	if cfg.AuditRetention <= 0 {
-		return fmt.Errorf("--audit-retention %s: want a positive duration (2160h is 90 days)", cfg.AuditRetention)
-	}
-	share, err := pressure.NewFairShare(pressure.FairShareConfig{
-		Slots: cfg.GQLSlots, Queue: cfg.GQLQueue, MaxWait: cfg.GQLTimeout, Registerer: metrics.reg,
-	})
-	if err != nil {
-		return fmt.Errorf("--graphql-slots, --graphql-queue: %w", err)
-	}
-	backups, err := cfg.Backup.options(dataDir)
-	if err != nil {
-		return err
-	}
-	quotas, err := cfg.Quotas.quotas()
-	if err != nil {
-		return err
-	}
-	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
-		Backups:         backups,
-		Usage:           tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush},
-		Quotas:          quotas,
-		MetricsProjects: cfg.MetricsProjects,
-		CacheSize:       cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
-		Registerer: metrics.reg, Tracer: tracer, FairShare: share,
-		// A zero Leeway takes VerifierConfig's default; here 0 means none.
-		Auth: tenant.VerifierConfig{Leeway: cmp.Or(cfg.AuthLeeway, -1), RetryInterval: cfg.JWKSRetry, Logger: logger},
-		GraphQL: tenant.GraphQLLimits{
-			DefaultLimit: cfg.GQLDefaultLimit, MaxLimit: cfg.GQLMaxLimit,
-			MaxBodyBytes: int64(cfg.GQLMaxBody), MaxQueryBytes: cfg.GQLMaxQuery,
-			MaxDepth: cfg.GQLDepth, Timeout: cfg.GQLTimeout, MaxResultBytes: int64(cfg.GQLMaxResult),
-			MaxRecords: int64(cfg.GQLMaxRecords), MaxCost: int64(cfg.GQLMaxCost),
-			Pressure: watcher.UnderPressure,
-		},
-		Realtime: tenant.RealtimeLimits{
-			MaxConnsPerProject: cfg.RealtimeProjectConns, MaxConnsPerIP: cfg.RealtimeIPs,
-			Realtime: gql.Realtime{
-				MaxSubscriptions: cfg.RealtimeSubs, MaxMessageBytes: int64(cfg.RealtimeMessage),
-				Queue: cfg.RealtimeQueue, InitTimeout: cfg.RealtimeInit,
-			},
-		},
-	})
-	if err != nil {
-		return err
-	}
-	defer reg.Close()
-
-	hub := &tools.Hub{}
-	set, closeTools, err := buildTools(ctx, cfg, hub, logger)
-	if err != nil {
-		return err
-	}
-	defer closeTools()
 	clientIP, err := tenant.ClientIP(splitList(cfg.MCPTrustedProxies))
 	if err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
-	mcp, err := mcpserver.New(mcpserver.Config{
-		RequestsPerWindow: cfg.MCPRequests, Window: cfg.MCPWindow, MaxConcurrent: cfg.MCPConcurrent,
-		RequestTimeout: cfg.MCPTimeout, MaxResponseBytes: cfg.MCPMaxResponse, StoreTimeout: cfg.MCPStoreTimeout,
-		ClientIP: clientIP, AllowedOrigins: splitList(cfg.MCPOrigins),
-		HiddenPaths: splitList(cfg.Workspace), ConformanceFixtures: cfg.MCPConformanceFixtures,
-		Checks:     map[string]func(context.Context) error{"database": stores.PingDatabase, "redis": stores.PingRedis},
-		Version:    version,
-		Registerer: metrics.reg, Tracer: tracer,
-		Pressure: watcher.UnderPressure,
-	}, stores.Redis, set, hub, logger)
-	if err != nil {
-		return err
-	}
-	defer mcp.Close()
-
 	httpMetrics, err := telemetry.NewHTTP(telemetry.HTTPConfig{
 		Registerer: metrics.reg, MaxProjects: cfg.MetricsProjects, Tracer: tracer,
 	})
 	if err != nil {
 		return err
 	}
-	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: adminToken, Redis: stores.Redis, ClientIP: clientIP, Keys: stores.Keys(), Logger: logger})
-	if err != nil {
-		return err
-	}
 	e := newEcho(logger, httpMetrics.Middleware)
 	e.IPExtractor = clientIP
-	mountHealth(e, logger, stores, mcp.Ready)
-	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
-	admit, err := pressure.AdmitConfig{
-		Skipper:       func(c echo.Context) bool { return !expensive(c) },
-		UnderPressure: watcher.UnderPressure,
-		DenyHandler: func(c echo.Context, retry time.Duration) error {
-			return tenant.WriteError(c, http.StatusServiceUnavailable, tenant.CodeOverloaded, pressure.Message(retry))
-		},
-	}.ToMiddleware()
-	if err != nil {
-		return err
-	}
-	e.Use(admit)
-	reg.MountAdmin(e, gate)
-	reg.MountGraphQL(e)
-	var devIssuer *tenant.DevIssuer
-	switch {
-	case cfg.DevIssuer == "on" || cfg.DevIssuer == "auto" && cfg.MongoURI == "":
-		if devIssuer, err = tenant.OpenDevIssuer(dataDir); err != nil {
+	plane := servePlane{cfg: cfg, logger: logger, stores: stores, e: e, reg: metrics.reg, tracer: tracer, watcher: watcher, clientIP: clientIP}
+
+	var mcp *mcpserver.Server
+	readyRedis := stores.PingRedis
+	if analyses {
+		var stop func()
+		if mcp, stop, err = plane.mountMCP(ctx, checks); err != nil {
 			return err
 		}
-		e.GET(tenant.DevIssuerJWKSPath, echo.WrapHandler(devIssuer), tenant.ApexOnly)
-	case cfg.DevIssuer != "off" && cfg.DevIssuer != "auto":
-		return fmt.Errorf("--dev-issuer %q: want on, off or auto", cfg.DevIssuer)
+		defer stop()
+		// Redis is asked through the MCP server's client, whose timeouts are short, so that
+		// /readyz answers within a second when Redis hangs.
+		readyRedis = mcp.Ready
+	} else {
+		e.Any("/mcp", func(c echo.Context) error {
+			return tenant.WriteError(c, http.StatusNotFound, tenant.CodeNotFound, "/mcp is not served by this replica (--role api): route it to the replicas of --role mcp or all")
+		})
 	}
-	con, err := console.New(console.Config{Registry: reg, Stores: stores, Gate: gate, Metrics: metrics.reg, DevIssuer: devIssuer, Logger: logger})
-	if err != nil {
-		return err
+	mountHealth(e, logger, checks["database"], readyRedis)
+	var devIssuer *tenant.DevIssuer
+	var reg *tenant.Registry
+	if projects {
+		var stop func()
+		if reg, devIssuer, stop, err = plane.mountProjects(ctx, dataDir); err != nil {
+			return err
+		}
+		defer stop()
+	} else {
+		e.Use(tenant.ApexHosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
 	}
-	con.Mount(e)
-	// The console samples its health figures in the background, so its charts cover the last
-	// minutes when a page opens; the sampler ends before the stores close.
-	sampling, stopSampling := context.WithCancel(ctx)
-	var sampler sync.WaitGroup
-	sampler.Go(func() { con.Run(sampling) })
-	defer func() { stopSampling(); sampler.Wait() }()
-	// Scheduled backups end, like the sampler, before the stores close.
-	backingUp, stopBackups := context.WithCancel(ctx)
-	var backupRuns sync.WaitGroup
-	backupRuns.Go(func() { reg.RunBackups(backingUp) })
-	backupRuns.Go(func() { reg.RunAuditPruning(backingUp, cfg.AuditRetention) })
-	defer func() { stopBackups(); backupRuns.Wait() }()
-	e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
 
 	// No WriteTimeout: MCP notification streams stay open for as long as their clients listen.
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	// Shutdown waits for open connections; the MCP server's notification streams end only
-	// when it closes, so close it as shutdown begins rather than after the timeout.
-	srv.RegisterOnShutdown(func() { _ = mcp.Close() })
+	if mcp != nil {
+		// Shutdown waits for open connections; the MCP server's notification streams end
+		// only when it closes, so close it as shutdown begins rather than after the timeout.
+		srv.RegisterOnShutdown(func() { _ = mcp.Close() })
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	port := ln.Addr().(*net.TCPAddr).Port
@@ -403,13 +342,19 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		logger.Info("development issuer on: tokens from `platform token --project demo --sub alice`",
 			"jwks", jwks, "demo", fmt.Sprintf("http://demo.%s:%d/api/v1/graphql", cfg.Domain, port), "demo_applied", created)
 	}
-	logger.Info("platform serving",
-		"addr", ln.Addr().String(),
-		"admin", fmt.Sprintf("http://%s:%d/admin/v1/projects", cfg.Domain, port),
-		"console", fmt.Sprintf("http://%s:%d/console/", cfg.Domain, port),
-		"mcp", fmt.Sprintf("http://%s:%d/mcp", cfg.Domain, port),
-		"graphql", fmt.Sprintf("http://<project>.%s:%d/api/v1/graphql", cfg.Domain, port),
-		"version", version)
+	serving := []any{"addr", ln.Addr().String(), "role", cfg.Role}
+	if projects {
+		serving = append(serving,
+			"admin", fmt.Sprintf("http://%s:%d/admin/v1/projects", cfg.Domain, port),
+			"console", fmt.Sprintf("http://%s:%d/console/", cfg.Domain, port))
+	}
+	if analyses {
+		serving = append(serving, "mcp", fmt.Sprintf("http://%s:%d/mcp", cfg.Domain, port))
+	}
+	if projects {
+		serving = append(serving, "graphql", fmt.Sprintf("http://<project>.%s:%d/api/v1/graphql", cfg.Domain, port))
+	}
+	logger.Info("platform serving", append(serving, "version", version)...)
 
 	select {
 	case err := <-served:
@@ -423,6 +368,160 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		logger.Warn("in-flight requests cut at the shutdown timeout", "err", err)
 	}
 	return nil
+}
+
+// servePlane is what the two planes of serve share: the configuration, the stores, the
+// public Echo they mount on, and the process's telemetry and memory watcher.
+type servePlane struct {
+	cfg      serveConfig
+	logger   *slog.Logger
+	stores   *store.Stores
+	e        *echo.Echo
+	reg      *prometheus.Registry
+	tracer   trace.Tracer
+	watcher  *pressure.Watcher
+	clientIP echo.IPExtractor
+}
+
+// mountMCP builds the tools and the MCP server, and serves /mcp on the apex host. stop
+// stops both.
+func (p servePlane) mountMCP(ctx context.Context, checks map[string]func(context.Context) error) (_ *mcpserver.Server, stop func(), err error) {
+	cfg := p.cfg
+	hub := &tools.Hub{}
+	set, closeTools, err := buildTools(ctx, cfg, hub, p.logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	mcp, err := mcpserver.New(mcpserver.Config{
+		RequestsPerWindow: cfg.MCPRequests, Window: cfg.MCPWindow, MaxConcurrent: cfg.MCPConcurrent,
+		RequestTimeout: cfg.MCPTimeout, MaxResponseBytes: cfg.MCPMaxResponse, StoreTimeout: cfg.MCPStoreTimeout,
+		ClientIP: p.clientIP, AllowedOrigins: splitList(cfg.MCPOrigins),
+		HiddenPaths: splitList(cfg.Workspace), ConformanceFixtures: cfg.MCPConformanceFixtures,
+		Checks:     checks,
+		Version:    version,
+		Registerer: p.reg, Tracer: p.tracer,
+		Pressure: p.watcher.UnderPressure,
+	}, p.stores.Redis, set, hub, p.logger)
+	if err != nil {
+		closeTools()
+		return nil, nil, err
+	}
+	p.e.Any("/mcp", echo.WrapHandler(mcp), tenant.ApexOnly)
+	return mcp, func() { _ = mcp.Close(); closeTools() }, nil
+}
+
+// mountProjects opens the registry of projects and serves their GraphQL APIs, the admin API
+// and the console; the development issuer is returned when it is on. stop ends the
+// background work (console sampling, backups, audit pruning) and closes the registry.
+func (p servePlane) mountProjects(ctx context.Context, dataDir string) (_ *tenant.Registry, _ *tenant.DevIssuer, stop func(), err error) {
+	cfg, logger, stores, e := p.cfg, p.logger, p.stores, p.e
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	adminToken, tokenFile, err := loadAdminToken(cfg.AdminToken, dataDir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if tokenFile != "" {
+		logger.Info("admin token kept in file (mode 0600)", "file", tokenFile)
+	}
+	if cfg.AuditRetention <= 0 {
+		return nil, nil, nil, fmt.Errorf("--audit-retention %s: want a positive duration (2160h is 90 days)", cfg.AuditRetention)
+	}
+	share, err := pressure.NewFairShare(pressure.FairShareConfig{
+		Slots: cfg.GQLSlots, Queue: cfg.GQLQueue, MaxWait: cfg.GQLTimeout, Registerer: p.reg,
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("--graphql-slots, --graphql-queue: %w", err)
+	}
+	backups, err := cfg.Backup.options(dataDir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	quotas, err := cfg.Quotas.quotas()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
+		Backups:         backups,
+		Usage:           tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush},
+		Quotas:          quotas,
+		MetricsProjects: cfg.MetricsProjects,
+		CacheSize:       cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
+		Registerer: p.reg, Tracer: p.tracer, FairShare: share,
+		// A zero Leeway takes VerifierConfig's default; here 0 means none.
+		Auth: tenant.VerifierConfig{Leeway: cmp.Or(cfg.AuthLeeway, -1), RetryInterval: cfg.JWKSRetry, Logger: logger},
+		GraphQL: tenant.GraphQLLimits{
+			DefaultLimit: cfg.GQLDefaultLimit, MaxLimit: cfg.GQLMaxLimit,
+			MaxBodyBytes: int64(cfg.GQLMaxBody), MaxQueryBytes: cfg.GQLMaxQuery,
+			MaxDepth: cfg.GQLDepth, Timeout: cfg.GQLTimeout, MaxResultBytes: int64(cfg.GQLMaxResult),
+			MaxRecords: int64(cfg.GQLMaxRecords), MaxCost: int64(cfg.GQLMaxCost),
+			Pressure: p.watcher.UnderPressure,
+		},
+		Realtime: tenant.RealtimeLimits{
+			MaxConnsPerProject: cfg.RealtimeProjectConns, MaxConnsPerIP: cfg.RealtimeIPs,
+			Realtime: gql.Realtime{
+				MaxSubscriptions: cfg.RealtimeSubs, MaxMessageBytes: int64(cfg.RealtimeMessage),
+				Queue: cfg.RealtimeQueue, InitTimeout: cfg.RealtimeInit,
+			},
+		},
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stops = append(stops, func() { reg.Close() })
+
+	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: adminToken, Redis: stores.Redis, ClientIP: p.clientIP, Keys: stores.Keys(), Logger: logger})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
+	admit, err := pressure.AdmitConfig{
+		Skipper:       func(c echo.Context) bool { return !expensive(c) },
+		UnderPressure: p.watcher.UnderPressure,
+		DenyHandler: func(c echo.Context, retry time.Duration) error {
+			return tenant.WriteError(c, http.StatusServiceUnavailable, tenant.CodeOverloaded, pressure.Message(retry))
+		},
+	}.ToMiddleware()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	e.Use(admit)
+	reg.MountAdmin(e, gate)
+	reg.MountGraphQL(e)
+	var devIssuer *tenant.DevIssuer
+	switch {
+	case cfg.DevIssuer == "on" || cfg.DevIssuer == "auto" && cfg.MongoURI == "":
+		if devIssuer, err = tenant.OpenDevIssuer(dataDir); err != nil {
+			return nil, nil, nil, err
+		}
+		e.GET(tenant.DevIssuerJWKSPath, echo.WrapHandler(devIssuer), tenant.ApexOnly)
+	case cfg.DevIssuer != "off" && cfg.DevIssuer != "auto":
+		return nil, nil, nil, fmt.Errorf("--dev-issuer %q: want on, off or auto", cfg.DevIssuer)
+	}
+	con, err := console.New(console.Config{Registry: reg, Stores: stores, Gate: gate, Metrics: p.reg, DevIssuer: devIssuer, Logger: logger})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	con.Mount(e)
+	// The console samples its health figures in the background, so its charts cover the
+	// last minutes when a page opens. It, the scheduled backups and the audit pruning end
+	// before the stores close.
+	background, stopBackground := context.WithCancel(ctx)
+	var runs sync.WaitGroup
+	runs.Go(func() { con.Run(background) })
+	runs.Go(func() { reg.RunBackups(background) })
+	runs.Go(func() { reg.RunAuditPruning(background, cfg.AuditRetention) })
+	stops = append(stops, func() { stopBackground(); runs.Wait() })
+	return reg, devIssuer, stop, nil
 }
 
 // newEcho returns the public server's Echo. measure (telemetry.HTTP's middleware) runs right
@@ -526,18 +625,20 @@ func listen(what, setting, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// mountHealth serves /healthz and /readyz. Redis is asked through the MCP server's client,
-// whose timeouts are short, so that /readyz answers within a second when Redis hangs.
-func mountHealth(e *echo.Echo, logger *slog.Logger, stores *store.Stores, redisReady func(context.Context) error) {
+// mountHealth serves /healthz and /readyz; database is nil on a replica that opens none.
+func mountHealth(e *echo.Echo, logger *slog.Logger, database, redisReady func(context.Context) error) {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "alive"})
 	})
 	e.GET("/readyz", func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
-		body, status := map[string]string{"status": "ready", "database": "ok", "redis": "ok"}, http.StatusOK
-		if err := stores.PingDatabase(ctx); err != nil {
-			body["database"], body["status"], status = err.Error(), "not ready", http.StatusServiceUnavailable
+		body, status := map[string]string{"status": "ready", "redis": "ok"}, http.StatusOK
+		if database != nil {
+			body["database"] = "ok"
+			if err := database(ctx); err != nil {
+				body["database"], body["status"], status = err.Error(), "not ready", http.StatusServiceUnavailable
+			}
 		}
 		if err := redisReady(ctx); err != nil {
 			// The public answer names no address; the cause is in the log.

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/telemetry"
 )
 
@@ -38,11 +37,11 @@ func (m *serveMetrics) close() {
 	}
 }
 
-// startTelemetry serves metrics on ln (none when ln is nil), starts sampling the stores, and
-// starts exporting traces when cfg.OTelEndpoint is set; the tracer is nil otherwise. The
-// metrics listener is never the public one: /metrics names every project in use, which
+// startTelemetry serves metrics on ln (none when ln is nil), starts sampling the stores'
+// checks, and starts exporting traces when cfg.OTelEndpoint is set; the tracer is nil
+// otherwise. The metrics listener is never the public one: /metrics names every project in use, which
 // strangers need not learn.
-func startTelemetry(ctx context.Context, cfg serveConfig, ln net.Listener, stores *store.Stores, logger *slog.Logger) (*serveMetrics, trace.Tracer, error) {
+func startTelemetry(ctx context.Context, cfg serveConfig, ln net.Listener, checks map[string]func(context.Context) error, logger *slog.Logger) (*serveMetrics, trace.Tracer, error) {
 	if cfg.MetricsProjects < 1 {
 		return nil, nil, fmt.Errorf("--metrics-projects %d: want at least 1", cfg.MetricsProjects)
 	}
@@ -73,9 +72,7 @@ func startTelemetry(ctx context.Context, cfg serveConfig, ln net.Listener, store
 		logger.Info("tracing on: spans exported over OTLP/HTTP", "endpoint", cfg.OTelEndpoint)
 	}
 
-	pings, err := telemetry.NewStorePings(m.reg, map[string]func(context.Context) error{
-		"database": stores.PingDatabase, "redis": stores.PingRedis,
-	})
+	pings, err := telemetry.NewStorePings(m.reg, checks)
 	if err != nil {
 		return nil, nil, err
 	}
