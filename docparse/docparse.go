@@ -330,6 +330,41 @@ func merge(m map[string]any, v *yaml.Node) error {
 // outside strings and comments. It says nothing of the document's validity, which its parser
 // decides.
 func CheckJSON(src []byte, lim Limits) error {
+	return checkNesting(src, lim, func(i int) int {
+		switch {
+		case src[i] == '"':
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		case bytes.HasPrefix(src[i:], []byte("//")):
+			return endOfLine(src, i)
+		case bytes.HasPrefix(src[i:], []byte("/*")):
+			end := bytes.Index(src[i+2:], []byte("*/"))
+			if end < 0 {
+				return len(src)
+			}
+			i += 2 + end + 1
+		}
+		return i
+	})
+}
+
+// endOfLine is the index of the last byte of i's line before its newline (len(src) when it
+// has none), for a comment that runs to it.
+func endOfLine(src []byte, i int) int {
+	if n := bytes.IndexByte(src[i:], '\n'); n > 0 {
+		return i + n - 1
+	}
+	return len(src)
+}
+
+// checkNesting checks the size of src and counts the nesting of its brackets and braces
+// outside the strings and comments that skip passes over: skip(i) is the index of the last
+// byte of the string or comment that starts at i (len(src) when it never ends), or i when
+// none does.
+func checkNesting(src []byte, lim Limits, skip func(i int) int) error {
 	if lim.MaxBytes > 0 && len(src) > lim.MaxBytes {
 		return &LimitError{Bound: BoundBytes, Max: lim.MaxBytes}
 	}
@@ -338,32 +373,15 @@ func CheckJSON(src []byte, lim Limits) error {
 	}
 	depth, line := 0, 1
 	for i := 0; i < len(src); i++ {
-		switch c := src[i]; c {
+		if end := skip(i); end != i {
+			end = min(max(end, i), len(src)-1)
+			line += bytes.Count(src[i:end+1], []byte("\n"))
+			i = end
+			continue
+		}
+		switch src[i] {
 		case '\n':
 			line++
-		case '"':
-			for i++; i < len(src) && src[i] != '"'; i++ {
-				if src[i] == '\\' {
-					i++
-				} else if src[i] == '\n' {
-					line++
-				}
-			}
-		case '/':
-			switch {
-			case i+1 < len(src) && src[i+1] == '/':
-				for i < len(src) && src[i] != '\n' {
-					i++
-				}
-				i-- // the newline is counted by the loop
-			case i+1 < len(src) && src[i+1] == '*':
-				for i += 2; i < len(src) && !(src[i] == '*' && i+1 < len(src) && src[i+1] == '/'); i++ {
-					if src[i] == '\n' {
-						line++
-					}
-				}
-				i++
-			}
 		case '[', '{':
 			if depth++; depth > lim.MaxDepth {
 				return &LimitError{Bound: BoundDepth, Max: lim.MaxDepth, Line: line}

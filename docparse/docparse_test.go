@@ -287,3 +287,42 @@ func BenchmarkComposeFile(b *testing.B) {
 		}
 	}
 }
+
+// TestManifestDepth: CheckTOML counts brackets and braces outside TOML's four kinds of
+// strings and its comments; CheckXML counts open elements.
+func TestManifestDepth(t *testing.T) {
+	lim := docparse.Limits{MaxBytes: 1 << 20, MaxDepth: 3}
+	for _, tc := range []struct {
+		format, src string
+		ok          bool
+	}{
+		{"toml", "[package]\nname = \"a\"\nx = [[1]]\n", true},
+		{"toml", "x = [[[1]]]\n", true},
+		{"toml", "x = [[[[1]]]]\n", false},
+		{"toml", "x = {a = {b = {c = 1}}}\n", true},
+		{"toml", "x = {a = {b = {c = {d = 1}}}}\n", false},
+		{"toml", "x = \"[[[[\"\ny = [[1]]\n", true},
+		{"toml", "x = '[[[[\\'\ny = [[1]]\n", true},
+		{"toml", "x = \"\"\"\n[[[[\n\"\"\"\ny = [[1]]\n", true},
+		{"toml", "x = '''\n[[[[\n'''\ny = [[[[1]]]]\n", false},
+		{"toml", "x = [[1]] # [[[[\n", true},
+		{"toml", "x = \"\\\"[[[[\"\n", true},
+		{"xml", "<a><b><c>1</c></b></a>", true},
+		{"xml", "<a><b><c><d>1</d></c></b></a>", false},
+		{"xml", "<a><b/><b/><b><c/></b></a>", true},
+		{"xml", "<a><!-- <b><c><d> --></a>", true},
+	} {
+		check := docparse.CheckTOML
+		if tc.format == "xml" {
+			check = docparse.CheckXML
+		}
+		if err := check([]byte(tc.src), lim); (err == nil) != tc.ok {
+			t.Errorf("%s %q: %v", tc.format, tc.src, err)
+		}
+	}
+	for _, check := range []func([]byte, docparse.Limits) error{docparse.CheckTOML, docparse.CheckXML} {
+		if err := check([]byte(strings.Repeat(" ", 1<<20+1)), lim); err == nil {
+			t.Error("size not bounded")
+		}
+	}
+}

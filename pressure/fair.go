@@ -168,7 +168,7 @@ func (f *FairShare) RetryAfter() time.Duration { return time.Second }
 // Do runs work once a slot is free for a request of project, and gives the slot back
 // after. It fails, without running work, with ErrQueueFull, ErrWaitedTooLong, or ctx's
 // error. A request of a long project runs, while other projects are active, on a thread
-// of lower priority (see inBackground).
+// of lower priority (see InBackground).
 func (f *FairShare) Do(ctx context.Context, project string, work func()) error {
 	s, err := f.acquire(ctx, project)
 	if err != nil {
@@ -176,7 +176,7 @@ func (f *FairShare) Do(ctx context.Context, project string, work func()) error {
 	}
 	defer f.release(s)
 	if s.background {
-		inBackground(work)
+		InBackground(work)
 	} else {
 		work()
 	}

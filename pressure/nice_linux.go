@@ -10,15 +10,16 @@ import (
 // while other projects are active: at 15 more, the kernel weighs it 36 against 1024.
 const backgroundNice = 15
 
-// inBackground runs work on a thread of its own at lower priority. Go's scheduler cannot
-// prefer one goroutine over another, but the kernel can prefer one thread over another: the
-// other projects' requests, on the process's other threads, get the CPU first, and work
+// InBackground runs work on a thread of its own at lower priority: a long request of a
+// project beside others (FairShare), an MCP analysis beside the projects (serve --role
+// all). Go's scheduler cannot prefer one goroutine over another, but the kernel can prefer
+// one thread over another: the other projects' requests, on the process's other threads, get the CPU first, and work
 // still gets every cycle they leave. Threads the runtime starts meanwhile do not inherit the
 // priority (a locked thread has the runtime's template thread start them). A thread whose
 // priority cannot be set back (raising it needs CAP_SYS_NICE unless RLIMIT_NICE allows it)
 // is not given back to the runtime: it ends with the goroutine, and the runtime starts
 // another when it needs one, tens of microseconds against a request of more than 10 ms.
-func inBackground(work func()) {
+func InBackground(work func()) {
 	runtime.LockOSThread()
 	tid := unix.Gettid()
 	// The system call answers 20 - nice, never a negative number.

@@ -2,5 +2,5 @@
 
 package pressure
 
-// inBackground runs work: thread priorities are set on Linux only.
-func inBackground(work func()) { work() }
+// InBackground runs work: thread priorities are set on Linux only.
+func InBackground(work func()) { work() }

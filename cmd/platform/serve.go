@@ -56,6 +56,8 @@ type serveConfig struct {
 	MCPTimeout                        time.Duration
 	MCPMaxResponse                    int
 	MCPStoreTimeout                   time.Duration
+	MCPAnalyses, MCPAnalysisQueue     int
+	MCPAnalysisMemory                 string
 	MCPConformanceFixtures            bool
 	MCPTrustedProxies, MCPOrigins     string
 	Workspace                         string
@@ -113,6 +115,9 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.MCPTimeout, "mcp-timeout", "MCP_REQUEST_TIMEOUT", 30*time.Second, "time one MCP request may take"),
 		intSetting(&c.MCPMaxResponse, "mcp-max-response", "MCP_MAX_RESPONSE_BYTES", 10<<20, "largest MCP response, in bytes"),
 		durationSetting(&c.MCPStoreTimeout, "mcp-store-timeout", "MCP_STORE_TIMEOUT", 500*time.Millisecond, "longest wait for Redis on an MCP request; past it the request is refused with 503 (fail closed)"),
+		intSetting(&c.MCPAnalyses, "mcp-analyses", "MCP_ANALYSES", 0, "MCP tool calls (analyses) that may run at once (0: GOMAXPROCS, or GOMAXPROCS - 1 with --role all, where they also run at lower thread priority than the projects' requests)"),
+		intSetting(&c.MCPAnalysisQueue, "mcp-analysis-queue", "MCP_ANALYSIS_QUEUE", 0, "MCP tool calls that may wait for an analysis worker (0: twice the workers); past it a call is refused with a tool error naming the limit"),
+		stringSetting(&c.MCPAnalysisMemory, "mcp-analysis-memory", "MCP_ANALYSIS_MEMORY", "512MiB", "memory one MCP analysis may take (bytes it reads, or its share of the live heap's growth when more); past it the analysis is stopped with a tool error naming the limit. 0: no ceiling"),
 		boolSetting(&c.MCPConformanceFixtures, "conformance-fixtures", "MCP_CONFORMANCE_FIXTURES", false, "add the test_* tools the official MCP conformance suite calls; never on a public deployment"),
 		stringSetting(&c.MCPTrustedProxies, "trusted-proxies", "PLATFORM_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For names the client"),
 		stringSetting(&c.MCPOrigins, "mcp-allowed-origins", "MCP_ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (* for any)"),

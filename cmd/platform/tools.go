@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"runtime"
+
+	"github.com/platform-dev/platform/pressure"
 
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/cloud"
@@ -52,10 +56,37 @@ func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, logger *sl
 	if err != nil {
 		return fail(err)
 	}
-	set := tools.Set{
+	budget, err := analysisBudget(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	set := budget.Apply(tools.Set{
 		Tools:     append(codeTools, cloudA, sec, ex),
 		Resources: []tools.Resource{codeA.Resource(), cloudA},
-	}
+	})
 	logger.Info("mcp tools ready", "workspace", ws.Roots(), "tools", len(set.Tools), "expert_model", cfg.ExpertModel != "" && cfg.ExpertURL != "")
 	return set, stop, nil
+}
+
+// analysisBudget bounds the analyses as --mcp-analyses, --mcp-analysis-queue and
+// --mcp-analysis-memory say. With --role all they run beside the projects' requests, which
+// come first: one core is left to the requests, and the analyses run on threads of lower
+// priority.
+func analysisBudget(cfg serveConfig) (*tools.Budget, error) {
+	maxMemory, err := pressure.ParseBytes(cfg.MCPAnalysisMemory)
+	if err != nil {
+		return nil, fmt.Errorf("--mcp-analysis-memory or MCP_ANALYSIS_MEMORY: %w", err)
+	}
+	bc := tools.BudgetConfig{Workers: cfg.MCPAnalyses, Queue: cfg.MCPAnalysisQueue, MaxMemory: maxMemory}
+	if cfg.Role == roleAll {
+		bc.Run = pressure.InBackground
+		if bc.Workers == 0 {
+			bc.Workers = max(1, runtime.GOMAXPROCS(0)-1)
+		}
+	}
+	b, err := tools.NewBudget(bc)
+	if err != nil {
+		return nil, fmt.Errorf("--mcp-analyses, --mcp-analysis-queue: %w", err)
+	}
+	return b, nil
 }

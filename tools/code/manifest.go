@@ -208,6 +208,9 @@ func parsePyproject(m *Manifest, src []byte) error {
 			} `toml:"poetry"`
 		} `toml:"tool"`
 	}
+	if err := docparse.CheckTOML(src, docparse.DefaultLimits()); err != nil {
+		return fmt.Errorf("parse pyproject.toml: %w", err)
+	}
 	if err := toml.Unmarshal(src, &p); err != nil {
 		return fmt.Errorf("parse pyproject.toml: %w", err)
 	}
@@ -319,6 +322,9 @@ func parsePom(m *Manifest, src []byte) error {
 		Dependencies []dep `xml:"dependencies>dependency"`
 		Managed      []dep `xml:"dependencyManagement>dependencies>dependency"`
 	}
+	if err := docparse.CheckXML(src, docparse.DefaultLimits()); err != nil {
+		return fmt.Errorf("parse pom.xml: %w", err)
+	}
 	if err := xml.Unmarshal(src, &p); err != nil {
 		return fmt.Errorf("parse pom.xml: %w", err)
 	}
@@ -414,6 +420,9 @@ func parseCargo(m *Manifest, src []byte) error {
 			Members      []string       `toml:"members"`
 			Dependencies map[string]any `toml:"dependencies"`
 		} `toml:"workspace"`
+	}
+	if err := docparse.CheckTOML(src, docparse.DefaultLimits()); err != nil {
+		return fmt.Errorf("parse Cargo.toml: %w", err)
 	}
 	if err := toml.Unmarshal(src, &c); err != nil {
 		return fmt.Errorf("parse Cargo.toml: %w", err)

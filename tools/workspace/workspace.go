@@ -469,6 +469,7 @@ func (wk *walker) load(ctx context.Context, pf *pending) {
 			return // vanished or unreadable since listed
 		}
 		pf.f.Content = content
+		tools.Charge(ctx, int64(len(content)))
 	}
 	wk.w.class.classify(&pf.f)
 	pf.ok = true
