@@ -161,13 +161,17 @@ func overlays(t *testing.T) []rendered {
 	return out
 }
 
-// platformContainer returns the container that runs the service in the Deployment, and the
-// pod's annotations.
-func platformContainer(t *testing.T, r rendered) (container, map[string]string) {
+// planes are the Deployments of the service, one per role of `serve --role`, each behind
+// its own Service of the same name.
+var planes = []struct{ name, role string }{{"platform", "api"}, {"platform-mcp", "mcp"}}
+
+// platformContainer returns the container that runs the service in the Deployment
+// deployment, and the pod's annotations.
+func platformContainer(t *testing.T, r rendered, deployment string) (container, map[string]string) {
 	t.Helper()
-	dep, ok := r.find("Deployment", "platform")
+	dep, ok := r.find("Deployment", deployment)
 	if !ok {
-		t.Fatalf("overlay %s renders no Deployment platform", r.name)
+		t.Fatalf("overlay %s renders no Deployment %s", r.name, deployment)
 	}
 	var spec struct {
 		Template struct {
@@ -185,7 +189,7 @@ func platformContainer(t *testing.T, r rendered) (container, map[string]string) 
 			return c, spec.Template.Metadata.Annotations
 		}
 	}
-	t.Fatalf("overlay %s: Deployment platform has no container named platform", r.name)
+	t.Fatalf("overlay %s: Deployment %s has no container named platform", r.name, deployment)
 	return container{}, nil
 }
 
@@ -217,6 +221,16 @@ func settings(t *testing.T, r rendered, c container) map[string]string {
 	return env
 }
 
+// portName is the name of the container's port number port; "" when it has none.
+func (c container) portName(port string) string {
+	for _, p := range c.Ports {
+		if fmt.Sprint(p.ContainerPort) == port {
+			return p.Name
+		}
+	}
+	return ""
+}
+
 func portOf(t *testing.T, addr string) string {
 	t.Helper()
 	_, port, err := net.SplitHostPort(addr)
@@ -237,72 +251,11 @@ func TestManifestsMatchReference(t *testing.T) {
 	}
 	for _, r := range overlays(t) {
 		t.Run(r.name, func(t *testing.T) {
-			c, annotations := platformContainer(t, r)
+			for _, plane := range planes {
+				checkPlane(t, r, ref, addr, plane.name, plane.role)
+			}
+			c, _ := platformContainer(t, r, "platform")
 			env := settings(t, r, c)
-			for name := range env {
-				if !ref.known(name) {
-					t.Errorf("the manifests set %s, which `platform config-reference` does not list", name)
-				}
-			}
-			if len(c.Command) > 0 {
-				t.Errorf("container command %q replaces the image's entrypoint (the platform binary)", c.Command)
-			}
-			if len(c.Args) == 0 || !slices.ContainsFunc(ref, func(e referenceEntry) bool { return e.Command == c.Args[0] }) {
-				t.Errorf("container args %q: want a subcommand of the reference (serve)", c.Args)
-			}
-
-			port := portOf(t, addr.Default)
-			if v, ok := env["PLATFORM_ADDR"]; ok {
-				port = portOf(t, v)
-			}
-			var portName string
-			for _, p := range c.Ports {
-				if fmt.Sprint(p.ContainerPort) == port {
-					portName = p.Name
-				}
-			}
-			if portName == "" {
-				t.Fatalf("no containerPort is %s, the port the service listens on", port)
-			}
-			for _, p := range []struct {
-				name, path string
-				probe      *probe
-			}{
-				{"readinessProbe", "/readyz", c.ReadinessProbe},
-				{"livenessProbe", "/healthz", c.LivenessProbe},
-				{"startupProbe", "/healthz", c.StartupProbe},
-			} {
-				if p.probe == nil || p.probe.HTTPGet == nil {
-					t.Errorf("%s: want an httpGet probe", p.name)
-					continue
-				}
-				if p.probe.HTTPGet.Path != p.path {
-					t.Errorf("%s path %q, want %q", p.name, p.probe.HTTPGet.Path, p.path)
-				}
-				if got := fmt.Sprint(p.probe.HTTPGet.Port); got != portName && got != port {
-					t.Errorf("%s port %s, want %s (%s)", p.name, got, portName, port)
-				}
-			}
-
-			svc, ok := r.find("Service", "platform")
-			if !ok {
-				t.Fatal("no Service platform")
-			}
-			var svcSpec struct {
-				Ports []struct {
-					TargetPort any `json:"targetPort"`
-				} `json:"ports"`
-			}
-			if err := json.Unmarshal(svc.Spec, &svcSpec); err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range svcSpec.Ports {
-				if got := fmt.Sprint(p.TargetPort); got != portName && got != port {
-					t.Errorf("Service targetPort %s, want %s (%s)", got, portName, port)
-				}
-			}
-
-			checkMetrics(t, r, ref, c, env, annotations, svcSpec.Ports)
 
 			domain, ok := env["PLATFORM_DOMAIN"]
 			if !ok {
@@ -314,11 +267,35 @@ func TestManifestsMatchReference(t *testing.T) {
 				t.Fatal("no Ingress platform")
 			}
 			var ingSpec struct {
-				Rules []struct{ Host string }    `json:"rules"`
-				TLS   []struct{ Hosts []string } `json:"tls"`
+				Rules []struct {
+					Host string
+					HTTP struct {
+						Paths []struct {
+							Path    string
+							Backend struct{ Service struct{ Name string } }
+						}
+					}
+				} `json:"rules"`
+				TLS []struct{ Hosts []string } `json:"tls"`
 			}
 			if err := json.Unmarshal(ing.Spec, &ingSpec); err != nil {
 				t.Fatal(err)
+			}
+			// Each plane gets its own paths: /mcp on the apex host, everything else.
+			mcpRouted := false
+			for i, rule := range ingSpec.Rules {
+				for _, p := range rule.HTTP.Paths {
+					want := "platform"
+					if p.Path == "/mcp" {
+						want, mcpRouted = "platform-mcp", mcpRouted || i == 0
+					}
+					if p.Backend.Service.Name != want {
+						t.Errorf("Ingress sends %s%s to Service %s, want %s", rule.Host, p.Path, p.Backend.Service.Name, want)
+					}
+				}
+			}
+			if !mcpRouted {
+				t.Error("the Ingress does not route /mcp on the apex host to the mcp plane")
 			}
 			want := []string{domain, "*." + domain}
 			var hosts []string
@@ -335,6 +312,76 @@ func TestManifestsMatchReference(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkPlane checks the Deployment of one role: its settings, subcommand, listen address,
+// probes, Service and metrics.
+func checkPlane(t *testing.T, r rendered, ref reference, addr referenceEntry, deployment, role string) {
+	t.Helper()
+	c, annotations := platformContainer(t, r, deployment)
+	env := settings(t, r, c)
+	if env["PLATFORM_ROLE"] != role {
+		t.Errorf("Deployment %s: PLATFORM_ROLE %q, want %s", deployment, env["PLATFORM_ROLE"], role)
+	}
+	for name := range env {
+		if !ref.known(name) {
+			t.Errorf("the manifests set %s, which `platform config-reference` does not list", name)
+		}
+	}
+	if len(c.Command) > 0 {
+		t.Errorf("container command %q replaces the image's entrypoint (the platform binary)", c.Command)
+	}
+	if len(c.Args) == 0 || !slices.ContainsFunc(ref, func(e referenceEntry) bool { return e.Command == c.Args[0] }) {
+		t.Errorf("container args %q: want a subcommand of the reference (serve)", c.Args)
+	}
+
+	port := portOf(t, addr.Default)
+	if v, ok := env["PLATFORM_ADDR"]; ok {
+		port = portOf(t, v)
+	}
+	portName := c.portName(port)
+	if portName == "" {
+		t.Fatalf("no containerPort is %s, the port the service listens on", port)
+	}
+	for _, p := range []struct {
+		name, path string
+		probe      *probe
+	}{
+		{"readinessProbe", "/readyz", c.ReadinessProbe},
+		{"livenessProbe", "/healthz", c.LivenessProbe},
+		{"startupProbe", "/healthz", c.StartupProbe},
+	} {
+		if p.probe == nil || p.probe.HTTPGet == nil {
+			t.Errorf("%s: want an httpGet probe", p.name)
+			continue
+		}
+		if p.probe.HTTPGet.Path != p.path {
+			t.Errorf("%s path %q, want %q", p.name, p.probe.HTTPGet.Path, p.path)
+		}
+		if got := fmt.Sprint(p.probe.HTTPGet.Port); got != portName && got != port {
+			t.Errorf("%s port %s, want %s (%s)", p.name, got, portName, port)
+		}
+	}
+
+	svc, ok := r.find("Service", deployment)
+	if !ok {
+		t.Fatalf("no Service %s", deployment)
+	}
+	var svcSpec struct {
+		Ports []struct {
+			TargetPort any `json:"targetPort"`
+		} `json:"ports"`
+	}
+	if err := json.Unmarshal(svc.Spec, &svcSpec); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range svcSpec.Ports {
+		if got := fmt.Sprint(p.TargetPort); got != portName && got != port {
+			t.Errorf("Service targetPort %s, want %s (%s)", got, portName, port)
+		}
+	}
+
+	checkMetrics(t, r, ref, c, env, annotations, svcSpec.Ports)
 }
 
 // checkMetrics: Prometheus must find the metrics listener where the annotations say, the
@@ -370,12 +417,7 @@ func checkMetrics(t *testing.T, r rendered, ref reference, c container, env, ann
 	if got := annotations["prometheus.io/port"]; got != port {
 		t.Errorf("annotation prometheus.io/port %q, want %s (PLATFORM_METRICS_ADDR)", got, port)
 	}
-	var name string
-	for _, p := range c.Ports {
-		if fmt.Sprint(p.ContainerPort) == port {
-			name = p.Name
-		}
-	}
+	name := c.portName(port)
 	if name == "" {
 		t.Errorf("no containerPort is %s, the metrics port", port)
 	}
@@ -415,22 +457,29 @@ func checkMetrics(t *testing.T, r rendered, ref reference, c container, env, ann
 // (dev) points at a key of it; prod expects the operator's Secret (docs/operations.md).
 func TestSecretsExist(t *testing.T) {
 	for _, r := range overlays(t) {
-		c, _ := platformContainer(t, r)
-		for _, e := range c.Env {
-			if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
-				continue
+		for _, plane := range planes {
+			c, _ := platformContainer(t, r, plane.name)
+			checkSecrets(t, r, c)
+		}
+	}
+}
+
+func checkSecrets(t *testing.T, r rendered, c container) {
+	t.Helper()
+	for _, e := range c.Env {
+		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+			continue
+		}
+		ref := e.ValueFrom.SecretKeyRef
+		sec, ok := r.find("Secret", ref.Name)
+		if !ok {
+			if r.name == "dev" {
+				t.Errorf("overlay dev: %s names Secret %s, which the overlay does not render", e.Name, ref.Name)
 			}
-			ref := e.ValueFrom.SecretKeyRef
-			sec, ok := r.find("Secret", ref.Name)
-			if !ok {
-				if r.name == "dev" {
-					t.Errorf("overlay dev: %s names Secret %s, which the overlay does not render", e.Name, ref.Name)
-				}
-				continue
-			}
-			if _, ok := sec.Data[ref.Key]; !ok && !ref.Optional {
-				t.Errorf("overlay %s: %s names key %s of Secret %s, which it lacks", r.name, e.Name, ref.Key, ref.Name)
-			}
+			continue
+		}
+		if _, ok := sec.Data[ref.Key]; !ok && !ref.Optional {
+			t.Errorf("overlay %s: %s names key %s of Secret %s, which it lacks", r.name, e.Name, ref.Key, ref.Name)
 		}
 	}
 }
@@ -442,35 +491,44 @@ func TestSettingsStartTheService(t *testing.T) {
 	local := map[string]bool{"PLATFORM_ADDR": true, "PLATFORM_DATA": true, "MCP_WORKSPACE": true,
 		"MONGODB_URI": true, "REDIS_URL": true, "PLATFORM_LOG_FORMAT": true, "PLATFORM_METRICS_ADDR": true}
 	for _, r := range overlays(t) {
-		t.Run(r.name, func(t *testing.T) {
-			c, annotations := platformContainer(t, r)
-			environ := []string{"PLATFORM_LOG_FORMAT=text"}
-			env := settings(t, r, c)
-			for k, v := range env {
-				if !local[k] {
-					environ = append(environ, k+"="+v)
-				}
-			}
-			environ = append(environ, "PLATFORM_METRICS_ADDR=127.0.0.1:0")
-			scrape := annotations["prometheus.io/scrape"] == "true"
-			srv := platformtest.Start(t, binary, "", environ...)
-			domain := env["PLATFORM_DOMAIN"]
-			if domain == "" {
-				domain = "localhost"
-			}
-			for _, p := range []*probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
-				if p == nil || p.HTTPGet == nil {
-					continue // TestManifestsMatchReference reports it
-				}
-				get(t, srv.Addr, domain, p.HTTPGet.Path, "")
-			}
-			if scrape {
-				if srv.MetricsAddr == "" {
-					t.Fatal("the pods ask to be scraped, but serve started no metrics listener")
-				}
-				get(t, srv.MetricsAddr, "", annotations["prometheus.io/path"], "platform_http_requests_total")
-			}
-		})
+		for _, plane := range planes {
+			t.Run(r.name+"/"+plane.role, func(t *testing.T) {
+				startPlane(t, r, plane.name, local)
+			})
+		}
+	}
+}
+
+// startPlane starts `platform serve` with the settings of the Deployment deployment (those
+// in local left out) and asks its probes' paths and metrics.
+func startPlane(t *testing.T, r rendered, deployment string, local map[string]bool) {
+	t.Helper()
+	c, annotations := platformContainer(t, r, deployment)
+	environ := []string{"PLATFORM_LOG_FORMAT=text"}
+	env := settings(t, r, c)
+	for k, v := range env {
+		if !local[k] {
+			environ = append(environ, k+"="+v)
+		}
+	}
+	environ = append(environ, "PLATFORM_METRICS_ADDR=127.0.0.1:0")
+	scrape := annotations["prometheus.io/scrape"] == "true"
+	srv := platformtest.Start(t, binary, "", environ...)
+	domain := env["PLATFORM_DOMAIN"]
+	if domain == "" {
+		domain = "localhost"
+	}
+	for _, p := range []*probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
+		if p == nil || p.HTTPGet == nil {
+			continue // TestManifestsMatchReference reports it
+		}
+		get(t, srv.Addr, domain, p.HTTPGet.Path, "")
+	}
+	if scrape {
+		if srv.MetricsAddr == "" {
+			t.Fatal("the pods ask to be scraped, but serve started no metrics listener")
+		}
+		get(t, srv.MetricsAddr, "", annotations["prometheus.io/path"], "platform_http_requests_total")
 	}
 }
 
