@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // BudgetConfig bounds the analyses one process runs at once and what each may take.
@@ -27,6 +29,8 @@ type BudgetConfig struct {
 	// Run runs an analysis on its worker; nil calls it as it is. serve --role all runs
 	// analyses on threads of lower priority than the projects' requests with it.
 	Run func(work func())
+	// Registerer receives the budget's metrics; nil keeps them unregistered.
+	Registerer prometheus.Registerer
 }
 
 // DefaultBudget holds the defaults of the flags that set a Budget (Workers and Queue are
@@ -40,6 +44,8 @@ type Budget struct {
 	cfg     BudgetConfig
 	workers chan struct{}
 	waiting atomic.Int64
+
+	stops *prometheus.CounterVec // analyses refused or stopped, by limit
 
 	mu   sync.Mutex
 	runs map[*run]struct{}
@@ -63,7 +69,30 @@ func NewBudget(config BudgetConfig) (*Budget, error) {
 	case config.MaxMemory < 0:
 		return nil, fmt.Errorf("tools: analysis memory %d: want a positive number of bytes (0: no ceiling)", config.MaxMemory)
 	}
-	return &Budget{cfg: config, workers: make(chan struct{}, config.Workers), runs: map[*run]struct{}{}}, nil
+	b := &Budget{cfg: config, workers: make(chan struct{}, config.Workers), runs: map[*run]struct{}{},
+		stops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "platform_mcp_analyses_stopped_total",
+			Help: "MCP analyses refused because the workers and their queue were full (limit=\"" + LimitWorkers + "\"), or stopped past their memory ceiling (limit=\"" + LimitMemory + "\").",
+		}, []string{"limit"}),
+	}
+	if config.Registerer != nil {
+		for _, c := range []prometheus.Collector{
+			b.stops,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "platform_mcp_analyses_running",
+				Help: "MCP analyses holding a worker (of --mcp-analyses).",
+			}, func() float64 { return float64(len(b.workers)) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "platform_mcp_analyses_waiting",
+				Help: "MCP analyses waiting for a worker (of --mcp-analysis-queue).",
+			}, func() float64 { return float64(b.waiting.Load()) }),
+		} {
+			if err := config.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("tools: register analysis budget metrics: %w", err)
+			}
+		}
+	}
+	return b, nil
 }
 
 // Apply returns set with every tool run within the budget.
@@ -139,6 +168,7 @@ func (b *Budget) call(ctx context.Context, t Tool, args json.RawMessage) (any, e
 	default:
 		if b.waiting.Add(1) > int64(b.cfg.Queue) {
 			b.waiting.Add(-1)
+			b.stops.WithLabelValues(LimitWorkers).Inc()
 			return nil, &BudgetError{Limit: LimitWorkers, Max: int64(b.cfg.Workers), Queue: int64(b.cfg.Queue)}
 		}
 		select {
@@ -260,6 +290,7 @@ func (b *Budget) check(r *run, heap int64, running int) {
 	}
 	used := max(r.charged.Load(), max(0, heap-r.heapStart)/int64(max(1, running)))
 	if used > b.cfg.MaxMemory && r.stopped.CompareAndSwap(false, true) {
+		b.stops.WithLabelValues(LimitMemory).Inc()
 		r.cancel(&BudgetError{Limit: LimitMemory, Max: b.cfg.MaxMemory, Used: used})
 	}
 }

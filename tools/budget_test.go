@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/platform-dev/platform/mcpserver"
 	"github.com/platform-dev/platform/mcpserver/mcptest"
@@ -27,11 +28,30 @@ func (a analysis) Spec() tools.Spec {
 
 func (a analysis) Call(ctx context.Context, _ json.RawMessage) (any, error) { return a.work(ctx) }
 
+// gauge reads a gauge of reg.
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no %s", name)
+	return 0
+}
+
 func quick(context.Context) (any, error) { return map[string]any{"ok": true}, nil }
 
 // serveBudgeted serves the analyses within a budget of config over the MCP wire protocol.
 func serveBudgeted(t *testing.T, config tools.BudgetConfig, as ...analysis) string {
 	t.Helper()
+	if config.Registerer == nil {
+		config.Registerer = prometheus.NewRegistry()
+	}
 	b, err := tools.NewBudget(config)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +87,8 @@ func call(t *testing.T, url, name string) (isError bool, text string) {
 func TestBudgetWorkers(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 2)
-	url := serveBudgeted(t, tools.BudgetConfig{Workers: 1, Queue: 1},
+	reg := prometheus.NewRegistry()
+	url := serveBudgeted(t, tools.BudgetConfig{Workers: 1, Queue: 1, Registerer: reg},
 		analysis{"slow", func(ctx context.Context) (any, error) {
 			started <- struct{}{}
 			select {
@@ -87,19 +108,14 @@ func TestBudgetWorkers(t *testing.T) {
 		})
 	}
 	<-started // the first runs; the second waits for its worker
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		isErr, text := call(t, url, "slow")
-		if isErr && strings.Contains(text, "analysis workers") && strings.Contains(text, "at most 1 analyses at once") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a third analysis beside a full pool and queue answered isError=%v %q, want refused naming the limit", isErr, text)
-		}
-		if !isErr {
-			t.Fatalf("a third analysis beside a full pool ran: %q", text)
-		}
-		time.Sleep(10 * time.Millisecond) // the second had not reached the queue yet
+	for gauge(t, reg, "platform_mcp_analyses_waiting") < 1 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if isErr, text := call(t, url, "slow"); !isErr || !strings.Contains(text, "analysis workers") || !strings.Contains(text, "at most 1 analyses at once") {
+		t.Errorf("a third analysis beside a full pool and queue answered isError=%v %q, want refused naming the limit", isErr, text)
+	}
+	if got := gauge(t, reg, "platform_mcp_analyses_running"); got != 1 {
+		t.Errorf("platform_mcp_analyses_running %v, want 1", got)
 	}
 	close(release)
 	admitted.Wait()

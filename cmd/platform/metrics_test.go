@@ -114,6 +114,8 @@ func TestMetrics(t *testing.T) {
 		`platform_mcp_limiter_decisions_total{decision="refused",limit="rate"} 1`,
 		`platform_mcp_tool_call_duration_seconds_count{tool="consult_expert"} 5`,
 		`platform_mcp_sessions 1`,
+		`platform_mcp_analyses_running 0`,
+		`platform_mcp_analyses_waiting 0`,
 		`platform_store_up{store="database"} 1`,
 		`platform_store_up{store="redis"} 1`,
 		`platform_store_ping_duration_seconds_count{store="database"}`,

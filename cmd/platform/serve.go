@@ -393,7 +393,7 @@ type servePlane struct {
 func (p servePlane) mountMCP(ctx context.Context, checks map[string]func(context.Context) error) (_ *mcpserver.Server, stop func(), err error) {
 	cfg := p.cfg
 	hub := &tools.Hub{}
-	set, closeTools, err := buildTools(ctx, cfg, hub, p.logger)
+	set, closeTools, err := buildTools(ctx, cfg, hub, p.reg, p.logger)
 	if err != nil {
 		return nil, nil, err
 	}

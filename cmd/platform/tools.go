@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"runtime"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/platform-dev/platform/pressure"
 
 	"github.com/platform-dev/platform/tools"
@@ -19,7 +21,7 @@ import (
 // buildTools assembles the six analyses the MCP server offers, in the seed's order, all
 // reading below the same workspace roots. The returned function stops their watchers (the
 // cloud watcher also stops with ctx).
-func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, logger *slog.Logger) (tools.Set, func(), error) {
+func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, reg prometheus.Registerer, logger *slog.Logger) (tools.Set, func(), error) {
 	ws, err := workspace.New(splitList(cfg.Workspace)...)
 	if err != nil {
 		return tools.Set{}, nil, err
@@ -56,7 +58,7 @@ func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, logger *sl
 	if err != nil {
 		return fail(err)
 	}
-	budget, err := analysisBudget(cfg)
+	budget, err := analysisBudget(cfg, reg)
 	if err != nil {
 		return fail(err)
 	}
@@ -72,12 +74,12 @@ func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, logger *sl
 // --mcp-analysis-memory say. With --role all they run beside the projects' requests, which
 // come first: one core is left to the requests, and the analyses run on threads of lower
 // priority.
-func analysisBudget(cfg serveConfig) (*tools.Budget, error) {
+func analysisBudget(cfg serveConfig, reg prometheus.Registerer) (*tools.Budget, error) {
 	maxMemory, err := pressure.ParseBytes(cfg.MCPAnalysisMemory)
 	if err != nil {
 		return nil, fmt.Errorf("--mcp-analysis-memory or MCP_ANALYSIS_MEMORY: %w", err)
 	}
-	bc := tools.BudgetConfig{Workers: cfg.MCPAnalyses, Queue: cfg.MCPAnalysisQueue, MaxMemory: maxMemory}
+	bc := tools.BudgetConfig{Workers: cfg.MCPAnalyses, Queue: cfg.MCPAnalysisQueue, MaxMemory: maxMemory, Registerer: reg}
 	if cfg.Role == roleAll {
 		bc.Run = pressure.InBackground
 		if bc.Workers == 0 {
