@@ -159,3 +159,21 @@ func BenchmarkAnalysisFlood(b *testing.B) {
 		})
 	}
 }
+
+// TestAnalysisMemoryCeiling runs an analysis past a ceiling of 1 MiB (net/http is 2.5 MB):
+// it is stopped with a tool error naming the limit, and the process serves on.
+func TestAnalysisMemoryCeiling(t *testing.T) {
+	s := startAnalysisSite(t, "MCP_ANALYSIS_MEMORY=1MiB")
+	url := "http://" + s.srv.Addr + "/mcp"
+	r := mcptest.Post(t, url, mcptest.Request(1, "tools/call", map[string]any{"name": "analyze_codebase", "arguments": map[string]any{"path": s.srv.Workspace}}),
+		"MCP-Protocol-Version", "2025-11-25")
+	if r.ErrCode() != 0 || r.Result()["isError"] != true || !strings.Contains(string(r.Raw), "past the limit on analysis memory of 1 MiB") {
+		t.Fatalf("an analysis past the memory ceiling answered %d %.500s, want a tool error naming the limit", r.Status, r.Raw)
+	}
+	if r := mcptest.Post(t, url, mcptest.Request(2, "ping", nil), "MCP-Protocol-Version", "2025-11-25"); r.ErrCode() != 0 || r.Status != 200 {
+		t.Errorf("ping after the stopped analysis: %d %s", r.Status, r.Raw)
+	}
+	if err := s.quietServes(context.Background()); err != nil {
+		t.Errorf("the project after the stopped analysis: %v", err)
+	}
+}
