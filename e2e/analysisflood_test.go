@@ -6,13 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/mcpserver/mcptest"
 )
 
@@ -25,7 +25,7 @@ import (
 func startAnalysisSite(tb testing.TB, env ...string) *attackSite {
 	tb.Helper()
 	s := startNoisySite(tb, 0, 0, append([]string{"MCP_REQUESTS_PER_WINDOW=1000000", "MCP_MAX_CONCURRENT=10000"}, env...)...)
-	src := filepath.Join(runtime.GOROOT(), "src", "net", "http")
+	src := filepath.Join(testenv.GOROOT(tb), "src", "net", "http")
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
