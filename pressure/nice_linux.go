@@ -13,8 +13,8 @@ const backgroundNice = 15
 // InBackground runs work on a thread of its own at lower priority: a long request of a
 // project beside others (FairShare), an MCP analysis beside the projects (serve --role
 // all). Go's scheduler cannot prefer one goroutine over another, but the kernel can prefer
-// one thread over another: the other projects' requests, on the process's other threads, get the CPU first, and work
-// still gets every cycle they leave. Threads the runtime starts meanwhile do not inherit the
+// one thread over another: the other requests, on the process's other threads, get the CPU
+// first, and work still gets every cycle they leave. Threads the runtime starts meanwhile do not inherit the
 // priority (a locked thread has the runtime's template thread start them). A thread whose
 // priority cannot be set back (raising it needs CAP_SYS_NICE unless RLIMIT_NICE allows it)
 // is not given back to the runtime: it ends with the goroutine, and the runtime starts

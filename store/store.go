@@ -77,7 +77,7 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 	}()
 
 	switch {
-	case cfg.RedisOnly:
+	case cfg.RedisOnly: // no database
 	case cfg.MongoURI == "":
 		s.Backend = "sqlite"
 		db, err := openSQLite(ctx, cfg.DataDir, logger)

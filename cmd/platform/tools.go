@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/platform-dev/platform/pressure"
-
 	"github.com/platform-dev/platform/tools"
 	"github.com/platform-dev/platform/tools/cloud"
 	"github.com/platform-dev/platform/tools/code"
