@@ -109,37 +109,56 @@ services:
 	}
 }
 
-// TestManifestPastTheDepthLimitOverMCP: analyze_codebase reports a package.json nested past
-// the depth limit as a manifest with an error naming the limit, and reads one at the limit.
+// TestManifestPastTheDepthLimitOverMCP: analyze_codebase reports a manifest nested past the
+// depth limit as a manifest with an error naming the limit, and reads one at the limit, in
+// each format it parses (JSON, TOML, XML).
 func TestManifestPastTheDepthLimitOverMCP(t *testing.T) {
-	root := t.TempDir()
-	// The manifest's object is one level; "x" nests depth-1 more.
-	manifest := func(depth int) string {
-		return `{"name": "app", "dependencies": {"left-pad": "1.3.0"}, "x": ` +
-			strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + `}`
-	}
-	for dir, depth := range map[string]int{"at": 100, "past": 101} {
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, dir, "package.json"), []byte(manifest(depth)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	url := startCodeMCPAt(t, root)
-	res, rerr := callTool(t, url, "analyze_codebase", map[string]any{})
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	got := map[string]map[string]any{}
-	for _, m := range codeStructured(t, res)["manifests"].([]any) {
-		m := m.(map[string]any)
-		got[m["path"].(string)] = m
-	}
-	if m := got["at/package.json"]; m == nil || m["error"] != nil || m["name"] != "app" {
-		t.Errorf("manifest at the limit: %v", m)
-	}
-	if m := got["past/package.json"]; m == nil || !strings.Contains(fmt.Sprint(m["error"]), "document nests deeper than 100 levels") {
-		t.Errorf("manifest past the limit: %v", m)
+	nest := func(open, close string, n int) string { return strings.Repeat(open, n) + strings.Repeat(close, n) }
+	for _, c := range []struct {
+		file, name string
+		manifest   func(depth int) string
+	}{
+		// The manifest's object is one level; "x" nests depth-1 more.
+		{"package.json", "app", func(depth int) string {
+			return `{"name": "app", "dependencies": {"left-pad": "1.3.0"}, "x": ` + nest("[", "]", depth-1) + `}`
+		}},
+		{"Cargo.toml", "app", func(depth int) string {
+			return "[package]\nname = \"app\"\nversion = \"0.1.0\"\nx = " + nest("[", "]", depth) + "\n"
+		}},
+		{"pyproject.toml", "app", func(depth int) string {
+			return "[project]\nname = \"app\"\nx = " + strings.Repeat("{a = ", depth) + "1" + strings.Repeat("}", depth) + "\n"
+		}},
+		// <project> is one level; <x> nests depth-1 more.
+		{"pom.xml", "g:app", func(depth int) string {
+			return "<project><groupId>g</groupId><artifactId>app</artifactId>" + nest("<x>", "</x>", depth-1) + "</project>"
+		}},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			root := t.TempDir()
+			for dir, depth := range map[string]int{"at": 100, "past": 101} {
+				if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, dir, c.file), []byte(c.manifest(depth)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			url := startCodeMCPAt(t, root)
+			res, rerr := callTool(t, url, "analyze_codebase", map[string]any{})
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			got := map[string]map[string]any{}
+			for _, m := range codeStructured(t, res)["manifests"].([]any) {
+				m := m.(map[string]any)
+				got[m["path"].(string)] = m
+			}
+			if m := got["at/"+c.file]; m == nil || m["error"] != nil || m["name"] != c.name {
+				t.Errorf("manifest at the limit: %v", m)
+			}
+			if m := got["past/"+c.file]; m == nil || !strings.Contains(fmt.Sprint(m["error"]), "document nests deeper than 100 levels") {
+				t.Errorf("manifest past the limit: %v", m)
+			}
+		})
 	}
 }
