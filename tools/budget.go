@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
@@ -138,6 +139,7 @@ func (t budgeted) Call(ctx context.Context, args json.RawMessage) (any, error) {
 
 // run is one analysis running.
 type run struct {
+	b         *Budget
 	charged   atomic.Int64 // bytes read and parsed (Charge)
 	heapStart int64        // the live heap when it started
 	cancel    context.CancelCauseFunc
@@ -155,12 +157,8 @@ func Charge(ctx context.Context, n int64) {
 		return
 	}
 	r.charged.Add(n)
-	if b, _ := ctx.Value(budgetKey{}).(*Budget); b != nil {
-		b.check(r, liveHeap(), b.active())
-	}
+	r.b.check(r, liveHeap(), r.b.active())
 }
-
-type budgetKey struct{}
 
 func (b *Budget) call(ctx context.Context, t Tool, args json.RawMessage) (any, error) {
 	select {
@@ -180,12 +178,13 @@ func (b *Budget) call(ctx context.Context, t Tool, args json.RawMessage) (any, e
 		}
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
-	r := &run{heapStart: liveHeap(), cancel: cancel}
-	rctx = context.WithValue(context.WithValue(rctx, runKey{}, r), budgetKey{}, b)
+	r := &run{b: b, heapStart: liveHeap(), cancel: cancel}
+	rctx = context.WithValue(rctx, runKey{}, r)
 	b.start(r)
 	type outcome struct {
-		v   any
-		err error
+		v        any
+		err      error
+		panicked *analysisPanic
 	}
 	done := make(chan outcome, 1)
 	go func() {
@@ -193,7 +192,16 @@ func (b *Budget) call(ctx context.Context, t Tool, args json.RawMessage) (any, e
 		// up: one that does not heed its context still takes a worker's CPU.
 		defer func() { b.end(r); cancel(nil); <-b.workers }()
 		var o outcome
-		work := func() { o.v, o.err = t.Call(rctx, args) }
+		work := func() {
+			// A panic is the caller's to recover (the server answers it as an internal
+			// error), not this goroutine's to end the process with.
+			defer func() {
+				if p := recover(); p != nil {
+					o.panicked = &analysisPanic{value: p, stack: debug.Stack()}
+				}
+			}()
+			o.v, o.err = t.Call(rctx, args)
+		}
 		if b.cfg.Run != nil {
 			b.cfg.Run(work)
 		} else {
@@ -201,20 +209,33 @@ func (b *Budget) call(ctx context.Context, t Tool, args json.RawMessage) (any, e
 		}
 		done <- o
 	}()
+	var o outcome
 	select {
-	case o := <-done:
-		if be := stopCause(rctx); be != nil {
-			return nil, be
-		}
-		return o.v, o.err
+	case o = <-done:
 	case <-rctx.Done():
 		if be := stopCause(rctx); be != nil {
 			return nil, be
 		}
-		// The call's own context ended: the server answers with its timeout.
-		o := <-done
-		return o.v, o.err
+		o = <-done // the call's own context ended: the server answers with its timeout
 	}
+	if o.panicked != nil {
+		panic(o.panicked)
+	}
+	if be := stopCause(rctx); be != nil {
+		return nil, be
+	}
+	return o.v, o.err
+}
+
+// analysisPanic carries a panic of an analysis, with the stack of the goroutine it ran on,
+// to the caller's goroutine.
+type analysisPanic struct {
+	value any
+	stack []byte
+}
+
+func (p *analysisPanic) String() string {
+	return fmt.Sprintf("%v\n\nthe analysis's goroutine:\n%s", p.value, p.stack)
 }
 
 // stopCause is the *BudgetError that stopped the analysis of ctx, if one did.

@@ -167,3 +167,19 @@ func TestBudgetMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestBudgetPanic: an analysis that panics on its worker is answered as an internal error,
+// as without a budget, and the process and the worker serve the next call.
+func TestBudgetPanic(t *testing.T) {
+	url := serveBudgeted(t, tools.BudgetConfig{Workers: 1},
+		analysis{"broken", func(context.Context) (any, error) { panic("a parser's bug") }},
+		analysis{"quick", quick})
+	r := mcptest.Post(t, url, mcptest.Request(1, "tools/call", map[string]any{"name": "broken", "arguments": map[string]any{}}),
+		"MCP-Protocol-Version", "2025-11-25")
+	if r.ErrCode() != -32004 {
+		t.Errorf("a panicking analysis answered %s, want -32004", r.Raw)
+	}
+	if isErr, text := call(t, url, "quick"); isErr {
+		t.Errorf("the call after the panic: %s", text)
+	}
+}
