@@ -27,7 +27,6 @@ type Runtime struct {
 	Records *store.Records
 	Quotas  Quotas
 	rate    *rateTokens // see quotaLimiter.allow
-	conc    *slotLease  // see quotaLimiter.acquire
 	// usage counts what the project's requests do; nil while metering is off.
 	usage *projectUsage
 }

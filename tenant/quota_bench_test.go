@@ -26,15 +26,7 @@ import (
 func BenchmarkQuotaOverhead(b *testing.B) {
 	b.Run("embedded", func(b *testing.B) { benchmarkQuotaOverhead(b, openStores(b)) })
 	if testenv.Use("redis-server") {
-		b.Run("redis-server", func(b *testing.B) {
-			addr, _ := testenv.RedisServer(b)
-			stores, err := store.Open(context.Background(), store.Config{DataDir: b.TempDir(), RedisURL: "redis://" + addr})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = stores.Close(context.Background()) })
-			benchmarkQuotaOverhead(b, stores)
-		})
+		b.Run("redis-server", func(b *testing.B) { benchmarkQuotaOverhead(b, openRedisServerStores(b)) })
 	}
 }
 
