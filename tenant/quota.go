@@ -373,8 +373,8 @@ func (r *Registry) withQuotas(next echo.HandlerFunc) echo.HandlerFunc {
 					if release, ok, err = r.quota.slots.Hold(ctx, coord.QuotaSubscriptions(id), limit, coord.SubscriptionSlotTTL); ok {
 						defer release()
 					}
-				} else if ok, err = r.quota.pool.Acquire(ctx, coord.QuotaRequests(id), limit, r.quota.requestTTL); ok {
-					defer r.quota.pool.Release(coord.QuotaRequests(id), limit)
+				} else if ok, err = r.quota.pool.Acquire(ctx, rt.concKey, limit, r.quota.requestTTL); ok {
+					defer r.quota.pool.Release(rt.concKey, limit)
 				}
 				if err != nil {
 					return r.quotaUnavailable(c, err)

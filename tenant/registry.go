@@ -335,7 +335,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
 	}
 	rules.logger = r.opts.Logger.With("project", p.ID)
-	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules, Records: records, Quotas: quotas, rate: &rateTokens{}, usage: usage}, nil
+	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules, Records: records, Quotas: quotas, rate: &rateTokens{}, concKey: coord.QuotaRequests(p.ID), usage: usage}, nil
 }
 
 // Get reads a project document from the control database.
