@@ -208,6 +208,11 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if r.stop == nil { // NewRegistry failed: nothing will close the registry
+			pool.Close()
+		}
+	}()
 	r.quota = &quotaLimiter{rates: coord.NewRates(stores.Redis), slots: slots, pool: pool, requestTTL: time.Minute}
 	if t := opts.GraphQL.Timeout; t > 0 {
 		r.quota.requestTTL = t + 10*time.Second
