@@ -45,6 +45,7 @@ func TestContract(t *testing.T) {
 		{"slots expire and renew", slotsExpire},
 		{"pool: in flight never passes the limit across replicas", poolExact},
 		{"pool: a replica short of slots borrows the idle ones", poolBorrows},
+		{"pool: a lease forgets the slots that lapsed", poolLapsed},
 		{"feed delivers a topic's messages to its watchers only, in order", feedDelivers},
 		{"invalidations reach every replica", invalidationsReach},
 		{"a lock is exclusive and renewed", lockExclusive},
@@ -131,8 +132,8 @@ func slotsExpire(t *testing.T, dial func() *redis.Client) {
 	if n, err := s.Held(ctx, k); err != nil || n != 1 {
 		t.Fatalf("after 3 TTLs the set counts %d (%v), want the held slot alone", n, err)
 	}
-	if live, err := s.Extend(ctx, k, ttl, 0, lapsed...); err != nil || live != 0 {
-		t.Fatalf("extend an expired slot: %d live (%v), want 0", live, err)
+	if gone, err := s.Extend(ctx, k, ttl, 0, lapsed...); err != nil || !slices.Equal(gone, lapsed) {
+		t.Fatalf("extend an expired slot: %v lapsed (%v), want %v", gone, err, lapsed)
 	}
 	if n, err := s.Held(ctx, k); err != nil || n != 1 {
 		t.Fatalf("the extended expired slot came back: %d held (%v)", n, err)
@@ -200,6 +201,26 @@ func poolBorrows(t *testing.T, dial func() *redis.Client) {
 	}
 	if ok, err := pools[1].Acquire(ctx, k, limit, time.Minute); err != nil || ok {
 		t.Fatalf("a request past the limit: ok %v, err %v", ok, err)
+	}
+}
+
+// poolLapsed: a slot a replica keeps that expired in Redis (its renewal came too late) is
+// someone else's: the replica no longer admits against it.
+func poolLapsed(t *testing.T, dial func() *redis.Client) {
+	ctx := t.Context()
+	k := key(t, "conc")
+	pools := newPools(t, dial, 2)
+	const ttl = 300 * time.Millisecond // less than the lease's renewal tick (500 ms)
+	if ok, err := pools[0].Acquire(ctx, k, 1, ttl); err != nil || !ok {
+		t.Fatalf("first replica: ok %v, err %v", ok, err)
+	}
+	pools[0].Release(k, 1)
+	time.Sleep(700 * time.Millisecond) // expired, found lapsed at the tick, not idle yet
+	if ok, err := pools[1].Acquire(ctx, k, 1, time.Minute); err != nil || !ok {
+		t.Fatalf("second replica, once the slot expired: ok %v, err %v", ok, err)
+	}
+	if ok, err := pools[0].Acquire(ctx, k, 1, ttl); err != nil || ok {
+		t.Fatalf("first replica on its lapsed slot: ok %v, err %v; want refused", ok, err)
 	}
 }
 

@@ -165,11 +165,19 @@ func (p *Pool) Release(key string, limit int64) {
 	p.slots.Release(key, spare...)
 }
 
+// takeUnused removes the tokens no request uses from the lease and answers them; l.mu is
+// held. Tokens that lapsed may leave fewer tokens than requests in use.
+func (l *lease) takeUnused() []string {
+	in := min(l.used, len(l.tokens))
+	spare := slices.Clone(l.tokens[in:])
+	l.tokens = l.tokens[:in]
+	return spare
+}
+
 // unused gives back the slots of l no request uses.
 func (p *Pool) unused(key string, l *lease) int {
 	l.mu.Lock()
-	spare := slices.Clone(l.tokens[l.used:])
-	l.tokens = l.tokens[:l.used]
+	spare := l.takeUnused()
 	l.mu.Unlock()
 	p.slots.Release(key, spare...)
 	return len(spare)
@@ -194,8 +202,7 @@ func (p *Pool) keep(key string, l *lease) {
 			// The replica stops: what it holds goes back now rather than expire.
 			spare, l.tokens = l.tokens, nil
 		} else if time.Since(l.last) >= leaseIdle {
-			spare = slices.Clone(l.tokens[l.used:])
-			l.tokens = l.tokens[:l.used]
+			spare = l.takeUnused()
 		}
 		held, ttl := slices.Clone(l.tokens), l.ttl
 		l.keeping = len(held) > 0
@@ -205,7 +212,13 @@ func (p *Pool) keep(key string, l *lease) {
 			return
 		}
 		if time.Since(renewed) >= ttl/3 {
-			p.slots.Renew(key, held, ttl)
+			if lapsed := p.slots.Renew(key, held, ttl); len(lapsed) > 0 {
+				// Slots that expired (Redis did not answer the renewals) may be someone
+				// else's now: the lease admits against those it still holds.
+				l.mu.Lock()
+				l.tokens = slices.DeleteFunc(l.tokens, func(t string) bool { return slices.Contains(lapsed, t) })
+				l.mu.Unlock()
+			}
 			renewed = time.Now()
 		}
 	}

@@ -125,8 +125,8 @@ func (s *Slots) Held(ctx context.Context, key string) (int64, error) {
 }
 
 // Extend extends held slots of key to ttl from now (the key to keyTTL, or ttl when 0). A
-// slot that expired meanwhile is not taken again: live counts the tokens still held.
-func (s *Slots) Extend(ctx context.Context, key string, ttl, keyTTL time.Duration, tokens ...string) (live int, err error) {
+// slot that expired meanwhile is not taken again: lapsed are the tokens no longer held.
+func (s *Slots) Extend(ctx context.Context, key string, ttl, keyTTL time.Duration, tokens ...string) (lapsed []string, err error) {
 	expiry := float64(time.Now().Add(ttl).UnixMilli())
 	members := make([]redis.Z, len(tokens))
 	for i, t := range tokens {
@@ -145,26 +145,28 @@ func (s *Slots) Extend(ctx context.Context, key string, ttl, keyTTL time.Duratio
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("extend %d slots of %s: %w", len(tokens), key, err)
+		return nil, fmt.Errorf("extend %d slots of %s: %w", len(tokens), key, err)
 	}
-	for _, sc := range scores.Val() {
-		if sc >= expiry {
-			live++
+	for i, sc := range scores.Val() {
+		if sc < expiry {
+			lapsed = append(lapsed, tokens[i])
 		}
 	}
-	return live, nil
+	return lapsed, nil
 }
 
 // Renew extends held slots of key to ttl from now, after their request's context may have
-// ended; a failure is logged.
-func (s *Slots) Renew(key string, tokens []string, ttl time.Duration) {
+// ended; it answers the tokens no longer held. A failure is logged: the slots expire unless a
+// later renewal gets through, and their holders then go uncounted, which can let as many
+// more in.
+func (s *Slots) Renew(key string, tokens []string, ttl time.Duration) (lapsed []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if _, err := s.Extend(ctx, key, ttl, 0, tokens...); err != nil {
-		// The slots expire unless a later renewal gets through: their holders then go
-		// uncounted, which can let as many more in.
+	lapsed, err := s.Extend(ctx, key, ttl, 0, tokens...)
+	if err != nil {
 		s.log.Warn("renew slots", "key", key, "err", err)
 	}
+	return lapsed
 }
 
 // Release gives slots back; the request's context may be gone, the slots must still go.

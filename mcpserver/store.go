@@ -344,11 +344,11 @@ func (st *store) acquire(ctx context.Context, client string, limit int, ttl time
 
 // refresh extends a held slot; it reports false when the slot expired meanwhile.
 func (st *store) refresh(ctx context.Context, client, token string, ttl time.Duration) (bool, error) {
-	live, err := st.slots.Extend(ctx, st.k.Concurrency(client), ttl, max(ttl, st.maxSlotTTL), token)
+	lapsed, err := st.slots.Extend(ctx, st.k.Concurrency(client), ttl, max(ttl, st.maxSlotTTL), token)
 	if err != nil {
 		return false, fmt.Errorf("refresh concurrency slot: %w", err)
 	}
-	return live == 1, nil
+	return len(lapsed) == 0, nil
 }
 
 // streamAlive reports whether a session still exists and, when owner is set, whether the
