@@ -93,8 +93,9 @@ func (e *Server) accept() {
 	}
 }
 
-// clockStep is how often the clock moves: each move visits every key with a TTL, a few
-// milliseconds for 100,000 keys.
+// clockStep is how often the clock moves (each move visits every key with a TTL): close
+// enough to real time that a key renewed every third of its TTL, as the service renews
+// its keys, never expires.
 const clockStep = 100 * time.Millisecond
 
 // Addr is the address clients dial.
