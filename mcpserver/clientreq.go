@@ -110,7 +110,7 @@ func (s *Server) deliverReply(ctx context.Context, c *call) {
 	if err != nil {
 		return
 	}
-	if err := s.rdb.Publish(ctx, s.st.k.reply(), b).Err(); err != nil {
+	if err := s.rdb.Publish(ctx, s.st.k.Reply(), b).Err(); err != nil {
 		s.log.Warn("publish client reply", "err", err)
 	}
 }

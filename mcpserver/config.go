@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/platform-dev/platform/coord"
 )
 
 // Config holds every limit and policy of the server. A zero field takes the default shown in
@@ -101,7 +103,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.EventBacklog = 1000
 	}
 	if c.KeyPrefix == "" {
-		c.KeyPrefix = "mcp:"
+		c.KeyPrefix = coord.MCPPrefix
 	}
 	if c.Version == "" {
 		c.Version = "dev"

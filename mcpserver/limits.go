@@ -124,10 +124,5 @@ func (s *Server) releaseSlot(client, token string) {
 	if token == "" {
 		return
 	}
-	// The request's context may be gone; the slot must still be returned.
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.StoreTimeout)
-	defer cancel()
-	if err := s.st.release(ctx, client, token); err != nil {
-		s.log.Warn("release concurrency slot", "err", err)
-	}
+	s.st.slots.Release(s.st.k.Concurrency(client), token)
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/platform-dev/platform/coord"
 	"github.com/platform-dev/platform/tools"
 )
 
@@ -113,8 +114,8 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 		logger = slog.New(slog.DiscardHandler)
 	}
 	rdb, own := boundedClient(rdb, cfg.StoreTimeout)
-	st := &store{rdb: rdb, k: keyspace{cfg.KeyPrefix}, ttl: cfg.SessionTTL, backlog: cfg.EventBacklog,
-		maxSlotTTL: max(cfg.RequestTimeout+pollInterval, 3*pollInterval), replica: newID()[:8] + ":"}
+	st := &store{rdb: rdb, k: coord.MCP{Prefix: cfg.KeyPrefix}, ttl: cfg.SessionTTL, backlog: cfg.EventBacklog,
+		maxSlotTTL: max(cfg.RequestTimeout+pollInterval, 3*pollInterval), slots: coord.NewSlots(rdb, logger)}
 	m, err := newMetrics(cfg.Registerer, st)
 	if err != nil {
 		if own {
@@ -141,7 +142,7 @@ func New(cfg Config, rdb redis.UniversalClient, set tools.Set, hub *tools.Hub, l
 		pending:   map[string]chan clientReply{},
 	}
 	s.cat.Store(cat)
-	s.pubsub = rdb.Subscribe(ctx, s.st.k.wake(), s.st.k.cancel(), s.st.k.reply())
+	s.pubsub = rdb.Subscribe(ctx, s.st.k.Wake(), s.st.k.Cancel(), s.st.k.Reply())
 	// Wait (briefly) for the subscription so that notifications emitted right after New are
 	// not missed; if Redis is down now, go-redis keeps trying and streams poll meanwhile.
 	confirm, cancelConfirm := context.WithTimeout(ctx, 2*time.Second)
@@ -387,7 +388,7 @@ func (s *Server) notification(ctx context.Context, c *call) {
 		return
 	}
 	key := scopeOf(c) + "\x00" + canonicalID(p.RequestID)
-	if err := s.rdb.Publish(ctx, s.st.k.cancel(), key).Err(); err != nil {
+	if err := s.rdb.Publish(ctx, s.st.k.Cancel(), key).Err(); err != nil {
 		s.log.Warn("publish cancellation", "err", err)
 	}
 }
@@ -431,7 +432,7 @@ func (s *Server) receive() {
 	defer close(s.recvDone)
 	for m := range s.pubsub.Channel() {
 		switch m.Channel {
-		case s.st.k.wake():
+		case s.st.k.Wake():
 			s.mu.Lock()
 			for ch := range s.listeners[m.Payload] {
 				select {
@@ -440,13 +441,13 @@ func (s *Server) receive() {
 				}
 			}
 			s.mu.Unlock()
-		case s.st.k.cancel():
+		case s.st.k.Cancel():
 			s.mu.Lock()
 			if ic := s.inflight[m.Payload]; ic != nil {
 				ic.cancel()
 			}
 			s.mu.Unlock()
-		case s.st.k.reply():
+		case s.st.k.Reply():
 			s.replyArrived(m.Payload)
 		}
 	}
@@ -475,20 +476,20 @@ func (s *Server) resourceChanged(uri string) {
 }
 
 func (s *Server) notifyResource(ctx context.Context, uri string) {
-	ids, err := s.rdb.SMembers(ctx, s.st.k.subscribers(uri)).Result()
+	ids, err := s.rdb.SMembers(ctx, s.st.k.Subscribers(uri)).Result()
 	if err != nil {
 		s.log.Warn("list resource subscribers", "uri", uri, "err", err)
 		return
 	}
 	payload := notificationJSON("notifications/resources/updated", map[string]any{"uri": uri})
 	for _, id := range ids {
-		n, err := s.rdb.Exists(ctx, s.st.k.session(id)).Result()
+		n, err := s.rdb.Exists(ctx, s.st.k.Session(id)).Result()
 		if err != nil {
 			s.log.Warn("notify resource subscriber", "uri", uri, "err", err)
 			return
 		}
 		if n == 0 {
-			_ = s.rdb.SRem(ctx, s.st.k.subscribers(uri), id).Err()
+			_ = s.rdb.SRem(ctx, s.st.k.Subscribers(uri), id).Err()
 			continue
 		}
 		if err := s.st.emit(ctx, id, payload); err != nil {
@@ -507,7 +508,7 @@ func (s *Server) broadcast(ctx context.Context, method, flag string) {
 	}
 	payload := notificationJSON(method, nil)
 	for _, id := range ids {
-		h, err := s.rdb.HMGet(ctx, s.st.k.session(id), "kind", flag).Result()
+		h, err := s.rdb.HMGet(ctx, s.st.k.Session(id), "kind", flag).Result()
 		if err != nil {
 			s.log.Warn("broadcast", "method", method, "err", err)
 			return

@@ -8,41 +8,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/platform-dev/platform/coord"
 )
 
-// Everything a replica must share lives in Redis under one prefix:
-//
-//	<p>s:{<id>}        hash: the session (protocol version, log level, delivery cursor, kind)
-//	<p>s:{<id>}:subs   set: resource URIs the session subscribed to
-//	<p>s:{<id>}:ev     stream: notifications for the session, bounded, ids are SSE event ids
-//	<p>s:{<id>}:owner  string: token of the GET stream currently delivering the session
-//	<p>sessions        sorted set: session id -> expiry (ms), to count and broadcast
-//	<p>sub:<uri>       set: session ids subscribed to uri
-//	<p>rl:{<client>}   sorted set: the client's accepted requests of the last window -> time (ms)
-//	<p>conc:{<client>} sorted set: concurrency slots -> expiry (ms)
-//	<p>wake            pub/sub channel: "a session has new events" (payload: session id)
-//	<p>cancel          pub/sub channel: "cancel this in-flight request" (payload: id NUL request id)
-//	<p>reply           pub/sub channel: a client's answer to a server request (payload: clientReply)
-//
-// A listen stream of protocol 2026-07-28 (subscriptions/listen) is stored as a session of
-// kind "listen" that exists only while its stream is open.
-type keyspace struct{ p string }
-
-func (k keyspace) session(id string) string         { return k.p + "s:{" + id + "}" }
-func (k keyspace) subs(id string) string            { return k.p + "s:{" + id + "}:subs" }
-func (k keyspace) events(id string) string          { return k.p + "s:{" + id + "}:ev" }
-func (k keyspace) owner(id string) string           { return k.p + "s:{" + id + "}:owner" }
-func (k keyspace) sessions() string                 { return k.p + "sessions" }
-func (k keyspace) subscribers(uri string) string    { return k.p + "sub:" + uri }
-func (k keyspace) concurrency(client string) string { return k.p + "conc:{" + client + "}" }
-func (k keyspace) rate(client string) string        { return k.p + "rl:{" + client + "}" }
-func (k keyspace) wake() string                     { return k.p + "wake" }
-func (k keyspace) cancel() string                   { return k.p + "cancel" }
-func (k keyspace) reply() string                    { return k.p + "reply" }
+// Everything a replica must share lives in Redis under one prefix (coord.MCP lists the
+// keys). A listen stream of protocol 2026-07-28 (subscriptions/listen) is stored as a
+// session of kind "listen" that exists only while its stream is open.
 
 // session is the Redis-held state of one client session.
 type session struct {
@@ -63,13 +38,13 @@ const (
 
 type store struct {
 	rdb     redis.UniversalClient
-	k       keyspace
+	k       coord.MCP
 	ttl     time.Duration
 	backlog int64
 	// maxSlotTTL is the life of the longest slot: a slot set expires no sooner.
 	maxSlotTTL time.Duration
-	replica    string // prefix of this replica's request names
-	seq        atomic.Uint64
+	// slots names the requests in the rate log and keeps the slot sets.
+	slots *coord.Slots
 
 	mu      sync.Mutex
 	touched map[string]time.Time // session id -> when this replica last extended its life
@@ -102,9 +77,9 @@ func (st *store) createSession(ctx context.Context, kind, version string, fields
 		values[k] = v
 	}
 	_, err := st.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, st.k.session(id), values)
-		p.Expire(ctx, st.k.session(id), st.ttl)
-		p.ZAdd(ctx, st.k.sessions(), redis.Z{Score: float64(time.Now().Add(st.ttl).UnixMilli()), Member: id})
+		p.HSet(ctx, st.k.Session(id), values)
+		p.Expire(ctx, st.k.Session(id), st.ttl)
+		p.ZAdd(ctx, st.k.Sessions(), redis.Z{Score: float64(time.Now().Add(st.ttl).UnixMilli()), Member: id})
 		return nil
 	})
 	if err != nil {
@@ -128,10 +103,10 @@ func sessionFrom(id string, h map[string]string) *session {
 // touch extends the life of a session's keys. EXPIRE on a missing key is a no-op, so touching
 // a deleted session does not resurrect it; the sorted-set entry is cleaned when counted.
 func (st *store) touch(ctx context.Context, p redis.Pipeliner, id string) {
-	for _, key := range []string{st.k.session(id), st.k.subs(id), st.k.events(id), st.k.owner(id)} {
+	for _, key := range []string{st.k.Session(id), st.k.SessionSubs(id), st.k.SessionEvents(id), st.k.SessionOwner(id)} {
 		p.Expire(ctx, key, st.ttl)
 	}
-	p.ZAddXX(ctx, st.k.sessions(), redis.Z{Score: float64(time.Now().Add(st.ttl).UnixMilli()), Member: id})
+	p.ZAddXX(ctx, st.k.Sessions(), redis.Z{Score: float64(time.Now().Add(st.ttl).UnixMilli()), Member: id})
 }
 
 func (st *store) touchSession(ctx context.Context, id string) error {
@@ -146,19 +121,19 @@ func (st *store) touchSession(ctx context.Context, id string) error {
 }
 
 func (st *store) deleteSession(ctx context.Context, id string) (bool, error) {
-	uris, err := st.rdb.SMembers(ctx, st.k.subs(id)).Result()
+	uris, err := st.rdb.SMembers(ctx, st.k.SessionSubs(id)).Result()
 	if err != nil {
 		return false, fmt.Errorf("delete session: %w", err)
 	}
 	var del *redis.IntCmd
 	_, err = st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, uri := range uris {
-			p.SRem(ctx, st.k.subscribers(uri), id)
+			p.SRem(ctx, st.k.Subscribers(uri), id)
 		}
-		del = p.Del(ctx, st.k.session(id))
-		p.Del(ctx, st.k.subs(id), st.k.events(id), st.k.owner(id))
-		p.ZRem(ctx, st.k.sessions(), id)
-		p.Publish(ctx, st.k.wake(), id)
+		del = p.Del(ctx, st.k.Session(id))
+		p.Del(ctx, st.k.SessionSubs(id), st.k.SessionEvents(id), st.k.SessionOwner(id))
+		p.ZRem(ctx, st.k.Sessions(), id)
+		p.Publish(ctx, st.k.Wake(), id)
 		return nil
 	})
 	if err != nil {
@@ -168,7 +143,7 @@ func (st *store) deleteSession(ctx context.Context, id string) (bool, error) {
 }
 
 func (st *store) setField(ctx context.Context, id, field, value string) error {
-	if err := st.rdb.HSet(ctx, st.k.session(id), field, value).Err(); err != nil {
+	if err := st.rdb.HSet(ctx, st.k.Session(id), field, value).Err(); err != nil {
 		return fmt.Errorf("update session: %w", err)
 	}
 	return nil
@@ -176,9 +151,9 @@ func (st *store) setField(ctx context.Context, id, field, value string) error {
 
 func (st *store) subscribe(ctx context.Context, id, uri string) error {
 	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.SAdd(ctx, st.k.subs(id), uri)
-		p.Expire(ctx, st.k.subs(id), st.ttl)
-		p.SAdd(ctx, st.k.subscribers(uri), id)
+		p.SAdd(ctx, st.k.SessionSubs(id), uri)
+		p.Expire(ctx, st.k.SessionSubs(id), st.ttl)
+		p.SAdd(ctx, st.k.Subscribers(uri), id)
 		return nil
 	})
 	if err != nil {
@@ -189,8 +164,8 @@ func (st *store) subscribe(ctx context.Context, id, uri string) error {
 
 func (st *store) unsubscribe(ctx context.Context, id, uri string) error {
 	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.SRem(ctx, st.k.subs(id), uri)
-		p.SRem(ctx, st.k.subscribers(uri), id)
+		p.SRem(ctx, st.k.SessionSubs(id), uri)
+		p.SRem(ctx, st.k.Subscribers(uri), id)
 		return nil
 	})
 	if err != nil {
@@ -202,9 +177,9 @@ func (st *store) unsubscribe(ctx context.Context, id, uri string) error {
 // emit appends a notification to a session's stream and wakes whichever replica delivers it.
 func (st *store) emit(ctx context.Context, id string, payload []byte) error {
 	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.XAdd(ctx, &redis.XAddArgs{Stream: st.k.events(id), MaxLen: st.backlog, Approx: true, Values: []any{"m", payload}})
-		p.Expire(ctx, st.k.events(id), st.ttl)
-		p.Publish(ctx, st.k.wake(), id)
+		p.XAdd(ctx, &redis.XAddArgs{Stream: st.k.SessionEvents(id), MaxLen: st.backlog, Approx: true, Values: []any{"m", payload}})
+		p.Expire(ctx, st.k.SessionEvents(id), st.ttl)
+		p.Publish(ctx, st.k.Wake(), id)
 		return nil
 	})
 	if err != nil {
@@ -215,7 +190,7 @@ func (st *store) emit(ctx context.Context, id string, payload []byte) error {
 
 // eventsAfter returns up to 100 events with ids after the given one ("0" for all).
 func (st *store) eventsAfter(ctx context.Context, id, after string) ([]redis.XMessage, error) {
-	res, err := st.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{st.k.events(id), after}, Count: 100, Block: -1}).Result()
+	res, err := st.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{st.k.SessionEvents(id), after}, Count: 100, Block: -1}).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -231,10 +206,10 @@ func (st *store) eventsAfter(ctx context.Context, id, after string) ([]redis.XMe
 // liveSessions returns the ids of sessions that have not expired, dropping expired entries.
 func (st *store) liveSessions(ctx context.Context) ([]string, error) {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	if err := st.rdb.ZRemRangeByScore(ctx, st.k.sessions(), "-inf", "("+now).Err(); err != nil {
+	if err := st.rdb.ZRemRangeByScore(ctx, st.k.Sessions(), "-inf", "("+now).Err(); err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	ids, err := st.rdb.ZRange(ctx, st.k.sessions(), 0, -1).Result()
+	ids, err := st.rdb.ZRange(ctx, st.k.Sessions(), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
@@ -243,7 +218,7 @@ func (st *store) liveSessions(ctx context.Context) ([]string, error) {
 
 func (st *store) countSessions(ctx context.Context) (int64, error) {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	n, err := st.rdb.ZCount(ctx, st.k.sessions(), now, "+inf").Result()
+	n, err := st.rdb.ZCount(ctx, st.k.Sessions(), now, "+inf").Result()
 	if err != nil {
 		return 0, fmt.Errorf("count sessions: %w", err)
 	}
@@ -282,8 +257,8 @@ type gate struct {
 func (st *store) admit(ctx context.Context, q gateRequest) (gate, error) {
 	take := q.slot == slotTake
 	now := time.Now()
-	member := st.member()
-	rate, conc := st.k.rate(q.client), st.k.concurrency(q.client)
+	member := st.slots.Token()
+	rate, conc := st.k.Rate(q.client), st.k.Concurrency(q.client)
 	var count, held *redis.IntCmd
 	var oldest *redis.ZSliceCmd
 	var hash *redis.MapStringStringCmd
@@ -295,13 +270,12 @@ func (st *store) admit(ctx context.Context, q gateRequest) (gate, error) {
 		p.PExpire(ctx, rate, q.window)
 		if take {
 			// Expired slots (of a replica that died) are dropped when one is taken.
-			p.ZRemRangeByScore(ctx, conc, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
-			p.ZAdd(ctx, conc, redis.Z{Score: float64(now.Add(q.slotTTL).UnixMilli()), Member: member})
-			p.PExpire(ctx, conc, st.maxSlotTTL)
+			held = st.slots.Add(ctx, p, conc, now, q.slotTTL, st.maxSlotTTL, member)
+		} else {
+			held = st.slots.Count(ctx, p, conc, now)
 		}
-		held = p.ZCount(ctx, conc, "("+strconv.FormatInt(now.UnixMilli(), 10), "+inf")
 		if q.session != "" {
-			hash = p.HGetAll(ctx, st.k.session(q.session))
+			hash = p.HGetAll(ctx, st.k.Session(q.session))
 			if st.needsTouch(q.session, now) {
 				st.touch(ctx, p, q.session)
 			}
@@ -348,52 +322,33 @@ func (st *store) admit(ctx context.Context, q gateRequest) (gate, error) {
 	return g, nil
 }
 
-// member names one request in the rate log and the slot set: unique across replicas and
-// cheaper than a random id per request.
-func (st *store) member() string {
-	return st.replica + strconv.FormatUint(st.seq.Add(1), 36)
-}
-
 // acquire takes one of limit slots for client for ttl, as admit does. It returns the slot's
 // token, or "" when all slots are taken.
 func (st *store) acquire(ctx context.Context, client string, limit int, ttl time.Duration) (string, error) {
-	now := time.Now()
-	token := st.member()
-	key := st.k.concurrency(client)
+	token := st.slots.Token()
+	key := st.k.Concurrency(client)
 	var held *redis.IntCmd
 	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZRemRangeByScore(ctx, key, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
-		p.ZAdd(ctx, key, redis.Z{Score: float64(now.Add(ttl).UnixMilli()), Member: token})
-		p.PExpire(ctx, key, st.maxSlotTTL)
-		held = p.ZCard(ctx, key)
+		held = st.slots.Add(ctx, p, key, time.Now(), ttl, st.maxSlotTTL, token)
 		return nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("acquire concurrency slot: %w", err)
 	}
 	if held.Val() > int64(limit) {
-		return "", st.release(ctx, client, token)
+		st.slots.Release(key, token)
+		return "", nil
 	}
 	return token, nil
 }
 
 // refresh extends a held slot; it reports false when the slot expired meanwhile.
 func (st *store) refresh(ctx context.Context, client, token string, ttl time.Duration) (bool, error) {
-	key := st.k.concurrency(client)
-	var score *redis.FloatCmd
-	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZAddXX(ctx, key, redis.Z{Score: float64(time.Now().Add(ttl).UnixMilli()), Member: token})
-		p.PExpire(ctx, key, ttl)
-		score = p.ZScore(ctx, key, token)
-		return nil
-	})
-	if errors.Is(err, redis.Nil) {
-		return false, nil
-	}
+	lapsed, err := st.slots.Extend(ctx, st.k.Concurrency(client), ttl, max(ttl, st.maxSlotTTL), token)
 	if err != nil {
 		return false, fmt.Errorf("refresh concurrency slot: %w", err)
 	}
-	return score.Err() == nil, nil
+	return len(lapsed) == 0, nil
 }
 
 // streamAlive reports whether a session still exists and, when owner is set, whether the
@@ -402,8 +357,8 @@ func (st *store) streamAlive(ctx context.Context, id, owner string) (bool, error
 	var exists *redis.IntCmd
 	var cur *redis.StringCmd
 	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		exists = p.Exists(ctx, st.k.session(id))
-		cur = p.Get(ctx, st.k.owner(id))
+		exists = p.Exists(ctx, st.k.Session(id))
+		cur = p.Get(ctx, st.k.SessionOwner(id))
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -418,19 +373,12 @@ func (st *store) streamAlive(ctx context.Context, id, owner string) (bool, error
 func (st *store) takeOwnership(ctx context.Context, id, owner string) error {
 	// The wake makes the previous owner, on whichever replica, notice at once and end.
 	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, st.k.owner(id), owner, st.ttl)
-		p.Publish(ctx, st.k.wake(), id)
+		p.Set(ctx, st.k.SessionOwner(id), owner, st.ttl)
+		p.Publish(ctx, st.k.Wake(), id)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("take stream ownership: %w", err)
-	}
-	return nil
-}
-
-func (st *store) release(ctx context.Context, client, token string) error {
-	if err := st.rdb.ZRem(ctx, st.k.concurrency(client), token).Err(); err != nil {
-		return fmt.Errorf("release concurrency slot: %w", err)
 	}
 	return nil
 }

@@ -14,9 +14,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/platform-dev/platform/coord/embedded"
 )
 
 // Config says which stores to use.
@@ -57,9 +58,7 @@ type Stores struct {
 	changesOnce sync.Once
 	changes     *Changes
 
-	mini     *embeddedRedis
-	miniStop chan struct{}
-	miniDone chan struct{}
+	mini *embedded.Server
 }
 
 // Open opens the configured stores, starting an embedded Redis where none is configured. On
@@ -100,15 +99,12 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 		if addr == "" {
 			addr = "127.0.0.1:0"
 		}
-		s.mini, err = startEmbeddedRedis(addr)
+		s.mini, err = embedded.Start(addr)
 		if err != nil {
 			return nil, fmt.Errorf("start embedded redis on %s: %w", addr, err)
 		}
 		s.EmbeddedRedis = true
-		s.RedisURL = "redis://" + s.mini.addr()
-		s.miniStop = make(chan struct{})
-		s.miniDone = make(chan struct{})
-		go s.expireEmbeddedKeys()
+		s.RedisURL = "redis://" + s.mini.Addr()
 	}
 	ropts, err := redis.ParseURL(s.RedisURL)
 	if err != nil {
@@ -119,25 +115,6 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 		return nil, fmt.Errorf("ping redis at %s: %w", ropts.Addr, err)
 	}
 	return s, nil
-}
-
-// expireEmbeddedKeys moves the embedded Redis's clock forward with real time: miniredis
-// expires keys only when told that time passed, and without this, expiring MCP sessions and
-// limiter slots would pile up for as long as the process runs.
-func (s *Stores) expireEmbeddedKeys() {
-	defer close(s.miniDone)
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-s.miniStop:
-			return
-		case now := <-t.C:
-			s.mini.mini.FastForward(now.Sub(last))
-			last = now
-		}
-	}
 }
 
 // PingDatabase checks that the database keeping records answers.
@@ -158,7 +135,7 @@ func (s *Stores) PingRedis(ctx context.Context) error {
 func (s *Stores) Close(ctx context.Context) error {
 	var errs []error
 	if s.changes != nil {
-		s.changes.close()
+		s.changes.feed.Close()
 	}
 	if s.db != nil {
 		errs = append(errs, s.db.close(ctx))
@@ -167,9 +144,7 @@ func (s *Stores) Close(ctx context.Context) error {
 		errs = append(errs, s.Redis.Close())
 	}
 	if s.mini != nil {
-		close(s.miniStop)
-		<-s.miniDone
-		s.mini.close()
+		s.mini.Close()
 	}
 	return errors.Join(errs...)
 }

@@ -11,10 +11,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/platform-dev/platform/coord"
 	"github.com/platform-dev/platform/store"
 )
 
@@ -52,8 +52,8 @@ type AdminGateConfig struct {
 // guessing costs the same whichever door a guesser uses.
 type AdminGate struct {
 	token    []byte
-	limiter  *redis_rate.Limiter
-	limit    redis_rate.Limit
+	rates    *coord.Rates
+	rate     coord.Rate
 	clientIP echo.IPExtractor
 	keys     *keyCache
 }
@@ -75,8 +75,8 @@ func NewAdminGate(cfg AdminGateConfig) (*AdminGate, error) {
 	n := cfg.AttemptsPerMinute
 	return &AdminGate{
 		token:    []byte(cfg.Token),
-		limiter:  redis_rate.NewLimiter(cfg.Redis),
-		limit:    redis_rate.Limit{Rate: n, Burst: n, Period: time.Minute},
+		rates:    coord.NewRates(cfg.Redis),
+		rate:     coord.Rate{N: n, Period: time.Minute},
 		clientIP: cfg.ClientIP,
 		keys:     newKeyCache(cfg.Token, cfg.Keys, cfg.Logger),
 	}, nil
@@ -89,13 +89,13 @@ func (g *AdminGate) Client(r *http.Request) string { return g.clientIP(r) }
 // another token (and counts it against the client), and *TooManyAttempts once the client
 // has spent its attempts.
 func (g *AdminGate) Check(ctx context.Context, r *http.Request, token string) (*Operator, error) {
-	key := "admin:wrong-token:" + g.clientIP(r)
-	left, err := g.limiter.AllowN(ctx, key, g.limit, 0)
+	key := coord.WrongAdminToken(g.clientIP(r))
+	left, err := g.rates.Allow(ctx, key, g.rate, 0)
 	if err != nil {
 		return nil, fmt.Errorf("check admin token attempts: %w", err)
 	}
 	if left.Remaining < 1 {
-		return nil, &TooManyAttempts{RetryAfter: g.limit.Period / time.Duration(g.limit.Rate)}
+		return nil, &TooManyAttempts{RetryAfter: g.rate.Period / time.Duration(g.rate.N)}
 	}
 	if token != "" && subtle.ConstantTimeCompare([]byte(token), g.token) == 1 {
 		return g.keys.bootstrap, nil
@@ -104,7 +104,7 @@ func (g *AdminGate) Check(ctx context.Context, r *http.Request, token string) (*
 	if !errors.Is(err, ErrWrongAdminToken) {
 		return op, err
 	}
-	if _, err := g.limiter.Allow(ctx, key, g.limit); err != nil {
+	if _, err := g.rates.Allow(ctx, key, g.rate, 1); err != nil {
 		return nil, fmt.Errorf("count wrong admin token: %w", err)
 	}
 	return nil, err

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +13,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 
+	"github.com/platform-dev/platform/coord"
 	"github.com/platform-dev/platform/store"
 )
 
@@ -194,20 +192,6 @@ func (r *Registry) Restore(ctx context.Context, id string, at time.Time, as stri
 	return out, nil
 }
 
-// The scheduled backups run on one replica at a time: the one that holds this lock in Redis.
-// The holder renews it while it works; one that dies lets it expire.
-const (
-	backupLockKey   = "platform:backups:lock"
-	backupLockTTL   = time.Minute
-	backupLockRenew = backupLockTTL / 3
-)
-
-// Renew and release the lock only while this replica holds it.
-var (
-	renewLock   = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`)
-	releaseLock = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
-)
-
 // RunBackups takes the scheduled backups until ctx ends: at once, then every Backups.Every,
 // it backs up each project whose newest backup is older than half of Every (so that a
 // restarted replica does not take them again), keeping Backups.Keep of each. It returns at
@@ -233,10 +217,8 @@ func (r *Registry) RunBackups(ctx context.Context) {
 // backupRound backs up the projects that need it, if this replica gets the lock.
 func (r *Registry) backupRound(ctx context.Context, m scheduledBackupMetrics) {
 	log := r.opts.Logger
-	var raw [16]byte
-	_, _ = rand.Read(raw[:])
-	token := hex.EncodeToString(raw[:])
-	got, err := r.stores.Redis.SetNX(ctx, backupLockKey, token, backupLockTTL).Result()
+	// The scheduled backups run on one replica at a time: the one that holds the lock.
+	work, unlock, got, err := coord.NewLock(r.stores.Redis, coord.BackupLock, coord.BackupLockTTL).TryLock(ctx)
 	if err != nil {
 		log.Warn("scheduled backups: take the lock", "err", err)
 		return
@@ -245,31 +227,11 @@ func (r *Registry) backupRound(ctx context.Context, m scheduledBackupMetrics) {
 		log.Debug("scheduled backups: another replica runs them")
 		return
 	}
-	work, cancel := context.WithCancel(ctx)
-	defer cancel()
-	renewed := make(chan struct{})
-	go func() {
-		defer close(renewed)
-		t := time.NewTicker(backupLockRenew)
-		defer t.Stop()
-		for {
-			select {
-			case <-work.Done():
-				return
-			case <-t.C:
-				n, err := renewLock.Run(work, r.stores.Redis, []string{backupLockKey}, token, backupLockTTL.Milliseconds()).Int()
-				if err == nil && n == 0 {
-					log.Warn("scheduled backups: lost the lock; stopping")
-					cancel()
-					return
-				}
-			}
-		}
-	}()
 	defer func() {
-		cancel()
-		<-renewed
-		_ = releaseLock.Run(context.WithoutCancel(ctx), r.stores.Redis, []string{backupLockKey}, token).Err()
+		if cause := context.Cause(work); work.Err() != nil && ctx.Err() == nil {
+			log.Warn("scheduled backups: stopped", "err", cause)
+		}
+		unlock()
 	}()
 
 	projects, err := r.List(work)

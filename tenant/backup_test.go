@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/coord"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
@@ -58,7 +59,7 @@ func TestScheduledBackupsOneReplicaAtATime(t *testing.T) {
 			t.Fatalf("backups of %s: %+v, %v; want one\n%s\n%s", id, list, err, logs[0].String(), logs[1].String())
 		}
 	}
-	if n, err := s.Redis.Exists(ctx, "platform:backups:lock").Result(); err != nil || n != 0 {
+	if n, err := s.Redis.Exists(ctx, coord.BackupLock).Result(); err != nil || n != 0 {
 		t.Errorf("the lock is still held after the round: %d, %v", n, err)
 	}
 	t.Logf("replica 0: %d backups; replica 1: %d", strings.Count(logs[0].String(), "backup taken"), strings.Count(logs[1].String(), "backup taken"))

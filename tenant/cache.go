@@ -27,7 +27,9 @@ type Runtime struct {
 	Records *store.Records
 	Quotas  Quotas
 	rate    *rateTokens // see quotaLimiter.allow
-	conc    *slotLease  // see quotaLimiter.acquire
+	// concKey is the slot set of the project's concurrentRequests, built once rather than
+	// at each request.
+	concKey string
 	// usage counts what the project's requests do; nil while metering is off.
 	usage *projectUsage
 }

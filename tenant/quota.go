@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
 
+	"github.com/platform-dev/platform/coord"
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
 )
@@ -240,28 +240,16 @@ func (r *Registry) QuotaReport(ctx context.Context, id string) (*QuotaReport, er
 }
 
 // quotaLimiter enforces the rate and concurrency quotas in Redis, so that they hold across
-// replicas.
-//
-//	rate:quota:{<project>}:rpm   GCRA state of redis_rate (requestsPerMinute)
-//	quota:{<project>}:conc       sorted set: slots replicas hold for requests (see slotLease) -> expiry (ms)
-//	quota:{<project>}:subs       sorted set: slots of open subscription connections -> expiry (ms)
+// replicas: requestsPerMinute in coord.QuotaRate's bucket, concurrentRequests in the slots
+// of coord.QuotaRequests (leased to replicas by pool), subscriptions in the slots of
+// coord.QuotaSubscriptions.
 type quotaLimiter struct {
-	rates *redis_rate.Limiter
-	slots *slots
+	rates *coord.Rates
+	slots *coord.Slots
+	pool  *coord.Pool
 	// requestTTL bounds how long a request's slot outlives a replica that died holding it.
 	requestTTL time.Duration
-	// stop, closed as the registry closes, ends the keepers of the slot leases.
-	stop    chan struct{}
-	keepers sync.WaitGroup
 }
-
-// subscriptionTTL is the life of a subscription connection's slot; the connection renews
-// it every third of it while it stays open.
-const subscriptionTTL = time.Minute
-
-func rateKey(id string) string { return "quota:{" + id + "}:rpm" }
-func concKey(id string) string { return "quota:{" + id + "}:conc" }
-func subsKey(id string) string { return "quota:{" + id + "}:subs" }
 
 // refusal is a request a quota refuses: its message and Retry-After.
 type refusal struct {
@@ -302,11 +290,11 @@ func (l *quotaLimiter) allow(ctx context.Context, rt *Runtime) (*refusal, error)
 		t.left--
 		return nil, nil
 	}
-	id, limit := rt.Project.ID, redis_rate.Limit{Rate: n, Burst: n, Period: time.Minute}
-	res, err := l.rates.AllowN(ctx, rateKey(id), limit, batchSize(n))
+	id, rate := rt.Project.ID, coord.Rate{N: n, Period: time.Minute}
+	res, err := l.rates.Allow(ctx, coord.QuotaRate(id), rate, batchSize(n))
 	if err == nil && res.Allowed == 0 && batchSize(n) > 1 {
 		// Near the limit a whole batch is refused; a single request may still fit.
-		res, err = l.rates.Allow(ctx, rateKey(id), limit)
+		res, err = l.rates.Allow(ctx, coord.QuotaRate(id), rate, 1)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("count request of %q: %w", id, err)
@@ -328,17 +316,17 @@ func (l *quotaLimiter) use(ctx context.Context, rt *Runtime, eff Quotas, storage
 	var rpm int64
 	if eff.RequestsPerMinute > 0 {
 		n := int(eff.RequestsPerMinute)
-		res, err := l.rates.AllowN(ctx, rateKey(id), redis_rate.Limit{Rate: n, Burst: n, Period: time.Minute}, 0)
+		res, err := l.rates.Allow(ctx, coord.QuotaRate(id), coord.Rate{N: n, Period: time.Minute}, 0)
 		if err != nil {
 			return nil, fmt.Errorf("requests of %q: %w", id, err)
 		}
 		rpm = int64(n - res.Remaining)
 	}
-	conc, err := l.slots.held(ctx, concKey(id))
+	conc, err := l.slots.Held(ctx, coord.QuotaRequests(id))
 	if err != nil {
 		return nil, err
 	}
-	subs, err := l.slots.held(ctx, subsKey(id))
+	subs, err := l.slots.Held(ctx, coord.QuotaSubscriptions(id))
 	if err != nil {
 		return nil, err
 	}
@@ -382,11 +370,11 @@ func (r *Registry) withQuotas(next echo.HandlerFunc) echo.HandlerFunc {
 				var ok bool
 				if realtime {
 					var release func()
-					if release, ok, err = r.quota.slots.hold(ctx, subsKey(id), limit, subscriptionTTL); ok {
+					if release, ok, err = r.quota.slots.Hold(ctx, coord.QuotaSubscriptions(id), limit, coord.SubscriptionSlotTTL); ok {
 						defer release()
 					}
-				} else if ok, err = r.quota.acquire(ctx, rt); ok {
-					defer r.quota.giveBack(rt)
+				} else if ok, err = r.quota.pool.Acquire(ctx, rt.concKey, limit, r.quota.requestTTL); ok {
+					defer r.quota.pool.Release(rt.concKey, limit)
 				}
 				if err != nil {
 					return r.quotaUnavailable(c, err)

@@ -2,6 +2,7 @@ package tenant_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
 
@@ -124,13 +126,26 @@ func (b *heldBody) Read(p []byte) (int, error) {
 	return b.body.Read(p)
 }
 
-// TestConcurrencyLeases: replicas that take a project's concurrency slots from Redis a few
-// at a time never have more requests in flight than its quota, refuse early at most the
-// slots each leaves unused (a quota of 128 is leased 2 at a time: 1 per replica), and give
-// those back once idle.
+// TestConcurrencyLeases: two replicas that lease a project's concurrency slots from Redis
+// (embedded, or a real redis-server they share) never have more requests in flight than
+// its quota, refuse none while a slot is free (a replica short of slots gets back the ones
+// the other leases and does not use), keep at most an eighth of the quota each once every
+// request ended, and give those back once idle.
 func TestConcurrencyLeases(t *testing.T) {
+	for _, backend := range []struct {
+		name string
+		open func(testing.TB) *store.Stores
+	}{{"embedded", openStores}, {"redis-server", openRedisServerStores}} {
+		for _, quota := range []int{8, 128} {
+			t.Run(fmt.Sprintf("%s/quota %d", backend.name, quota), func(t *testing.T) {
+				testConcurrencyLeases(t, backend.open(t), quota)
+			})
+		}
+	}
+}
+
+func testConcurrencyLeases(t *testing.T, stores *store.Stores, quota int) {
 	ctx := context.Background()
-	stores := openStores(t)
 	var (
 		servers []*echo.Echo
 		regs    []*tenant.Registry
@@ -153,7 +168,7 @@ func TestConcurrencyLeases(t *testing.T) {
 	if _, _, err := regs[0].Put(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := regs[0].SetQuotas(ctx, "leased", map[string]int64{"concurrentRequests": 128}); err != nil {
+	if _, err := regs[0].SetQuotas(ctx, "leased", map[string]int64{"concurrentRequests": int64(quota)}); err != nil {
 		t.Fatal(err)
 	}
 	held := func() int64 {
@@ -179,42 +194,50 @@ func TestConcurrencyLeases(t *testing.T) {
 		return w
 	}
 
+	// fill sends requests that stay in flight, the ith to on(i), until one is refused, and
+	// answers how many were admitted; closing end ends them.
+	fill := func(on func(i int) *echo.Echo, end chan struct{}, inFlight *sync.WaitGroup) (admitted int) {
+		for i := 0; ; i++ {
+			b := &heldBody{reading: make(chan struct{}), end: end, body: strings.NewReader(`{"query":"{ productsCount }"}`)}
+			refused := make(chan *httptest.ResponseRecorder, 1)
+			inFlight.Go(func() {
+				if w := send(on(i), b); w.Code != http.StatusOK {
+					refused <- w
+				}
+			})
+			select {
+			case <-b.reading:
+				admitted++
+				continue
+			case w := <-refused:
+				if w.Code != http.StatusTooManyRequests || !strings.Contains(w.Body.String(), `"quota":"concurrentRequests"`) {
+					t.Fatalf("request %d: %d %s", i, w.Code, w.Body)
+				}
+			}
+			return admitted
+		}
+	}
+
 	end := make(chan struct{})
 	var inFlight sync.WaitGroup
-	admitted := 0
-	for i := 0; ; i++ {
-		b := &heldBody{reading: make(chan struct{}), end: end, body: strings.NewReader(`{"query":"{ productsCount }"}`)}
-		refused := make(chan *httptest.ResponseRecorder, 1)
-		inFlight.Go(func() {
-			if w := send(servers[i%2], b); w.Code != http.StatusOK {
-				refused <- w
-			}
-		})
-		select {
-		case <-b.reading:
-			admitted++
-			continue
-		case w := <-refused:
-			if w.Code != http.StatusTooManyRequests || !strings.Contains(w.Body.String(), `"quota":"concurrentRequests"`) {
-				t.Fatalf("request %d: %d %s", i, w.Code, w.Body)
-			}
-		}
-		break
+	if n := fill(func(i int) *echo.Echo { return servers[i%2] }, end, &inFlight); n != quota {
+		t.Errorf("requests in flight on two replicas at a quota of %d: %d", quota, n)
 	}
-	if admitted > 128 || admitted < 128-2 {
-		t.Errorf("requests in flight on two replicas at a quota of 128: %d; want 126 to 128", admitted)
-	}
-	if n := held(); n > 128 {
+	if n := held(); n > int64(quota) {
 		t.Errorf("slots held in Redis: %d, more than the quota", n)
 	}
 	close(end)
 	inFlight.Wait()
-	if n := held(); n > 2 {
-		t.Errorf("slots held once every request ended: %d; want at most 1 per replica", n)
+	if n, most := held(), 2*min(max(quota/8, 1), 32); n > int64(most) {
+		t.Errorf("slots held once every request ended: %d; want at most %d", n, most)
 	}
-	if w := send(servers[0], strings.NewReader(`{"query":"{ productsCount }"}`)); w.Code != http.StatusOK {
-		t.Errorf("a request once the others ended: %d %s", w.Code, w.Body)
+	// The first replica keeps slots it does not use; the second gets them when it needs them.
+	end = make(chan struct{})
+	if n := fill(func(int) *echo.Echo { return servers[1] }, end, &inFlight); n != quota {
+		t.Errorf("requests in flight on one replica, the other idle, at a quota of %d: %d", quota, n)
 	}
+	close(end)
+	inFlight.Wait()
 	deadline := time.Now().Add(5 * time.Second)
 	for held() != 0 {
 		if time.Now().After(deadline) {

@@ -12,11 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/platform-dev/platform/coord"
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/pressure"
 	"github.com/platform-dev/platform/store"
@@ -29,9 +28,6 @@ var ErrProjectNotFound = errors.New("project not found")
 // its id cannot be taken by a new document until it is restored or purged. Registry.Get
 // answers it together with ErrProjectNotFound.
 var ErrProjectDeleted = errors.New("project deleted")
-
-// changesChannel carries the ids of changed projects between replicas.
-const changesChannel = "platform:projects:changed"
 
 // GraphQLLimits are the deployment's defaults and bounds for every project's API.
 type GraphQLLimits struct {
@@ -130,6 +126,8 @@ type Registry struct {
 	live      *realtime
 	meter     *meter
 	quota     *quotaLimiter
+	// invalidations tell every replica that a project's document changed.
+	invalidations *coord.Invalidations
 	// quotaMetrics count refusals and measure quota use at each scrape.
 	quotaMetrics *quotaMetrics
 	stop         context.CancelFunc
@@ -205,7 +203,17 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 	if r.live, err = newRealtime(opts.Realtime, opts.Registerer); err != nil {
 		return nil, err
 	}
-	r.quota = &quotaLimiter{rates: redis_rate.NewLimiter(stores.Redis), slots: newSlots(stores.Redis, opts.Logger), requestTTL: time.Minute, stop: make(chan struct{})}
+	slots := coord.NewSlots(stores.Redis, opts.Logger)
+	pool, err := coord.NewPool(ctx, stores.Redis, slots, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r.stop == nil { // NewRegistry failed: nothing will close the registry
+			pool.Close()
+		}
+	}()
+	r.quota = &quotaLimiter{rates: coord.NewRates(stores.Redis), slots: slots, pool: pool, requestTTL: time.Minute}
 	if t := opts.GraphQL.Timeout; t > 0 {
 		r.quota.requestTTL = t + 10*time.Second
 	}
@@ -217,35 +225,34 @@ func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Regi
 		r.meter.close()
 		return nil, err
 	}
-	sub := stores.Redis.Subscribe(ctx, changesChannel)
-	// Receive waits for the subscription's confirmation, so no change published after
+	r.invalidations = coord.NewInvalidations(stores.Redis)
+	// Listen returns once Redis confirmed the subscription, so no change announced after
 	// NewRegistry returns can be missed.
-	if _, err := sub.Receive(ctx); err != nil {
-		_ = sub.Close()
-		return nil, fmt.Errorf("subscribe to project changes: %w", err)
+	ids, stopListening, err := r.invalidations.Listen(ctx)
+	if err != nil {
+		return nil, err
 	}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.stop = cancel
-	go r.listen(lctx, sub)
+	go r.listen(lctx, ids, stopListening)
 	return r, nil
 }
 
-func (r *Registry) listen(ctx context.Context, sub *redis.PubSub) {
+func (r *Registry) listen(ctx context.Context, ch <-chan string, stop func()) {
 	defer close(r.done)
-	defer sub.Close()
-	ch := sub.Channel()
+	defer stop()
 	janitor := time.NewTicker(r.opts.IdleTTL / 4)
 	defer janitor.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case m, ok := <-ch:
+		case id, ok := <-ch:
 			if !ok {
 				return
 			}
-			if !r.own.take(m.Payload) {
-				r.cache.forget(m.Payload)
+			if !r.own.take(id) {
+				r.cache.forget(id)
 			}
 		case <-janitor.C:
 			r.cache.evictIdle()
@@ -258,8 +265,7 @@ func (r *Registry) Close() {
 	r.closed.Do(func() {
 		r.stop()
 		<-r.done
-		close(r.quota.stop)
-		r.quota.keepers.Wait()
+		r.quota.pool.Close()
 		r.cache.purge()
 		r.meter.close()
 	})
@@ -334,7 +340,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
 	}
 	rules.logger = r.opts.Logger.With("project", p.ID)
-	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules, Records: records, Quotas: quotas, rate: &rateTokens{}, conc: &slotLease{}, usage: usage}, nil
+	return &Runtime{Project: p, API: api, Verifier: r.verifiers.For(p.ID, p.Auth), Rules: rules, Records: records, Quotas: quotas, rate: &rateTokens{}, concKey: coord.QuotaRequests(p.ID), usage: usage}, nil
 }
 
 // Get reads a project document from the control database.
@@ -499,7 +505,7 @@ func (r *Registry) List(ctx context.Context) ([]*Project, error) {
 func (r *Registry) announce(ctx context.Context, id string) {
 	r.cache.forget(id)
 	r.own.add(id)
-	if err := r.stores.Redis.Publish(ctx, changesChannel, id).Err(); err != nil {
+	if err := r.invalidations.Announce(ctx, id); err != nil {
 		r.own.take(id)
 		r.opts.Logger.Warn("announce project change", "project", id, "err", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/platform-dev/platform/coord"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
@@ -60,6 +61,8 @@ type Console struct {
 	cfg     Config
 	pages   map[string]*template.Template
 	history history // samples of the health page's figures
+	// sessions are the signed-in browsers, by the hash of their cookie.
+	sessions *coord.Sessions
 }
 
 // New parses the console's templates.
@@ -80,7 +83,7 @@ func New(cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Console{cfg: cfg, pages: pages}, nil
+	return &Console{cfg: cfg, pages: pages, sessions: coord.NewSessions(cfg.Stores.Redis, coord.ConsoleSession, cfg.SessionTTL)}, nil
 }
 
 // parseTemplates makes one template set per page file: the shared layout and fragments

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/platform-dev/platform/telemetry"
 	"github.com/platform-dev/platform/tenant"
@@ -30,7 +29,7 @@ const (
 // signing out ends them everywhere; the key is a hash of the cookie, so reading Redis does
 // not give a usable cookie.
 type session struct {
-	key  string // Redis key
+	id   string // the hash of its cookie
 	csrf string
 	// op is the holder of the key the session signed in with, checked again at every
 	// request: revoking the key ends the session.
@@ -49,9 +48,9 @@ func sessionOf(c echo.Context) *session {
 	return s
 }
 
-func redisKey(cookie string) string {
+func sessionID(cookie string) string {
 	sum := sha256.Sum256([]byte(cookie))
-	return "console:session:" + hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:])
 }
 
 func randomToken() (string, error) {
@@ -68,29 +67,26 @@ func (con *Console) lookup(c echo.Context) (*session, error) {
 	if err != nil || ck.Value == "" {
 		return nil, nil
 	}
-	key := redisKey(ck.Value)
+	id := sessionID(ck.Value)
 	ctx := c.Request().Context()
-	raw, err := con.cfg.Stores.Redis.GetEx(ctx, key, con.cfg.SessionTTL).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read console session: %w", err)
+	raw, ok, err := con.sessions.Use(ctx, id)
+	if !ok || err != nil {
+		return nil, err
 	}
 	var v sessionValue
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+	if err := json.Unmarshal(raw, &v); err != nil {
 		// A session of a release before keys: signing in again names its key.
-		return nil, con.cfg.Stores.Redis.Del(ctx, key).Err()
+		return nil, con.sessions.Delete(ctx, id)
 	}
 	op, err := con.cfg.Gate.Recheck(ctx, v.Key)
 	if errors.Is(err, tenant.ErrWrongAdminToken) {
-		return nil, con.cfg.Stores.Redis.Del(ctx, key).Err()
+		return nil, con.sessions.Delete(ctx, id)
 	}
 	if err != nil {
 		return nil, err
 	}
 	con.setCookie(c, ck.Value, con.cfg.SessionTTL)
-	return &session{key: key, csrf: v.CSRF, op: op}, nil
+	return &session{id: id, csrf: v.CSRF, op: op}, nil
 }
 
 func (con *Console) setCookie(c echo.Context, value string, ttl time.Duration) {
@@ -186,7 +182,7 @@ func (con *Console) login(c echo.Context) error {
 	if err != nil {
 		return con.fail(c, "start session", err)
 	}
-	if err := con.cfg.Stores.Redis.Set(ctx, redisKey(cookie), value, con.cfg.SessionTTL).Err(); err != nil {
+	if err := con.sessions.Put(ctx, sessionID(cookie), value); err != nil {
 		return con.fail(c, "store session", err)
 	}
 	con.setCookie(c, cookie, con.cfg.SessionTTL)
@@ -195,7 +191,7 @@ func (con *Console) login(c echo.Context) error {
 }
 
 func (con *Console) logout(c echo.Context) error {
-	if err := con.cfg.Stores.Redis.Del(c.Request().Context(), sessionOf(c).key).Err(); err != nil {
+	if err := con.sessions.Delete(c.Request().Context(), sessionOf(c).id); err != nil {
 		return con.fail(c, "end session", err)
 	}
 	con.setCookie(c, "", -time.Second)

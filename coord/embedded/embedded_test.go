@@ -1,4 +1,4 @@
-package store_test
+package embedded_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/platform-dev/platform/store"
+	"github.com/platform-dev/platform/coord/embedded"
 )
 
 // TestEmbeddedRedisPipeline: the embedded Redis's own connection loop answers every command
@@ -21,16 +21,8 @@ import (
 // written while the subscriber's loop waits), transactions and QUIT still work.
 func TestEmbeddedRedisPipeline(t *testing.T) {
 	ctx := context.Background()
-	s, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
-	opts, err := redis.ParseURL(s.RedisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.PoolSize = 1
+	srv := start(t)
+	opts := &redis.Options{Addr: srv.Addr(), PoolSize: 1}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -55,7 +47,7 @@ func TestEmbeddedRedisPipeline(t *testing.T) {
 		}
 	}
 
-	sub := s.Redis.Subscribe(ctx, "ch")
+	sub := redis.NewClient(&redis.Options{Addr: srv.Addr()}).Subscribe(ctx, "ch")
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {
 		t.Fatal(err)
@@ -95,15 +87,10 @@ func TestEmbeddedRedisPipeline(t *testing.T) {
 // at once (64 KB) still go through.
 func TestEmbeddedRedisAllocatesFromBytesReceived(t *testing.T) {
 	ctx := context.Background()
-	s, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
-	opts, err := redis.ParseURL(s.RedisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := start(t)
+	opts := &redis.Options{Addr: srv.Addr()}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
 	dial := func(t *testing.T) net.Conn {
 		t.Helper()
 		c, err := net.Dial("tcp", opts.Addr)
@@ -136,7 +123,7 @@ func TestEmbeddedRedisAllocatesFromBytesReceived(t *testing.T) {
 					t.Fatalf("the heap grew by %d MB for %q on 6 connections", grew>>20, header)
 				}
 			}
-			if err := s.Redis.Ping(ctx).Err(); err != nil {
+			if err := rdb.Ping(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -163,10 +150,10 @@ func TestEmbeddedRedisAllocatesFromBytesReceived(t *testing.T) {
 	t.Run("values both sides of a direct read", func(t *testing.T) {
 		for _, size := range []int{0, 64 << 10, 64<<10 + 1, 5 << 20} {
 			v := strings.Repeat("v", size)
-			if err := s.Redis.Set(ctx, "big", v, 0).Err(); err != nil {
+			if err := rdb.Set(ctx, "big", v, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
-			if got, err := s.Redis.Get(ctx, "big").Result(); err != nil || got != v {
+			if got, err := rdb.Get(ctx, "big").Result(); err != nil || got != v {
 				t.Fatalf("%d bytes: got %d bytes back (%v)", size, len(got), err)
 			}
 		}
@@ -178,17 +165,14 @@ func TestEmbeddedRedisAllocatesFromBytesReceived(t *testing.T) {
 // miniredis served by its own connection loop.
 func BenchmarkEmbeddedRedis(b *testing.B) {
 	ctx := context.Background()
-	s, err := store.Open(ctx, store.Config{DataDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close(ctx)
+	rdb := redis.NewClient(&redis.Options{Addr: start(b).Addr()})
+	defer rdb.Close()
 	mini := redis.NewClient(&redis.Options{Addr: miniredis.RunT(b).Addr()})
 	defer mini.Close()
 	for _, c := range []struct {
 		name string
 		rdb  *redis.Client
-	}{{"embedded", s.Redis}, {"miniredis", mini}} {
+	}{{"embedded", rdb}, {"miniredis", mini}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -207,4 +191,15 @@ func BenchmarkEmbeddedRedis(b *testing.B) {
 			}
 		})
 	}
+}
+
+// start starts an embedded server for the test.
+func start(tb testing.TB) *embedded.Server {
+	tb.Helper()
+	srv, err := embedded.Start("127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(srv.Close)
+	return srv
 }

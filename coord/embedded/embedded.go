@@ -1,4 +1,6 @@
-package store
+// Package embedded is the Redis a service runs inside its own process when no Redis is
+// configured: miniredis behind a connection loop of ours, with a clock that follows real time.
+package embedded
 
 import (
 	"bufio"
@@ -9,12 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"
 )
 
-// embeddedRedis is miniredis behind a connection loop of ours. miniredis's own loop reads
+// Server is miniredis behind a connection loop of ours. miniredis's own loop reads
 // each command on one goroutine, hands it to another over a channel and writes its reply
 // with a write of its own: a pipeline of n commands costs 2n goroutine switches and n
 // writes. Ours reads and runs the commands on one goroutine and writes the replies when it
@@ -22,17 +25,18 @@ import (
 // pipeline, as Redis does. The commands themselves are miniredis's. One difference: a client
 // that goes away during a blocking command (BLPOP, XREAD BLOCK; nothing here sends them) is
 // noticed when the command ends, at its timeout, not at once.
-type embeddedRedis struct {
+type Server struct {
 	mini *miniredis.Miniredis
 	l    net.Listener
+	stop chan struct{}
 
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	conns map[net.Conn]*server.Peer
 }
 
-// startEmbeddedRedis starts miniredis listening on addr.
-func startEmbeddedRedis(addr string) (*embeddedRedis, error) {
+// Start starts a server listening on addr ("127.0.0.1:0" picks a free port).
+func Start(addr string) (*Server, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
@@ -46,13 +50,34 @@ func startEmbeddedRedis(addr string) (*embeddedRedis, error) {
 		return nil, fmt.Errorf("start miniredis: %w", err)
 	}
 	_ = c.Close()
-	e := &embeddedRedis{mini: m, l: l, conns: map[net.Conn]*server.Peer{}}
-	e.wg.Add(1)
+	e := &Server{mini: m, l: l, stop: make(chan struct{}), conns: map[net.Conn]*server.Peer{}}
+	e.wg.Add(2)
 	go e.accept()
+	go e.followClock()
 	return e, nil
 }
 
-func (e *embeddedRedis) accept() {
+// followClock moves miniredis's clock forward with real time: miniredis expires keys only
+// when told that time passed, and without this, expiring sessions and slots would pile up
+// for as long as the process runs. It moves every clockStep, so a key expires within
+// clockStep of its time, and a key renewed more often than its TTL less clockStep lives.
+func (e *Server) followClock() {
+	defer e.wg.Done()
+	t := time.NewTicker(clockStep)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case now := <-t.C:
+			e.mini.FastForward(now.Sub(last))
+			last = now
+		}
+	}
+}
+
+func (e *Server) accept() {
 	defer e.wg.Done()
 	for {
 		c, err := e.l.Accept()
@@ -68,12 +93,18 @@ func (e *embeddedRedis) accept() {
 	}
 }
 
-// addr is the address clients dial.
-func (e *embeddedRedis) addr() string { return e.l.Addr().String() }
+// clockStep is how often the clock moves (each move visits every key with a TTL): close
+// enough to real time that a key renewed every third of its TTL, as the service renews
+// its keys, never expires.
+const clockStep = 100 * time.Millisecond
 
-// close stops accepting, ends every connection and stops miniredis, which also wakes the
+// Addr is the address clients dial.
+func (e *Server) Addr() string { return e.l.Addr().String() }
+
+// Close stops accepting, ends every connection and stops miniredis, which also wakes the
 // commands that block.
-func (e *embeddedRedis) close() {
+func (e *Server) Close() {
+	close(e.stop)
 	_ = e.l.Close()
 	e.mu.Lock()
 	for c, peer := range e.conns {
@@ -97,7 +128,7 @@ func (f flushFirst) Read(p []byte) (int, error) {
 	return f.Conn.Read(p)
 }
 
-func (e *embeddedRedis) serve(c net.Conn, peer *server.Peer) {
+func (e *Server) serve(c net.Conn, peer *server.Peer) {
 	defer e.wg.Done()
 	srv := e.mini.Server()
 	r := bufio.NewReader(flushFirst{c, peer})
