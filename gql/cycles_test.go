@@ -160,9 +160,9 @@ func TestRelationsToItself(t *testing.T) {
 }
 
 // TestNestedAnswersAsGraphGophers sends each document to two APIs over the same records: one
-// whose orders and products relate both ways, where the document runs on a nested plan
-// (products.orders closes the cycle), and one with products.orders alone, where
-// graph-gophers runs it. The answers must be the same bytes with the same status.
+// whose orders and products relate both ways (products.orders closes the cycle), and the
+// reference with products.orders alone, where graph-gophers' own executor runs it
+// (gql.NewReference). The answers must be the same bytes with the same status.
 func TestNestedAnswersAsGraphGophers(t *testing.T) {
 	ft := func(s store.Scalar, list bool) store.FieldType { return store.FieldType{Scalar: s, List: list} }
 	orders := table("orders", "order",
@@ -178,7 +178,7 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
 	recs := records(t, orders, prods)
 	// A small selection limit, so that a document can pass it.
-	oneWay := newShopWith(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs, MaxSelections: 40})
+	oneWay := newShopOf(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs, MaxSelections: 40}, gql.NewReference)
 	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
 	bothWays := newShopWith(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs, MaxSelections: 40})
 
@@ -235,15 +235,16 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 }
 
 // TestSubscriptionSelectingACycle: a subscription may select a relation that closes a cycle
-// (product.orders, with order.product). Its events are answered by a nested plan, under each
-// subscriber's read rules, with the bytes graph-gophers writes for the same event where the
-// relation closes no cycle; and its arguments are refused as graph-gophers refuses them.
+// (product.orders, with order.product). Its events are answered by the executor, under each
+// subscriber's read rules, with the bytes graph-gophers' own executor writes for the same
+// event where the relation closes no cycle (gql.NewReference); and its arguments are
+// refused as graph-gophers refuses them.
 func TestSubscriptionSelectingACycle(t *testing.T) {
 	orders, prods, _ := shop()
 	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
 	cfg := gql.Config{Tables: []gql.Table{orders, prods}, Records: records(t, orders, prods), Changes: stores.Changes().Project("cycles"),
 		Where: store.Bounds{MaxNodes: 1000, MaxDepth: 16, MaxIn: 1}}
-	oneWay := newShopWith(t, cfg)
+	oneWay := newShopOf(t, cfg, gql.NewReference)
 	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
 	cfg.Tables = []gql.Table{orders, prods}
 	bothWays := newShopWith(t, cfg)

@@ -1,12 +1,15 @@
 // Package gql generates a project's GraphQL API from its table definitions and serves it over
 // HTTP.
 //
-// The schema is written from the tables (see docs/graphql.md) and executed by
-// graph-gophers/graphql-go; resolvers are struct fields of function type in a root struct,
-// and records are structs, both built at run time with reflect, so no code is generated per
-// project. New does all of that once per definition; ServeHTTP only decodes, executes and
-// encodes. Relations that lead back to where they start cannot be bound to such types; a
-// query that selects one runs on a nested plan of the package's own (nested.go).
+// The schema is written from the tables (see docs/graphql.md); graph-gophers/graphql-go
+// parses and validates every document against it and answers introspection. Every operation
+// on tables (queries, mutations, subscription events) runs on the package's own executor
+// (nested.go) over the validated document: one builder of its plan, one loader for
+// relations, one writer of the answer. Records are structs built with reflect at run time,
+// so no code is generated per project. New does all of that once per definition; ServeHTTP
+// only decodes, executes and encodes. graph-gophers' own executor, bound to resolvers that
+// are struct fields of function type in a root struct, answers introspection and is the
+// tests' oracle (NewReference in export_test.go).
 package gql
 
 import (
@@ -106,10 +109,10 @@ type API struct {
 	sdl    string
 	schema *graphql.Schema // nil when the project has no tables
 	docs   documents
-	// lists are the tables by the name of their list field, for plans.
+	// lists are the tables by the name of their list field, for the executor.
 	lists map[string]*table
 	// cut are the relation fields left out of the record types graph-gophers binds, by
-	// record type name: documents that select one run on a nested plan.
+	// record type name; the executor runs them.
 	cut map[string]map[string]bool
 	// subscriptions runs subscription documents on each event; nil without Config.Changes.
 	subscriptions *graphql.Schema
@@ -197,7 +200,7 @@ func New(cfg Config) (*API, error) {
 		return s
 	})
 	// A token is at least one byte, so the query length limit bounds tokens too.
-	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes), a.newPlan, a.newNested, a.shapeOf)
+	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes), a.newNested, a.shapeOf)
 	return a, nil
 }
 

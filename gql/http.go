@@ -224,10 +224,11 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 	_, _ = w.Write(out)
 }
 
-// exec runs the document, as prepared, under the request's time limit: by its plan when it
-// has one that answers, else by graph-gophers with the seed's response keys added. metaOnly
-// operations (asking only for __schema, __type and __typename) run on the schema whose depth
-// limit fits tools' introspection queries: their nesting walks the schema, not records.
+// exec runs the document, as prepared, under the request's time limit: on its execution
+// plan, or, for introspection, on graph-gophers with the seed's response keys added.
+// metaOnly operations (asking only for __schema, __type and __typename) run on the schema
+// whose depth limit fits tools' introspection queries: their nesting walks the schema, not
+// records.
 func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, vars map[string]any) response {
 	schema := a.schema
 	if doc.op.metaOnly {
@@ -243,27 +244,10 @@ func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, v
 		ctx, span = a.cfg.Tracer.Start(ctx, "graphql.execute", trace.WithAttributes(attribute.String("graphql.operation.name", opName)))
 	}
 	var resp response
-	planned := false
-	if doc.plan != nil {
-		// The plan writes its data where the answer's body has it, so that encode has
-		// nothing to copy.
-		var body []byte
-		if body, planned = doc.plan.run(ctx, a, vars, append(make([]byte, 0, 512), dataMember...)); planned {
-			resp.body = append(body, '}')
-			resp.Data = resp.body[len(dataMember) : len(resp.body)-1]
-		} else if b.spent.Load() == nil {
-			// graph-gophers answers again from the start, with the whole budget.
-			b.bytes.Store(0)
-			b.records.Store(0)
-		}
-	}
-	switch {
-	case b.spent.Load() != nil:
-		// The plan spent the budget: graph-gophers would only spend it again.
-	case doc.nested != nil:
-		res := doc.nested.run(ctx, a, doc.exec, vars)
-		resp = response{Data: res.Data, Errors: res.Errors}
-	case !planned:
+	planned := doc.nested != nil
+	if planned {
+		resp = doc.nested.run(ctx, a, doc.exec, vars)
+	} else {
 		res := schema.Exec(ctx, doc.exec, opName, vars)
 		resp = response{Data: res.Data, Errors: res.Errors}
 	}

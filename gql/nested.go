@@ -4,12 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
-	graphql "github.com/graph-gophers/graphql-go"
 	gast "github.com/graph-gophers/graphql-go/ast"
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -18,34 +19,162 @@ import (
 	"github.com/platform-dev/platform/store"
 )
 
-// A nested plan runs a query or mutation that selects a relation closing a cycle
-// (cutCycles), which the record types graph-gophers executes with leave out though the
-// schema it validates and introspects has it (bind). graph-gophers validates each request's
-// document with its variables, as it would before executing it; the plan then runs each root
-// field with the resolvers graph-gophers would call (rootOf), reads each selected relation
-// level by level with the loaders of relations.go (one store query per relation selection
-// per level, whatever the number of parents, under the related table's read rule), and
-// writes the answer graph-gophers writes for the same records: the same bytes, a failed
-// field null with its error at its path, a null in a non-null place making its parent null
-// up to the nearest nullable field. A subscription that selects such a relation is
-// validated by graph-gophers when it starts (newSubscription), and each of its events then
-// answered by the plan, for its subscriber (answer).
+// The executor runs every operation on tables: queries (lists, fetches, connections,
+// counts, aggregates), mutations and subscription events, with relations at any depth,
+// those that close a cycle included (cutCycles), which the record types graph-gophers binds
+// leave out though the schema it validates and introspects has them (bind). graph-gophers
+// parses and validates the document once, when its execution plan (a nested) is made; each
+// request checks its variables as graph-gophers would (checkVariable; graph-gophers says
+// what is wrong with those that do not fit). The plan then runs each root field with the
+// resolvers' code (rootOf), reads each selected relation level by level with the loaders
+// of relations.go (one store query per relation selection per level, whatever the number
+// of parents, under the related table's read rule), writes a list without relations
+// straight from the stored JSON (planField.list), and writes the answer graph-gophers
+// writes for the same records: the same bytes, a failed field null with its error at its
+// path, a null in a non-null place making its parent null up to the nearest nullable
+// field. graph-gophers' own executor answers only introspection (__schema, __type), and
+// stays in the tests as the oracle (oracle_test.go). A subscription is validated by
+// graph-gophers when it starts (newSubscription), and each of its events answered by its
+// plan, for its subscriber (answer).
 type nested struct {
 	// refusal, when set, is the one error a document that validates answers; tooMany: it
 	// is graph-gophers' selection limit, answered as graph-gophers does, with data null.
-	refusal  string
-	tooMany  bool
+	refusal string
+	tooMany bool
+	// invalid: the document does not validate, whatever its variables; each request
+	// answers graph-gophers' validation errors.
+	invalid bool
+	// vars are the variables of every operation of the document: graph-gophers checks
+	// them all, whichever operation runs.
+	vars     []planVar
 	typename string // of the operation's root
 	defaults map[string]any
 	fields   []planField
+	// doc and op are the document and the operation, for directiveErrors; directives: a
+	// @skip or @include of op takes a variable.
+	doc        *ast.QueryDocument
+	op         *ast.OperationDefinition
+	directives bool
 }
 
-// newNested makes the nested plan of the operation opName selects in query; nil when it
-// selects no cut relation (graph-gophers runs it, or says why it cannot).
+// newNested makes the execution plan of the operation opName selects in query, a query or
+// a mutation sent to the endpoint; nil when graph-gophers runs it (introspection).
 func (a *API) newNested(query, opName string) *nested {
-	if len(a.cut) == 0 || a.schema == nil {
+	if a.schema == nil {
 		return nil
 	}
+	// Validation without variables finds every error but those of the variables' values,
+	// which each request checks (checkVariable).
+	for _, e := range a.schema.Validate(query) {
+		if e.Rule != "VariablesOfCorrectType" {
+			return &nested{invalid: true}
+		}
+	}
+	// graph-gophers and gqlparser unescape string literals by different rules: graph-gophers
+	// runs the few documents where they could differ.
+	if strings.Contains(query, `\`) || strings.Contains(query, `"""`) {
+		return nil
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, a.cfg.MaxQueryBytes)
+	if err != nil {
+		return nil
+	}
+	op := operationOf(doc, opName)
+	switch {
+	case op == nil && opName != "":
+		return &nested{refusal: fmt.Sprintf("no operation with name %q", opName)}
+	case op == nil:
+		return &nested{refusal: "more than one operation in query document and no operation name given"}
+	case op.Operation == ast.Subscription:
+		return &nested{refusal: "graphql-ws protocol header is missing"}
+	}
+	n := a.plan(doc, op)
+	if n == nil {
+		return nil
+	}
+	types := a.schema.AST()
+	for _, o := range doc.Operations {
+		for _, v := range o.VariableDefinitions {
+			// Validation has checked that the schema has the type.
+			n.vars = append(n.vars, planVar{name: v.Variable, typ: schemaType(types, v.Type)})
+		}
+	}
+	return n
+}
+
+// plan makes the execution plan of op, an operation of doc; nil when graph-gophers runs it
+// (introspection).
+func (a *API) plan(doc *ast.QueryDocument, op *ast.OperationDefinition) *nested {
+	field := a.cutField(doc, op)
+	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}, nested: true, cutField: field}
+	if !b.root(op.SelectionSet, nil) {
+		if field == "" && !b.tooMany {
+			return nil
+		}
+		return &nested{refusal: cmp.Or(b.why, "the document cannot be run"), tooMany: b.tooMany}
+	}
+	for i := range b.fields {
+		f := &b.fields[i]
+		if f.t != nil && !conditional(f.sels) {
+			f.fixed = f.selected(nil)
+		}
+	}
+	n := &nested{typename: capitalized(string(op.Operation)), defaults: defaultsOf(op), fields: b.fields, doc: doc, op: op}
+	// Without variables, each directive that takes one has a null argument.
+	n.directives = len(n.directiveErrors(nil)) > 0
+	return n
+}
+
+// directiveErrors are the errors graph-gophers answers, before any data, for the @skip and
+// @include of the operation whose argument vars make other than a Boolean: one for each as
+// it expands the operation (a fragment's at each spread), where the selection stays.
+func (n *nested) directiveErrors(vars map[string]any) []*gqlerrors.QueryError {
+	var errs []*gqlerrors.QueryError
+	skip := func(dirs ast.DirectiveList) bool {
+		for _, name := range []string{"skip", "include"} {
+			d := dirs.ForName(name)
+			if d == nil || d.Arguments.ForName("if") == nil {
+				continue
+			}
+			v := literal(d.Arguments.ForName("if").Value, vars)
+			b, ok := v.(bool)
+			switch {
+			case v == nil:
+				errs = append(errs, gqlerrors.Errorf("graphql: got null for non-null"))
+			case !ok:
+				errs = append(errs, gqlerrors.Errorf("could not unmarshal %#v (%T) into bool: incompatible type: %T", v, v, v))
+			case b == (name == "skip"):
+				return true
+			}
+		}
+		return false
+	}
+	var walk func(set ast.SelectionSet)
+	walk = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			switch s := sel.(type) {
+			case *ast.Field:
+				if !skip(s.Directives) {
+					walk(s.SelectionSet)
+				}
+			case *ast.InlineFragment:
+				if !skip(s.Directives) {
+					walk(s.SelectionSet)
+				}
+			case *ast.FragmentSpread:
+				if fd := n.doc.Fragments.ForName(s.Name); fd != nil && !skip(s.Directives) {
+					walk(fd.SelectionSet)
+				}
+			}
+		}
+	}
+	walk(n.op.SelectionSet)
+	return errs
+}
+
+// newSubscriptionPlan makes the execution plan of a subscription's operation, which
+// newSubscription validates; nil when the document cannot be parsed.
+func (a *API) newSubscriptionPlan(query, opName string) *nested {
 	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, a.cfg.MaxQueryBytes)
 	if err != nil {
 		return nil
@@ -54,15 +183,7 @@ func (a *API) newNested(query, opName string) *nested {
 	if op == nil {
 		return nil
 	}
-	field := a.cutField(doc, op)
-	if field == "" {
-		return nil
-	}
-	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}, nested: true, cutField: field}
-	if !b.root(op.SelectionSet, nil) {
-		return &nested{refusal: cmp.Or(b.why, "the document cannot be run"), tooMany: b.tooMany}
-	}
-	return &nested{typename: capitalized(string(op.Operation)), defaults: defaultsOf(op), fields: b.fields}
+	return a.plan(doc, op)
 }
 
 // rootField is how a nested plan resolves a root field: records answers its records (a
@@ -79,6 +200,9 @@ type rootField struct {
 	figures  func(context.Context, args, []string) (reflect.Value, error)
 	event    func(context.Context) reflect.Value
 	nullable bool
+	// stream: the field is a query's list, written straight from the stored records when
+	// it selects no relation (planField.list).
+	stream bool
 }
 
 // rootOf is how a nested plan runs the root field name of an operation of kind op, with
@@ -90,7 +214,7 @@ func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 		agg, _, _, _ := aggregateNames(t.def)
 		switch {
 		case op == ast.Query && name == n.list:
-			return t, rootField{records: noted(a, "list", t.decoded), list: true}, true
+			return t, rootField{records: noted(a, "list", t.decoded), list: true, stream: true}, true
 		case op == ast.Subscription && name == n.list:
 			// The where was read when the subscription started; the event is the change's.
 			return t, rootField{event: func(ctx context.Context) reflect.Value {
@@ -216,12 +340,14 @@ func namedType(t gast.Type) string {
 }
 
 // run answers query, the document the plan was made of, for vars.
-func (n *nested) run(ctx context.Context, a *API, query string, vars map[string]any) *graphql.Response {
-	if errs := a.schema.ValidateWithVariables(query, vars); len(errs) > 0 {
-		return &graphql.Response{Errors: errs}
+func (n *nested) run(ctx context.Context, a *API, query string, vars map[string]any) response {
+	if n.invalid || !n.fit(vars) {
+		if errs := a.schema.ValidateWithVariables(query, vars); len(errs) > 0 {
+			return response{Errors: errs}
+		}
 	}
 	if n.refusal != "" {
-		res := &graphql.Response{Errors: []*gqlerrors.QueryError{{Message: n.refusal}}}
+		res := response{Errors: []*gqlerrors.QueryError{{Message: n.refusal}}}
 		if n.tooMany {
 			res.Data = json.RawMessage("null")
 		}
@@ -230,15 +356,30 @@ func (n *nested) run(ctx context.Context, a *API, query string, vars map[string]
 	return n.answer(ctx, a, vars)
 }
 
-// answer answers the plan's document, validated with vars and not refused, for vars.
-func (n *nested) answer(ctx context.Context, a *API, vars map[string]any) *graphql.Response {
+// fit reports whether vars fit the variables of the document as graph-gophers' validation
+// checks them.
+func (n *nested) fit(vars map[string]any) bool {
+	for _, v := range n.vars {
+		if !checkVariable(vars[v.name], v.typ) {
+			return false
+		}
+	}
+	return true
+}
+
+// answer answers the plan's document, validated with vars and not refused, for vars. It
+// writes the data where the answer's body has it, so that encode has nothing to copy.
+func (n *nested) answer(ctx context.Context, a *API, vars map[string]any) response {
 	vars = n.withDefaults(vars)
 	w := nestedRun{ctx: ctx, a: a, vars: vars}
-	out := append(make([]byte, 0, 1024), '{')
+	if n.directives {
+		w.errs = n.directiveErrors(vars)
+	}
+	out := append(make([]byte, 0, 1024), dataMember+"{"...)
 	null, written := false, 0
 	for i := range n.fields {
 		f := &n.fields[i]
-		if skip, _ := skipped(f.cond, vars); skip {
+		if skipped(f.cond, vars) {
 			continue
 		}
 		if written++; written > 1 {
@@ -255,13 +396,13 @@ func (n *nested) answer(ctx context.Context, a *API, vars map[string]any) *graph
 		null = null || !ok && !f.root.nullable
 	}
 	if err := ctx.Err(); err != nil {
-		return &graphql.Response{Errors: []*gqlerrors.QueryError{gqlerrors.Errorf("%s", err)}}
+		return response{Errors: []*gqlerrors.QueryError{gqlerrors.Errorf("%s", err)}}
 	}
-	out = append(out, '}')
 	if null {
-		out = []byte("null")
+		return response{Data: json.RawMessage("null"), Errors: w.errs}
 	}
-	return &graphql.Response{Data: out, Errors: w.errs}
+	body := append(out, "}}"...)
+	return response{Data: body[len(dataMember) : len(body)-1], Errors: w.errs, body: body}
 }
 
 // withDefaults are vars with the operation's defaults for those absent, as graph-gophers
@@ -337,6 +478,9 @@ func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 	case f.root.figures != nil:
 		return w.figures(out, f, in, path)
 	}
+	if f.root.list && f.root.stream && !f.relates(w.vars) {
+		return w.stream(out, f, in, path)
+	}
 	recs, err := f.root.records(w.ctx, in)
 	if err != nil {
 		w.fail(err, path)
@@ -347,6 +491,16 @@ func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 		return w.records(out, lvl, recs, path)
 	}
 	return w.record(out, lvl, recs[0], path)
+}
+
+// stream writes f, a list that selects no relation, at path; false when it is null.
+func (w *nestedRun) stream(out []byte, f *planField, in args, path []any) ([]byte, bool) {
+	written, err := f.list(w.ctx, in, w.vars, out)
+	if err != nil {
+		w.fail(err, path)
+		return append(out, "null"...), false
+	}
+	return written, true
 }
 
 // load reads the relations sels select for recs, records of t, and theirs, level by level.
@@ -534,9 +688,7 @@ func (w *nestedRun) figures(out []byte, f *planField, in args, path []any) ([]by
 // selected are the selections of all that the request's variables do not skip, the first
 // of each response key.
 func (w *nestedRun) selected(all []planSel) []*planSel {
-	// Validation has checked that directives' arguments are Booleans.
-	s, _ := selectedOf(all, w.vars)
-	return s
+	return selectedOf(all, w.vars)
 }
 
 // appendJSON writes v as encoding/json does, as graph-gophers writes a scalar.

@@ -8,33 +8,14 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 
 	gast "github.com/graph-gophers/graphql-go/ast"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/platform-dev/platform/store"
 )
 
-// A plan runs a document that only reads tables' scalar fields without graph-gophers, which
-// parses, validates and walks the document with reflect on every request (v1.11.0 has no
-// API to keep a prepared one). graph-gophers validates the document once, when the plan is
-// made; each request then checks its variables as graph-gophers would, reads the records
-// with the resolvers' own code (table.scan) and writes the answer graph-gophers would write,
-// byte for byte. Whatever a plan does not cover falls back to graph-gophers: a document of
-// another shape gets no plan, and a request that would answer any error (variables that do
-// not fit, an argument the table refuses, a failed read) runs again there. Plans only read,
-// so running a request twice changes nothing.
-type plan struct {
-	// vars are the variables of every operation of the document: graph-gophers checks
-	// them all, whichever operation runs.
-	vars []planVar
-	// defaults are the default values of the running operation's variables.
-	defaults map[string]any
-	fields   []planField
-}
-
+// planVar is a variable of a document, with the type graph-gophers checks its value against.
 type planVar struct {
 	name string
 	typ  gast.Type
@@ -89,65 +70,6 @@ type condition struct {
 	value   *ast.Value
 }
 
-// newPlan makes the plan of the operation opName selects in query, or returns nil when the
-// document is not one a plan runs exactly as graph-gophers does.
-func (a *API) newPlan(query, opName string) *plan {
-	// graph-gophers and gqlparser unescape string literals by different rules: a plan
-	// reads only documents where both read the same text.
-	if a.schema == nil || len(query) > a.cfg.MaxQueryBytes || strings.Contains(query, `\`) || strings.Contains(query, `"""`) {
-		return nil
-	}
-	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, a.cfg.MaxQueryBytes)
-	if err != nil {
-		return nil
-	}
-	op := operationOf(doc, opName)
-	if op == nil || op.Operation != ast.Query {
-		return nil
-	}
-	// Validation without variables finds every error but those of the variables' values,
-	// which each request checks (checkVariable); those say a required variable is null.
-	for _, e := range a.schema.Validate(query) {
-		if e.Rule != "VariablesOfCorrectType" {
-			return nil
-		}
-	}
-	p := &plan{defaults: map[string]any{}}
-	types := a.schema.AST()
-	for _, o := range doc.Operations {
-		for _, v := range o.VariableDefinitions {
-			t := schemaType(types, v.Type)
-			if t == nil {
-				return nil
-			}
-			p.vars = append(p.vars, planVar{name: v.Variable, typ: t})
-		}
-	}
-	p.defaults = defaultsOf(op)
-	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}}
-	if !b.root(op.SelectionSet, nil) {
-		return nil
-	}
-	tables := 0
-	for _, f := range b.fields {
-		if f.t != nil {
-			tables++
-		}
-	}
-	if tables == 0 {
-		// Only __typename: graph-gophers runs that on the meta schema.
-		return nil
-	}
-	for i := range b.fields {
-		f := &b.fields[i]
-		if f.t != nil && !conditional(f.sels) {
-			f.fixed, _ = f.selected(nil)
-		}
-	}
-	p.fields = b.fields
-	return p
-}
-
 // operationOf is the operation opName selects in doc as graph-gophers picks it; nil when
 // there is none.
 func operationOf(doc *ast.QueryDocument, opName string) *ast.OperationDefinition {
@@ -170,29 +92,24 @@ func conditional(sels []planSel) bool {
 }
 
 // selected are the record's selections that vars do not skip, the first of each response
-// key, as graph-gophers merges them; ok is false when a directive's argument is not a
-// Boolean.
-func (f *planField) selected(vars map[string]any) (sels []*planSel, ok bool) {
+// key, as graph-gophers merges them.
+func (f *planField) selected(vars map[string]any) []*planSel {
 	return selectedOf(f.sels, vars)
 }
 
 // selectedOf are the selections of all that vars do not skip, the first of each response
-// key; ok is false when a directive's argument is not a Boolean.
-func selectedOf(all []planSel, vars map[string]any) (sels []*planSel, ok bool) {
-	sels = make([]*planSel, 0, len(all))
+// key.
+func selectedOf(all []planSel, vars map[string]any) []*planSel {
+	sels := make([]*planSel, 0, len(all))
 	seen := make(map[string]bool, len(all))
 	for i := range all {
 		s := &all[i]
-		skip, ok := skipped(s.cond, vars)
-		if !ok {
-			return nil, false
-		}
-		if !skip && !seen[s.key] {
+		if !skipped(s.cond, vars) && !seen[s.key] {
 			seen[s.key] = true
 			sels = append(sels, s)
 		}
 	}
-	return sels, true
+	return sels
 }
 
 // defaultsOf are the default values of op's variables.
@@ -539,68 +456,20 @@ func checkVariable(val any, t gast.Type) bool {
 	return true
 }
 
-// run appends the plan's data for vars to out; false when graph-gophers must answer
-// instead, or the document has no plan (p nil).
-func (p *plan) run(ctx context.Context, a *API, vars map[string]any, out []byte) ([]byte, bool) {
-	if p == nil {
-		return nil, false
-	}
-	for _, v := range p.vars {
-		if !checkVariable(vars[v.name], v.typ) {
-			return nil, false
-		}
-	}
-	if len(p.defaults) > 0 {
-		// As graph-gophers does after validation: a default stands for an absent variable.
-		with := make(map[string]any, len(vars)+len(p.defaults))
-		for k, v := range p.defaults {
-			with[k] = v
-		}
-		for k, v := range vars {
-			with[k] = v
-		}
-		vars = with
-	}
-	out = append(out, '{')
-	n := 0
-	for i := range p.fields {
-		f := &p.fields[i]
-		skip, ok := skipped(f.cond, vars)
-		if !ok {
-			return nil, false
-		}
-		if skip {
-			continue
-		}
-		if n > 0 {
-			out = append(out, ',')
-		}
-		n++
-		out = appendKey(out, f.key)
-		if f.t == nil {
-			out = append(out, `"Query"`...)
-			continue
-		}
-		if out, ok = f.list(ctx, a, vars, out); !ok {
-			return nil, false
-		}
-	}
-	return append(out, '}'), ctx.Err() == nil
+// relates reports whether the records of f, a list, select a relation that vars do not
+// skip.
+func (f *planField) relates(vars map[string]any) bool {
+	sels := f.selected(vars)
+	return slices.ContainsFunc(sels, func(s *planSel) bool { return s.rel != nil })
 }
 
-// list writes a table's list field.
-func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out []byte) ([]byte, bool) {
-	in, ok := planArgs(f.args, vars)
-	if !ok {
-		return nil, false
-	}
+// list writes a table's list field, each record straight from the stored JSON where it can
+// (appendStored), else decoded.
+func (f *planField) list(ctx context.Context, in args, vars map[string]any, out []byte) ([]byte, error) {
 	// The selections are the same for every record: settle their directives once.
 	sels := f.fixed
 	if sels == nil {
-		var ok bool
-		if sels, ok = f.selected(vars); !ok {
-			return nil, false
-		}
+		sels = f.selected(vars)
 	}
 	out = append(out, '[')
 	start := len(out)
@@ -624,9 +493,9 @@ func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out [
 	})
 	f.clock.end(began)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
-	return append(out, ']'), true
+	return append(out, ']'), nil
 }
 
 // planArgs are a field's arguments as graph-gophers hands them to the resolvers; false for
@@ -659,19 +528,15 @@ func planArgs(list []planArg, vars map[string]any) (args, bool) {
 	return in, true
 }
 
-// skipped evaluates conditions as graph-gophers does; ok is false when one is not a
-// Boolean, which graph-gophers answers with an error.
-func skipped(cond []condition, vars map[string]any) (skip, ok bool) {
+// skipped evaluates conditions as graph-gophers does: a condition whose argument is not a
+// Boolean skips nothing (the request answers an error for it: directiveErrors).
+func skipped(cond []condition, vars map[string]any) bool {
 	for _, c := range cond {
-		b, isBool := literal(c.value, vars).(bool)
-		if !isBool {
-			return false, false
-		}
-		if b != c.include {
-			skip = true
+		if b, ok := literal(c.value, vars).(bool); ok && b != c.include {
+			return true
 		}
 	}
-	return skip, true
+	return false
 }
 
 // appendRecord writes the selected fields of rec, a value of t's record type, as

@@ -337,7 +337,12 @@ func (a *API) newSubscription(ctx context.Context, query, opName string, vars ma
 	s := &subscription{shape: a.shapeOf(query, opName), api: a, query: rewritten, op: opName, vars: vars, state: &subscriptionState{}, guard: guardFrom(ctx),
 		doc: rewritten + "\x00" + opName + "\x00" + string(varsJSON)}
 	var errs []*gqlerrors.QueryError
-	if s.nested = a.newNested(query, opName); s.nested == nil {
+	if a.docs.nested != nil {
+		// An API without plans (the tests' reference, NewReference) runs the events on
+		// graph-gophers.
+		s.nested = a.newSubscriptionPlan(query, opName)
+	}
+	if s.nested == nil {
 		errs = a.subscriptions.Exec(context.WithValue(ctx, subscriptionKey{}, s.state), rewritten, opName, vars).Errors
 	} else if errs = a.subscriptions.ValidateWithVariables(rewritten, vars); len(errs) == 0 {
 		// graph-gophers validates relations that close a cycle but cannot execute them:
@@ -465,12 +470,10 @@ func (s *subscription) render(ctx context.Context, ch store.Change, op store.Cha
 			return b.settle(response{})
 		}
 	}
-	var res *graphql.Response
 	if s.nested != nil {
-		res = s.nested.answer(ctx, s.api, s.vars)
-	} else {
-		res = s.api.subscriptions.Exec(ctx, s.query, s.op, s.vars)
+		return b.settle(s.nested.answer(ctx, s.api, s.vars))
 	}
+	res := s.api.subscriptions.Exec(ctx, s.query, s.op, s.vars)
 	return b.settle(response{Data: res.Data, Errors: res.Errors})
 }
 

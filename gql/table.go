@@ -160,7 +160,7 @@ func (t *table) decoded(ctx context.Context, a args) ([]reflect.Value, error) {
 }
 
 // scan calls fn with each record a list's arguments select that the caller may read, in
-// order, until fn answers false or an error: the list resolver and a plan (plan.go) read
+// order, until fn answers false or an error: the list resolver and the executor (plan.go) read
 // through it alike.
 func (t *table) scan(ctx context.Context, a args, fn func(store.Record) (bool, error)) error {
 	q, err := t.query(a)
