@@ -70,13 +70,8 @@ func (a *API) newNested(query, opName string) *nested {
 			return &nested{invalid: true}
 		}
 	}
-	// graph-gophers and gqlparser unescape string literals by different rules: graph-gophers
-	// runs the few documents where they could differ.
-	if strings.Contains(query, `\`) || strings.Contains(query, `"""`) {
-		return nil
-	}
 	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, a.cfg.MaxQueryBytes)
-	if err != nil {
+	if err != nil || strings.Contains(query, `\`) && !unescapeAsGraphGophers(doc, query) {
 		return nil
 	}
 	op := operationOf(doc, opName)
@@ -102,11 +97,72 @@ func (a *API) newNested(query, opName string) *nested {
 	return n
 }
 
+// unescapeAsGraphGophers sets the string literals of doc, parsed from query, to what
+// graph-gophers reads from them: the Go string literal's value (strconv.Unquote), where
+// gqlparser unescapes by GraphQL's rules (which have \/ and lack \x). false when one is not
+// a Go string literal: graph-gophers fails to read it, and runs the document itself. Block
+// strings are read alike by both, by the spec's algorithm.
+func unescapeAsGraphGophers(doc *ast.QueryDocument, query string) bool {
+	runes := []rune(query)
+	ok := true
+	var value func(v *ast.Value)
+	value = func(v *ast.Value) {
+		if v == nil {
+			return
+		}
+		if v.Kind == ast.StringValue && v.Position != nil && v.Position.End <= len(runes) {
+			s, err := strconv.Unquote(string(runes[v.Position.Start:v.Position.End]))
+			ok = ok && err == nil
+			v.Raw = s
+		}
+		for _, c := range v.Children {
+			value(c.Value)
+		}
+	}
+	directives := func(dirs ast.DirectiveList) {
+		for _, d := range dirs {
+			for _, arg := range d.Arguments {
+				value(arg.Value)
+			}
+		}
+	}
+	var set func(ss ast.SelectionSet)
+	set = func(ss ast.SelectionSet) {
+		for _, sel := range ss {
+			switch s := sel.(type) {
+			case *ast.Field:
+				for _, arg := range s.Arguments {
+					value(arg.Value)
+				}
+				directives(s.Directives)
+				set(s.SelectionSet)
+			case *ast.InlineFragment:
+				directives(s.Directives)
+				set(s.SelectionSet)
+			case *ast.FragmentSpread:
+				directives(s.Directives)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		for _, v := range op.VariableDefinitions {
+			value(v.DefaultValue)
+		}
+		directives(op.Directives)
+		set(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		directives(f.Directives)
+		set(f.SelectionSet)
+	}
+	return ok
+}
+
 // plan makes the execution plan of op, an operation of doc; nil when graph-gophers runs it
 // (introspection).
 func (a *API) plan(doc *ast.QueryDocument, op *ast.OperationDefinition) *nested {
 	field := a.cutField(doc, op)
-	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}, nested: true, cutField: field}
+	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}, cutField: field}
 	if !b.root(op.SelectionSet, nil) {
 		if field == "" && !b.tooMany {
 			return nil

@@ -1,5 +1,10 @@
 package gql
 
+// The executor's plan (nested.go) of an operation: its root fields and, below each, the
+// selections of records, relations and the parts of connections, aggregates and events,
+// flattened through fragments with the directives that decide them; and the writers of
+// records straight from the store (a list without relations) or from decoded values.
+
 import (
 	"context"
 	"encoding/json"
@@ -21,8 +26,7 @@ type planVar struct {
 	typ  gast.Type
 }
 
-// planField is a root field: a table's list, or __typename (t nil); in a nested plan, any
-// root field of a table that root resolves.
+// planField is a root field: one rootOf resolves, or __typename (t nil).
 type planField struct {
 	key  string // the response key, alias or name
 	cond []condition
@@ -43,8 +47,8 @@ type planArg struct {
 }
 
 // planSel is one scalar of the record type: the record struct's field index, or
-// __typename (index -1); or, in a nested plan (nested.go), a relation (rel set, index -1)
-// or a part of a connection (part set, index -1).
+// __typename (index -1); or a relation (rel set, index -1), or a part of a connection, an
+// aggregate or an event (part set, index -1).
 type planSel struct {
 	key   string
 	cond  []condition
@@ -123,8 +127,8 @@ func defaultsOf(op *ast.OperationDefinition) map[string]any {
 	return out
 }
 
-// planBuilder flattens an operation's selections through fragments, as graph-gophers does.
-// A nested one (nested.go) takes relations too, and says why when it gives up.
+// planBuilder builds the executor's plan of an operation (nested.go): it flattens the
+// selections through fragments as graph-gophers does, and says why when it gives up.
 type planBuilder struct {
 	a        *API
 	doc      *ast.QueryDocument
@@ -132,9 +136,8 @@ type planBuilder struct {
 	fields   []planField
 	keys     map[string]bool
 	expanded int
-	nested   bool
 	why      string
-	// cutField is the relation that makes the plan nested, as type.field.
+	// cutField is the first relation closing a cycle the operation selects, as type.field.
 	cutField string
 	// tooMany: the operation expands to more selections than graph-gophers takes.
 	tooMany bool
@@ -179,30 +182,20 @@ func (b *planBuilder) each(set ast.SelectionSet, cond []condition, fn func(f *as
 	return true
 }
 
-// root adds the root fields of set; false when one is not a table's list or __typename (in
-// a nested plan, a root field rootOf resolves).
+// root adds the root fields of set; false when one is neither __typename nor a field
+// rootOf resolves (introspection).
 func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 	return b.each(set, cond, func(s *ast.Field, cond []condition) bool {
 		merged := b.keys[s.Alias]
-		if merged && !b.nested {
-			// Fields merged under one key: left to graph-gophers.
-			return false
-		}
 		b.keys[s.Alias] = true
 		f := planField{key: s.Alias, cond: cond}
 		if s.Name != "__typename" {
-			t := b.a.lists[s.Name]
-			if b.nested {
-				var ok bool
-				if t, f.root, ok = b.a.rootOf(b.op, s.Name); !ok {
-					b.why = fmt.Sprintf("%s cannot be selected in the same operation as %s, which closes a cycle of relations: send it in an operation of its own", s.Name, b.cutField)
-					return false
-				}
-			}
-			if t == nil {
+			t, root, ok := b.a.rootOf(b.op, s.Name)
+			if !ok {
+				b.why = fmt.Sprintf("%s cannot be selected in the same operation as %s, which closes a cycle of relations: send it in an operation of its own", s.Name, b.cutField)
 				return false
 			}
-			f.t, f.keys, f.clock = t, newStoredKeys(t), b.a.clock("list")
+			f.t, f.root, f.keys, f.clock = t, root, newStoredKeys(t), b.a.clock("list")
 			for _, arg := range s.Arguments {
 				f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
 			}
@@ -229,17 +222,14 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 	})
 }
 
-// record adds the selections of a record of t; false when one is not a scalar of its own
-// (in a nested plan, a relation).
+// record adds the selections of a record of t: its scalars and relations.
 func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet, cond []condition, out *[]planSel) bool {
 	return b.each(set, cond, func(s *ast.Field, cond []condition) bool {
 		ps := planSel{key: s.Alias, cond: cond, index: -1}
 		if s.Name != "__typename" {
 			i, ok := idx[s.Name]
-			if !ok && b.nested {
-				if r, isRel := t.relation(s.Name); isRel {
-					return b.relation(t, r, s, ps.cond, out)
-				}
+			if r, isRel := t.relation(s.Name); !ok && isRel {
+				return b.relation(t, r, s, ps.cond, out)
 			}
 			if !ok {
 				return false
