@@ -220,6 +220,10 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 		{"alice", `query($w: productWhere) { a: productsAggregate(where: $w) { count max { price } } productsCount(where: $w) products(where: $w) { orders { qty } } }`, `{"w": {"price": {"gt": 10}}}`},
 		{"alice", `{ productsAggregate(where: {name: {like: 1}}) { count } products { orders { qty } } }`, `{}`},
 		{"alice", `{ ...A ...B } fragment A on Query { products(limit: 2) { name orders(limit: 1) { qty } } } fragment B on Query { products(limit: 2) { price orders(limit: 1) { paid } } }`, `{}`},
+		// A directive's argument that is not a Boolean: an error, and the selection stays.
+		{"alice", `query($c: Boolean!) { products(limit: 1) { name orders @include(if: $c) { qty } } }`, `{"c": "yes"}`},
+		// graph-gophers counts the selections directives leave.
+		{"alice", `{ products(limit: 1) { name orders @skip(if: true) { ...Q2 ...Q2 ...Q2 ...Q2 ...Q2 } } } fragment Q2 on order { a: qty b: qty c: qty d: qty e: qty f: qty g: qty h: qty i: qty j: qty }`, `{}`},
 		// Mutations last: each runs twice, once on each API, and answers the same.
 		{"alice", `mutation { createProduct(data: {name: "m", price: 1}) { name price author __typename orders { qty } } gone: deleteProduct(uid: "nope") n: updateOrders(where: {qty: {eq: 999}}, data: {qty: 1000}) __typename }`, `{}`},
 		{"alice", `mutation($d: [productInput!]!) { createproducts(data: $d) { name orders { qty } } }`, `{"d": [{"name": "b1", "price": 1}, {"name": "b2", "price": 2}]}`},

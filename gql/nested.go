@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -50,11 +51,14 @@ type nested struct {
 	typename string // of the operation's root
 	defaults map[string]any
 	fields   []planField
-	// doc and op are the document and the operation, for directiveErrors; directives: a
-	// @skip or @include of op takes a variable.
-	doc        *ast.QueryDocument
-	op         *ast.OperationDefinition
-	directives bool
+	// doc and op are the document and the operation, for expand; directives: a @skip or
+	// @include of op takes a variable; expanded: the selections op expands to, directives
+	// aside, at most planSlack times maxSelections, graph-gophers' limit.
+	doc           *ast.QueryDocument
+	op            *ast.OperationDefinition
+	directives    bool
+	expanded      int
+	maxSelections int
 }
 
 // newNested makes the execution plan of the operation opName selects in query, a query or
@@ -164,7 +168,9 @@ func (a *API) plan(doc *ast.QueryDocument, op *ast.OperationDefinition) *nested 
 	field := a.cutField(doc, op)
 	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}, cutField: field}
 	if !b.root(op.SelectionSet, nil) {
-		if field == "" && !b.tooMany {
+		if field == "" && (!b.tooMany || hasConditions(doc)) {
+			// Introspection; or more selections than a plan holds before directives skip
+			// any, which graph-gophers refuses or runs.
 			return nil
 		}
 		return &nested{refusal: cmp.Or(b.why, "the document cannot be run"), tooMany: b.tooMany}
@@ -175,17 +181,54 @@ func (a *API) plan(doc *ast.QueryDocument, op *ast.OperationDefinition) *nested 
 			f.fixed = f.selected(nil)
 		}
 	}
-	n := &nested{typename: capitalized(string(op.Operation)), defaults: defaultsOf(op), fields: b.fields, doc: doc, op: op}
+	n := &nested{typename: capitalized(string(op.Operation)), defaults: defaultsOf(op), fields: b.fields, doc: doc, op: op,
+		expanded: b.expanded, maxSelections: a.cfg.MaxSelections}
 	// Without variables, each directive that takes one has a null argument.
-	n.directives = len(n.directiveErrors(nil)) > 0
+	errs, _ := n.expand(nil, math.MaxInt)
+	n.directives = len(errs) > 0
 	return n
 }
 
-// directiveErrors are the errors graph-gophers answers, before any data, for the @skip and
-// @include of the operation whose argument vars make other than a Boolean: one for each as
-// it expands the operation (a fragment's at each spread), where the selection stays.
-func (n *nested) directiveErrors(vars map[string]any) []*gqlerrors.QueryError {
-	var errs []*gqlerrors.QueryError
+// hasConditions reports whether a selection of doc, as written, has @skip or @include.
+func hasConditions(doc *ast.QueryDocument) bool {
+	var in func(set ast.SelectionSet) bool
+	in = func(set ast.SelectionSet) bool {
+		for _, sel := range set {
+			var dirs ast.DirectiveList
+			var sub ast.SelectionSet
+			switch s := sel.(type) {
+			case *ast.Field:
+				dirs, sub = s.Directives, s.SelectionSet
+			case *ast.InlineFragment:
+				dirs, sub = s.Directives, s.SelectionSet
+			case *ast.FragmentSpread:
+				dirs = s.Directives
+			}
+			if dirs.ForName("skip") != nil || dirs.ForName("include") != nil || in(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, op := range doc.Operations {
+		if in(op.SelectionSet) {
+			return true
+		}
+	}
+	for _, f := range doc.Fragments {
+		if in(f.SelectionSet) {
+			return true
+		}
+	}
+	return false
+}
+
+// expand expands the operation as graph-gophers does before it executes it, with vars
+// deciding @skip and @include: it answers the errors of the directives whose argument is
+// not a Boolean (one for each as it expands the operation, a fragment's at each spread,
+// where the selection stays), or, past limit selections, tooMany.
+func (n *nested) expand(vars map[string]any, limit int) (errs []*gqlerrors.QueryError, tooMany bool) {
+	count := 0
 	skip := func(dirs ast.DirectiveList) bool {
 		for _, name := range []string{"skip", "include"} {
 			d := dirs.ForName(name)
@@ -208,6 +251,10 @@ func (n *nested) directiveErrors(vars map[string]any) []*gqlerrors.QueryError {
 	var walk func(set ast.SelectionSet)
 	walk = func(set ast.SelectionSet) {
 		for _, sel := range set {
+			if count++; count > limit {
+				tooMany = true
+				return
+			}
 			switch s := sel.(type) {
 			case *ast.Field:
 				if !skip(s.Directives) {
@@ -225,7 +272,7 @@ func (n *nested) directiveErrors(vars map[string]any) []*gqlerrors.QueryError {
 		}
 	}
 	walk(n.op.SelectionSet)
-	return errs
+	return errs, tooMany
 }
 
 // newSubscriptionPlan makes the execution plan of a subscription's operation, which
@@ -428,8 +475,11 @@ func (n *nested) fit(vars map[string]any) bool {
 func (n *nested) answer(ctx context.Context, a *API, vars map[string]any) response {
 	vars = n.withDefaults(vars)
 	w := nestedRun{ctx: ctx, a: a, vars: vars}
-	if n.directives {
-		w.errs = n.directiveErrors(vars)
+	if n.directives || n.expanded > n.maxSelections {
+		var tooMany bool
+		if w.errs, tooMany = n.expand(vars, n.maxSelections); tooMany {
+			return response{Data: json.RawMessage("null"), Errors: []*gqlerrors.QueryError{{Message: tooManySelections(n.maxSelections)}}}
+		}
 	}
 	out := append(make([]byte, 0, 1024), dataMember+"{"...)
 	null, written := false, 0
@@ -538,11 +588,14 @@ func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 		return w.stream(out, f, in, path)
 	}
 	recs, err := f.root.records(w.ctx, in)
+	var lvl *level
+	if err == nil {
+		lvl, err = w.load(f.t, recs, f.sels)
+	}
 	if err != nil {
 		w.fail(err, path)
 		return append(out, "null"...), false
 	}
-	lvl := w.load(f.t, recs, f.sels)
 	if f.root.list {
 		return w.records(out, lvl, recs, path)
 	}
@@ -560,30 +613,41 @@ func (w *nestedRun) stream(out []byte, f *planField, in args, path []any) ([]byt
 }
 
 // load reads the relations sels select for recs, records of t, and theirs, level by level.
-func (w *nestedRun) load(t *table, recs []reflect.Value, sels []planSel) *level {
+// As the resolvers graph-gophers runs do, the records of a many-to-one relation are read
+// with their parents: its error (or one of the many-to-one relations below it) is the
+// error of the field that read the parents, answered. A one-to-many relation's error is
+// its own, at each parent.
+func (w *nestedRun) load(t *table, recs []reflect.Value, sels []planSel) (*level, error) {
 	lvl := &level{t: t, rels: map[*planSel]*related{}}
 	lvl.sels = w.selected(sels)
-	for _, s := range lvl.sels {
-		if s.rel == nil || len(recs) == 0 {
-			continue
+	for _, many := range []bool{false, true} {
+		for _, s := range lvl.sels {
+			if s.rel == nil || s.rel.many() != many || len(recs) == 0 {
+				continue
+			}
+			rel := &related{}
+			lvl.rels[s] = rel
+			var children []reflect.Value
+			var err error
+			if many {
+				in, _ := planArgs(s.args, w.vars)
+				if rel.many, children, err = t.readMany(w.ctx, *s.rel, uidsOf(recs), in); err == nil {
+					rel.next, err = w.load(s.target, children, s.sels)
+				}
+				if err != nil {
+					rel.err = w.a.public(w.ctx, err)
+				}
+				continue
+			}
+			if rel.one, children, err = t.readOne(w.ctx, *s.rel, recs); err == nil {
+				rel.next, err = w.load(s.target, children, s.sels)
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
-		rel := &related{}
-		lvl.rels[s] = rel
-		var children []reflect.Value
-		var err error
-		if s.rel.many() {
-			in, _ := planArgs(s.args, w.vars)
-			rel.many, children, err = t.readMany(w.ctx, *s.rel, uidsOf(recs), in)
-		} else {
-			rel.one, children, err = t.readOne(w.ctx, *s.rel, recs)
-		}
-		if err != nil {
-			rel.err = w.a.public(w.ctx, err)
-			continue
-		}
-		rel.next = w.load(s.target, children, s.sels)
 	}
-	return lvl
+	return lvl, nil
 }
 
 // records writes a list of records of lvl at path; false when it is null: one of them is.
@@ -651,7 +715,20 @@ func (w *nestedRun) connection(out []byte, f *planField, in args, path []any) ([
 	for i := range nodes {
 		nodes[i] = edges.Index(i).Field(1)
 	}
-	return w.object(out, t.names.connType, w.selected(f.sels), path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
+	// The nodes' relations are read with the page, as its resolver does.
+	sels := w.selected(f.sels)
+	levels := map[*planSel]*level{}
+	for _, s := range sels {
+		for _, e := range w.selected(s.sels) {
+			if s.part == "edges" && e.part == "node" {
+				if levels[e], err = w.load(t, nodes, e.sels); err != nil {
+					w.fail(err, path)
+					return append(out, "null"...), false
+				}
+			}
+		}
+	}
+	return w.object(out, t.names.connType, sels, path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
 		switch s.part {
 		case "totalCount":
 			n, err := conn.Field(2).Interface().(func(context.Context) (int32, error))(w.ctx)
@@ -670,12 +747,6 @@ func (w *nestedRun) connection(out []byte, f *planField, in args, path []any) ([
 			})
 		}
 		edgeSels := w.selected(s.sels)
-		levels := map[*planSel]*level{}
-		for _, e := range edgeSels {
-			if e.part == "node" {
-				levels[e] = w.load(t, nodes, e.sels)
-			}
-		}
 		return w.list(out, len(nodes), path, func(out []byte, i int, path []any) ([]byte, bool) {
 			return w.object(out, t.names.edgeType, edgeSels, path, func(out []byte, e *planSel, path []any) ([]byte, bool) {
 				if e.part == "cursor" {
@@ -687,10 +758,22 @@ func (w *nestedRun) connection(out []byte, f *planField, in args, path []any) ([
 	})
 }
 
-// event writes ev, an event of f's table, at path; its record is read level by level.
+// event writes ev, an event of f's table, at path; its record's relations are read level by
+// level, with the event, as its resolver does.
 func (w *nestedRun) event(out []byte, f *planField, ev reflect.Value, path []any) ([]byte, bool) {
 	t, rec := f.t, ev.Field(2)
-	return w.object(out, t.names.event, w.selected(f.sels), path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
+	sels := w.selected(f.sels)
+	levels := map[*planSel]*level{}
+	for _, s := range sels {
+		if s.part == "record" && !rec.IsNil() {
+			var err error
+			if levels[s], err = w.load(t, []reflect.Value{rec.Elem()}, s.sels); err != nil {
+				w.fail(err, path)
+				return append(out, "null"...), false
+			}
+		}
+	}
+	return w.object(out, t.names.event, sels, path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
 		switch {
 		case s.part == "op":
 			return appendString(out, ev.Field(0).String()), true
@@ -700,7 +783,7 @@ func (w *nestedRun) event(out []byte, f *planField, ev reflect.Value, path []any
 			return append(out, "null"...), true
 		}
 		// The record may be null: a null inside it stops there.
-		out, _ = w.record(out, w.load(t, []reflect.Value{rec.Elem()}, s.sels), rec.Elem(), path)
+		out, _ = w.record(out, levels[s], rec.Elem(), path)
 		return out, true
 	})
 }

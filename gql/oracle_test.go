@@ -124,6 +124,9 @@ type oracle struct {
 	vars      map[string]any
 	fragments []string
 	n         int
+	// written: the record being selected is one the mutation writes, whose uid and times
+	// differ between the API and the reference.
+	written bool
 }
 
 var oracleCallers = []testGuard{{sub: "alice"}, {sub: "alice"}, {sub: "bob"}, {sub: "admin"}, {sub: "admin", checked: true}, {sub: "nobody"}, {sub: "broken"}}
@@ -333,7 +336,21 @@ func literal(v any) string {
 func (o *oracle) document() (testGuard, string, map[string]any) {
 	o.varDefs, o.vars, o.fragments, o.n = nil, map[string]any{}, nil, 0
 	var sels []string
+	op, root := "query", "Query"
+	if o.r.IntN(5) == 0 {
+		op, root = "mutation", "Mutation"
+	}
+	// A mutation's updates run alone: a second write, or a read of a record written, would
+	// see what the reference's run of the document wrote.
+	update := o.r.IntN(3) == 0
 	for range 1 + o.r.IntN(3) {
+		if op == "mutation" {
+			sels = append(sels, o.mutationField(update))
+			if update {
+				break
+			}
+			continue
+		}
 		sels = append(sels, o.rootField())
 	}
 	if o.r.IntN(12) == 0 {
@@ -343,10 +360,9 @@ func (o *oracle) document() (testGuard, string, map[string]any) {
 	if o.r.IntN(8) == 0 {
 		// The root's fields in a fragment of their own.
 		name := o.name("Q")
-		o.fragments = append(o.fragments, fmt.Sprintf("fragment %s on Query %s", name, set))
+		o.fragments = append(o.fragments, fmt.Sprintf("fragment %s on %s %s", name, root, set))
 		set = "{ ..." + name + " }"
 	}
-	op := "query"
 	if o.r.IntN(2) == 0 {
 		op += " Op"
 	}
@@ -408,6 +424,70 @@ func (o *oracle) arg(typ string, v any, inLiteral bool) string {
 	}
 	o.varDefs = append(o.varDefs, "$"+name+": "+typ+def)
 	return "$" + name
+}
+
+// mutationField is one root field of a mutation of a random table: an update, or a create
+// or a delete. The API and the reference each run it, so its answer must not depend on
+// which ran first: what it creates is selected without uid and times, updates set the same
+// values again, deletes find nothing.
+func (o *oracle) mutationField(update bool) string {
+	tb := o.tables[o.r.IntN(len(o.tables))]
+	alias := o.alias()
+	written := func() string {
+		o.written = true
+		defer func() { o.written = false }()
+		return o.record(tb, 0)
+	}
+	n := o.r.IntN(4)
+	if update {
+		n = 4 + o.r.IntN(2)
+	}
+	switch n {
+	case 0:
+		return fmt.Sprintf("%screate%s(data: %s) %s", alias, tb.TypeName, o.arg(tb.TypeName+"Input!", o.data(tb, true), false), written())
+	case 1:
+		items := []any{o.data(tb, true), o.data(tb, true)}
+		return fmt.Sprintf("%screate%s(data: %s) %s", alias, tb.Name, o.arg("["+tb.TypeName+"Input!]!", items, false), written())
+	case 4:
+		uid := "nope"
+		if all := o.uids[tb.Name]; len(all) > 0 && o.r.IntN(4) > 0 {
+			uid = all[o.r.IntN(len(all))]
+		}
+		return fmt.Sprintf("%supdate%s(uid: %s, data: %s) %s", alias, tb.TypeName, o.arg("ID", uid, false), o.arg(tb.TypeName+"Input!", o.data(tb, false), false), written())
+	case 5:
+		where := map[string]any{"name": map[string]any{"eq": o.scalar(store.String)}}
+		return fmt.Sprintf("%supdate%s(where: %s, data: %s)", alias, tb.Name, o.arg(tb.TypeName+"Where!", where, false), o.arg(tb.TypeName+"Input!", o.data(tb, false), false))
+	case 2:
+		return fmt.Sprintf(`%sdelete%s(where: {uid: {eq: "nope"}})`, alias, tb.Name)
+	}
+	return fmt.Sprintf(`%sdelete%s(uid: "nope")`, alias, tb.TypeName)
+}
+
+// data is the data of a create (with the required fields, most of the time) or of an
+// update (never of name, which updates select by).
+func (o *oracle) data(tb gql.Table, create bool) map[string]any {
+	data := map[string]any{}
+	for _, f := range tb.Fields {
+		switch {
+		case f.Name == "name":
+			if create {
+				// Never a name an update selects by (a missing name is ""): those match
+				// the same records on both.
+				data[f.Name] = []string{"new", "secret new"}[o.r.IntN(2)]
+			}
+		case f.Name[0] == 'k' || f.Name[0] == 'p':
+			if all := o.uids[o.tables[f.Name[1]-'0'].Name]; len(all) > 0 && o.r.IntN(2) == 0 {
+				data[f.Name] = all[o.r.IntN(len(all))]
+			}
+		case create && f.Required && o.r.IntN(12) > 0, o.r.IntN(2) == 0:
+			data[f.Name] = o.value(f.Type, f.Required)
+			if o.r.IntN(30) == 0 {
+				// A value of another type: refused by validation, or by the API.
+				data[f.Name] = o.scalar(oracleScalars[o.r.IntN(len(oracleScalars))])
+			}
+		}
+	}
+	return data
 }
 
 // rootField is one root field of a query on a random table.
@@ -590,7 +670,7 @@ func (o *oracle) recordSelection(tb gql.Table, depth int) string {
 		return fmt.Sprintf("%s: %s%s%s %s", o.name("r"), rel.Name, argList(args), o.directives(), o.record(target, depth+1))
 	case n == 6:
 		return o.alias() + "__typename" + o.directives()
-	case n == 7:
+	case n == 7 && !(o.written && depth == 0):
 		return o.alias() + []string{"uid", "createdAt", "updatedAt"}[o.r.IntN(3)] + o.directives()
 	case n == 8 && o.r.IntN(10) == 0:
 		return "nope"

@@ -143,12 +143,23 @@ type planBuilder struct {
 	tooMany bool
 }
 
-// expand counts one more selection; false past the limit graph-gophers stops at.
+// planSlack bounds the selections a plan holds: graph-gophers' limit (MaxSelections) counts
+// those directives leave, which each request decides (nested.expand), so a plan holds up
+// to planSlack times as many before them.
+const planSlack = 8
+
+// tooManySelections is graph-gophers' message for an operation that expands to more than
+// limit selections.
+func tooManySelections(limit int) string {
+	return fmt.Sprintf("query expands to too many selections (limit %d)", limit)
+}
+
+// expand counts one more selection; false past the plan's limit (planSlack).
 func (b *planBuilder) expand() bool {
 	b.expanded++
-	b.tooMany = b.expanded > b.a.cfg.MaxSelections
+	b.tooMany = b.expanded > planSlack*b.a.cfg.MaxSelections
 	if b.tooMany {
-		b.why = fmt.Sprintf("query expands to too many selections (limit %d)", b.a.cfg.MaxSelections)
+		b.why = tooManySelections(b.a.cfg.MaxSelections)
 	}
 	return !b.tooMany
 }
