@@ -180,6 +180,7 @@ func (a *API) plan(doc *ast.QueryDocument, op *ast.OperationDefinition) *nested 
 		if f.t != nil && !conditional(f.sels) {
 			f.fixed = f.selected(nil)
 		}
+		f.related = slices.ContainsFunc(f.sels, func(s planSel) bool { return s.rel != nil })
 	}
 	n := &nested{typename: capitalized(string(op.Operation)), defaults: defaultsOf(op), fields: b.fields, doc: doc, op: op,
 		expanded: b.expanded, maxSelections: a.cfg.MaxSelections}
@@ -481,7 +482,7 @@ func (n *nested) answer(ctx context.Context, a *API, vars map[string]any) respon
 			return response{Data: json.RawMessage("null"), Errors: []*gqlerrors.QueryError{{Message: tooManySelections(n.maxSelections)}}}
 		}
 	}
-	out := append(make([]byte, 0, 1024), dataMember+"{"...)
+	out := append(make([]byte, 0, 512), dataMember+"{"...)
 	null, written := false, 0
 	for i := range n.fields {
 		f := &n.fields[i]
@@ -563,8 +564,11 @@ func (w *nestedRun) fail(err error, path []any) {
 
 // root writes a root field; false when it is null.
 func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
-	path := []any{f.key}
 	in, _ := planArgs(f.args, w.vars)
+	if f.root.stream && !f.relates(w.vars) {
+		return w.stream(out, f, in)
+	}
+	path := []any{f.key}
 	if f.root.scalar != nil {
 		v, err := f.root.scalar(w.ctx, in)
 		if err == nil {
@@ -584,9 +588,6 @@ func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 	case f.root.figures != nil:
 		return w.figures(out, f, in, path)
 	}
-	if f.root.list && f.root.stream && !f.relates(w.vars) {
-		return w.stream(out, f, in, path)
-	}
 	recs, err := f.root.records(w.ctx, in)
 	var lvl *level
 	if err == nil {
@@ -602,11 +603,11 @@ func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 	return w.record(out, lvl, recs[0], path)
 }
 
-// stream writes f, a list that selects no relation, at path; false when it is null.
-func (w *nestedRun) stream(out []byte, f *planField, in args, path []any) ([]byte, bool) {
+// stream writes f, a list that selects no relation; false when it is null.
+func (w *nestedRun) stream(out []byte, f *planField, in args) ([]byte, bool) {
 	written, err := f.list(w.ctx, in, w.vars, out)
 	if err != nil {
-		w.fail(err, path)
+		w.fail(err, []any{f.key})
 		return append(out, "null"...), false
 	}
 	return written, true

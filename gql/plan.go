@@ -33,10 +33,12 @@ type planField struct {
 	t    *table
 	args []planArg
 	sels []planSel
-	// fixed are the selections written, one per response key, when no directive decides.
-	fixed []*planSel
-	keys  storedKeys
-	root  rootField
+	// fixed are the selections written, one per response key, when no directive decides;
+	// related: a selection of the records is a relation.
+	fixed   []*planSel
+	related bool
+	keys    storedKeys
+	root    rootField
 	// clock times a list field.
 	clock resolverClock
 }
@@ -460,8 +462,7 @@ func checkVariable(val any, t gast.Type) bool {
 // relates reports whether the records of f, a list, select a relation that vars do not
 // skip.
 func (f *planField) relates(vars map[string]any) bool {
-	sels := f.selected(vars)
-	return slices.ContainsFunc(sels, func(s *planSel) bool { return s.rel != nil })
+	return f.related && slices.ContainsFunc(f.selected(vars), func(s *planSel) bool { return s.rel != nil })
 }
 
 // list writes a table's list field, each record straight from the stored JSON where it can
