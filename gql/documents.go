@@ -18,10 +18,10 @@ const (
 // own, so an entry always belongs to the schema it was read against.
 type documents struct {
 	keys responseKeys
-	// nested makes the execution plan of a document's operation, nil when graph-gophers
+	// plan makes the execution plan of a document's operation, nil when graph-gophers
 	// runs it (introspection).
-	nested func(query, opName string) *nested
-	shape  func(query, opName string) shape
+	plan  func(query, opName string) *plan
+	shape func(query, opName string) shape
 	// seen is nil for an API without tables: nothing runs there.
 	// Entries are pointers: a hit copies no document out of the cache.
 	seen *lru.Cache[docKey, *prepared]
@@ -34,20 +34,20 @@ type docKey struct {
 
 // prepared is a document as the endpoint runs it: op decides whether and where, exec is the
 // text graph-gophers validates (and executes, for introspection), fill completes an
-// introspection answer (introspection.go), nested runs it.
+// introspection answer (introspection.go), plan runs it.
 type prepared struct {
-	op     operationInfo
-	exec   string
-	fill   *metaFill
-	nested *nested
+	op   operationInfo
+	exec string
+	fill *metaFill
+	plan *plan
 	// shape is its cost estimate and what the budget charges per record (cost.go).
 	shape shape
 }
 
-func newDocuments(keys responseKeys, nested func(query, opName string) *nested, shape func(query, opName string) shape) documents {
+func newDocuments(keys responseKeys, newPlan func(query, opName string) *plan, shape func(query, opName string) shape) documents {
 	// New fails only for a size below 1.
 	seen, _ := lru.New[docKey, *prepared](documentsKept)
-	return documents{keys: keys, nested: nested, shape: shape, seen: seen}
+	return documents{keys: keys, plan: newPlan, shape: shape, seen: seen}
 }
 
 // prepare reads the operation that opName selects in query, sent by GET or not, the text
@@ -63,9 +63,9 @@ func (d documents) prepare(query, opName string, get bool) *prepared {
 	if d.shape != nil {
 		p.shape = d.shape(query, opName)
 	}
-	if d.nested != nil && !p.op.introspects {
+	if d.plan != nil && !p.op.introspects {
 		// The text with the response keys: the plan answers mutations under them.
-		p.nested = d.nested(p.exec, opName)
+		p.plan = d.plan(p.exec, opName)
 	}
 	if p.op.introspects {
 		p.exec, p.fill = completeIntrospection(p.exec, opName, d.keys.maxTokens)

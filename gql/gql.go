@@ -4,7 +4,7 @@
 // The schema is written from the tables (see docs/graphql.md); graph-gophers/graphql-go
 // parses and validates every document against it and answers introspection. Every operation
 // on tables (queries, mutations, subscription events) runs on the package's own executor
-// (nested.go) over the validated document: one builder of its plan, one loader for
+// (exec.go) over the validated document: one builder of its plan, one loader for
 // relations, one writer of the answer. Records are structs built with reflect at run time,
 // so no code is generated per project. New does all of that once per definition; ServeHTTP
 // only decodes, executes and encodes. graph-gophers' own executor, bound to resolvers that
@@ -200,7 +200,7 @@ func New(cfg Config) (*API, error) {
 		return s
 	})
 	// A token is at least one byte, so the query length limit bounds tokens too.
-	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes), a.newNested, a.shapeOf)
+	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes), a.newPlan, a.shapeOf)
 	return a, nil
 }
 
@@ -208,7 +208,7 @@ func New(cfg Config) (*API, error) {
 // out of the schema: graph-gophers validates documents against the whole schema and
 // introspects it, both directions of every relation. The cut fields are taken out of the
 // parsed schema only while Clone, which shares it, binds the resolvers; a document that
-// selects one never reaches graph-gophers' executor (nested.go runs it).
+// selects one never reaches graph-gophers' executor (exec.go runs it).
 func bind(sdl string, root any, tables []Table, c cut, opts ...graphql.SchemaOpt) (*graphql.Schema, error) {
 	whole, err := graphql.ParseSchema(sdl, nil, opts...)
 	if err != nil {

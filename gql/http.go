@@ -244,9 +244,9 @@ func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, v
 		ctx, span = a.cfg.Tracer.Start(ctx, "graphql.execute", trace.WithAttributes(attribute.String("graphql.operation.name", opName)))
 	}
 	var resp response
-	planned := doc.nested != nil
+	planned := doc.plan != nil
 	if planned {
-		resp = doc.nested.run(ctx, a, doc.exec, vars)
+		resp = doc.plan.run(ctx, a, doc.exec, vars)
 	} else {
 		res := schema.Exec(ctx, doc.exec, opName, vars)
 		resp = response{Data: res.Data, Errors: res.Errors}

@@ -1,6 +1,6 @@
 package gql
 
-// The executor's plan (nested.go) of an operation: its root fields and, below each, the
+// The executor's plan (exec.go) of an operation: its root fields and, below each, the
 // selections of records, relations and the parts of connections, aggregates and events,
 // flattened through fragments with the directives that decide them; and the writers of
 // records straight from the store (a list without relations) or from decoded values.
@@ -63,7 +63,7 @@ type planSel struct {
 	args   []planArg
 	sels   []planSel
 	// part is the field of a connection, an edge or a page a selection of a connection
-	// names (nested.go); sels are those of edges and pageInfo, and the record's of node.
+	// names (exec.go); sels are those of edges and pageInfo, and the record's of node.
 	part string
 }
 
@@ -129,7 +129,7 @@ func defaultsOf(op *ast.OperationDefinition) map[string]any {
 	return out
 }
 
-// planBuilder builds the executor's plan of an operation (nested.go): it flattens the
+// planBuilder builds the executor's plan of an operation (exec.go): it flattens the
 // selections through fragments as graph-gophers does, and says why when it gives up.
 type planBuilder struct {
 	a        *API
@@ -146,7 +146,7 @@ type planBuilder struct {
 }
 
 // planSlack bounds the selections a plan holds: graph-gophers' limit (MaxSelections) counts
-// those directives leave, which each request decides (nested.expand), so a plan holds up
+// those directives leave, which each request decides (plan.expand), so a plan holds up
 // to planSlack times as many before them.
 const planSlack = 8
 

@@ -89,7 +89,7 @@ func CheckRelations(tables []Table) error {
 // which cannot contain themselves, and a distinct type per nesting level grows as
 // (relations per type)^(levels). The record types graph-gophers binds therefore leave these
 // relations out, while the schema it validates and introspects keeps them (bind); a query
-// that selects one runs on the executor (nested.go), as every operation on tables does.
+// that selects one runs on the executor (exec.go), as every operation on tables does.
 type cut map[string]map[string]bool
 
 // cutCycles chooses the relations to cut: a depth-first walk in table and relation order

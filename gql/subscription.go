@@ -176,7 +176,7 @@ func (a *API) subscriptionRoot(tables []*table) any {
 }
 
 // selectsRelation reports whether the event's record selects a relation of t that
-// graph-gophers answers (a document selecting one that closes a cycle has a nested plan).
+// graph-gophers answers (in the tests' reference, which runs events on graph-gophers).
 func selectsRelation(ctx context.Context, t *table) bool {
 	for _, p := range graphql.SelectedFieldNames(ctx) {
 		name, ok := strings.CutPrefix(p, "record.")
@@ -274,8 +274,8 @@ type subscription struct {
 	doc   string
 	state *subscriptionState
 	guard Guard
-	// nested answers the events of a document that selects a relation closing a cycle.
-	nested *nested
+	// plan answers the events; nil in the tests' reference (NewReference).
+	plan *plan
 	// shape is the document's estimate and what each event's budget charges per record.
 	shape shape
 }
@@ -337,22 +337,21 @@ func (a *API) newSubscription(ctx context.Context, query, opName string, vars ma
 	s := &subscription{shape: a.shapeOf(query, opName), api: a, query: rewritten, op: opName, vars: vars, state: &subscriptionState{}, guard: guardFrom(ctx),
 		doc: rewritten + "\x00" + opName + "\x00" + string(varsJSON)}
 	var errs []*gqlerrors.QueryError
-	if a.docs.nested != nil {
+	if a.docs.plan != nil {
 		// An API without plans (the tests' reference, NewReference) runs the events on
 		// graph-gophers.
-		s.nested = a.newSubscriptionPlan(query, opName)
+		s.plan = a.newSubscriptionPlan(query, opName)
 	}
-	if s.nested == nil {
+	if s.plan == nil {
 		errs = a.subscriptions.Exec(context.WithValue(ctx, subscriptionKey{}, s.state), rewritten, opName, vars).Errors
 	} else if errs = a.subscriptions.ValidateWithVariables(rewritten, vars); len(errs) == 0 {
-		// graph-gophers validates relations that close a cycle but cannot execute them:
-		// the nested plan reads the arguments and answers each event.
-		if s.nested.refusal != "" {
-			return nil, fail(CodeValidation, s.nested.refusal)
+		// graph-gophers validates; the plan reads the arguments and answers each event.
+		if s.plan.refusal != "" {
+			return nil, fail(CodeValidation, s.plan.refusal)
 		}
-		t, where, err := s.nested.subscribed(vars)
+		t, where, err := s.plan.subscribed(vars)
 		if err != nil {
-			return nil, []*gqlerrors.QueryError{fieldError(a.public(ctx, err), []any{s.nested.fields[0].key})}
+			return nil, []*gqlerrors.QueryError{fieldError(a.public(ctx, err), []any{s.plan.fields[0].key})}
 		}
 		s.state.table, s.state.where, s.state.relations = t, where, true
 	}
@@ -470,8 +469,8 @@ func (s *subscription) render(ctx context.Context, ch store.Change, op store.Cha
 			return b.settle(response{})
 		}
 	}
-	if s.nested != nil {
-		return b.settle(s.nested.answer(ctx, s.api, s.vars))
+	if s.plan != nil {
+		return b.settle(s.plan.answer(ctx, s.api, s.vars))
 	}
 	res := s.api.subscriptions.Exec(ctx, s.query, s.op, s.vars)
 	return b.settle(response{Data: res.Data, Errors: res.Errors})

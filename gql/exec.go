@@ -24,7 +24,7 @@ import (
 // counts, aggregates), mutations and subscription events, with relations at any depth,
 // those that close a cycle included (cutCycles), which the record types graph-gophers binds
 // leave out though the schema it validates and introspects has them (bind). graph-gophers
-// parses and validates the document once, when its execution plan (a nested) is made; each
+// parses and validates the document once, when its execution plan is made; each
 // request checks its variables as graph-gophers would (checkVariable; graph-gophers says
 // what is wrong with those that do not fit). The plan then runs each root field with the
 // resolvers' code (rootOf), reads each selected relation level by level with the loaders
@@ -37,7 +37,7 @@ import (
 // stays in the tests as the oracle (oracle_test.go). A subscription is validated by
 // graph-gophers when it starts (newSubscription), and each of its events answered by its
 // plan, for its subscriber (answer).
-type nested struct {
+type plan struct {
 	// refusal, when set, is the one error a document that validates answers; tooMany: it
 	// is graph-gophers' selection limit, answered as graph-gophers does, with data null.
 	refusal string
@@ -61,9 +61,9 @@ type nested struct {
 	maxSelections int
 }
 
-// newNested makes the execution plan of the operation opName selects in query, a query or
+// newPlan makes the execution plan of the operation opName selects in query, a query or
 // a mutation sent to the endpoint; nil when graph-gophers runs it (introspection).
-func (a *API) newNested(query, opName string) *nested {
+func (a *API) newPlan(query, opName string) *plan {
 	if a.schema == nil {
 		return nil
 	}
@@ -71,7 +71,7 @@ func (a *API) newNested(query, opName string) *nested {
 	// which each request checks (checkVariable).
 	for _, e := range a.schema.Validate(query) {
 		if e.Rule != "VariablesOfCorrectType" {
-			return &nested{invalid: true}
+			return &plan{invalid: true}
 		}
 	}
 	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, a.cfg.MaxQueryBytes)
@@ -81,11 +81,11 @@ func (a *API) newNested(query, opName string) *nested {
 	op := operationOf(doc, opName)
 	switch {
 	case op == nil && opName != "":
-		return &nested{refusal: fmt.Sprintf("no operation with name %q", opName)}
+		return &plan{refusal: fmt.Sprintf("no operation with name %q", opName)}
 	case op == nil:
-		return &nested{refusal: "more than one operation in query document and no operation name given"}
+		return &plan{refusal: "more than one operation in query document and no operation name given"}
 	case op.Operation == ast.Subscription:
-		return &nested{refusal: "graphql-ws protocol header is missing"}
+		return &plan{refusal: "graphql-ws protocol header is missing"}
 	}
 	n := a.plan(doc, op)
 	if n == nil {
@@ -164,7 +164,7 @@ func unescapeAsGraphGophers(doc *ast.QueryDocument, query string) bool {
 
 // plan makes the execution plan of op, an operation of doc; nil when graph-gophers runs it
 // (introspection).
-func (a *API) plan(doc *ast.QueryDocument, op *ast.OperationDefinition) *nested {
+func (a *API) plan(doc *ast.QueryDocument, op *ast.OperationDefinition) *plan {
 	field := a.cutField(doc, op)
 	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}, cutField: field}
 	if !b.root(op.SelectionSet, nil) {
@@ -173,7 +173,7 @@ func (a *API) plan(doc *ast.QueryDocument, op *ast.OperationDefinition) *nested 
 			// any, which graph-gophers refuses or runs.
 			return nil
 		}
-		return &nested{refusal: cmp.Or(b.why, "the document cannot be run"), tooMany: b.tooMany}
+		return &plan{refusal: cmp.Or(b.why, "the document cannot be run"), tooMany: b.tooMany}
 	}
 	for i := range b.fields {
 		f := &b.fields[i]
@@ -182,7 +182,7 @@ func (a *API) plan(doc *ast.QueryDocument, op *ast.OperationDefinition) *nested 
 		}
 		f.related = slices.ContainsFunc(f.sels, func(s planSel) bool { return s.rel != nil })
 	}
-	n := &nested{typename: capitalized(string(op.Operation)), defaults: defaultsOf(op), fields: b.fields, doc: doc, op: op,
+	n := &plan{typename: capitalized(string(op.Operation)), defaults: defaultsOf(op), fields: b.fields, doc: doc, op: op,
 		expanded: b.expanded, maxSelections: a.cfg.MaxSelections}
 	// Without variables, each directive that takes one has a null argument.
 	errs, _ := n.expand(nil, math.MaxInt)
@@ -228,7 +228,7 @@ func hasConditions(doc *ast.QueryDocument) bool {
 // deciding @skip and @include: it answers the errors of the directives whose argument is
 // not a Boolean (one for each as it expands the operation, a fragment's at each spread,
 // where the selection stays), or, past limit selections, tooMany.
-func (n *nested) expand(vars map[string]any, limit int) (errs []*gqlerrors.QueryError, tooMany bool) {
+func (n *plan) expand(vars map[string]any, limit int) (errs []*gqlerrors.QueryError, tooMany bool) {
 	count := 0
 	skip := func(dirs ast.DirectiveList) bool {
 		for _, name := range []string{"skip", "include"} {
@@ -278,7 +278,7 @@ func (n *nested) expand(vars map[string]any, limit int) (errs []*gqlerrors.Query
 
 // newSubscriptionPlan makes the execution plan of a subscription's operation, which
 // newSubscription validates; nil when the document cannot be parsed.
-func (a *API) newSubscriptionPlan(query, opName string) *nested {
+func (a *API) newSubscriptionPlan(query, opName string) *plan {
 	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, a.cfg.MaxQueryBytes)
 	if err != nil {
 		return nil
@@ -290,7 +290,7 @@ func (a *API) newSubscriptionPlan(query, opName string) *nested {
 	return a.plan(doc, op)
 }
 
-// rootField is how a nested plan resolves a root field: records answers its records (a
+// rootField is how the executor resolves a root field: records answers its records (a
 // list when list is set; else one, or none for null), scalar the value of a field without
 // selections, conn a connection (a value of the table's conn type), figures an aggregate's
 // (a value of its result type) for the paths selected, event a subscription's event (a
@@ -309,7 +309,7 @@ type rootField struct {
 	stream bool
 }
 
-// rootOf is how a nested plan runs the root field name of an operation of kind op, with
+// rootOf is how the executor runs the root field name of an operation of kind op, with
 // the resolvers graph-gophers calls for it; false for one it does not run.
 func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 	for _, t := range a.lists {
@@ -444,7 +444,7 @@ func namedType(t gast.Type) string {
 }
 
 // run answers query, the document the plan was made of, for vars.
-func (n *nested) run(ctx context.Context, a *API, query string, vars map[string]any) response {
+func (n *plan) run(ctx context.Context, a *API, query string, vars map[string]any) response {
 	if n.invalid || !n.fit(vars) {
 		if errs := a.schema.ValidateWithVariables(query, vars); len(errs) > 0 {
 			return response{Errors: errs}
@@ -462,7 +462,7 @@ func (n *nested) run(ctx context.Context, a *API, query string, vars map[string]
 
 // fit reports whether vars fit the variables of the document as graph-gophers' validation
 // checks them.
-func (n *nested) fit(vars map[string]any) bool {
+func (n *plan) fit(vars map[string]any) bool {
 	for _, v := range n.vars {
 		if !checkVariable(vars[v.name], v.typ) {
 			return false
@@ -473,9 +473,9 @@ func (n *nested) fit(vars map[string]any) bool {
 
 // answer answers the plan's document, validated with vars and not refused, for vars. It
 // writes the data where the answer's body has it, so that encode has nothing to copy.
-func (n *nested) answer(ctx context.Context, a *API, vars map[string]any) response {
+func (n *plan) answer(ctx context.Context, a *API, vars map[string]any) response {
 	vars = n.withDefaults(vars)
-	w := nestedRun{ctx: ctx, a: a, vars: vars}
+	w := execution{ctx: ctx, a: a, vars: vars}
 	if n.directives || n.expanded > n.maxSelections {
 		var tooMany bool
 		if w.errs, tooMany = n.expand(vars, n.maxSelections); tooMany {
@@ -514,7 +514,7 @@ func (n *nested) answer(ctx context.Context, a *API, vars map[string]any) respon
 
 // withDefaults are vars with the operation's defaults for those absent, as graph-gophers
 // has them after validation.
-func (n *nested) withDefaults(vars map[string]any) map[string]any {
+func (n *plan) withDefaults(vars map[string]any) map[string]any {
 	if len(n.defaults) == 0 {
 		return vars
 	}
@@ -525,7 +525,7 @@ func (n *nested) withDefaults(vars map[string]any) map[string]any {
 
 // subscribed are the table and the where filter of the root field of a subscription's plan
 // (it has one, asQueryOf checked) for vars.
-func (n *nested) subscribed(vars map[string]any) (*table, store.Filter, error) {
+func (n *plan) subscribed(vars map[string]any) (*table, store.Filter, error) {
 	f := &n.fields[0]
 	// Validation has checked the arguments' names and types.
 	in, _ := planArgs(f.args, n.withDefaults(vars))
@@ -533,8 +533,8 @@ func (n *nested) subscribed(vars map[string]any) (*table, store.Filter, error) {
 	return f.t, where, err
 }
 
-// nestedRun is one request of a nested plan.
-type nestedRun struct {
+// execution is one request of a plan.
+type execution struct {
 	ctx  context.Context
 	a    *API
 	vars map[string]any
@@ -558,12 +558,12 @@ type related struct {
 }
 
 // fail notes the error of the field at path.
-func (w *nestedRun) fail(err error, path []any) {
+func (w *execution) fail(err error, path []any) {
 	w.errs = append(w.errs, fieldError(w.a.public(w.ctx, err), path))
 }
 
 // root writes a root field; false when it is null.
-func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
+func (w *execution) root(out []byte, f *planField) ([]byte, bool) {
 	in, _ := planArgs(f.args, w.vars)
 	if f.root.stream && !f.relates(w.vars) {
 		return w.stream(out, f, in)
@@ -604,7 +604,7 @@ func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 }
 
 // stream writes f, a list that selects no relation; false when it is null.
-func (w *nestedRun) stream(out []byte, f *planField, in args) ([]byte, bool) {
+func (w *execution) stream(out []byte, f *planField, in args) ([]byte, bool) {
 	written, err := f.list(w.ctx, in, w.vars, out)
 	if err != nil {
 		w.fail(err, []any{f.key})
@@ -618,7 +618,7 @@ func (w *nestedRun) stream(out []byte, f *planField, in args) ([]byte, bool) {
 // with their parents: its error (or one of the many-to-one relations below it) is the
 // error of the field that read the parents, answered. A one-to-many relation's error is
 // its own, at each parent.
-func (w *nestedRun) load(t *table, recs []reflect.Value, sels []planSel) (*level, error) {
+func (w *execution) load(t *table, recs []reflect.Value, sels []planSel) (*level, error) {
 	lvl := &level{t: t, rels: map[*planSel]*related{}}
 	lvl.sels = w.selected(sels)
 	for _, many := range []bool{false, true} {
@@ -652,7 +652,7 @@ func (w *nestedRun) load(t *table, recs []reflect.Value, sels []planSel) (*level
 }
 
 // records writes a list of records of lvl at path; false when it is null: one of them is.
-func (w *nestedRun) records(out []byte, lvl *level, recs []reflect.Value, path []any) ([]byte, bool) {
+func (w *execution) records(out []byte, lvl *level, recs []reflect.Value, path []any) ([]byte, bool) {
 	return w.list(out, len(recs), path, func(out []byte, i int, path []any) ([]byte, bool) {
 		return w.record(out, lvl, recs[i], path)
 	})
@@ -660,7 +660,7 @@ func (w *nestedRun) records(out []byte, lvl *level, recs []reflect.Value, path [
 
 // list writes a list of n elements at path, each by elem; false when it is null: an element
 // is, and none may be. Every element is written, so that each failure is reported.
-func (w *nestedRun) list(out []byte, n int, path []any, elem func([]byte, int, []any) ([]byte, bool)) ([]byte, bool) {
+func (w *execution) list(out []byte, n int, path []any, elem func([]byte, int, []any) ([]byte, bool)) ([]byte, bool) {
 	mark := len(out)
 	whole := true
 	out = append(out, '[')
@@ -679,7 +679,7 @@ func (w *nestedRun) list(out []byte, n int, path []any, elem func([]byte, int, [
 }
 
 // record writes one record of lvl at path; false when it is null.
-func (w *nestedRun) record(out []byte, lvl *level, v reflect.Value, path []any) ([]byte, bool) {
+func (w *execution) record(out []byte, lvl *level, v reflect.Value, path []any) ([]byte, bool) {
 	return w.object(out, lvl.t.names.typ, lvl.sels, path, func(out []byte, s *planSel, path []any) ([]byte, bool) {
 		return w.field(out, lvl, v, s, path)
 	})
@@ -688,7 +688,7 @@ func (w *nestedRun) record(out []byte, lvl *level, v reflect.Value, path []any) 
 // object writes an object at path: its selections sels, __typename as typename, the others
 // by value; false when it is null: a non-null field of it is. Every field is written, so
 // that each failure below it is reported.
-func (w *nestedRun) object(out []byte, typename string, sels []*planSel, path []any, value func([]byte, *planSel, []any) ([]byte, bool)) ([]byte, bool) {
+func (w *execution) object(out []byte, typename string, sels []*planSel, path []any, value func([]byte, *planSel, []any) ([]byte, bool)) ([]byte, bool) {
 	mark := len(out)
 	whole := true
 	out, _ = appendObject(out, typename, sels, func(out []byte, s *planSel) ([]byte, bool) {
@@ -705,7 +705,7 @@ func (w *nestedRun) object(out []byte, typename string, sels []*planSel, path []
 
 // connection writes a connection of f's table at path: the nodes of its edges are read once
 // for each node selection, their relations level by level.
-func (w *nestedRun) connection(out []byte, f *planField, in args, path []any) ([]byte, bool) {
+func (w *execution) connection(out []byte, f *planField, in args, path []any) ([]byte, bool) {
 	conn, err := f.root.conn(w.ctx, in)
 	if err != nil {
 		w.fail(err, path)
@@ -761,7 +761,7 @@ func (w *nestedRun) connection(out []byte, f *planField, in args, path []any) ([
 
 // event writes ev, an event of f's table, at path; its record's relations are read level by
 // level, with the event, as its resolver does.
-func (w *nestedRun) event(out []byte, f *planField, ev reflect.Value, path []any) ([]byte, bool) {
+func (w *execution) event(out []byte, f *planField, ev reflect.Value, path []any) ([]byte, bool) {
 	t, rec := f.t, ev.Field(2)
 	sels := w.selected(f.sels)
 	levels := map[*planSel]*level{}
@@ -791,7 +791,7 @@ func (w *nestedRun) event(out []byte, f *planField, ev reflect.Value, path []any
 
 // figures writes an aggregate of f's table at path: the figures its selections name,
 // computed by the store.
-func (w *nestedRun) figures(out []byte, f *planField, in args, path []any) ([]byte, bool) {
+func (w *execution) figures(out []byte, f *planField, in args, path []any) ([]byte, bool) {
 	sels := w.selected(f.sels)
 	var paths []string
 	for _, s := range sels {
@@ -827,7 +827,7 @@ func (w *nestedRun) figures(out []byte, f *planField, in args, path []any) ([]by
 
 // selected are the selections of all that the request's variables do not skip, the first
 // of each response key.
-func (w *nestedRun) selected(all []planSel) []*planSel {
+func (w *execution) selected(all []planSel) []*planSel {
 	return selectedOf(all, w.vars)
 }
 
@@ -837,7 +837,7 @@ func appendJSON(out []byte, v any) []byte {
 	return append(out, js...)
 }
 
-// parts adds the selections of an object a nested plan writes field by field (a connection,
+// parts adds the selections of an object the executor writes field by field (a connection,
 // an edge, a page, an aggregate's figures, an event) to out: a field with selections is an
 // object of the same kind, but an edge's node and an event's record, records of t.
 func (b *planBuilder) parts(t *table, set ast.SelectionSet, out *[]planSel) bool {
@@ -862,7 +862,7 @@ func (b *planBuilder) parts(t *table, set ast.SelectionSet, out *[]planSel) bool
 
 // field writes the selection s of v, a record of lvl; false when it is null though its
 // type is non-null.
-func (w *nestedRun) field(out []byte, lvl *level, v reflect.Value, s *planSel, path []any) ([]byte, bool) {
+func (w *execution) field(out []byte, lvl *level, v reflect.Value, s *planSel, path []any) ([]byte, bool) {
 	mark := len(out)
 	rel := lvl.rels[s]
 	switch {
