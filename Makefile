@@ -56,7 +56,7 @@ BENCH_QUICK_N ?= 10000
 STEP          := bash bench/step.sh
 
 bench:
-	@echo "make bench: 13 steps, about 66 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
+	@echo "make bench: 13 steps, about 67 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
 	@$(STEP) 1/13 "about 3 min" $(GO) test -run '^$$' -bench . -benchmem -count 3 -benchtime 2s ./gql
 	@$(STEP) 1b/13 "about 1 min" $(GO) test -count=1 -run TestOracle -oracle.n=30000 ./gql
 	@$(STEP) 2/13 "about 1 min" $(GO) run ./cmd/loadgen -duration 5s -concurrency 8

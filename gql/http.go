@@ -68,7 +68,7 @@ func (req *request) variables() (map[string]any, string) {
 type response struct {
 	Data   json.RawMessage         `json:"data,omitempty"`
 	Errors []*gqlerrors.QueryError `json:"errors,omitempty"`
-	// body, when set, is the whole answer, already written around Data (a plan's).
+	// body, when set, is the whole answer, already written around Data (the executor's).
 	body []byte
 	// mutation: a create, update or delete field ran.
 	mutation bool
