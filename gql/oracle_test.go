@@ -20,7 +20,7 @@ import (
 
 // The oracle's run: -oracle.n documents (make bench runs many more than CI), from
 // -oracle.seed. A failure names the seed, the schema and the document, so that
-// `go test -run TestOracle -oracle.seed=S ./gql` replays it.
+// `go test -run TestOracle ./gql -oracle.seed=S -oracle.n=N` replays it.
 var (
 	oracleN    = flag.Int("oracle.n", 240, "documents the oracle test generates")
 	oracleSeed = flag.Uint64("oracle.seed", 34, "seed of the oracle test's generator")
@@ -56,7 +56,7 @@ func TestOracle(t *testing.T) {
 					continue
 				}
 				failures++
-				t.Errorf("seed %d, schema %d, document %d (replay: -run TestOracle -oracle.seed=%d -oracle.n=%d), sent %d times, as %s (checked %v)\ntables: %s\nconfig: %s\nbody: %s\n got %d %s\nwant %d %s",
+				t.Errorf("seed %d, schema %d, document %d (replay: go test -run TestOracle ./gql -oracle.seed=%d -oracle.n=%d), sent %d times, as %s (checked %v)\ntables: %s\nconfig: %s\nbody: %s\n got %d %s\nwant %d %s",
 					*oracleSeed, i, j, *oracleSeed, (i+1)*oracleDocsPerSchema, sent, caller.sub, caller.checked, o.tablesJSON(), o.limits, body, status, got, wantStatus, want)
 				break
 			}
