@@ -147,8 +147,10 @@ type planBuilder struct {
 
 // planSlack bounds the selections a plan holds: graph-gophers' limit (MaxSelections) counts
 // those directives leave, which each request decides (plan.expand), so a plan holds up
-// to planSlack times as many before them.
-const planSlack = 8
+// to planSlack times as many before them. Plans are kept (documentsKept per API), so the
+// slack is small: an operation that expands further before its directives, which few
+// do, runs on graph-gophers, which refuses it or runs it.
+const planSlack = 2
 
 // tooManySelections is graph-gophers' message for an operation that expands to more than
 // limit selections.
