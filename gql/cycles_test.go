@@ -222,6 +222,9 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 		{"alice", `{ ...A ...B } fragment A on Query { products(limit: 2) { name orders(limit: 1) { qty } } } fragment B on Query { products(limit: 2) { price orders(limit: 1) { paid } } }`, `{}`},
 		// A directive's argument that is not a Boolean: an error, and the selection stays.
 		{"alice", `query($c: Boolean!) { products(limit: 1) { name orders @include(if: $c) { qty } } }`, `{"c": "yes"}`},
+		// One field under one key twice, each decided by its own directives.
+		{"alice", `query($a: Boolean!, $b: Boolean!) { products(limit: 2) { orders @include(if: $a) { qty } orders @include(if: $b) { paid orders: qty } } x: products(limit: 1) @skip(if: $a) { name } x: products(limit: 1) @skip(if: $b) { price } }`, `{"a": false, "b": true}`},
+		{"alice", `query($a: Boolean!, $b: Boolean!) { products(limit: 2) { orders @include(if: $a) { qty } orders @include(if: $b) { paid } } }`, `{"a": false, "b": false}`},
 		// graph-gophers counts the selections directives leave.
 		{"alice", `{ products(limit: 1) { name orders @skip(if: true) { ...Q2 ...Q2 ...Q2 ...Q2 ...Q2 } } } fragment Q2 on order { a: qty b: qty c: qty d: qty e: qty f: qty g: qty h: qty i: qty j: qty }`, `{}`},
 		// Mutations last: each runs twice, once on each API, and answers the same.

@@ -489,6 +489,12 @@ func (n *plan) answer(ctx context.Context, a *API, vars map[string]any) response
 		if skipped(f.cond, vars) {
 			continue
 		}
+		if f.merged > 0 {
+			if n.emitted(i, vars) {
+				continue
+			}
+			f = &n.fields[f.merged-1]
+		}
 		if written++; written > 1 {
 			out = append(out, ',')
 		}
@@ -510,6 +516,21 @@ func (n *plan) answer(ctx context.Context, a *API, vars map[string]any) response
 	}
 	body := append(out, "}}"...)
 	return response{Data: body[len(dataMember) : len(body)-1], Errors: w.errs, body: body}
+}
+
+// emitted reports whether the root field that fields[i] stands for (merged) was written
+// before i, under the directives vars decide.
+func (n *plan) emitted(i int, vars map[string]any) bool {
+	m := n.fields[i].merged
+	if !skipped(n.fields[m-1].cond, vars) {
+		return true
+	}
+	for _, f := range n.fields[m:i] {
+		if f.merged == m && !skipped(f.cond, vars) {
+			return true
+		}
+	}
+	return false
 }
 
 // withDefaults are vars with the operation's defaults for those absent, as graph-gophers

@@ -666,8 +666,14 @@ func (o *oracle) recordSelection(tb gql.Table, depth int) string {
 			}
 		}
 		// Relations get an alias always: the same relation with other arguments under one
-		// key is a conflict validation reports, and documents should mostly run.
-		return fmt.Sprintf("%s: %s%s%s %s", o.name("r"), rel.Name, argList(args), o.directives(), o.record(target, depth+1))
+		// key is a conflict validation reports, and documents should mostly run. Some are
+		// selected twice under their key, each time with its own directives.
+		alias := o.name("r")
+		sel := fmt.Sprintf("%s: %s%s%s %s", alias, rel.Name, argList(args), o.directives(), o.record(target, depth+1))
+		if o.r.IntN(6) == 0 {
+			sel += fmt.Sprintf(" %s: %s%s%s %s", alias, rel.Name, argList(args), o.directives(), o.record(target, depth+1))
+		}
+		return sel
 	case n == 6:
 		return o.alias() + "__typename" + o.directives()
 	case n == 7 && !(o.written && depth == 0):

@@ -30,9 +30,12 @@ type planVar struct {
 type planField struct {
 	key  string // the response key, alias or name
 	cond []condition
-	t    *table
-	args []planArg
-	sels []planSel
+	// merged and branched: as planSel's.
+	merged   int
+	branched bool
+	t        *table
+	args     []planArg
+	sels     []planSel
 	// fixed are the selections written, one per response key, when no directive decides;
 	// related: a selection of the records is a relation.
 	fixed   []*planSel
@@ -52,10 +55,15 @@ type planArg struct {
 // __typename (index -1); or a relation (rel set, index -1), or a part of a connection, an
 // aggregate or an event (part set, index -1).
 type planSel struct {
-	key   string
-	cond  []condition
-	index int
-	list  bool
+	key  string
+	cond []condition
+	// merged, when set, is 1 + the index of the selection this one, another occurrence
+	// under key with other directives, was merged into (branch); branched: this one had
+	// others merged so.
+	merged   int
+	branched bool
+	index    int
+	list     bool
 	// rel is the relation, target its table, args the field's arguments and sels the
 	// related record's selections.
 	rel    *Relation
@@ -110,8 +118,11 @@ func selectedOf(all []planSel, vars map[string]any) []*planSel {
 	seen := make(map[string]bool, len(all))
 	for i := range all {
 		s := &all[i]
-		if !skipped(s.cond, vars) && !seen[s.key] {
+		if !seen[s.key] && !skipped(s.cond, vars) {
 			seen[s.key] = true
+			if s.merged > 0 {
+				s = &all[s.merged-1]
+			}
 			sels = append(sels, s)
 		}
 	}
@@ -228,12 +239,20 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 		}
 		// Validation has checked that the fields under one key are the same field, with
 		// the same arguments.
-		i := slices.IndexFunc(b.fields, func(p planField) bool { return p.key == f.key })
-		if !sameConditions(b.fields[i].cond, f.cond) {
-			b.why = fmt.Sprintf("%s is selected under the key %q more than once with different @include or @skip: select it once", s.Name, f.key)
+		i := slices.IndexFunc(b.fields, func(p planField) bool { return p.key == f.key && p.merged == 0 })
+		o := &b.fields[i]
+		if !o.branched && sameConditions(o.cond, f.cond) {
+			return b.mergeAll(s.Name, f.sels, &o.sels)
+		}
+		if !b.sameArgs(s.Name, f.key, o.args, f.args) {
 			return false
 		}
-		return b.mergeAll(s.Name, f.sels, &b.fields[i].sels)
+		branch(o.cond, &o.branched, o.sels, f.cond, f.sels)
+		if !b.mergeAll(s.Name, f.sels, &o.sels) {
+			return false
+		}
+		b.fields = append(b.fields, planField{key: f.key, cond: f.cond, merged: i + 1})
+		return true
 	})
 }
 
@@ -279,11 +298,18 @@ func (b *planBuilder) merge(name string, ps planSel, out *[]planSel) bool {
 		if o.key != ps.key || len(o.sels) == 0 {
 			continue
 		}
-		if !sameConditions(o.cond, ps.cond) {
-			b.why = fmt.Sprintf("%s is selected under the key %q more than once with different @include or @skip: select it once", name, ps.key)
+		if !o.branched && sameConditions(o.cond, ps.cond) {
+			return b.mergeAll(name, ps.sels, &o.sels)
+		}
+		if !b.sameArgs(name, ps.key, o.args, ps.args) {
 			return false
 		}
-		return b.mergeAll(name, ps.sels, &o.sels)
+		branch(o.cond, &o.branched, o.sels, ps.cond, ps.sels)
+		if !b.mergeAll(name, ps.sels, &o.sels) {
+			return false
+		}
+		*out = append(*out, planSel{key: ps.key, cond: ps.cond, index: -1, merged: i + 1})
+		return true
 	}
 	*out = append(*out, ps)
 	return true
@@ -293,13 +319,49 @@ func (b *planBuilder) merge(name string, ps planSel, out *[]planSel) bool {
 // selections of the first, as graph-gophers merges them.
 func (b *planBuilder) mergeAll(name string, sels []planSel, out *[]planSel) bool {
 	for _, c := range sels {
-		if len(c.sels) == 0 {
+		switch {
+		case c.merged > 0:
+			// The selection it stands for is in out by now, merged.
+			c.merged = 1 + slices.IndexFunc(*out, func(o planSel) bool { return o.key == c.key && o.merged == 0 && len(o.sels) > 0 })
 			*out = append(*out, c)
-		} else if !b.merge(name+"."+c.key, c, out) {
+		case len(c.sels) == 0:
+			*out = append(*out, c)
+		case !b.merge(name+"."+c.key, c, out):
 			return false
 		}
 	}
 	return true
+}
+
+// branch prepares a field selected under one key more than once with different @include or
+// @skip to be merged, as graph-gophers decides each occurrence on its own: each
+// occurrence's conditions (cond of the first, cond2 of the one merged in) go down to its own
+// selections (sels, sels2), and the occurrence merged in leaves a stand-in at its place
+// (merged), so that the field is written where its first occurrence that the request's
+// directives keep is.
+func branch(cond []condition, branched *bool, sels []planSel, cond2 []condition, sels2 []planSel) {
+	if !*branched {
+		*branched = true
+		for i := range sels {
+			sels[i].cond = append(slices.Clip(cond), sels[i].cond...)
+		}
+	}
+	for i := range sels2 {
+		sels2[i].cond = append(slices.Clip(cond2), sels2[i].cond...)
+	}
+}
+
+// sameArgs reports whether two occurrences of the field name under key, with different
+// directives, have the same arguments: graph-gophers lets them differ in variables and
+// takes those of the occurrence the directives keep, which a plan does not follow.
+func (b *planBuilder) sameArgs(name, key string, x, y []planArg) bool {
+	same := slices.EqualFunc(x, y, func(p, q planArg) bool {
+		return p.name == q.name && p.value.Kind == q.value.Kind && p.value.String() == q.value.String()
+	})
+	if !same {
+		b.why = fmt.Sprintf("%s is selected under the key %q more than once with different arguments and @include or @skip: select it once", name, key)
+	}
+	return same
 }
 
 func sameConditions(a, b []condition) bool {
