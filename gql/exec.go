@@ -33,8 +33,9 @@ import (
 // straight from the stored JSON (planField.list), and writes the answer graph-gophers
 // writes for the same records: the same bytes, a failed field null with its error at its
 // path, a null in a non-null place making its parent null up to the nearest nullable
-// field. graph-gophers' own executor answers only introspection (__schema, __type), and
-// stays in the tests as the oracle (oracle_test.go). A subscription is validated by
+// field. graph-gophers' own executor answers only introspection (__schema, __type) and
+// the few documents it reads differently (docs/architecture.md), and stays in the tests
+// as the oracle (oracle_test.go). A subscription is validated by
 // graph-gophers when it starts (newSubscription), and each of its events answered by its
 // plan, for its subscriber (answer).
 type plan struct {
