@@ -182,6 +182,8 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		w.Header().Set("Allow", http.MethodPost)
 		fail(http.StatusMethodNotAllowed, CodeBadRequest, "a mutation must be sent with POST; GET runs queries only")
 		return
+	case op.kind == ast.Subscription && a.subscriptions != nil:
+		resp.Errors = []*gqlerrors.QueryError{{Message: "a subscription runs over a WebSocket (graphql-transport-ws) or as a stream (POST with Accept: text/event-stream) at this address; GET and POST answer queries and mutations", Extensions: map[string]any{"code": CodeBadRequest}}}
 	case !a.cfg.Introspection && op.introspects:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	case doc.shape.cost > CheapCost && a.overloaded(doc, vars):

@@ -111,8 +111,10 @@ func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 			return t, rootField{records: oneOf(noted(a, "create", t.create)), nullable: true}, true
 		case op == ast.Mutation && (name == n.update || name == n.updateCamel):
 			return t, rootField{records: oneOf(noted(a, "update", t.update)), nullable: true}, true
-		case op == ast.Mutation && (name == n.del || name == n.delCamel):
+		case op == ast.Mutation && name == n.del:
 			return t, rootField{scalar: anyOf(noted(a, "delete", t.remove)), nullable: true}, true
+		case op == ast.Mutation && name == n.delCamel:
+			return t, rootField{records: oneOf(noted(a, "delete", t.removeRecord)), nullable: true}, true
 		case op == ast.Mutation && slices.Contains(creates, name):
 			many := noted(a, "create", t.createMany)
 			return t, rootField{records: func(ctx context.Context, in args) ([]reflect.Value, error) {

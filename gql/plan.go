@@ -421,6 +421,7 @@ func (t *table) scalarFields() map[string]int {
 			idx[name] = i
 		}
 	}
+	idx[fieldID] = idx[fieldUID]
 	return idx
 }
 
