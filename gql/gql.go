@@ -97,6 +97,12 @@ type Config struct {
 	// answered errors with status 200 (a request refused with an error status is seen by
 	// whoever sees the status). For metering.
 	Answered func(mutation, failed bool)
+	// Persisted, when set, keeps the documents clients send by hash (persisted.go).
+	// Registered are the project's registered documents by DocumentHash; with
+	// RegisteredOnly, no other document runs.
+	Persisted      PersistedQueries
+	Registered     map[string]string
+	RegisteredOnly bool
 }
 
 // API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a

@@ -47,8 +47,10 @@ type request struct {
 	Query         *string         `json:"query"`
 	OperationName *string         `json:"operationName"`
 	Variables     json.RawMessage `json:"variables"`
-	// Extensions is accepted, as the GraphQL over HTTP spec asks, and not used.
+	// Extensions may carry persistedQuery (persisted.go); DocumentID names a persisted
+	// document as GraphQL over HTTP's persisted documents do.
 	Extensions json.RawMessage `json:"extensions"`
+	DocumentID *string         `json:"documentId"`
 	// vars are the variables of a body read in one pass (readOnce), which leaves Variables
 	// unset; decoded says so.
 	vars    map[string]any
@@ -148,6 +150,10 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 	default:
 		w.Header().Set("Allow", "GET, POST")
 		fail(http.StatusMethodNotAllowed, CodeBadRequest, "use POST with a JSON body {\"query\": ..., \"variables\": {...}}, or GET with ?query=... for a query")
+		return
+	}
+	if status, code, msg := a.persisted(ctx, &req, media); code != "" {
+		fail(status, code, msg)
 		return
 	}
 	if req.Query == nil || *req.Query == "" {
@@ -376,6 +382,10 @@ func urlRequest(r *http.Request) (request, string) {
 			return req, "the variables parameter is not JSON: send a URL-encoded JSON object"
 		}
 		req.Variables = json.RawMessage(v)
+	}
+	if params.Has("documentId") {
+		id := params.Get("documentId")
+		req.DocumentID = &id
 	}
 	if e := params.Get("extensions"); e != "" {
 		if !json.Valid([]byte(e)) {

@@ -329,6 +329,9 @@ func (a *API) newSubscription(ctx context.Context, query, opName string, vars ma
 	case len(query) > a.cfg.MaxQueryBytes:
 		return nil, fail(CodeBadRequest, fmt.Sprintf("the query is %d bytes long, more than the limit of %d", len(query), a.cfg.MaxQueryBytes))
 	}
+	if msg := a.unregistered(query); msg != "" {
+		return nil, fail(CodePersistedQueryOnly, msg)
+	}
 	rewritten, msg := asQueryOf(query, opName, a.cfg.MaxQueryBytes)
 	if msg != "" {
 		return nil, fail(CodeValidation, msg)
