@@ -70,7 +70,7 @@ func (a *API) persisted(ctx context.Context, req *request, media string) (int, s
 	hasQuery := req.Query != nil && *req.Query != ""
 	if hash == "" {
 		if hasQuery && a.cfg.RegisteredOnly && a.cfg.Registered[DocumentHash(*req.Query)] == "" {
-			return refused, CodePersistedQueryOnly, "this project runs registered documents only, and this document is not one: register it (platform documents register), or send a registered document's hash"
+			return refused, CodePersistedQueryOnly, "this project runs registered documents only, and this document is not one: register it (platform documents --project <id> -f manifest.json), or send a registered document's hash"
 		}
 		return 0, "", ""
 	}
@@ -103,7 +103,7 @@ func (a *API) persisted(ctx context.Context, req *request, media string) (int, s
 		return 0, "", ""
 	}
 	if a.cfg.RegisteredOnly {
-		return refused, CodePersistedQueryOnly, "this project runs registered documents only, and this document is not one: register it (platform documents register)"
+		return refused, CodePersistedQueryOnly, "this project runs registered documents only, and this document is not one: register it (platform documents --project <id> -f manifest.json)"
 	}
 	// A document over the limit is refused when it runs; the cache keeps none of them.
 	if a.cfg.Persisted != nil && len(*req.Query) <= a.cfg.MaxQueryBytes {
@@ -120,5 +120,5 @@ func (a *API) unregistered(query string) string {
 	if !a.cfg.RegisteredOnly || a.cfg.Registered[DocumentHash(query)] != "" {
 		return ""
 	}
-	return "this project runs registered documents only, and this subscription is not one: register it (platform documents register)"
+	return "this project runs registered documents only, and this subscription is not one: register it (platform documents --project <id> -f manifest.json)"
 }

@@ -25,7 +25,7 @@ func (c *persistedConfig) settings() []setting {
 	return []setting{
 		durationSetting(&c.APQTTL, "apq-ttl", "PLATFORM_APQ_TTL", tenant.DefaultAPQTTL, "how long a document a client sent with its hash (automatic persisted queries) is kept after it was last sent in full; a client sending the hash after that is answered PERSISTED_QUERY_NOT_FOUND and sends the document again"),
 		intSetting(&c.APQMax, "apq-max", "PLATFORM_APQ_MAX", tenant.DefaultAPQMax, "documents sent by hash one project keeps, across replicas (in Redis); past it the oldest are forgotten"),
-		intSetting(&c.MaxDocuments, "documents-max", "PLATFORM_DOCUMENTS_MAX", tenant.DefaultMaxDocuments, "documents one project may register (platform documents register; 400 past it)"),
+		intSetting(&c.MaxDocuments, "documents-max", "PLATFORM_DOCUMENTS_MAX", tenant.DefaultMaxDocuments, "documents one project may register (platform documents -f; 400 past it)"),
 		intSetting(&c.MaxManifestBytes, "documents-max-bytes", "PLATFORM_DOCUMENTS_MAX_BYTES", tenant.DefaultMaxManifestBytes, "largest manifest of registered documents, in bytes (413 past it)"),
 	}
 }

@@ -346,6 +346,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	e := newEcho(logger, httpMetrics.Middleware)
 	e.IPExtractor = clientIP
 	mountHealth(e, logger, stores, mcp.Ready)
+	e.Pre(tenant.ProjectPaths(cfg.Domain))
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
 	admit, err := pressure.AdmitConfig{
 		Skipper:       func(c echo.Context) bool { return !expensive(c) },
