@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -54,9 +55,9 @@ func (o PersistedOptions) withDefaults() PersistedOptions {
 }
 
 // Manifest is a project's registered documents (trusted documents), as the admin API takes
-// and the control database keeps it: Documents by their SHA-256 in lower-case hex (GraphQL
-// Code Generator's persisted-documents.json with hashAlgorithm sha256 is such a map), and
-// whether the project runs them only.
+// and the control database keeps it: Documents by their SHA-256 in lower-case hex, written
+// "sha256:<hex>" or "<hex>" (GraphQL Code Generator's persisted-documents.json with
+// hashAlgorithm sha256 is such a map), and whether the project runs them only.
 type Manifest struct {
 	RegisteredOnly bool              `json:"registeredOnly"`
 	Documents      map[string]string `json:"documents"`
@@ -76,22 +77,26 @@ type ManifestError struct{ Reason string }
 
 func (e *ManifestError) Error() string { return "invalid manifest: " + e.Reason }
 
-// check refuses a manifest over the bounds or with a hash that is not its document's.
+// check refuses a manifest over the bounds or with a hash that is not its document's, and
+// keeps its hashes without the "sha256:" prefix.
 func (m *Manifest) check(opts PersistedOptions, maxQueryBytes int) error {
 	if len(m.Documents) > opts.MaxDocuments {
 		return &ManifestError{Reason: fmt.Sprintf("%d documents, more than the limit of %d", len(m.Documents), opts.MaxDocuments)}
 	}
-	for _, hash := range slices.Sorted(maps.Keys(m.Documents)) {
-		doc := m.Documents[hash]
+	docs := make(map[string]string, len(m.Documents))
+	for _, key := range slices.Sorted(maps.Keys(m.Documents)) {
+		hash, doc := strings.TrimPrefix(key, "sha256:"), m.Documents[key]
+		docs[hash] = doc
 		switch {
 		case doc == "":
-			return &ManifestError{Reason: fmt.Sprintf("documents.%s is empty", hash)}
+			return &ManifestError{Reason: fmt.Sprintf("documents.%s is empty", key)}
 		case len(doc) > maxQueryBytes:
-			return &ManifestError{Reason: fmt.Sprintf("documents.%s is %d bytes long, more than the limit of %d", hash, len(doc), maxQueryBytes)}
+			return &ManifestError{Reason: fmt.Sprintf("documents.%s is %d bytes long, more than the limit of %d", key, len(doc), maxQueryBytes)}
 		case gql.DocumentHash(doc) != hash:
-			return &ManifestError{Reason: fmt.Sprintf("documents.%s: the key must be the SHA-256 of the document in lower-case hex (%s); generate the manifest with hashAlgorithm sha256", hash, gql.DocumentHash(doc))}
+			return &ManifestError{Reason: fmt.Sprintf("documents.%s: the key must be the SHA-256 of the document in lower-case hex (%s); generate the manifest with hashAlgorithm sha256", key, gql.DocumentHash(doc))}
 		}
 	}
+	m.Documents = docs
 	return nil
 }
 
