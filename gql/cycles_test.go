@@ -220,6 +220,8 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 		{"alice", `query($w: productWhere) { a: productsAggregate(where: $w) { count max { price } } productsCount(where: $w) products(where: $w) { orders { qty } } }`, `{"w": {"price": {"gt": 10}}}`},
 		{"alice", `{ productsAggregate(where: {name: {like: 1}}) { count } products { orders { qty } } }`, `{}`},
 		{"alice", `{ ...A ...B } fragment A on Query { products(limit: 2) { name orders(limit: 1) { qty } } } fragment B on Query { products(limit: 2) { price orders(limit: 1) { paid } } }`, `{}`},
+		{"alice", `query($id: ID!) { product(id: $id) { id name orders { qty } } none: product(id: "nope") { id orders { qty } } }`, `{"id": "nope"}`},
+		{"alice", `{ p: products(limit: 1) { id } product(id: "") { name orders(limit: 1) { qty } } }`, `{}`},
 		// Mutations last: each runs twice, once on each API, and answers the same.
 		{"alice", `mutation { createProduct(data: {name: "m", price: 1}) { name price author __typename orders { qty } } gone: deleteProduct(uid: "nope") { id name } n: updateOrders(where: {qty: {eq: 999}}, data: {qty: 1000}) __typename }`, `{}`},
 		{"alice", `mutation($d: [productInput!]!) { createproducts(data: $d) { name orders { qty } } }`, `{"d": [{"name": "b1", "price": 1}, {"name": "b2", "price": 2}]}`},

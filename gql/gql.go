@@ -300,12 +300,14 @@ func (a *API) root(tables []*table) any {
 	}
 	for _, t := range tables {
 		n := t.names
+		// A single record is nullable: product(id) answers null for none, and a mutation
+		// that fails leaves the others their data.
+		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{reflect.PointerTo(t.rec), errorType}, false)
+		add(n.one, a.resolver(one, noted(a, "list", t.one)))
 		list := a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.recs, errorType}, false), noted(a, "list", t.list))
 		add(n.list, list)
 		add(n.count, reflect.ValueOf(guarded(a, noted(a, "count", t.count))))
 		add(n.connection, a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.conn, errorType}, false), noted(a, "list", t.connection)))
-		// Mutations answer a nullable record: one that fails leaves the others their data.
-		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{reflect.PointerTo(t.rec), errorType}, false)
 		create, update := a.resolver(one, noted(a, "create", t.create)), a.resolver(one, noted(a, "update", t.update))
 		remove := reflect.ValueOf(guarded(a, noted(a, "delete", t.remove)))
 		removeRecord := a.resolver(one, noted(a, "delete", t.removeRecord))

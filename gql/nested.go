@@ -91,6 +91,8 @@ func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 		switch {
 		case op == ast.Query && name == n.list:
 			return t, rootField{records: noted(a, "list", t.decoded), list: true}, true
+		case op == ast.Query && name == n.one:
+			return t, rootField{records: noted(a, "list", t.byID), nullable: true}, true
 		case op == ast.Subscription && name == n.list:
 			// The where was read when the subscription started; the event is the change's.
 			return t, rootField{event: func(ctx context.Context) reflect.Value {
@@ -345,8 +347,11 @@ func (w *nestedRun) root(out []byte, f *planField) ([]byte, bool) {
 		return append(out, "null"...), false
 	}
 	lvl := w.load(f.t, recs, f.sels)
-	if f.root.list {
+	switch {
+	case f.root.list:
 		return w.records(out, lvl, recs, path)
+	case len(recs) == 0: // product(id) of none
+		return append(out, "null"...), false
 	}
 	return w.record(out, lvl, recs[0], path)
 }

@@ -639,6 +639,8 @@ func planArgs(list []planArg, vars map[string]any) (args, bool) {
 		switch arg.name {
 		case "uid":
 			in.UID = v
+		case "id":
+			in.ID = v
 		case "where":
 			in.Where = v
 		case "orderBy":

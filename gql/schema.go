@@ -125,7 +125,7 @@ type tableNames struct {
 	typ, input, where, order, field    string // types
 	connType, edgeType                 string // types of the keyset pages
 	event                              string // type of a subscription's changes
-	list, count, connection            string // query fields
+	one, list, count, connection       string // query fields
 	create, update, del                string // mutation fields, seed spelling
 	createCamel, updateCamel, delCamel string // the same in camelCase
 }
@@ -136,7 +136,7 @@ func namesOf(t Table) tableNames {
 	return tableNames{
 		typ: tn, input: tn + "Input", where: tn + "Where", order: tn + "OrderBy", field: tn + "Field",
 		connType: tn + "Connection", edgeType: tn + "Edge", event: tn + "Event",
-		list: t.Name, count: t.Name + "Count", connection: t.Name + "Connection",
+		one: tn, list: t.Name, count: t.Name + "Count", connection: t.Name + "Connection",
 		create: "create" + tn, update: "update" + tn, del: "delete" + tn,
 		createCamel: "create" + camel, updateCamel: "update" + camel, delCamel: "delete" + camel,
 	}
@@ -181,7 +181,7 @@ func checkNames(tables []Table) error {
 				return err
 			}
 		}
-		for _, f := range []string{n.list, n.count, n.connection, aggField} {
+		for _, f := range []string{n.one, n.list, n.count, n.connection, aggField} {
 			if err := claim("query", f, by); err != nil {
 				return err
 			}
@@ -224,6 +224,7 @@ func sdl(tables []Table, subscribe bool) string {
 	b.WriteString("\ntype Query {\n")
 	for _, t := range tables {
 		n := namesOf(t)
+		fmt.Fprintf(&b, "  %q\n  %s(id: ID!): %s\n", "The "+n.typ+" whose id (its uid) is id; null when there is none or the caller may not read it.", n.one, n.typ)
 		fmt.Fprintf(&b, "  %q\n  %s(uid: ID, where: %s, orderBy: [%s!], limit: Int, offset: Int): [%s!]!\n",
 			"The "+t.Name+": the one with uid when uid is given, else those matching where, in orderBy order (default: creation order), a page of limit after offset.",
 			n.list, n.where, n.order, n.typ)

@@ -149,6 +149,23 @@ func (t *table) list(ctx context.Context, a args) (reflect.Value, error) {
 	return list, nil
 }
 
+// one answers product(id): the record with that uid, or null.
+func (t *table) one(ctx context.Context, a args) (reflect.Value, error) {
+	recs, err := t.byID(ctx, a)
+	if err != nil || len(recs) == 0 {
+		return reflect.Zero(reflect.PointerTo(t.rec)), err
+	}
+	return recs[0].Addr(), t.withRelations(ctx, "", recs[0])
+}
+
+// byID are the records (none or one) product(id) answers.
+func (t *table) byID(ctx context.Context, a args) ([]reflect.Value, error) {
+	if !a.ID.set || a.ID.v == nil {
+		return nil, userError(CodeBadUserInput, "id is required")
+	}
+	return t.decoded(ctx, args{UID: a.ID})
+}
+
 // decoded are the records a list's arguments select that the caller may read, in order,
 // as addressable values of the record type.
 func (t *table) decoded(ctx context.Context, a args) ([]reflect.Value, error) {

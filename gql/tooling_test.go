@@ -48,6 +48,12 @@ func TestRecordID(t *testing.T) {
 			t.Errorf("list, sending %d:\n got %s\nwant %s", i+1, got, want)
 		}
 	}
+	for i := range 2 {
+		if got, want := exec(t, srv, `query($id: ID!) { product(id: $id) { id name } none: product(id: "nope") { id } }`, map[string]any{"id": made.UID}).ok(t).raw,
+			fmt.Sprintf(`{"data":{"product":{"id":%q,"name":"Tea"},"none":null}}`, made.UID); got != want {
+			t.Errorf("product(id), sending %d:\n got %s\nwant %s", i+1, got, want)
+		}
+	}
 	if got := exec(t, srv, `{ productsConnection { edges { node { id } } } }`, nil).ok(t).raw; !strings.Contains(got, `"id":"`+made.UID+`"`) {
 		t.Errorf("connection: %s", got)
 	}
