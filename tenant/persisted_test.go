@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -123,5 +124,52 @@ func TestFieldNamedID(t *testing.T) {
 	var de *tenant.DocumentError
 	if !errors.As(err, &de) || len(de.Problems) != 1 || de.Problems[0].Path != "tables.products.fields.id" || !strings.Contains(de.Problems[0].Message, "client caches") {
 		t.Fatalf("a field named id: %v, want one problem at tables.products.fields.id", err)
+	}
+}
+
+// TestPersistedByGET: a document named by its hash over GET (documentId, or the
+// persistedQuery extension) runs for the caller the token names, as a query in the URL
+// does; without a token it is refused when the rules want one.
+func TestPersistedByGET(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	if _, err := s.reg.EnsureDemo(ctx, s.issuer, s.jwks); err != nil {
+		t.Fatal(err)
+	}
+	alice := s.token(t, "demo", "alice")
+	if got := s.post(t, "demo", alice, createDoc, map[string]any{"data": map[string]any{"name": "Tea", "price": 3.5}}); got.code() != "" {
+		t.Fatalf("create: %+v", got.Errors)
+	}
+	const count = `query Count { productsCount }`
+	if err := s.reg.SetManifest(ctx, "demo", tenant.Manifest{Documents: map[string]string{gql.DocumentHash(count): count}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, params := range []string{
+		"documentId=" + gql.DocumentHash(count),
+		"extensions=" + url.QueryEscape(`{"persistedQuery":{"version":1,"sha256Hash":"`+gql.DocumentHash(count)+`"}}`),
+	} {
+		for _, tc := range []struct {
+			token  string
+			status int
+			want   string
+		}{
+			{alice, http.StatusOK, `{"data":{"productsCount":1}}`},
+			{"", http.StatusUnauthorized, `"code":"UNAUTHENTICATED"`},
+		} {
+			req, _ := http.NewRequest(http.MethodGet, s.url+"/api/v1/graphql?"+params, nil)
+			req.Host = "demo.platform.test"
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != tc.status || !strings.Contains(string(out), tc.want) {
+				t.Errorf("GET ?%s with token %v: %d %s, want %d %s", params, tc.token != "", res.StatusCode, out, tc.status, tc.want)
+			}
+		}
 	}
 }
