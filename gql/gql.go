@@ -303,7 +303,9 @@ func (a *API) root(tables []*table) any {
 		// A single record is nullable: product(id) answers null for none, and a mutation
 		// that fails leaves the others their data.
 		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{reflect.PointerTo(t.rec), errorType}, false)
-		add(n.one, a.resolver(one, noted(a, "list", t.one)))
+		if n.one != "" {
+			add(n.one, a.resolver(one, noted(a, "list", t.one)))
+		}
 		list := a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.recs, errorType}, false), noted(a, "list", t.list))
 		add(n.list, list)
 		add(n.count, reflect.ValueOf(guarded(a, noted(a, "count", t.count))))

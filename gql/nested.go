@@ -91,7 +91,7 @@ func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 		switch {
 		case op == ast.Query && name == n.list:
 			return t, rootField{records: noted(a, "list", t.decoded), list: true}, true
-		case op == ast.Query && name == n.one:
+		case op == ast.Query && name == n.one && n.one != "":
 			return t, rootField{records: noted(a, "list", t.byID), nullable: true}, true
 		case op == ast.Subscription && name == n.list:
 			// The where was read when the subscription started; the event is the change's.

@@ -133,10 +133,15 @@ type tableNames struct {
 func namesOf(t Table) tableNames {
 	tn := t.TypeName
 	camel := strings.ToUpper(tn[:1]) + tn[1:]
+	one := tn
+	if one == t.Name {
+		// A table named as its record type has its list there, and no field for one record.
+		one = ""
+	}
 	return tableNames{
 		typ: tn, input: tn + "Input", where: tn + "Where", order: tn + "OrderBy", field: tn + "Field",
 		connType: tn + "Connection", edgeType: tn + "Edge", event: tn + "Event",
-		one: tn, list: t.Name, count: t.Name + "Count", connection: t.Name + "Connection",
+		one: one, list: t.Name, count: t.Name + "Count", connection: t.Name + "Connection",
 		create: "create" + tn, update: "update" + tn, del: "delete" + tn,
 		createCamel: "create" + camel, updateCamel: "update" + camel, delCamel: "delete" + camel,
 	}
@@ -181,7 +186,7 @@ func checkNames(tables []Table) error {
 				return err
 			}
 		}
-		for _, f := range []string{n.one, n.list, n.count, n.connection, aggField} {
+		for _, f := range slices.DeleteFunc([]string{n.one, n.list, n.count, n.connection, aggField}, func(f string) bool { return f == "" }) {
 			if err := claim("query", f, by); err != nil {
 				return err
 			}
@@ -224,7 +229,9 @@ func sdl(tables []Table, subscribe bool) string {
 	b.WriteString("\ntype Query {\n")
 	for _, t := range tables {
 		n := namesOf(t)
-		fmt.Fprintf(&b, "  %q\n  %s(id: ID!): %s\n", "The "+n.typ+" whose id (its uid) is id; null when there is none or the caller may not read it.", n.one, n.typ)
+		if n.one != "" {
+			fmt.Fprintf(&b, "  %q\n  %s(id: ID!): %s\n", "The "+n.typ+" whose id (its uid) is id; null when there is none or the caller may not read it.", n.one, n.typ)
+		}
 		fmt.Fprintf(&b, "  %q\n  %s(uid: ID, where: %s, orderBy: [%s!], limit: Int, offset: Int): [%s!]!\n",
 			"The "+t.Name+": the one with uid when uid is given, else those matching where, in orderBy order (default: creation order), a page of limit after offset.",
 			n.list, n.where, n.order, n.typ)

@@ -66,6 +66,11 @@ func TestRecordID(t *testing.T) {
 			t.Errorf("product's fields %s lack %s", r.raw, want)
 		}
 	}
+	// A table named as its record type keeps its list under that name: no field for one.
+	same := table("thing", "thing", store.Field{Name: "n", Type: store.FieldType{Scalar: store.Int}})
+	if got := exec(t, serve(t, gql.Config{Tables: []gql.Table{same}}), `{ thing { id } }`, nil).ok(t).raw; got != `{"data":{"thing":[]}}` {
+		t.Errorf("a table named as its type: %s", got)
+	}
 	withID := products()
 	withID.Fields = append(withID.Fields, store.Field{Name: "id", Type: store.FieldType{Scalar: store.String}})
 	if _, err := gql.New(gql.Config{Tables: []gql.Table{withID}, Records: records(t, products())}); err == nil || !strings.Contains(err.Error(), `field "id"`) {
