@@ -1,9 +1,13 @@
 package gql_test
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
@@ -101,5 +105,39 @@ func TestDeleteAnswers(t *testing.T) {
 	}
 	if got := exec(t, srv, `{ productsCount }`, nil).ok(t).raw; got != `{"data":{"productsCount":0}}` {
 		t.Errorf("after both deletes: %s", got)
+	}
+}
+
+// TestAcceptListingEventStream: clients such as urql list text/event-stream after the JSON
+// media types in the Accept of every request; a query or mutation so sent is answered as
+// JSON, and only a request that prefers the stream gets one.
+func TestAcceptListingEventStream(t *testing.T) {
+	srv := serveRealtime(t, "accept")
+	const urqlAccept = "application/graphql-response+json, application/graphql+json, application/json, text/event-stream, multipart/mixed"
+	for _, tc := range []struct {
+		accept, want string
+	}{
+		{urqlAccept, `{"data":{"productsCount":0}}`},
+		{"application/json;q=0.5, text/event-stream;q=0.4", `{"data":{"productsCount":0}}`},
+		{"text/event-stream, application/json", "event: "},
+		{"text/event-stream", "event: "},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/v1/graphql", strings.NewReader(`{"query":"{ productsCount }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", tc.accept)
+		req.Header.Set("Authorization", "Bearer secret")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		buf := make([]byte, 512)
+		n, _ := io.ReadAtLeast(res.Body, buf, len(tc.want))
+		res.Body.Close()
+		cancel()
+		if got := string(buf[:n]); !strings.Contains(got, tc.want) && !(tc.want == "event: " && res.StatusCode >= 400) {
+			t.Errorf("Accept %q: %d %s, want %s", tc.accept, res.StatusCode, got, tc.want)
+		}
 	}
 }

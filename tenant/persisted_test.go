@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
@@ -24,22 +21,7 @@ import (
 // next request on, refusing any other document in registered-only mode, and a DELETE
 // removes it.
 func TestRegisteredDocumentsAdmin(t *testing.T) {
-	stores := openStores(t)
-	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{Persisted: tenant.PersistedOptions{MaxDocuments: 2, MaxManifestBytes: 1024}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Close)
-	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: "secret", Redis: stores.Redis})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := echo.New()
-	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
-	reg.MountAdmin(e, gate)
-	reg.MountGraphQL(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
+	srv, stores := adminServerWith(t, tenant.Options{Persisted: tenant.PersistedOptions{MaxDocuments: 2, MaxManifestBytes: 1024}})
 	call := func(method, host, path, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
