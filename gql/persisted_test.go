@@ -1,8 +1,11 @@
 package gql_test
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -110,5 +113,50 @@ func TestRegisteredDocuments(t *testing.T) {
 				t.Errorf("%s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRegisteredSubscriptions: in registered-only mode a subscription runs only when its
+// document is registered; another is refused before its stream starts.
+func TestRegisteredSubscriptions(t *testing.T) {
+	const sub = `subscription OnProduct { products { op } }`
+	cfg := gql.Config{Tables: []gql.Table{products()}, Changes: stores.Changes().Project("registered-subs"),
+		Registered: map[string]string{gql.DocumentHash(sub): sub}, RegisteredOnly: true}
+	cfg.Records = records(t, cfg.Tables...)
+	api, err := gql.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := func(ctx context.Context, _ string) (context.Context, context.CancelFunc, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		return ctx, cancel, nil
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { api.ServeSSE(w, r, auth) }))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		query  string
+		status int
+	}{
+		{sub, http.StatusOK},
+		{`subscription { products { op uid } }`, http.StatusBadRequest},
+	} {
+		ctx, cancel := context.WithCancel(t.Context())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(fmt.Sprintf(`{"query":%q}`, tc.query)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		var body []byte
+		if res.StatusCode != http.StatusOK {
+			body, _ = io.ReadAll(res.Body)
+		}
+		res.Body.Close()
+		cancel()
+		if res.StatusCode != tc.status || (tc.status != http.StatusOK && !strings.Contains(string(body), "PERSISTED_QUERY_ONLY")) {
+			t.Errorf("%s: %d %s, want %d", tc.query, res.StatusCode, body, tc.status)
+		}
 	}
 }
