@@ -98,7 +98,7 @@ func TestRelationsBothWays(t *testing.T) {
 		{"the depth limit", "alice", `{ products(limit: 1) { orders { product { orders { product { orders { product { orders { product { orders { product { name } } } } } } } } } } } }`, `{}`,
 			`{"errors":[{"message":"Field \"product\" has depth 11 that exceeds max depth 10","locations":[{"line":1,"column":109}],"extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`},
 		{"introspection shows both directions", "alice", `{ p: __type(name: "product") { fields { name } } o: __type(name: "order") { fields { name } } }`, `{}`,
-			`{"data":{"p":{"fields":[{"name":"uid"},{"name":"author"},{"name":"name"},{"name":"price"},{"name":"makerId"},{"name":"orders"},{"name":"createdAt"},{"name":"updatedAt"}]},"o":{"fields":[{"name":"uid"},{"name":"productId"},{"name":"qty"},{"name":"product"},{"name":"createdAt"},{"name":"updatedAt"}]}}}`},
+			`{"data":{"p":{"fields":[{"name":"uid"},{"name":"id"},{"name":"author"},{"name":"name"},{"name":"price"},{"name":"makerId"},{"name":"orders"},{"name":"createdAt"},{"name":"updatedAt"}]},"o":{"fields":[{"name":"uid"},{"name":"id"},{"name":"productId"},{"name":"qty"},{"name":"product"},{"name":"createdAt"},{"name":"updatedAt"}]}}}`},
 		{"a mutation selecting the other direction", "alice", fmt.Sprintf(`mutation { createOrder(data: {qty: 5, productId: %q}) { qty product { name } } }`, pu[4]), `{}`,
 			`{"data":{"createOrder":{"qty":5,"product":{"name":"p04"}}}}`},
 	} {
@@ -220,6 +220,8 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 		{"alice", `query($w: productWhere) { a: productsAggregate(where: $w) { count max { price } } productsCount(where: $w) products(where: $w) { orders { qty } } }`, `{"w": {"price": {"gt": 10}}}`},
 		{"alice", `{ productsAggregate(where: {name: {like: 1}}) { count } products { orders { qty } } }`, `{}`},
 		{"alice", `{ ...A ...B } fragment A on Query { products(limit: 2) { name orders(limit: 1) { qty } } } fragment B on Query { products(limit: 2) { price orders(limit: 1) { paid } } }`, `{}`},
+		{"alice", `query($id: ID!) { product(id: $id) { id name orders { qty } } none: product(id: "nope") { id orders { qty } } }`, `{"id": "nope"}`},
+		{"alice", `{ p: products(limit: 1) { id } product(id: "") { name orders(limit: 1) { qty } } }`, `{}`},
 		// A directive's argument that is not a Boolean: an error, and the selection stays.
 		{"alice", `query($c: Boolean!) { products(limit: 1) { name orders @include(if: $c) { qty } } }`, `{"c": "yes"}`},
 		// One field under one key twice, each decided by its own directives.
@@ -228,7 +230,7 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 		// graph-gophers counts the selections directives leave.
 		{"alice", `{ products(limit: 1) { name orders @skip(if: true) { ...Q2 ...Q2 ...Q2 ...Q2 ...Q2 } } } fragment Q2 on order { a: qty b: qty c: qty d: qty e: qty f: qty g: qty h: qty i: qty j: qty }`, `{}`},
 		// Mutations last: each runs twice, once on each API, and answers the same.
-		{"alice", `mutation { createProduct(data: {name: "m", price: 1}) { name price author __typename orders { qty } } gone: deleteProduct(uid: "nope") n: updateOrders(where: {qty: {eq: 999}}, data: {qty: 1000}) __typename }`, `{}`},
+		{"alice", `mutation { createProduct(data: {name: "m", price: 1}) { name price author __typename orders { qty } } gone: deleteProduct(uid: "nope") { id name } n: updateOrders(where: {qty: {eq: 999}}, data: {qty: 1000}) __typename }`, `{}`},
 		{"alice", `mutation($d: [productInput!]!) { createproducts(data: $d) { name orders { qty } } }`, `{"d": [{"name": "b1", "price": 1}, {"name": "b2", "price": 2}]}`},
 		{"alice", `mutation { a: createProduct(data: {name: "z", price: 1}) { orders(limit: -1) { qty } } b: createProduct(data: {name: "z2"}) { orders { qty } } }`, `{}`},
 		{"nobody", `mutation { createProduct(data: {name: "m", price: 1}) { orders { qty } } }`, `{}`},

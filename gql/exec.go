@@ -320,6 +320,8 @@ func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 		switch {
 		case op == ast.Query && name == n.list:
 			return t, rootField{records: noted(a, "list", t.decoded), list: true, stream: true}, true
+		case op == ast.Query && name == n.one && n.one != "":
+			return t, rootField{records: noted(a, "list", t.byID), nullable: true}, true
 		case op == ast.Subscription && name == n.list:
 			// The where was read when the subscription started; the event is the change's.
 			return t, rootField{event: func(ctx context.Context) reflect.Value {
@@ -340,8 +342,10 @@ func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 			return t, rootField{records: oneOf(noted(a, "create", t.create)), nullable: true}, true
 		case op == ast.Mutation && (name == n.update || name == n.updateCamel):
 			return t, rootField{records: oneOf(noted(a, "update", t.update)), nullable: true}, true
-		case op == ast.Mutation && (name == n.del || name == n.delCamel):
+		case op == ast.Mutation && name == n.del:
 			return t, rootField{scalar: anyOf(noted(a, "delete", t.remove)), nullable: true}, true
+		case op == ast.Mutation && name == n.delCamel:
+			return t, rootField{records: oneOf(noted(a, "delete", t.removeRecord)), nullable: true}, true
 		case op == ast.Mutation && slices.Contains(creates, name):
 			many := noted(a, "create", t.createMany)
 			return t, rootField{records: func(ctx context.Context, in args) ([]reflect.Value, error) {
@@ -619,8 +623,11 @@ func (w *execution) root(out []byte, f *planField) ([]byte, bool) {
 		w.fail(err, path)
 		return append(out, "null"...), false
 	}
-	if f.root.list {
+	switch {
+	case f.root.list:
 		return w.records(out, lvl, recs, path)
+	case len(recs) == 0: // product(id) of none
+		return append(out, "null"...), false
 	}
 	return w.record(out, lvl, recs[0], path)
 }

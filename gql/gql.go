@@ -100,6 +100,12 @@ type Config struct {
 	// answered errors with status 200 (a request refused with an error status is seen by
 	// whoever sees the status). For metering.
 	Answered func(mutation, failed bool)
+	// Persisted, when set, keeps the documents clients send by hash (persisted.go).
+	// Registered are the project's registered documents by DocumentHash; with
+	// RegisteredOnly, no other document runs.
+	Persisted      PersistedQueries
+	Registered     map[string]string
+	RegisteredOnly bool
 }
 
 // API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a
@@ -186,7 +192,7 @@ func New(cfg Config) (*API, error) {
 	}
 	a.schema = schema
 	if cfg.Changes != nil {
-		subSDL := strings.Replace(a.sdl, mainRoots, "schema { query: Subscription }", 1)
+		subSDL := strings.Replace(a.sdl, subscriptionRoots, "schema { query: Subscription }", 1)
 		if a.subscriptions, err = bind(subSDL, a.subscriptionRoot(tables), cfg.Tables, cut, append(opts, graphql.MaxDepth(cfg.MaxDepth))...); err != nil {
 			return nil, fmt.Errorf("generate the GraphQL subscription schema: %w", err)
 		}
@@ -208,11 +214,18 @@ func New(cfg Config) (*API, error) {
 // out of the schema: graph-gophers validates documents against the whole schema and
 // introspects it, both directions of every relation. The cut fields are taken out of the
 // parsed schema only while Clone, which shares it, binds the resolvers; a document that
-// selects one never reaches graph-gophers' executor (exec.go runs it).
+// selects one never reaches graph-gophers' executor (exec.go runs it). The subscription
+// root is left out of the binding the same way: subscriptions run on a schema of their own
+// (subscriptionSDL), and graph-gophers would otherwise want resolvers answering channels.
 func bind(sdl string, root any, tables []Table, c cut, opts ...graphql.SchemaOpt) (*graphql.Schema, error) {
 	whole, err := graphql.ParseSchema(sdl, nil, opts...)
 	if err != nil {
 		return nil, err
+	}
+	roots := whole.AST().RootOperationTypes
+	if sub, ok := roots["subscription"]; ok && roots["query"] != sub {
+		delete(roots, "subscription")
+		defer func() { roots["subscription"] = sub }()
 	}
 	types := whole.AST().Types
 	kept := map[*gast.ObjectTypeDefinition]gast.FieldsDefinition{}
@@ -290,22 +303,28 @@ func (a *API) root(tables []*table) any {
 	}
 	for _, t := range tables {
 		n := t.names
+		// A single record is nullable: product(id) answers null for none, and a mutation
+		// that fails leaves the others their data.
+		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{reflect.PointerTo(t.rec), errorType}, false)
+		if n.one != "" {
+			add(n.one, a.resolver(one, noted(a, "list", t.one)))
+		}
 		list := a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.recs, errorType}, false), noted(a, "list", t.list))
 		add(n.list, list)
 		add(n.count, reflect.ValueOf(guarded(a, noted(a, "count", t.count))))
 		add(n.connection, a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.conn, errorType}, false), noted(a, "list", t.connection)))
-		// Mutations answer a nullable record: one that fails leaves the others their data.
-		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{reflect.PointerTo(t.rec), errorType}, false)
 		create, update := a.resolver(one, noted(a, "create", t.create)), a.resolver(one, noted(a, "update", t.update))
 		remove := reflect.ValueOf(guarded(a, noted(a, "delete", t.remove)))
+		removeRecord := a.resolver(one, noted(a, "delete", t.removeRecord))
 		for _, name := range dedupe(n.create, n.createCamel) {
 			add(name, create)
 		}
 		for _, name := range dedupe(n.update, n.updateCamel) {
 			add(name, update)
 		}
-		for _, name := range dedupe(n.del, n.delCamel) {
-			add(name, remove)
+		add(n.del, remove)
+		if n.delCamel != n.del {
+			add(n.delCamel, removeRecord)
 		}
 		a.batchResolvers(t, add)
 		a.aggregateResolver(t, add)

@@ -47,8 +47,10 @@ type request struct {
 	Query         *string         `json:"query"`
 	OperationName *string         `json:"operationName"`
 	Variables     json.RawMessage `json:"variables"`
-	// Extensions is accepted, as the GraphQL over HTTP spec asks, and not used.
+	// Extensions may carry persistedQuery (persisted.go); DocumentID names a persisted
+	// document as GraphQL over HTTP's persisted documents do.
 	Extensions json.RawMessage `json:"extensions"`
+	DocumentID *string         `json:"documentId"`
 	// vars are the variables of a body read in one pass (readOnce), which leaves Variables
 	// unset; decoded says so.
 	vars    map[string]any
@@ -150,6 +152,10 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		fail(http.StatusMethodNotAllowed, CodeBadRequest, "use POST with a JSON body {\"query\": ..., \"variables\": {...}}, or GET with ?query=... for a query")
 		return
 	}
+	if status, code, msg := a.persisted(ctx, &req, media); code != "" {
+		fail(status, code, msg)
+		return
+	}
 	if req.Query == nil || *req.Query == "" {
 		fail(http.StatusBadRequest, CodeBadRequest, "the request has no query")
 		return
@@ -182,6 +188,8 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		w.Header().Set("Allow", http.MethodPost)
 		fail(http.StatusMethodNotAllowed, CodeBadRequest, "a mutation must be sent with POST; GET runs queries only")
 		return
+	case op.kind == ast.Subscription && a.subscriptions != nil:
+		resp.Errors = []*gqlerrors.QueryError{{Message: "a subscription runs over a WebSocket (graphql-transport-ws) or as a stream (POST with Accept: text/event-stream) at this address; GET and POST answer queries and mutations", Extensions: map[string]any{"code": CodeBadRequest}}}
 	case !a.cfg.Introspection && op.introspects:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	case doc.shape.cost > CheapCost && a.overloaded(doc, vars):
@@ -358,6 +366,10 @@ func urlRequest(r *http.Request) (request, string) {
 			return req, "the variables parameter is not JSON: send a URL-encoded JSON object"
 		}
 		req.Variables = json.RawMessage(v)
+	}
+	if params.Has("documentId") {
+		id := params.Get("documentId")
+		req.DocumentID = &id
 	}
 	if e := params.Get("extensions"); e != "" {
 		if !json.Valid([]byte(e)) {

@@ -523,10 +523,15 @@ func (o *oracle) rootField() string {
 	case 3:
 		return alias + "__typename" + dirs
 	}
-	if o.r.IntN(4) == 0 {
+	if n := o.r.IntN(8); n < 3 {
 		uid := "nope"
 		if all := o.uids[tb.Name]; len(all) > 0 && o.r.IntN(4) > 0 {
 			uid = all[o.r.IntN(len(all))]
+		}
+		if n == 0 {
+			// The record whose id it is, or null.
+			addArg("id", "ID!", uid)
+			return fmt.Sprintf("%s%s%s%s %s", alias, tb.TypeName, argList(args), dirs, o.record(tb, 0))
 		}
 		addArg("uid", "ID", uid)
 	}
@@ -677,7 +682,7 @@ func (o *oracle) recordSelection(tb gql.Table, depth int) string {
 	case n == 6:
 		return o.alias() + "__typename" + o.directives()
 	case n == 7 && !(o.written && depth == 0):
-		return o.alias() + []string{"uid", "createdAt", "updatedAt"}[o.r.IntN(3)] + o.directives()
+		return o.alias() + []string{"uid", "id", "createdAt", "updatedAt"}[o.r.IntN(4)] + o.directives()
 	case n == 8 && o.r.IntN(10) == 0:
 		return "nope"
 	}

@@ -405,6 +405,7 @@ func (t *table) scalarFields() map[string]int {
 			idx[name] = i
 		}
 	}
+	idx[fieldID] = idx[fieldUID]
 	return idx
 }
 
@@ -573,6 +574,8 @@ func planArgs(list []planArg, vars map[string]any) (args, bool) {
 		switch arg.name {
 		case "uid":
 			in.UID = v
+		case "id":
+			in.ID = v
 		case "where":
 			in.Where = v
 		case "orderBy":

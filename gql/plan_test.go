@@ -27,7 +27,7 @@ func TestPlansAnswerAsGraphGophers(t *testing.T) {
 		{Name: "d", Type: ft(store.DateTime, false)},
 		{Name: "f", Type: ft(store.Float, false)},
 		{Name: "i", Type: ft(store.Int, false), Required: true},
-		{Name: "id", Type: ft(store.ID, false)},
+		{Name: "ref", Type: ft(store.ID, false)},
 		{Name: "j", Type: ft(store.JSON, false)},
 		{Name: "rj", Type: ft(store.JSON, false), Required: true},
 		{Name: "s", Type: ft(store.String, false)},
@@ -41,7 +41,7 @@ func TestPlansAnswerAsGraphGophers(t *testing.T) {
 		{Name: "d", Type: ft(store.DateTime, false)},
 		{Name: "f", Type: ft(store.Float, false)},
 		{Name: "i", Type: ft(store.Int, false)},
-		{Name: "id", Type: ft(store.ID, false)},
+		{Name: "ref", Type: ft(store.ID, false)},
 		{Name: "s", Type: ft(store.String, false)},
 		{Name: "ri", Type: ft(store.Int, false), Required: true},
 	}...)
@@ -82,12 +82,12 @@ func TestPlansAnswerAsGraphGophers(t *testing.T) {
 	}
 	create(t, callers["bob"], map[string]any{"name": "bob's", "price": 2})
 	exec(t, alice, `mutation($d: thingInput!) { creatething(data: $d) { i } }`, map[string]any{"d": map[string]any{
-		"b": true, "d": "2026-11-22T11:04:05.123456+01:00", "f": 1.5e300, "i": -7, "id": "<id>",
+		"b": true, "d": "2026-11-22T11:04:05.123456+01:00", "f": 1.5e300, "i": -7, "ref": "<id>",
 		"j": map[string]any{"k": []any{1, "two", nil, "<&>"}}, "rj": "x", "s": "\x01 ctl",
 		"tags": []any{"red", "a&b"}, "nums": []any{0.5, 1e23, 1e-6, 5e-324, 123456789.125, -1e-7, 1e20}, "when": []any{"2026-01-02T03:04:05Z"},
 	}}).ok(t)
 	exec(t, alice, `mutation { creatething(data: {i: 1, rj: 0, nums: []}) { i } }`, nil).ok(t)
-	exec(t, alice, `mutation { createscalar(data: {b: false, d: "2026-02-03T04:05:06.7+02:00", f: -0.25, i: -2147483648, id: "x-1", s: "plain", ri: 2147483647}) { ri } }`, nil).ok(t)
+	exec(t, alice, `mutation { createscalar(data: {b: false, d: "2026-02-03T04:05:06.7+02:00", f: -0.25, i: -2147483648, ref: "x-1", s: "plain", ri: 2147483647}) { ri } }`, nil).ok(t)
 	exec(t, alice, `mutation { createscalar(data: {ri: 0}) { ri } }`, nil).ok(t)
 	create(t, alice, map[string]any{"name": "no author", "price": 1})
 
@@ -98,7 +98,7 @@ func TestPlansAnswerAsGraphGophers(t *testing.T) {
 	}
 	bomb += " fragment F24 on product { name }"
 	const fetch = `query products($uid: ID) { products(uid: $uid) { uid name price author createdAt updatedAt } }`
-	const allThings = `{ things { uid b d f i id j rj s tags nums when createdAt updatedAt } }`
+	const allThings = `{ things { uid id b d f i ref j rj s tags nums when createdAt updatedAt } }`
 	cases := []struct {
 		name, caller, query, opName string
 		vars                        map[string]any
@@ -156,7 +156,7 @@ func TestPlansAnswerAsGraphGophers(t *testing.T) {
 		{"operation name missing", "admin", `query A { products(limit: 1) { name } } query B { productsCount }`, "", nil, true},
 		{"operation name unknown", "admin", `query A { products(limit: 1) { name } }`, "C", nil, true},
 		{"every field type", "alice", allThings, "", nil, true},
-		{"every scalar, set and not", "alice", `{ scalars { uid b d f i id s ri createdAt updatedAt __typename } }`, "", nil, true},
+		{"every scalar, set and not", "alice", `{ scalars { uid id b d f i ref s ri createdAt updatedAt __typename } }`, "", nil, true},
 		{"count", "alice", `{ productsCount }`, "", nil, true},
 		{"connection", "alice", `{ productsConnection(first: 1) { edges { node { name } } } }`, "", nil, true},
 		{"list and count", "alice", `{ products { name } productsCount }`, "", nil, true},

@@ -98,12 +98,12 @@ var ErrTokenExpired = errors.New("the token expired: connect again with a fresh 
 type Authenticator func(ctx context.Context, authorization string) (context.Context, context.CancelFunc, error)
 
 // subscriptionSDL is the part of the schema subscriptions add: an event type per table and
-// the Subscription root. The API's schema declares Query and Mutation as its roots, so
-// Subscription is a plain type there; the subscription schema, the same document with
-// Subscription as its query root, runs the subscription's selection on each event (see
-// subscribe).
+// the Subscription root. The API's schema declares it as its subscription root, so that
+// introspection and the SDL show it to tools, but never executes it there (bind leaves it
+// out of the binding); the subscription schema, the same document with Subscription as its
+// query root, runs the subscription's selection on each event (see newSubscription).
 func subscriptionSDL(b *strings.Builder, tables []Table) {
-	b.WriteString("\n" + mainRoots + "\n")
+	b.WriteString("\n" + subscriptionRoots + "\n")
 	b.WriteString("\n\"What a write did to a record.\"\nenum EventOp { CREATE UPDATE DELETE }\n")
 	for _, t := range tables {
 		n := namesOf(t)
@@ -120,8 +120,8 @@ func subscriptionSDL(b *strings.Builder, tables []Table) {
 	b.WriteString("}\n")
 }
 
-// mainRoots declares the API schema's roots; the subscription schema replaces it.
-const mainRoots = "schema { query: Query mutation: Mutation }"
+// subscriptionRoots declares the API schema's roots; the subscription schema replaces it.
+const subscriptionRoots = "schema { query: Query mutation: Mutation subscription: Subscription }"
 
 // subscriptionState is what one subscription's resolver reads and writes: at setup it
 // records the table, the where filter the document asks for and whether the event's record
@@ -328,6 +328,9 @@ func (a *API) newSubscription(ctx context.Context, query, opName string, vars ma
 		return nil, fail(CodeBadRequest, "this project's API has no subscriptions")
 	case len(query) > a.cfg.MaxQueryBytes:
 		return nil, fail(CodeBadRequest, fmt.Sprintf("the query is %d bytes long, more than the limit of %d", len(query), a.cfg.MaxQueryBytes))
+	}
+	if msg := a.unregistered(query); msg != "" {
+		return nil, fail(CodePersistedQueryOnly, msg)
 	}
 	rewritten, msg := asQueryOf(query, opName, a.cfg.MaxQueryBytes)
 	if msg != "" {

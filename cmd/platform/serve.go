@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,6 +77,7 @@ type serveConfig struct {
 	UsageOff                          bool
 	UsageFlush                        time.Duration
 	Quotas                            quotaConfig
+	Persisted                         persistedConfig
 }
 
 func (c *serveConfig) settings() []setting {
@@ -135,7 +137,7 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.UsageFlush, "usage-flush", "PLATFORM_USAGE_FLUSH", tenant.DefaultUsageFlush, "how often each replica adds the usage it counted to the control database (and on shutdown)"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
 		durationSetting(&c.AuditRetention, "audit-retention", "PLATFORM_AUDIT_RETENTION", tenant.DefaultAuditRetention, "how long the audit log keeps an entry; older ones are pruned hourly"),
-	}, append(c.Backup.settings(), c.Quotas.settings()...)...)
+	}, slices.Concat(c.Backup.settings(), c.Quotas.settings(), c.Persisted.settings())...)
 }
 
 func newServeCmd() *cobra.Command {
@@ -280,6 +282,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		Backups:         backups,
 		Usage:           tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush},
 		Quotas:          quotas,
+		Persisted:       cfg.Persisted.options(),
 		MetricsProjects: cfg.MetricsProjects,
 		CacheSize:       cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: metrics.reg, Tracer: tracer, FairShare: share,
@@ -343,6 +346,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	e := newEcho(logger, httpMetrics.Middleware)
 	e.IPExtractor = clientIP
 	mountHealth(e, logger, stores, mcp.Ready)
+	e.Pre(tenant.ProjectPaths(cfg.Domain))
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
 	admit, err := pressure.AdmitConfig{
 		Skipper:       func(c echo.Context) bool { return !expensive(c) },
