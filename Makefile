@@ -58,6 +58,7 @@ STEP          := bash bench/step.sh
 bench:
 	@echo "make bench: 13 steps, about 69 minutes on 2 cores; make bench-quick gives the headline figures in about 3"
 	@$(STEP) 1/13 "about 3 min" $(GO) test -run '^$$' -bench . -benchmem -count 3 -benchtime 2s ./gql
+	@$(STEP) 1b/13 "about 2 min" $(GO) test -count=1 -run TestOracle ./gql -oracle.n=30000
 	@$(STEP) 2/13 "about 1 min" $(GO) run ./cmd/loadgen -duration 5s -concurrency 8
 	@$(STEP) 3/13 "about 1 min" $(GO) test -run '^$$' -bench 'Verify|Guard|Fetch|CompileAccess' -benchmem ./tenant
 	@$(STEP) 3b/13 "about 2 min" $(GO) test -run '^$$' -bench BenchmarkSubscriptions -benchtime 200x -count 3 ./tenant

@@ -549,25 +549,25 @@ func TestFieldTypes(t *testing.T) {
 		{Name: "b", Type: ft(store.Boolean, false)},
 		{Name: "d", Type: ft(store.DateTime, false)},
 		{Name: "i", Type: ft(store.Int, false), Required: true},
-		{Name: "id", Type: ft(store.ID, false)},
+		{Name: "ref", Type: ft(store.ID, false)},
 		{Name: "j", Type: ft(store.JSON, false)},
 		{Name: "s", Type: ft(store.String, false), Default: "dflt"},
 		{Name: "tags", Type: ft(store.String, true)},
 		{Name: "when", Type: ft(store.DateTime, true)},
 	}...)
 	srv := serve(t, gql.Config{Tables: []gql.Table{tbl}})
-	const fields = `b d i id j s tags when`
+	const fields = `b d i ref j s tags when`
 	r := exec(t, srv, `mutation($data: thingInput!) { creatething(data: $data) { `+fields+` } }`, map[string]any{"data": map[string]any{
-		"b": true, "d": "2026-11-22T11:04:05.123456+01:00", "i": 42, "id": "x1",
+		"b": true, "d": "2026-11-22T11:04:05.123456+01:00", "i": 42, "ref": "x1",
 		"j":    map[string]any{"k": []any{1, "two", nil}},
 		"tags": []any{"red", "blue"}, "when": "2026-01-02T03:04:05Z",
 	}}).ok(t)
-	want := `{"b":true,"d":"2026-11-22T10:04:05.123Z","i":42,"id":"x1","j":{"k":[1,"two",null]},"s":"dflt","tags":["red","blue"],"when":["2026-01-02T03:04:05.000Z"]}`
+	want := `{"b":true,"d":"2026-11-22T10:04:05.123Z","i":42,"ref":"x1","j":{"k":[1,"two",null]},"s":"dflt","tags":["red","blue"],"when":["2026-01-02T03:04:05.000Z"]}`
 	if got := string(r.Data["createThing"]); got != want {
 		t.Fatalf("created\n got %s\nwant %s", got, want)
 	}
 	r = exec(t, srv, `mutation { creatething(data: {i: 1, s: null}) { `+fields+` } }`, nil).ok(t)
-	if got, want := string(r.Data["createThing"]), `{"b":null,"d":null,"i":1,"id":null,"j":null,"s":"dflt","tags":null,"when":null}`; got != want {
+	if got, want := string(r.Data["createThing"]), `{"b":null,"d":null,"i":1,"ref":null,"j":null,"s":"dflt","tags":null,"when":null}`; got != want {
 		t.Fatalf("created with defaults\n got %s\nwant %s", got, want)
 	}
 	r = exec(t, srv, `{ things(where: {tags: {eq: "blue"}, d: {lt: "2027-01-01T00:00:00Z"}, b: {eq: true}}) { i } thingsCount(where: {i: {in: [1, 42]}}) }`, nil).ok(t)

@@ -174,7 +174,7 @@ func TestMutationFieldsFailAlone(t *testing.T) {
 		b: createProduct(data: {name: "b"}) { name }
 		c: updateProduct(uid: "missing", data: {price: 2}) { name }
 		d: createproducts(data: [{name: "d", price: 1}, {price: 1}]) { name }
-		e: deleteProduct(uid: "missing")
+		e: deleteproduct(uid: "missing")
 		f: createproducts(data: [{name: "f", price: 1}]) { name }
 	}`, nil)
 	for key, want := range map[string]string{"a": `{"name":"a"}`, "b": "null", "c": "null", "d": "null", "e": "null", "f": `[{"name":"f"}]`} {

@@ -12,6 +12,19 @@ import (
 	"github.com/platform-dev/platform/internal/testenv"
 )
 
+// chromium starts a headless Chromium at browser for the test, 90 s at most.
+func chromium(t *testing.T, browser string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("disable-gpu", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancelTime)
+	return ctx
+}
+
 // TestExplorerInChromium loads the explorer in a real headless Chromium, runs a query from its
 // editor and reads the answer off the page. .ci/run installs Debian's chromium.
 func TestExplorerInChromium(t *testing.T) {
@@ -19,13 +32,7 @@ func TestExplorerInChromium(t *testing.T) {
 	srv := serveExplorer(t, gql.Config{Tables: []gql.Table{products()}, Introspection: true})
 	create(t, srv, map[string]any{"name": "Tea", "price": 3.5})
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("disable-gpu", true))
-	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
+	ctx := chromium(t, browser)
 	var result string
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(srv.URL+"/api/v1/graphql"),

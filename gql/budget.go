@@ -10,8 +10,8 @@ import (
 )
 
 // budget is what one request (or one subscription event) may answer: bytes and records,
-// counted across the whole answer whatever path builds it (a plan, a nested plan,
-// graph-gophers' executor, whose root fields run concurrently). Every record is charged
+// counted across the whole answer whatever builds it (the executor, or graph-gophers'
+// executor in the tests' reference, whose root fields run concurrently). Every record is charged
 // where it is read, before it is decoded or written, and again each time a relation places
 // it in the answer once more; the answer itself is measured when it is done, which is the
 // bound the caller sees. A record counts scale times its stored size plus over, the

@@ -98,7 +98,7 @@ func TestRelationsBothWays(t *testing.T) {
 		{"the depth limit", "alice", `{ products(limit: 1) { orders { product { orders { product { orders { product { orders { product { orders { product { name } } } } } } } } } } } }`, `{}`,
 			`{"errors":[{"message":"Field \"product\" has depth 11 that exceeds max depth 10","locations":[{"line":1,"column":109}],"extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`},
 		{"introspection shows both directions", "alice", `{ p: __type(name: "product") { fields { name } } o: __type(name: "order") { fields { name } } }`, `{}`,
-			`{"data":{"p":{"fields":[{"name":"uid"},{"name":"author"},{"name":"name"},{"name":"price"},{"name":"makerId"},{"name":"orders"},{"name":"createdAt"},{"name":"updatedAt"}]},"o":{"fields":[{"name":"uid"},{"name":"productId"},{"name":"qty"},{"name":"product"},{"name":"createdAt"},{"name":"updatedAt"}]}}}`},
+			`{"data":{"p":{"fields":[{"name":"uid"},{"name":"id"},{"name":"author"},{"name":"name"},{"name":"price"},{"name":"makerId"},{"name":"orders"},{"name":"createdAt"},{"name":"updatedAt"}]},"o":{"fields":[{"name":"uid"},{"name":"id"},{"name":"productId"},{"name":"qty"},{"name":"product"},{"name":"createdAt"},{"name":"updatedAt"}]}}}`},
 		{"a mutation selecting the other direction", "alice", fmt.Sprintf(`mutation { createOrder(data: {qty: 5, productId: %q}) { qty product { name } } }`, pu[4]), `{}`,
 			`{"data":{"createOrder":{"qty":5,"product":{"name":"p04"}}}}`},
 	} {
@@ -160,9 +160,9 @@ func TestRelationsToItself(t *testing.T) {
 }
 
 // TestNestedAnswersAsGraphGophers sends each document to two APIs over the same records: one
-// whose orders and products relate both ways, where the document runs on a nested plan
-// (products.orders closes the cycle), and one with products.orders alone, where
-// graph-gophers runs it. The answers must be the same bytes with the same status.
+// whose orders and products relate both ways (products.orders closes the cycle), and the
+// reference with products.orders alone, where graph-gophers' own executor runs it
+// (gql.NewReference). The answers must be the same bytes with the same status.
 func TestNestedAnswersAsGraphGophers(t *testing.T) {
 	ft := func(s store.Scalar, list bool) store.FieldType { return store.FieldType{Scalar: s, List: list} }
 	orders := table("orders", "order",
@@ -178,7 +178,7 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
 	recs := records(t, orders, prods)
 	// A small selection limit, so that a document can pass it.
-	oneWay := newShopWith(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs, MaxSelections: 40})
+	oneWay := newShopOf(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs, MaxSelections: 40}, gql.NewReference)
 	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
 	bothWays := newShopWith(t, gql.Config{Tables: []gql.Table{orders, prods}, Records: recs, MaxSelections: 40})
 
@@ -220,8 +220,17 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 		{"alice", `query($w: productWhere) { a: productsAggregate(where: $w) { count max { price } } productsCount(where: $w) products(where: $w) { orders { qty } } }`, `{"w": {"price": {"gt": 10}}}`},
 		{"alice", `{ productsAggregate(where: {name: {like: 1}}) { count } products { orders { qty } } }`, `{}`},
 		{"alice", `{ ...A ...B } fragment A on Query { products(limit: 2) { name orders(limit: 1) { qty } } } fragment B on Query { products(limit: 2) { price orders(limit: 1) { paid } } }`, `{}`},
+		{"alice", `query($id: ID!) { product(id: $id) { id name orders { qty } } none: product(id: "nope") { id orders { qty } } }`, `{"id": "nope"}`},
+		{"alice", `{ p: products(limit: 1) { id } product(id: "") { name orders(limit: 1) { qty } } }`, `{}`},
+		// A directive's argument that is not a Boolean: an error, and the selection stays.
+		{"alice", `query($c: Boolean!) { products(limit: 1) { name orders @include(if: $c) { qty } } }`, `{"c": "yes"}`},
+		// One field under one key twice, each decided by its own directives.
+		{"alice", `query($a: Boolean!, $b: Boolean!) { products(limit: 2) { orders @include(if: $a) { qty } orders @include(if: $b) { paid orders: qty } } x: products(limit: 1) @skip(if: $a) { name } x: products(limit: 1) @skip(if: $b) { price } }`, `{"a": false, "b": true}`},
+		{"alice", `query($a: Boolean!, $b: Boolean!) { products(limit: 2) { orders @include(if: $a) { qty } orders @include(if: $b) { paid } } }`, `{"a": false, "b": false}`},
+		// graph-gophers counts the selections directives leave.
+		{"alice", `{ products(limit: 1) { name orders @skip(if: true) { ...Q2 ...Q2 ...Q2 ...Q2 ...Q2 } } } fragment Q2 on order { a: qty b: qty c: qty d: qty e: qty f: qty g: qty h: qty i: qty j: qty }`, `{}`},
 		// Mutations last: each runs twice, once on each API, and answers the same.
-		{"alice", `mutation { createProduct(data: {name: "m", price: 1}) { name price author __typename orders { qty } } gone: deleteProduct(uid: "nope") n: updateOrders(where: {qty: {eq: 999}}, data: {qty: 1000}) __typename }`, `{}`},
+		{"alice", `mutation { createProduct(data: {name: "m", price: 1}) { name price author __typename orders { qty } } gone: deleteProduct(uid: "nope") { id name } n: updateOrders(where: {qty: {eq: 999}}, data: {qty: 1000}) __typename }`, `{}`},
 		{"alice", `mutation($d: [productInput!]!) { createproducts(data: $d) { name orders { qty } } }`, `{"d": [{"name": "b1", "price": 1}, {"name": "b2", "price": 2}]}`},
 		{"alice", `mutation { a: createProduct(data: {name: "z", price: 1}) { orders(limit: -1) { qty } } b: createProduct(data: {name: "z2"}) { orders { qty } } }`, `{}`},
 		{"nobody", `mutation { createProduct(data: {name: "m", price: 1}) { orders { qty } } }`, `{}`},
@@ -235,15 +244,16 @@ func TestNestedAnswersAsGraphGophers(t *testing.T) {
 }
 
 // TestSubscriptionSelectingACycle: a subscription may select a relation that closes a cycle
-// (product.orders, with order.product). Its events are answered by a nested plan, under each
-// subscriber's read rules, with the bytes graph-gophers writes for the same event where the
-// relation closes no cycle; and its arguments are refused as graph-gophers refuses them.
+// (product.orders, with order.product). Its events are answered by the executor, under each
+// subscriber's read rules, with the bytes graph-gophers' own executor writes for the same
+// event where the relation closes no cycle (gql.NewReference); and its arguments are
+// refused as graph-gophers refuses them.
 func TestSubscriptionSelectingACycle(t *testing.T) {
 	orders, prods, _ := shop()
 	prods.Relations = []gql.Relation{{Name: "orders", Table: "orders", ForeignField: "productId"}}
 	cfg := gql.Config{Tables: []gql.Table{orders, prods}, Records: records(t, orders, prods), Changes: stores.Changes().Project("cycles"),
 		Where: store.Bounds{MaxNodes: 1000, MaxDepth: 16, MaxIn: 1}}
-	oneWay := newShopWith(t, cfg)
+	oneWay := newShopOf(t, cfg, gql.NewReference)
 	orders.Relations = []gql.Relation{{Name: "product", Table: "products", Field: "productId"}}
 	cfg.Tables = []gql.Table{orders, prods}
 	bothWays := newShopWith(t, cfg)

@@ -13,18 +13,15 @@ const (
 )
 
 // documents remembers what the endpoint reads from a document before executing it (its
-// operation, the text with the seed's response keys added, and its plan), so that a document
-// sent again is not parsed for that a second time. Each API has its own, so an entry always
-// belongs to the schema it was read against. graph-gophers parses and validates every
-// document it executes (v1.11.0 has no API to keep a prepared one); a plan, where the
-// document has one, runs without it.
+// operation, the text with the seed's response keys added, and its execution plan), so that
+// a document sent again is neither parsed nor validated a second time. Each API has its
+// own, so an entry always belongs to the schema it was read against.
 type documents struct {
 	keys responseKeys
-	// plan makes the plan of a document's operation, nil when it has none; nested the
-	// nested plan of one that selects a relation closing a cycle.
-	plan   func(query, opName string) *plan
-	nested func(query, opName string) *nested
-	shape  func(query, opName string) shape
+	// plan makes the execution plan of a document's operation, nil when graph-gophers
+	// runs it (introspection).
+	plan  func(query, opName string) *plan
+	shape func(query, opName string) shape
 	// seen is nil for an API without tables: nothing runs there.
 	// Entries are pointers: a hit copies no document out of the cache.
 	seen *lru.Cache[docKey, *prepared]
@@ -36,41 +33,29 @@ type docKey struct {
 }
 
 // prepared is a document as the endpoint runs it: op decides whether and where, exec is the
-// text graph-gophers executes, fill completes its answer (introspection.go), plan (nil for
-// most documents) runs it without graph-gophers.
+// text graph-gophers validates (and executes, for introspection), fill completes an
+// introspection answer (introspection.go), plan runs it.
 type prepared struct {
 	op   operationInfo
 	exec string
 	fill *metaFill
 	plan *plan
-	// nested, when set, runs the document instead of graph-gophers (nested.go).
-	nested *nested
-	// planned: plan was made (a document gets one when it is sent again).
-	planned bool
 	// shape is its cost estimate and what the budget charges per record (cost.go).
 	shape shape
 }
 
-func newDocuments(keys responseKeys, plan func(query, opName string) *plan, nested func(query, opName string) *nested, shape func(query, opName string) shape) documents {
+func newDocuments(keys responseKeys, newPlan func(query, opName string) *plan, shape func(query, opName string) shape) documents {
 	// New fails only for a size below 1.
 	seen, _ := lru.New[docKey, *prepared](documentsKept)
-	return documents{keys: keys, plan: plan, nested: nested, shape: shape, seen: seen}
+	return documents{keys: keys, plan: newPlan, shape: shape, seen: seen}
 }
 
-// prepare reads the operation that opName selects in query, sent by GET or not, and the text
-// to execute, remembering them for a document of at most documentMaxBytes.
+// prepare reads the operation that opName selects in query, sent by GET or not, the text
+// to execute and its plan, remembering them for a document of at most documentMaxBytes.
 func (d documents) prepare(query, opName string, get bool) *prepared {
 	k := docKey{query, opName, get}
 	if d.seen != nil {
 		if p, ok := d.seen.Get(k); ok {
-			if !p.planned {
-				// A document sent once pays nothing for a plan; one sent again, once. The
-				// entry is replaced, not changed: a request may be running the first.
-				q := *p
-				q.plan, q.planned = d.plan(query, opName), true
-				d.seen.Add(k, &q)
-				return &q
-			}
 			return p
 		}
 	}
@@ -78,9 +63,9 @@ func (d documents) prepare(query, opName string, get bool) *prepared {
 	if d.shape != nil {
 		p.shape = d.shape(query, opName)
 	}
-	if d.nested != nil {
-		// The text with the response keys: a nested plan answers mutations under them.
-		p.nested = d.nested(p.exec, opName)
+	if d.plan != nil && !p.op.introspects {
+		// The text with the response keys: the plan answers mutations under them.
+		p.plan = d.plan(p.exec, opName)
 	}
 	if p.op.introspects {
 		p.exec, p.fill = completeIntrospection(p.exec, opName, d.keys.maxTokens)

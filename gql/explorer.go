@@ -15,8 +15,12 @@ import (
 //go:embed explorer/*.gz
 var explorerFiles embed.FS
 
-// explorerPage loads GraphiQL from ExplorerPath and points it at the page's own address; the
-// headers editor starts open with the Authorization header to fill in.
+// explorerPage loads GraphiQL from ExplorerPath and points it at the page's own address:
+// queries and mutations by POST, subscriptions over a WebSocket (graphql-transport-ws) to
+// the same path. It starts with no headers, so that nothing a caller did not write is sent
+// (a public table answers at once); a development token in the address's fragment
+// (#token=<token>, which browsers never send) fills the Authorization header, and the
+// fragment is dropped from the address bar so that the token is not shared with it.
 const explorerPage = `<!doctype html>
 <html lang="en">
 <head>
@@ -32,13 +36,20 @@ const explorerPage = `<!doctype html>
 <script src="graphql/explorer/react-dom-18.3.1.production.min.js"></script>
 <script src="graphql/explorer/graphiql-3.8.3.min.js"></script>
 <script>
-const fetcher = GraphiQL.createFetcher({ url: location.pathname });
-ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, {
-  fetcher,
-  defaultHeaders: '{\n  "Authorization": "Bearer <token>"\n}',
-  shouldPersistHeaders: true,
-  defaultEditorToolsVisibility: 'headers',
-}));
+const fetcher = GraphiQL.createFetcher({
+  url: location.pathname,
+  subscriptionUrl: (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + location.pathname,
+});
+const props = { fetcher, shouldPersistHeaders: true };
+// Earlier pages stored a placeholder Authorization header; it only made errors.
+if ((localStorage.getItem('graphiql:headers') || '').includes('<token>')) localStorage.removeItem('graphiql:headers');
+const token = new URLSearchParams(location.hash.slice(1)).get('token');
+if (token) {
+  props.headers = JSON.stringify({ Authorization: 'Bearer ' + token }, null, 2);
+  props.defaultEditorToolsVisibility = 'headers';
+  history.replaceState(null, '', location.pathname + location.search);
+}
+ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, props));
 </script>
 </body>
 </html>

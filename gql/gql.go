@@ -1,12 +1,15 @@
 // Package gql generates a project's GraphQL API from its table definitions and serves it over
 // HTTP.
 //
-// The schema is written from the tables (see docs/graphql.md) and executed by
-// graph-gophers/graphql-go; resolvers are struct fields of function type in a root struct,
-// and records are structs, both built at run time with reflect, so no code is generated per
-// project. New does all of that once per definition; ServeHTTP only decodes, executes and
-// encodes. Relations that lead back to where they start cannot be bound to such types; a
-// query that selects one runs on a nested plan of the package's own (nested.go).
+// The schema is written from the tables (see docs/graphql.md); graph-gophers/graphql-go
+// parses and validates every document against it and answers introspection. Every operation
+// on tables (queries, mutations, subscription events) runs on the package's own executor
+// (exec.go) over the validated document: one builder of its plan, one loader for
+// relations, one writer of the answer. Records are structs built with reflect at run time,
+// so no code is generated per project. New does all of that once per definition; ServeHTTP
+// only decodes, executes and encodes. graph-gophers' own executor, bound to resolvers that
+// are struct fields of function type in a root struct, answers introspection and is the
+// tests' oracle (NewReference in export_test.go).
 package gql
 
 import (
@@ -97,6 +100,12 @@ type Config struct {
 	// answered errors with status 200 (a request refused with an error status is seen by
 	// whoever sees the status). For metering.
 	Answered func(mutation, failed bool)
+	// Persisted, when set, keeps the documents clients send by hash (persisted.go).
+	// Registered are the project's registered documents by DocumentHash; with
+	// RegisteredOnly, no other document runs.
+	Persisted      PersistedQueries
+	Registered     map[string]string
+	RegisteredOnly bool
 }
 
 // API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a
@@ -106,10 +115,10 @@ type API struct {
 	sdl    string
 	schema *graphql.Schema // nil when the project has no tables
 	docs   documents
-	// lists are the tables by the name of their list field, for plans.
+	// lists are the tables by the name of their list field, for the executor.
 	lists map[string]*table
 	// cut are the relation fields left out of the record types graph-gophers binds, by
-	// record type name: documents that select one run on a nested plan.
+	// record type name; the executor runs them.
 	cut map[string]map[string]bool
 	// subscriptions runs subscription documents on each event; nil without Config.Changes.
 	subscriptions *graphql.Schema
@@ -183,7 +192,7 @@ func New(cfg Config) (*API, error) {
 	}
 	a.schema = schema
 	if cfg.Changes != nil {
-		subSDL := strings.Replace(a.sdl, mainRoots, "schema { query: Subscription }", 1)
+		subSDL := strings.Replace(a.sdl, subscriptionRoots, "schema { query: Subscription }", 1)
 		if a.subscriptions, err = bind(subSDL, a.subscriptionRoot(tables), cfg.Tables, cut, append(opts, graphql.MaxDepth(cfg.MaxDepth))...); err != nil {
 			return nil, fmt.Errorf("generate the GraphQL subscription schema: %w", err)
 		}
@@ -197,7 +206,7 @@ func New(cfg Config) (*API, error) {
 		return s
 	})
 	// A token is at least one byte, so the query length limit bounds tokens too.
-	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes), a.newPlan, a.newNested, a.shapeOf)
+	a.docs = newDocuments(newResponseKeys(tables, cfg.MaxQueryBytes), a.newPlan, a.shapeOf)
 	return a, nil
 }
 
@@ -205,11 +214,18 @@ func New(cfg Config) (*API, error) {
 // out of the schema: graph-gophers validates documents against the whole schema and
 // introspects it, both directions of every relation. The cut fields are taken out of the
 // parsed schema only while Clone, which shares it, binds the resolvers; a document that
-// selects one never reaches graph-gophers' executor (nested.go runs it).
+// selects one never reaches graph-gophers' executor (exec.go runs it). The subscription
+// root is left out of the binding the same way: subscriptions run on a schema of their own
+// (subscriptionSDL), and graph-gophers would otherwise want resolvers answering channels.
 func bind(sdl string, root any, tables []Table, c cut, opts ...graphql.SchemaOpt) (*graphql.Schema, error) {
 	whole, err := graphql.ParseSchema(sdl, nil, opts...)
 	if err != nil {
 		return nil, err
+	}
+	roots := whole.AST().RootOperationTypes
+	if sub, ok := roots["subscription"]; ok && roots["query"] != sub {
+		delete(roots, "subscription")
+		defer func() { roots["subscription"] = sub }()
 	}
 	types := whole.AST().Types
 	kept := map[*gast.ObjectTypeDefinition]gast.FieldsDefinition{}
@@ -287,22 +303,28 @@ func (a *API) root(tables []*table) any {
 	}
 	for _, t := range tables {
 		n := t.names
+		// A single record is nullable: product(id) answers null for none, and a mutation
+		// that fails leaves the others their data.
+		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{reflect.PointerTo(t.rec), errorType}, false)
+		if n.one != "" {
+			add(n.one, a.resolver(one, noted(a, "list", t.one)))
+		}
 		list := a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.recs, errorType}, false), noted(a, "list", t.list))
 		add(n.list, list)
 		add(n.count, reflect.ValueOf(guarded(a, noted(a, "count", t.count))))
 		add(n.connection, a.resolver(reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{t.conn, errorType}, false), noted(a, "list", t.connection)))
-		// Mutations answer a nullable record: one that fails leaves the others their data.
-		one := reflect.FuncOf([]reflect.Type{ctxType, argsType}, []reflect.Type{reflect.PointerTo(t.rec), errorType}, false)
 		create, update := a.resolver(one, noted(a, "create", t.create)), a.resolver(one, noted(a, "update", t.update))
 		remove := reflect.ValueOf(guarded(a, noted(a, "delete", t.remove)))
+		removeRecord := a.resolver(one, noted(a, "delete", t.removeRecord))
 		for _, name := range dedupe(n.create, n.createCamel) {
 			add(name, create)
 		}
 		for _, name := range dedupe(n.update, n.updateCamel) {
 			add(name, update)
 		}
-		for _, name := range dedupe(n.del, n.delCamel) {
-			add(name, remove)
+		add(n.del, remove)
+		if n.delCamel != n.del {
+			add(n.delCamel, removeRecord)
 		}
 		a.batchResolvers(t, add)
 		a.aggregateResolver(t, add)

@@ -47,8 +47,10 @@ type request struct {
 	Query         *string         `json:"query"`
 	OperationName *string         `json:"operationName"`
 	Variables     json.RawMessage `json:"variables"`
-	// Extensions is accepted, as the GraphQL over HTTP spec asks, and not used.
+	// Extensions may carry persistedQuery (persisted.go); DocumentID names a persisted
+	// document as GraphQL over HTTP's persisted documents do.
 	Extensions json.RawMessage `json:"extensions"`
+	DocumentID *string         `json:"documentId"`
 	// vars are the variables of a body read in one pass (readOnce), which leaves Variables
 	// unset; decoded says so.
 	vars    map[string]any
@@ -68,7 +70,7 @@ func (req *request) variables() (map[string]any, string) {
 type response struct {
 	Data   json.RawMessage         `json:"data,omitempty"`
 	Errors []*gqlerrors.QueryError `json:"errors,omitempty"`
-	// body, when set, is the whole answer, already written around Data (a plan's).
+	// body, when set, is the whole answer, already written around Data (the executor's).
 	body []byte
 	// mutation: a create, update or delete field ran.
 	mutation bool
@@ -150,6 +152,10 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		fail(http.StatusMethodNotAllowed, CodeBadRequest, "use POST with a JSON body {\"query\": ..., \"variables\": {...}}, or GET with ?query=... for a query")
 		return
 	}
+	if status, code, msg := a.persisted(ctx, &req, media); code != "" {
+		fail(status, code, msg)
+		return
+	}
 	if req.Query == nil || *req.Query == "" {
 		fail(http.StatusBadRequest, CodeBadRequest, "the request has no query")
 		return
@@ -182,6 +188,8 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		w.Header().Set("Allow", http.MethodPost)
 		fail(http.StatusMethodNotAllowed, CodeBadRequest, "a mutation must be sent with POST; GET runs queries only")
 		return
+	case op.kind == ast.Subscription && a.subscriptions != nil:
+		resp.Errors = []*gqlerrors.QueryError{{Message: "a subscription runs over a WebSocket (graphql-transport-ws) or as a stream (POST with Accept: text/event-stream) at this address; GET and POST answer queries and mutations", Extensions: map[string]any{"code": CodeBadRequest}}}
 	case !a.cfg.Introspection && op.introspects:
 		resp.Errors = []*gqlerrors.QueryError{{Message: "introspection (__schema, __type) is turned off for this project"}}
 	case doc.shape.cost > CheapCost && a.overloaded(doc, vars):
@@ -224,10 +232,11 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 	_, _ = w.Write(out)
 }
 
-// exec runs the document, as prepared, under the request's time limit: by its plan when it
-// has one that answers, else by graph-gophers with the seed's response keys added. metaOnly
-// operations (asking only for __schema, __type and __typename) run on the schema whose depth
-// limit fits tools' introspection queries: their nesting walks the schema, not records.
+// exec runs the document, as prepared, under the request's time limit: on its execution
+// plan, or, for introspection, on graph-gophers with the seed's response keys added.
+// metaOnly operations (asking only for __schema, __type and __typename) run on the schema
+// whose depth limit fits tools' introspection queries: their nesting walks the schema, not
+// records.
 func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, vars map[string]any) response {
 	schema := a.schema
 	if doc.op.metaOnly {
@@ -243,27 +252,10 @@ func (a *API) exec(ctx context.Context, g Guard, doc *prepared, opName string, v
 		ctx, span = a.cfg.Tracer.Start(ctx, "graphql.execute", trace.WithAttributes(attribute.String("graphql.operation.name", opName)))
 	}
 	var resp response
-	planned := false
-	if doc.plan != nil {
-		// The plan writes its data where the answer's body has it, so that encode has
-		// nothing to copy.
-		var body []byte
-		if body, planned = doc.plan.run(ctx, a, vars, append(make([]byte, 0, 512), dataMember...)); planned {
-			resp.body = append(body, '}')
-			resp.Data = resp.body[len(dataMember) : len(resp.body)-1]
-		} else if b.spent.Load() == nil {
-			// graph-gophers answers again from the start, with the whole budget.
-			b.bytes.Store(0)
-			b.records.Store(0)
-		}
-	}
-	switch {
-	case b.spent.Load() != nil:
-		// The plan spent the budget: graph-gophers would only spend it again.
-	case doc.nested != nil:
-		res := doc.nested.run(ctx, a, doc.exec, vars)
-		resp = response{Data: res.Data, Errors: res.Errors}
-	case !planned:
+	planned := doc.plan != nil
+	if planned {
+		resp = doc.plan.run(ctx, a, doc.exec, vars)
+	} else {
 		res := schema.Exec(ctx, doc.exec, opName, vars)
 		resp = response{Data: res.Data, Errors: res.Errors}
 	}
@@ -374,6 +366,10 @@ func urlRequest(r *http.Request) (request, string) {
 			return req, "the variables parameter is not JSON: send a URL-encoded JSON object"
 		}
 		req.Variables = json.RawMessage(v)
+	}
+	if params.Has("documentId") {
+		id := params.Get("documentId")
+		req.DocumentID = &id
 	}
 	if e := params.Get("extensions"); e != "" {
 		if !json.Valid([]byte(e)) {

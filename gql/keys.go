@@ -163,10 +163,10 @@ type operationInfo struct {
 // operation reads the operation of the document that opName selects. A document that does not
 // parse, or names no single operation, reads as a query of data: graph-gophers then reports
 // why. The document is parsed only when it can matter: for a GET (which must not run a
-// mutation) or when it names a meta field.
+// mutation), when it names a meta field, or may be a subscription (which HTTP does not run).
 func (rk responseKeys) operation(query, opName string, get bool) operationInfo {
 	info := operationInfo{kind: ast.Query}
-	if !get && !strings.Contains(query, "__") {
+	if !get && !strings.Contains(query, "__") && !strings.Contains(query, "subscription") {
 		return info
 	}
 	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, rk.maxTokens)

@@ -1,5 +1,10 @@
 package gql
 
+// The executor's plan (exec.go) of an operation: its root fields and, below each, the
+// selections of records, relations and the parts of connections, aggregates and events,
+// flattened through fragments with the directives that decide them; and the writers of
+// records straight from the store (a list without relations) or from decoded values.
+
 import (
 	"context"
 	"encoding/json"
@@ -8,50 +13,35 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 
 	gast "github.com/graph-gophers/graphql-go/ast"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/platform-dev/platform/store"
 )
 
-// A plan runs a document that only reads tables' scalar fields without graph-gophers, which
-// parses, validates and walks the document with reflect on every request (v1.11.0 has no
-// API to keep a prepared one). graph-gophers validates the document once, when the plan is
-// made; each request then checks its variables as graph-gophers would, reads the records
-// with the resolvers' own code (table.scan) and writes the answer graph-gophers would write,
-// byte for byte. Whatever a plan does not cover falls back to graph-gophers: a document of
-// another shape gets no plan, and a request that would answer any error (variables that do
-// not fit, an argument the table refuses, a failed read) runs again there. Plans only read,
-// so running a request twice changes nothing.
-type plan struct {
-	// vars are the variables of every operation of the document: graph-gophers checks
-	// them all, whichever operation runs.
-	vars []planVar
-	// defaults are the default values of the running operation's variables.
-	defaults map[string]any
-	fields   []planField
-}
-
+// planVar is a variable of a document, with the type graph-gophers checks its value against.
 type planVar struct {
 	name string
 	typ  gast.Type
 }
 
-// planField is a root field: a table's list, or __typename (t nil); in a nested plan, any
-// root field of a table that root resolves.
+// planField is a root field: one rootOf resolves, or __typename (t nil).
 type planField struct {
 	key  string // the response key, alias or name
 	cond []condition
-	t    *table
-	args []planArg
-	sels []planSel
-	// fixed are the selections written, one per response key, when no directive decides.
-	fixed []*planSel
-	keys  storedKeys
-	root  rootField
+	// merged and branched: as planSel's.
+	merged   int
+	branched bool
+	t        *table
+	args     []planArg
+	sels     []planSel
+	// fixed are the selections written, one per response key, when no directive decides;
+	// related: a selection of the records is a relation.
+	fixed   []*planSel
+	related bool
+	keys    storedKeys
+	root    rootField
 	// clock times a list field.
 	clock resolverClock
 }
@@ -62,13 +52,18 @@ type planArg struct {
 }
 
 // planSel is one scalar of the record type: the record struct's field index, or
-// __typename (index -1); or, in a nested plan (nested.go), a relation (rel set, index -1)
-// or a part of a connection (part set, index -1).
+// __typename (index -1); or a relation (rel set, index -1), or a part of a connection, an
+// aggregate or an event (part set, index -1).
 type planSel struct {
-	key   string
-	cond  []condition
-	index int
-	list  bool
+	key  string
+	cond []condition
+	// merged, when set, is 1 + the index of the selection this one, another occurrence
+	// under key with other directives, was merged into (branch); branched: this one had
+	// others merged so.
+	merged   int
+	branched bool
+	index    int
+	list     bool
 	// rel is the relation, target its table, args the field's arguments and sels the
 	// related record's selections.
 	rel    *Relation
@@ -76,7 +71,7 @@ type planSel struct {
 	args   []planArg
 	sels   []planSel
 	// part is the field of a connection, an edge or a page a selection of a connection
-	// names (nested.go); sels are those of edges and pageInfo, and the record's of node.
+	// names (exec.go); sels are those of edges and pageInfo, and the record's of node.
 	part string
 }
 
@@ -87,65 +82,6 @@ func (s *planSel) typename() bool { return s.index < 0 && s.rel == nil && s.part
 type condition struct {
 	include bool
 	value   *ast.Value
-}
-
-// newPlan makes the plan of the operation opName selects in query, or returns nil when the
-// document is not one a plan runs exactly as graph-gophers does.
-func (a *API) newPlan(query, opName string) *plan {
-	// graph-gophers and gqlparser unescape string literals by different rules: a plan
-	// reads only documents where both read the same text.
-	if a.schema == nil || len(query) > a.cfg.MaxQueryBytes || strings.Contains(query, `\`) || strings.Contains(query, `"""`) {
-		return nil
-	}
-	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, a.cfg.MaxQueryBytes)
-	if err != nil {
-		return nil
-	}
-	op := operationOf(doc, opName)
-	if op == nil || op.Operation != ast.Query {
-		return nil
-	}
-	// Validation without variables finds every error but those of the variables' values,
-	// which each request checks (checkVariable); those say a required variable is null.
-	for _, e := range a.schema.Validate(query) {
-		if e.Rule != "VariablesOfCorrectType" {
-			return nil
-		}
-	}
-	p := &plan{defaults: map[string]any{}}
-	types := a.schema.AST()
-	for _, o := range doc.Operations {
-		for _, v := range o.VariableDefinitions {
-			t := schemaType(types, v.Type)
-			if t == nil {
-				return nil
-			}
-			p.vars = append(p.vars, planVar{name: v.Variable, typ: t})
-		}
-	}
-	p.defaults = defaultsOf(op)
-	b := planBuilder{a: a, doc: doc, op: op.Operation, keys: map[string]bool{}}
-	if !b.root(op.SelectionSet, nil) {
-		return nil
-	}
-	tables := 0
-	for _, f := range b.fields {
-		if f.t != nil {
-			tables++
-		}
-	}
-	if tables == 0 {
-		// Only __typename: graph-gophers runs that on the meta schema.
-		return nil
-	}
-	for i := range b.fields {
-		f := &b.fields[i]
-		if f.t != nil && !conditional(f.sels) {
-			f.fixed, _ = f.selected(nil)
-		}
-	}
-	p.fields = b.fields
-	return p
 }
 
 // operationOf is the operation opName selects in doc as graph-gophers picks it; nil when
@@ -170,29 +106,27 @@ func conditional(sels []planSel) bool {
 }
 
 // selected are the record's selections that vars do not skip, the first of each response
-// key, as graph-gophers merges them; ok is false when a directive's argument is not a
-// Boolean.
-func (f *planField) selected(vars map[string]any) (sels []*planSel, ok bool) {
+// key, as graph-gophers merges them.
+func (f *planField) selected(vars map[string]any) []*planSel {
 	return selectedOf(f.sels, vars)
 }
 
 // selectedOf are the selections of all that vars do not skip, the first of each response
-// key; ok is false when a directive's argument is not a Boolean.
-func selectedOf(all []planSel, vars map[string]any) (sels []*planSel, ok bool) {
-	sels = make([]*planSel, 0, len(all))
+// key.
+func selectedOf(all []planSel, vars map[string]any) []*planSel {
+	sels := make([]*planSel, 0, len(all))
 	seen := make(map[string]bool, len(all))
 	for i := range all {
 		s := &all[i]
-		skip, ok := skipped(s.cond, vars)
-		if !ok {
-			return nil, false
-		}
-		if !skip && !seen[s.key] {
+		if !seen[s.key] && !skipped(s.cond, vars) {
 			seen[s.key] = true
+			if s.merged > 0 {
+				s = &all[s.merged-1]
+			}
 			sels = append(sels, s)
 		}
 	}
-	return sels, true
+	return sels
 }
 
 // defaultsOf are the default values of op's variables.
@@ -206,8 +140,8 @@ func defaultsOf(op *ast.OperationDefinition) map[string]any {
 	return out
 }
 
-// planBuilder flattens an operation's selections through fragments, as graph-gophers does.
-// A nested one (nested.go) takes relations too, and says why when it gives up.
+// planBuilder builds the executor's plan of an operation (exec.go): it flattens the
+// selections through fragments as graph-gophers does, and says why when it gives up.
 type planBuilder struct {
 	a        *API
 	doc      *ast.QueryDocument
@@ -215,20 +149,32 @@ type planBuilder struct {
 	fields   []planField
 	keys     map[string]bool
 	expanded int
-	nested   bool
 	why      string
-	// cutField is the relation that makes the plan nested, as type.field.
+	// cutField is the first relation closing a cycle the operation selects, as type.field.
 	cutField string
 	// tooMany: the operation expands to more selections than graph-gophers takes.
 	tooMany bool
 }
 
-// expand counts one more selection; false past the limit graph-gophers stops at.
+// planSlack bounds the selections a plan holds: graph-gophers' limit (MaxSelections) counts
+// those directives leave, which each request decides (plan.expand), so a plan holds up
+// to planSlack times as many before them. Plans are kept (documentsKept per API), so the
+// slack is small: an operation that expands further before its directives, which few
+// do, runs on graph-gophers, which refuses it or runs it.
+const planSlack = 2
+
+// tooManySelections is graph-gophers' message for an operation that expands to more than
+// limit selections.
+func tooManySelections(limit int) string {
+	return fmt.Sprintf("query expands to too many selections (limit %d)", limit)
+}
+
+// expand counts one more selection; false past the plan's limit (planSlack).
 func (b *planBuilder) expand() bool {
 	b.expanded++
-	b.tooMany = b.expanded > b.a.cfg.MaxSelections
+	b.tooMany = b.expanded > planSlack*b.a.cfg.MaxSelections
 	if b.tooMany {
-		b.why = fmt.Sprintf("query expands to too many selections (limit %d)", b.a.cfg.MaxSelections)
+		b.why = tooManySelections(b.a.cfg.MaxSelections)
 	}
 	return !b.tooMany
 }
@@ -262,30 +208,20 @@ func (b *planBuilder) each(set ast.SelectionSet, cond []condition, fn func(f *as
 	return true
 }
 
-// root adds the root fields of set; false when one is not a table's list or __typename (in
-// a nested plan, a root field rootOf resolves).
+// root adds the root fields of set; false when one is neither __typename nor a field
+// rootOf resolves (introspection).
 func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 	return b.each(set, cond, func(s *ast.Field, cond []condition) bool {
 		merged := b.keys[s.Alias]
-		if merged && !b.nested {
-			// Fields merged under one key: left to graph-gophers.
-			return false
-		}
 		b.keys[s.Alias] = true
 		f := planField{key: s.Alias, cond: cond}
 		if s.Name != "__typename" {
-			t := b.a.lists[s.Name]
-			if b.nested {
-				var ok bool
-				if t, f.root, ok = b.a.rootOf(b.op, s.Name); !ok {
-					b.why = fmt.Sprintf("%s cannot be selected in the same operation as %s, which closes a cycle of relations: send it in an operation of its own", s.Name, b.cutField)
-					return false
-				}
-			}
-			if t == nil {
+			t, root, ok := b.a.rootOf(b.op, s.Name)
+			if !ok {
+				b.why = fmt.Sprintf("%s cannot be selected in the same operation as %s, which closes a cycle of relations: send it in an operation of its own", s.Name, b.cutField)
 				return false
 			}
-			f.t, f.keys, f.clock = t, newStoredKeys(t), b.a.clock("list")
+			f.t, f.root, f.keys, f.clock = t, root, newStoredKeys(t), b.a.clock("list")
 			for _, arg := range s.Arguments {
 				f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
 			}
@@ -303,26 +239,31 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 		}
 		// Validation has checked that the fields under one key are the same field, with
 		// the same arguments.
-		i := slices.IndexFunc(b.fields, func(p planField) bool { return p.key == f.key })
-		if !sameConditions(b.fields[i].cond, f.cond) {
-			b.why = fmt.Sprintf("%s is selected under the key %q more than once with different @include or @skip: select it once", s.Name, f.key)
+		i := slices.IndexFunc(b.fields, func(p planField) bool { return p.key == f.key && p.merged == 0 })
+		o := &b.fields[i]
+		if !o.branched && sameConditions(o.cond, f.cond) {
+			return b.mergeAll(s.Name, f.sels, &o.sels)
+		}
+		if !b.sameArgs(s.Name, f.key, o.args, f.args) {
 			return false
 		}
-		return b.mergeAll(s.Name, f.sels, &b.fields[i].sels)
+		branch(o.cond, &o.branched, o.sels, f.cond, f.sels)
+		if !b.mergeAll(s.Name, f.sels, &o.sels) {
+			return false
+		}
+		b.fields = append(b.fields, planField{key: f.key, cond: f.cond, merged: i + 1})
+		return true
 	})
 }
 
-// record adds the selections of a record of t; false when one is not a scalar of its own
-// (in a nested plan, a relation).
+// record adds the selections of a record of t: its scalars and relations.
 func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet, cond []condition, out *[]planSel) bool {
 	return b.each(set, cond, func(s *ast.Field, cond []condition) bool {
 		ps := planSel{key: s.Alias, cond: cond, index: -1}
 		if s.Name != "__typename" {
 			i, ok := idx[s.Name]
-			if !ok && b.nested {
-				if r, isRel := t.relation(s.Name); isRel {
-					return b.relation(t, r, s, ps.cond, out)
-				}
+			if r, isRel := t.relation(s.Name); !ok && isRel {
+				return b.relation(t, r, s, ps.cond, out)
 			}
 			if !ok {
 				return false
@@ -357,11 +298,18 @@ func (b *planBuilder) merge(name string, ps planSel, out *[]planSel) bool {
 		if o.key != ps.key || len(o.sels) == 0 {
 			continue
 		}
-		if !sameConditions(o.cond, ps.cond) {
-			b.why = fmt.Sprintf("%s is selected under the key %q more than once with different @include or @skip: select it once", name, ps.key)
+		if !o.branched && sameConditions(o.cond, ps.cond) {
+			return b.mergeAll(name, ps.sels, &o.sels)
+		}
+		if !b.sameArgs(name, ps.key, o.args, ps.args) {
 			return false
 		}
-		return b.mergeAll(name, ps.sels, &o.sels)
+		branch(o.cond, &o.branched, o.sels, ps.cond, ps.sels)
+		if !b.mergeAll(name, ps.sels, &o.sels) {
+			return false
+		}
+		*out = append(*out, planSel{key: ps.key, cond: ps.cond, index: -1, merged: i + 1})
+		return true
 	}
 	*out = append(*out, ps)
 	return true
@@ -371,13 +319,49 @@ func (b *planBuilder) merge(name string, ps planSel, out *[]planSel) bool {
 // selections of the first, as graph-gophers merges them.
 func (b *planBuilder) mergeAll(name string, sels []planSel, out *[]planSel) bool {
 	for _, c := range sels {
-		if len(c.sels) == 0 {
+		switch {
+		case c.merged > 0:
+			// The selection it stands for is in out by now, merged.
+			c.merged = 1 + slices.IndexFunc(*out, func(o planSel) bool { return o.key == c.key && o.merged == 0 && len(o.sels) > 0 })
 			*out = append(*out, c)
-		} else if !b.merge(name+"."+c.key, c, out) {
+		case len(c.sels) == 0:
+			*out = append(*out, c)
+		case !b.merge(name+"."+c.key, c, out):
 			return false
 		}
 	}
 	return true
+}
+
+// branch prepares a field selected under one key more than once with different @include or
+// @skip to be merged, as graph-gophers decides each occurrence on its own: each
+// occurrence's conditions (cond of the first, cond2 of the one merged in) go down to its own
+// selections (sels, sels2), and the occurrence merged in leaves a stand-in at its place
+// (merged), so that the field is written where its first occurrence that the request's
+// directives keep is.
+func branch(cond []condition, branched *bool, sels []planSel, cond2 []condition, sels2 []planSel) {
+	if !*branched {
+		*branched = true
+		for i := range sels {
+			sels[i].cond = append(slices.Clip(cond), sels[i].cond...)
+		}
+	}
+	for i := range sels2 {
+		sels2[i].cond = append(slices.Clip(cond2), sels2[i].cond...)
+	}
+}
+
+// sameArgs reports whether two occurrences of the field name under key, with different
+// directives, have the same arguments: graph-gophers lets them differ in variables and
+// takes those of the occurrence the directives keep, which a plan does not follow.
+func (b *planBuilder) sameArgs(name, key string, x, y []planArg) bool {
+	same := slices.EqualFunc(x, y, func(p, q planArg) bool {
+		return p.name == q.name && p.value.Kind == q.value.Kind && p.value.String() == q.value.String()
+	})
+	if !same {
+		b.why = fmt.Sprintf("%s is selected under the key %q more than once with different arguments and @include or @skip: select it once", name, key)
+	}
+	return same
 }
 
 func sameConditions(a, b []condition) bool {
@@ -421,6 +405,7 @@ func (t *table) scalarFields() map[string]int {
 			idx[name] = i
 		}
 	}
+	idx[fieldID] = idx[fieldUID]
 	return idx
 }
 
@@ -539,68 +524,19 @@ func checkVariable(val any, t gast.Type) bool {
 	return true
 }
 
-// run appends the plan's data for vars to out; false when graph-gophers must answer
-// instead, or the document has no plan (p nil).
-func (p *plan) run(ctx context.Context, a *API, vars map[string]any, out []byte) ([]byte, bool) {
-	if p == nil {
-		return nil, false
-	}
-	for _, v := range p.vars {
-		if !checkVariable(vars[v.name], v.typ) {
-			return nil, false
-		}
-	}
-	if len(p.defaults) > 0 {
-		// As graph-gophers does after validation: a default stands for an absent variable.
-		with := make(map[string]any, len(vars)+len(p.defaults))
-		for k, v := range p.defaults {
-			with[k] = v
-		}
-		for k, v := range vars {
-			with[k] = v
-		}
-		vars = with
-	}
-	out = append(out, '{')
-	n := 0
-	for i := range p.fields {
-		f := &p.fields[i]
-		skip, ok := skipped(f.cond, vars)
-		if !ok {
-			return nil, false
-		}
-		if skip {
-			continue
-		}
-		if n > 0 {
-			out = append(out, ',')
-		}
-		n++
-		out = appendKey(out, f.key)
-		if f.t == nil {
-			out = append(out, `"Query"`...)
-			continue
-		}
-		if out, ok = f.list(ctx, a, vars, out); !ok {
-			return nil, false
-		}
-	}
-	return append(out, '}'), ctx.Err() == nil
+// relates reports whether the records of f, a list, select a relation that vars do not
+// skip.
+func (f *planField) relates(vars map[string]any) bool {
+	return f.related && slices.ContainsFunc(f.selected(vars), func(s *planSel) bool { return s.rel != nil })
 }
 
-// list writes a table's list field.
-func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out []byte) ([]byte, bool) {
-	in, ok := planArgs(f.args, vars)
-	if !ok {
-		return nil, false
-	}
+// list writes a table's list field, each record straight from the stored JSON where it can
+// (appendStored), else decoded.
+func (f *planField) list(ctx context.Context, in args, vars map[string]any, out []byte) ([]byte, error) {
 	// The selections are the same for every record: settle their directives once.
 	sels := f.fixed
 	if sels == nil {
-		var ok bool
-		if sels, ok = f.selected(vars); !ok {
-			return nil, false
-		}
+		sels = f.selected(vars)
 	}
 	out = append(out, '[')
 	start := len(out)
@@ -624,9 +560,9 @@ func (f *planField) list(ctx context.Context, a *API, vars map[string]any, out [
 	})
 	f.clock.end(began)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
-	return append(out, ']'), true
+	return append(out, ']'), nil
 }
 
 // planArgs are a field's arguments as graph-gophers hands them to the resolvers; false for
@@ -638,6 +574,8 @@ func planArgs(list []planArg, vars map[string]any) (args, bool) {
 		switch arg.name {
 		case "uid":
 			in.UID = v
+		case "id":
+			in.ID = v
 		case "where":
 			in.Where = v
 		case "orderBy":
@@ -659,19 +597,15 @@ func planArgs(list []planArg, vars map[string]any) (args, bool) {
 	return in, true
 }
 
-// skipped evaluates conditions as graph-gophers does; ok is false when one is not a
-// Boolean, which graph-gophers answers with an error.
-func skipped(cond []condition, vars map[string]any) (skip, ok bool) {
+// skipped evaluates conditions as graph-gophers does: a condition whose argument is not a
+// Boolean skips nothing (the request answers an error for it: directiveErrors).
+func skipped(cond []condition, vars map[string]any) bool {
 	for _, c := range cond {
-		b, isBool := literal(c.value, vars).(bool)
-		if !isBool {
-			return false, false
-		}
-		if b != c.include {
-			skip = true
+		if b, ok := literal(c.value, vars).(bool); ok && b != c.include {
+			return true
 		}
 	}
-	return skip, true
+	return false
 }
 
 // appendRecord writes the selected fields of rec, a value of t's record type, as

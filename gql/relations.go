@@ -57,7 +57,7 @@ func CheckRelations(tables []Table) error {
 			switch {
 			case !nameRE.MatchString(r.Name) || strings.HasPrefix(r.Name, "__"):
 				return fail("the name must be a GraphQL name (letters, digits and _, not starting with a digit or __)")
-			case isField || r.Name == fieldUID || r.Name == fieldCreatedAt || r.Name == fieldUpdatedAt || seen[r.Name]:
+			case isField || r.Name == fieldUID || r.Name == fieldID || r.Name == fieldCreatedAt || r.Name == fieldUpdatedAt || seen[r.Name]:
 				return fail("the name is taken by a field or another relation of the table")
 			case (r.Field == "") == (r.ForeignField == ""):
 				return fail("give exactly one of field (this table's field holding the other record's uid) and foreignField (the other table's field holding this record's uid)")
@@ -89,7 +89,7 @@ func CheckRelations(tables []Table) error {
 // which cannot contain themselves, and a distinct type per nesting level grows as
 // (relations per type)^(levels). The record types graph-gophers binds therefore leave these
 // relations out, while the schema it validates and introspects keeps them (bind); a query
-// that selects one runs on a nested plan (nested.go).
+// that selects one runs on the executor (exec.go), as every operation on tables does.
 type cut map[string]map[string]bool
 
 // cutCycles chooses the relations to cut: a depth-first walk in table and relation order

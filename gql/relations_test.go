@@ -40,8 +40,14 @@ func newShop(t *testing.T, tables ...gql.Table) *shopServer {
 // callers named by the Authorization header ("Bearer alice").
 func newShopWith(t *testing.T, cfg gql.Config) *shopServer {
 	t.Helper()
+	return newShopOf(t, cfg, gql.New)
+}
+
+// newShopOf is newShopWith with the API build makes (gql.New, or gql.NewReference).
+func newShopOf(t *testing.T, cfg gql.Config, build func(gql.Config) (*gql.API, error)) *shopServer {
+	t.Helper()
 	recs := cfg.Records
-	api, err := gql.New(cfg)
+	api, err := build(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,6 +104,7 @@ func (argValue) Nullable() {}
 // args carries the arguments of every generated root field.
 type args struct {
 	UID     argValue
+	ID      argValue
 	Where   argValue
 	OrderBy argValue
 	Limit   argValue

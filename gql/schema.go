@@ -12,7 +12,10 @@ import (
 
 // Names of the record keys the service keeps, as the API shows them.
 const (
-	fieldUID       = "uid"
+	fieldUID = "uid"
+	// fieldID is uid again under the name client caches (Apollo Client, urql's graphcache,
+	// Relay-style stores) normalise records by without configuration.
+	fieldID        = "id"
 	fieldCreatedAt = "createdAt"
 	fieldUpdatedAt = "updatedAt"
 )
@@ -122,7 +125,7 @@ type tableNames struct {
 	typ, input, where, order, field    string // types
 	connType, edgeType                 string // types of the keyset pages
 	event                              string // type of a subscription's changes
-	list, count, connection            string // query fields
+	one, list, count, connection       string // query fields
 	create, update, del                string // mutation fields, seed spelling
 	createCamel, updateCamel, delCamel string // the same in camelCase
 }
@@ -130,10 +133,15 @@ type tableNames struct {
 func namesOf(t Table) tableNames {
 	tn := t.TypeName
 	camel := strings.ToUpper(tn[:1]) + tn[1:]
+	one := tn
+	if one == t.Name {
+		// A table named as its record type has its list there, and no field for one record.
+		one = ""
+	}
 	return tableNames{
 		typ: tn, input: tn + "Input", where: tn + "Where", order: tn + "OrderBy", field: tn + "Field",
 		connType: tn + "Connection", edgeType: tn + "Edge", event: tn + "Event",
-		list: t.Name, count: t.Name + "Count", connection: t.Name + "Connection",
+		one: one, list: t.Name, count: t.Name + "Count", connection: t.Name + "Connection",
 		create: "create" + tn, update: "update" + tn, del: "delete" + tn,
 		createCamel: "create" + camel, updateCamel: "update" + camel, delCamel: "delete" + camel,
 	}
@@ -178,7 +186,7 @@ func checkNames(tables []Table) error {
 				return err
 			}
 		}
-		for _, f := range []string{n.list, n.count, n.connection, aggField} {
+		for _, f := range slices.DeleteFunc([]string{n.one, n.list, n.count, n.connection, aggField}, func(f string) bool { return f == "" }) {
 			if err := claim("query", f, by); err != nil {
 				return err
 			}
@@ -193,8 +201,8 @@ func checkNames(tables []Table) error {
 			switch {
 			case !nameRE.MatchString(f.Name) || strings.HasPrefix(f.Name, "__"):
 				return fmt.Errorf("%s: field %q: the name must be a GraphQL name (letters, digits and _, not starting with a digit or __)", by, f.Name)
-			case f.Name == fieldUID || f.Name == fieldCreatedAt || f.Name == fieldUpdatedAt || strings.HasPrefix(f.Name, "_"):
-				return fmt.Errorf("%s: field %q: uid, createdAt, updatedAt and names starting with _ are kept by the service", by, f.Name)
+			case f.Name == fieldUID || f.Name == fieldID || f.Name == fieldCreatedAt || f.Name == fieldUpdatedAt || strings.HasPrefix(f.Name, "_"):
+				return fmt.Errorf("%s: field %q: uid, id, createdAt, updatedAt and names starting with _ are kept by the service", by, f.Name)
 			case f.Name == "and" || f.Name == "or" || f.Name == "not":
 				return fmt.Errorf("%s: field %q: the name is taken by the where argument's and/or/not", by, f.Name)
 			case f.Name == "true" || f.Name == "false" || f.Name == "null":
@@ -221,6 +229,9 @@ func sdl(tables []Table, subscribe bool) string {
 	b.WriteString("\ntype Query {\n")
 	for _, t := range tables {
 		n := namesOf(t)
+		if n.one != "" {
+			fmt.Fprintf(&b, "  %q\n  %s(id: ID!): %s\n", "The "+n.typ+" whose id (its uid) is id; null when there is none or the caller may not read it.", n.one, n.typ)
+		}
 		fmt.Fprintf(&b, "  %q\n  %s(uid: ID, where: %s, orderBy: [%s!], limit: Int, offset: Int): [%s!]!\n",
 			"The "+t.Name+": the one with uid when uid is given, else those matching where, in orderBy order (default: creation order), a page of limit after offset.",
 			n.list, n.where, n.order, n.typ)
@@ -239,8 +250,9 @@ func sdl(tables []Table, subscribe bool) string {
 		for _, name := range dedupe(n.update, n.updateCamel) {
 			fmt.Fprintf(&b, "  %q\n  %s(uid: ID, data: %s!): %s\n", "Set the fields given in data (null removes an optional field) of the "+n.typ+" with uid.", name, n.input, n.typ)
 		}
-		for _, name := range dedupe(n.del, n.delCamel) {
-			fmt.Fprintf(&b, "  %q\n  %s(uid: ID): String\n", "Delete the "+n.typ+" with uid; answers \"Document Deleted\".", name)
+		fmt.Fprintf(&b, "  %q\n  %s(uid: ID): String\n", "Delete the "+n.typ+" with uid; answers \"Document Deleted\" (the seed's form).", n.del)
+		if n.delCamel != n.del {
+			fmt.Fprintf(&b, "  %q\n  %s(uid: ID): %s\n", "Delete the "+n.typ+" with uid; answers it as it was, for client caches to evict it by its id.", n.delCamel, n.typ)
 		}
 		writeBatchMutations(&b, t)
 	}
@@ -262,13 +274,13 @@ func dedupe(a, b string) []string {
 
 func writeTableTypes(b *strings.Builder, t Table, byName map[string]Table) {
 	n := namesOf(t)
-	fmt.Fprintf(b, "\n%q\ntype %s {\n  uid: ID!\n", "A record of the table "+t.Name+".", n.typ)
+	fmt.Fprintf(b, "\n%q\ntype %s {\n  uid: ID!\n  \"The uid again, under the name client caches normalise records by.\"\n  id: ID!\n", "A record of the table "+t.Name+".", n.typ)
 	for _, f := range t.Fields {
 		writeDescription(b, f.Description)
 		fmt.Fprintf(b, "  %s: %s\n", f.Name, outputType(f))
 	}
 	writeRelationFields(b, t, byName)
-	b.WriteString("  createdAt: String!\n  updatedAt: String!\n}\n")
+	b.WriteString("  createdAt: DateTime!\n  updatedAt: DateTime!\n}\n")
 
 	fmt.Fprintf(b, "\n%q\ninput %s {\n", "The fields of "+withArticle(n.typ)+". Create needs the required ones; update takes any of them.", n.input)
 	for _, f := range t.Fields {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,8 +22,33 @@ const sseHeartbeat = 15 * time.Second
 // IsEventStream reports whether r asks for a subscription over Server-Sent Events: a POST
 // that accepts text/event-stream (graphql-sse's distinct connections mode).
 func IsEventStream(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.Contains(header(r, "Accept"), "text/event-stream")
+	accept := header(r, "Accept")
+	if r.Method != http.MethodPost || !strings.Contains(accept, mediaEventStream) {
+		return false
+	}
+	// Clients such as urql list the stream after the JSON media types in every request's
+	// Accept: the stream is asked for when it is preferred (by q, then by order).
+	best, bestQ := "", -1.0
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || (mt != mediaEventStream && mt != mediaJSON && mt != mediaGraphQLResponse) {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(v, 64); err != nil {
+				continue
+			}
+		}
+		if q > bestQ {
+			best, bestQ = mt, q
+		}
+	}
+	return best == mediaEventStream
 }
+
+// mediaEventStream is the media type of a subscription stream (graphql-sse).
+const mediaEventStream = "text/event-stream"
 
 // ServeSSE runs one subscription over Server-Sent Events as graphql-sse's distinct
 // connections mode says: the request is the subscription, each change a "next" event whose
@@ -81,7 +108,7 @@ func (a *API) ServeSSE(w http.ResponseWriter, r *http.Request, auth Authenticato
 	defer lim.observe("subscription", "sse", -1)
 
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
+	h.Set("Content-Type", mediaEventStream)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)

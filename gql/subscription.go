@@ -98,12 +98,12 @@ var ErrTokenExpired = errors.New("the token expired: connect again with a fresh 
 type Authenticator func(ctx context.Context, authorization string) (context.Context, context.CancelFunc, error)
 
 // subscriptionSDL is the part of the schema subscriptions add: an event type per table and
-// the Subscription root. The API's schema declares Query and Mutation as its roots, so
-// Subscription is a plain type there; the subscription schema, the same document with
-// Subscription as its query root, runs the subscription's selection on each event (see
-// subscribe).
+// the Subscription root. The API's schema declares it as its subscription root, so that
+// introspection and the SDL show it to tools, but never executes it there (bind leaves it
+// out of the binding); the subscription schema, the same document with Subscription as its
+// query root, runs the subscription's selection on each event (see newSubscription).
 func subscriptionSDL(b *strings.Builder, tables []Table) {
-	b.WriteString("\n" + mainRoots + "\n")
+	b.WriteString("\n" + subscriptionRoots + "\n")
 	b.WriteString("\n\"What a write did to a record.\"\nenum EventOp { CREATE UPDATE DELETE }\n")
 	for _, t := range tables {
 		n := namesOf(t)
@@ -120,8 +120,8 @@ func subscriptionSDL(b *strings.Builder, tables []Table) {
 	b.WriteString("}\n")
 }
 
-// mainRoots declares the API schema's roots; the subscription schema replaces it.
-const mainRoots = "schema { query: Query mutation: Mutation }"
+// subscriptionRoots declares the API schema's roots; the subscription schema replaces it.
+const subscriptionRoots = "schema { query: Query mutation: Mutation subscription: Subscription }"
 
 // subscriptionState is what one subscription's resolver reads and writes: at setup it
 // records the table, the where filter the document asks for and whether the event's record
@@ -176,7 +176,7 @@ func (a *API) subscriptionRoot(tables []*table) any {
 }
 
 // selectsRelation reports whether the event's record selects a relation of t that
-// graph-gophers answers (a document selecting one that closes a cycle has a nested plan).
+// graph-gophers answers (in the tests' reference, which runs events on graph-gophers).
 func selectsRelation(ctx context.Context, t *table) bool {
 	for _, p := range graphql.SelectedFieldNames(ctx) {
 		name, ok := strings.CutPrefix(p, "record.")
@@ -274,8 +274,8 @@ type subscription struct {
 	doc   string
 	state *subscriptionState
 	guard Guard
-	// nested answers the events of a document that selects a relation closing a cycle.
-	nested *nested
+	// plan answers the events; nil in the tests' reference (NewReference).
+	plan *plan
 	// shape is the document's estimate and what each event's budget charges per record.
 	shape shape
 }
@@ -329,6 +329,9 @@ func (a *API) newSubscription(ctx context.Context, query, opName string, vars ma
 	case len(query) > a.cfg.MaxQueryBytes:
 		return nil, fail(CodeBadRequest, fmt.Sprintf("the query is %d bytes long, more than the limit of %d", len(query), a.cfg.MaxQueryBytes))
 	}
+	if msg := a.unregistered(query); msg != "" {
+		return nil, fail(CodePersistedQueryOnly, msg)
+	}
 	rewritten, msg := asQueryOf(query, opName, a.cfg.MaxQueryBytes)
 	if msg != "" {
 		return nil, fail(CodeValidation, msg)
@@ -337,17 +340,21 @@ func (a *API) newSubscription(ctx context.Context, query, opName string, vars ma
 	s := &subscription{shape: a.shapeOf(query, opName), api: a, query: rewritten, op: opName, vars: vars, state: &subscriptionState{}, guard: guardFrom(ctx),
 		doc: rewritten + "\x00" + opName + "\x00" + string(varsJSON)}
 	var errs []*gqlerrors.QueryError
-	if s.nested = a.newNested(query, opName); s.nested == nil {
+	if a.docs.plan != nil {
+		// An API without plans (the tests' reference, NewReference) runs the events on
+		// graph-gophers.
+		s.plan = a.newSubscriptionPlan(query, opName)
+	}
+	if s.plan == nil {
 		errs = a.subscriptions.Exec(context.WithValue(ctx, subscriptionKey{}, s.state), rewritten, opName, vars).Errors
 	} else if errs = a.subscriptions.ValidateWithVariables(rewritten, vars); len(errs) == 0 {
-		// graph-gophers validates relations that close a cycle but cannot execute them:
-		// the nested plan reads the arguments and answers each event.
-		if s.nested.refusal != "" {
-			return nil, fail(CodeValidation, s.nested.refusal)
+		// graph-gophers validates; the plan reads the arguments and answers each event.
+		if s.plan.refusal != "" {
+			return nil, fail(CodeValidation, s.plan.refusal)
 		}
-		t, where, err := s.nested.subscribed(vars)
+		t, where, err := s.plan.subscribed(vars)
 		if err != nil {
-			return nil, []*gqlerrors.QueryError{fieldError(a.public(ctx, err), []any{s.nested.fields[0].key})}
+			return nil, []*gqlerrors.QueryError{fieldError(a.public(ctx, err), []any{s.plan.fields[0].key})}
 		}
 		s.state.table, s.state.where, s.state.relations = t, where, true
 	}
@@ -465,12 +472,10 @@ func (s *subscription) render(ctx context.Context, ch store.Change, op store.Cha
 			return b.settle(response{})
 		}
 	}
-	var res *graphql.Response
-	if s.nested != nil {
-		res = s.nested.answer(ctx, s.api, s.vars)
-	} else {
-		res = s.api.subscriptions.Exec(ctx, s.query, s.op, s.vars)
+	if s.plan != nil {
+		return b.settle(s.plan.answer(ctx, s.api, s.vars))
 	}
+	res := s.api.subscriptions.Exec(ctx, s.query, s.op, s.vars)
 	return b.settle(response{Data: res.Data, Errors: res.Errors})
 }
 

@@ -189,7 +189,7 @@ func TestSubscriptionEventRelations(t *testing.T) {
 	if n := s.recs.Queries() - before - write; n != 4 {
 		t.Errorf("the update's events cost %d store queries, want 4", n)
 	}
-	s.run(t, "alice", fmt.Sprintf(`mutation { deleteProduct(uid: %q) }`, tea), "{}")
+	s.run(t, "alice", fmt.Sprintf(`mutation { deleteProduct(uid: %q) { id } }`, tea), "{}")
 	for _, c := range []struct {
 		who    string
 		events <-chan string

@@ -71,7 +71,9 @@ func newTable(def Table, bound []Relation, records *store.Records, lim limits, r
 	}
 	fields = append(fields,
 		reflect.StructField{Name: "CreatedAt", Type: reflect.TypeFor[stamp](), Tag: `json:"createdAt" graphql:"createdAt"`},
-		reflect.StructField{Name: "UpdatedAt", Type: reflect.TypeFor[stamp](), Tag: `json:"updatedAt" graphql:"updatedAt"`})
+		reflect.StructField{Name: "UpdatedAt", Type: reflect.TypeFor[stamp](), Tag: `json:"updatedAt" graphql:"updatedAt"`},
+		// Set from UID by decode; the executor writes id from uid (scalarFields).
+		reflect.StructField{Name: "ID", Type: reflect.TypeFor[graphql.ID](), Tag: `json:"-" graphql:"id"`})
 	fields = append(fields, relationFields(bound, related)...)
 	t.rec = reflect.StructOf(fields)
 	t.recs = reflect.SliceOf(t.rec)
@@ -147,6 +149,23 @@ func (t *table) list(ctx context.Context, a args) (reflect.Value, error) {
 	return list, nil
 }
 
+// one answers product(id): the record with that uid, or null.
+func (t *table) one(ctx context.Context, a args) (reflect.Value, error) {
+	recs, err := t.byID(ctx, a)
+	if err != nil || len(recs) == 0 {
+		return reflect.Zero(reflect.PointerTo(t.rec)), err
+	}
+	return recs[0].Addr(), t.withRelations(ctx, "", recs[0])
+}
+
+// byID are the records (none or one) product(id) answers.
+func (t *table) byID(ctx context.Context, a args) ([]reflect.Value, error) {
+	if !a.ID.set || a.ID.v == nil {
+		return nil, userError(CodeBadUserInput, "id is required")
+	}
+	return t.decoded(ctx, args{UID: a.ID})
+}
+
 // decoded are the records a list's arguments select that the caller may read, in order,
 // as addressable values of the record type.
 func (t *table) decoded(ctx context.Context, a args) ([]reflect.Value, error) {
@@ -160,7 +179,7 @@ func (t *table) decoded(ctx context.Context, a args) ([]reflect.Value, error) {
 }
 
 // scan calls fn with each record a list's arguments select that the caller may read, in
-// order, until fn answers false or an error: the list resolver and a plan (plan.go) read
+// order, until fn answers false or an error: the list resolver and the executor (plan.go) read
 // through it alike.
 func (t *table) scan(ctx context.Context, a args, fn func(store.Record) (bool, error)) error {
 	q, err := t.query(a)
@@ -309,7 +328,9 @@ func (t *table) decode(rec store.Record) (reflect.Value, error) {
 			return reflect.Value{}, fmt.Errorf("decode %s record: %w", t.def.Name, err)
 		}
 	}
-	return v.Elem(), nil
+	v = v.Elem()
+	v.Field(len(t.def.Fields) + 3).Set(v.Field(0))
+	return v, nil
 }
 
 // count answers productsCount(where).
@@ -486,8 +507,35 @@ func (t *table) conflict(err error) error {
 // deleted is what delete answers, as the seed shows.
 const deleted = "Document Deleted"
 
-// remove answers deleteproduct(uid).
+// remove answers deleteproduct(uid), the seed's form.
 func (t *table) remove(ctx context.Context, a args) (*string, error) {
+	if _, err := t.deleteOne(ctx, a, false); err != nil {
+		return nil, err
+	}
+	s := deleted
+	return &s, nil
+}
+
+// removeRecord answers deleteProduct(uid): the record as it was just before the delete, so
+// that a client cache can evict it by its id.
+func (t *table) removeRecord(ctx context.Context, a args) (reflect.Value, error) {
+	raw, err := t.deleteOne(ctx, a, true)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	out, err := t.decode(store.Record(raw))
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	if err := budgetFrom(ctx).take(t, 1, int64(len(raw)), 1); err != nil {
+		return reflect.Value{}, err
+	}
+	return out.Addr(), t.withRelations(ctx, "", out)
+}
+
+// deleteOne deletes the record a.UID and answers it as it was when keep is set, or when
+// subscribers need it (nil otherwise).
+func (t *table) deleteOne(ctx context.Context, a args, keep bool) (json.RawMessage, error) {
 	uid, err := t.uid(a.UID)
 	if err != nil {
 		return nil, err
@@ -496,7 +544,15 @@ func (t *table) remove(ctx context.Context, a args) (*string, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, err := t.before(ctx, uid, access)
+	var before json.RawMessage
+	if keep {
+		err = t.records.Get(ctx, t.def.Name, uid, access, &before)
+	} else {
+		before, err = t.before(ctx, uid, access)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, t.missing(ctx, Delete, uid, access)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -508,8 +564,7 @@ func (t *table) remove(ctx context.Context, a args) (*string, error) {
 		return nil, err
 	}
 	t.published(ctx, t.change(store.Deleted, uid, nil, before))
-	s := deleted
-	return &s, nil
+	return before, nil
 }
 
 // writeAccess asks the Guard about an update or delete of the record uid and returns the

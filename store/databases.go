@@ -46,6 +46,10 @@ type projectsBackend interface {
 	// replaces them, and an empty set removes them. purge removes them too.
 	quotas(ctx context.Context, id string) (map[string]int64, error)
 	setQuotas(ctx context.Context, id string, q map[string]int64) error
+	// documents answers the project's registered documents as the text setDocuments
+	// stored ("" for none); setDocuments replaces it, and "" removes it. purge removes it too.
+	documents(ctx context.Context, id string) (string, error)
+	setDocuments(ctx context.Context, id, manifest string) error
 }
 
 // StoredProject is a project document as the control database keeps it. Document is the

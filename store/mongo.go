@@ -70,7 +70,7 @@ func connectMongo(ctx context.Context, uri string) (*mongo.Client, error) {
 
 func (m *mongoDatabases) projects() projectsBackend {
 	db := m.client.Database(ControlDatabase)
-	return mongoProjects{coll: db.Collection("projects"), history: db.Collection("project_versions"), quota: db.Collection("project_quotas")}
+	return mongoProjects{coll: db.Collection("projects"), history: db.Collection("project_versions"), quota: db.Collection("project_quotas"), docs: db.Collection("project_documents")}
 }
 
 // project serves a project's database. Clients of dedicated clusters are opened once and

@@ -17,6 +17,7 @@ type mongoProjects struct {
 	coll    *mongo.Collection
 	history *mongo.Collection
 	quota   *mongo.Collection // "project_quotas": {_id: project, quotas: {name: n}}
+	docs    *mongo.Collection // "project_documents": {_id: project, manifest: text}
 }
 
 // mongoProject is a StoredProject as the collection holds it.
@@ -157,6 +158,9 @@ func (p mongoProjects) purge(ctx context.Context, id string) error {
 	}
 	if _, err := p.quota.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
 		return mongoFail(ctx, fmt.Sprintf("purge the quotas of project %q", id), err)
+	}
+	if _, err := p.docs.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+		return mongoFail(ctx, fmt.Sprintf("purge the registered documents of project %q", id), err)
 	}
 	if _, err := p.history.DeleteMany(ctx, bson.D{{Key: "project", Value: id}}); err != nil {
 		return mongoFail(ctx, fmt.Sprintf("purge the history of project %q", id), err)

@@ -358,6 +358,9 @@ func createRegistry(ctx context.Context, f *sqliteFile) error {
 		`CREATE TABLE IF NOT EXISTS project_quotas (
 			id TEXT NOT NULL PRIMARY KEY,
 			quotas TEXT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS project_documents (
+			id TEXT NOT NULL PRIMARY KEY,
+			manifest TEXT NOT NULL)`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
@@ -499,6 +502,9 @@ func (p sqliteProjects) purge(ctx context.Context, id string) error {
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM project_quotas WHERE id = ?`, id); err != nil {
 		return fmt.Errorf("purge the quotas of project %q: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM project_documents WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("purge the registered documents of project %q: %w", id, err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM project_versions WHERE id = ?`, id); err != nil {
 		return fmt.Errorf("purge project %q: history: %w", id, err)

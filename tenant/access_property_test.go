@@ -38,7 +38,7 @@ import (
 
 // propFields are the fields of the generated table: every scalar and a list of each.
 var propFields = map[string]string{
-	"s": "String", "t": "String", "id": "ID", "n": "Int", "x": "Float", "b": "Boolean",
+	"s": "String", "t": "String", "ref": "ID", "n": "Int", "x": "Float", "b": "Boolean",
 	"at": "DateTime", "j": "JSON",
 	"ls": "[String]", "lid": "[ID]", "ln": "[Int]", "lx": "[Float]", "lb": "[Boolean]",
 	"lat": "[DateTime]", "lj": "[JSON]",

@@ -86,6 +86,9 @@ func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
 	g.GET("/usage", r.listUsage, Needs(NeedRead))
 	g.GET("/projects/:id/quotas", r.getQuotas, Needs(NeedRead))
 	g.PUT("/projects/:id/quotas", r.putQuotas, Needs(NeedOperator))
+	g.GET("/projects/:id/documents", r.getDocuments, Needs(NeedReadProject))
+	g.PUT("/projects/:id/documents", r.putDocuments, Needs(NeedAdminProject))
+	g.DELETE("/projects/:id/documents", r.putDocuments, Needs(NeedAdminProject))
 }
 
 func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -785,9 +786,10 @@ func Protect(v *Verifier, rules *Rules, next http.Handler) http.Handler {
 func guardOf(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules) (gql.Guard, bool) {
 	// The API answers a method other than GET and POST with 405 before reading anything; that
 	// answer should not depend on the token, but it still gets a guard, never none.
-	// A GET without a query runs nothing (it gets the explorer's page or a 400), so a browser
-	// opens the explorer before it has a token.
-	if r.Method == http.MethodPost || (r.Method == http.MethodGet && r.URL.Query().Has("query")) {
+	// A GET without a document runs nothing (it gets the explorer's page or a 400), so a
+	// browser opens the explorer before it has a token; one that names a persisted document
+	// (documentId, or extensions' persistedQuery) runs it.
+	if r.Method == http.MethodPost || (r.Method == http.MethodGet && namesDocument(r.URL.Query())) {
 		claims, entry, err := v.authorization(r.Context(), r.Header.Get("Authorization"))
 		if err == nil && claims == nil && rules.NeedsToken() {
 			err = fmt.Errorf("%w: send Authorization: Bearer <token>", ErrNoToken)
@@ -800,6 +802,11 @@ func guardOf(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules) 
 		return rules.guardFor(entry, claims), true
 	}
 	return rules.Guard(nil), true
+}
+
+// namesDocument reports whether a GET's parameters name a document to run.
+func namesDocument(params url.Values) bool {
+	return params.Has("query") || params.Has("documentId") || params.Has("extensions")
 }
 
 func writeAuthError(w http.ResponseWriter, err error) {

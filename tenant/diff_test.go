@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
 
@@ -19,8 +20,15 @@ import (
 // platform.test, on a registry of its own.
 func adminServer(t *testing.T) *httptest.Server {
 	t.Helper()
+	srv, _ := adminServerWith(t, tenant.Options{})
+	return srv
+}
+
+// adminServerWith is adminServer with the registry's options; it answers the stores too.
+func adminServerWith(t *testing.T, opts tenant.Options) (*httptest.Server, *store.Stores) {
+	t.Helper()
 	stores := openStores(t)
-	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{})
+	reg, err := tenant.NewRegistry(context.Background(), stores, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +43,7 @@ func adminServer(t *testing.T) *httptest.Server {
 	reg.MountGraphQL(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, stores
 }
 
 // TestApplyNamesEveryChange: a PUT of a changed document answers one line per change, so an

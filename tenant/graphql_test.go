@@ -44,6 +44,7 @@ func newServiceWith(t *testing.T, opts tenant.Options) service {
 		t.Fatal(err)
 	}
 	e := echo.New()
+	e.Pre(tenant.ProjectPaths("platform.test"))
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
 	reg.MountGraphQL(e)
 	e.GET(tenant.DevIssuerJWKSPath, echo.WrapHandler(iss), tenant.ApexOnly)

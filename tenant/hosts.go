@@ -77,7 +77,7 @@ func (opts HostOptions) route(project func(c echo.Context, label string) (*Runti
 				return next(c)
 			}
 			host := hostname(req.Host)
-			if host == domain || maybeIP(host) && net.ParseIP(host) != nil {
+			if isApex(host, domain) {
 				return next(&hostContext{Context: c, apex: true})
 			}
 			label, ok := strings.CutSuffix(host, suffix)
@@ -91,6 +91,45 @@ func (opts HostOptions) route(project func(c echo.Context, label string) (*Runti
 			return next(&hostContext{Context: c, rt: rt})
 		}
 	}
+}
+
+// ProjectPathPrefix starts the path form of a project's address on the apex host:
+// <domain>/p/<project>/api/v1/graphql is <project>.<domain>/api/v1/graphql. It is for tools
+// on the machine that cannot reach <project>.localhost: Node does not resolve it, and its
+// fetch does not let a caller set Host.
+const ProjectPathPrefix = "/p/"
+
+// ProjectPaths is the Echo middleware, run before routing (Echo.Pre), that serves the path
+// form: a request to the apex host for /p/<project>/<rest> goes on as a request to
+// <project>.<domain> for /<rest>, so that Hosts, the routes, and the project's token
+// checks, access rules and limits treat it exactly as one sent to the project's host.
+// Nothing else of the apex host is reachable under /p/, and a project's path reaches only
+// that project.
+func ProjectPaths(domain string) echo.MiddlewareFunc {
+	domain = strings.ToLower(strings.TrimSuffix(domain, "."))
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			rest, ok := strings.CutPrefix(req.URL.Path, ProjectPathPrefix)
+			if !ok || !isApex(hostname(req.Host), domain) {
+				return next(c)
+			}
+			label, path, _ := strings.Cut(rest, "/")
+			label = strings.ToLower(label)
+			if err := ValidateID(label); err != nil {
+				return WriteError(c, http.StatusNotFound, CodeProjectNotFound, err.Error())
+			}
+			req.Host = label + "." + domain
+			req.URL.Path, req.URL.RawPath = "/"+path, ""
+			return next(c)
+		}
+	}
+}
+
+// isApex reports whether host (as hostname answers it) is the apex: the domain itself, or
+// an IP address, which cannot name a project.
+func isApex(host, domain string) bool {
+	return host == domain || maybeIP(host) && net.ParseIP(host) != nil
 }
 
 // hostname lowercases a Host header and drops its port and any trailing dot.

@@ -307,6 +307,8 @@ func (p *Project) validate() error {
 				de.add(fpath, "field names starting with an underscore are reserved")
 			case fname == "uid" || fname == store.KeyCreatedAt || fname == store.KeyUpdatedAt:
 				de.add(fpath, "%q is set by the service and cannot be declared", fname)
+			case fname == "id":
+				de.add(fpath, "\"id\" is the record's uid under the name client caches normalise by, set by the service; name this field differently (ref, code, externalId...)")
 			}
 			ft, err := store.ParseFieldType(f.Type)
 			if err != nil {

@@ -88,6 +88,8 @@ type Options struct {
 	// MaxImportBytes bounds the body of an import through the admin API (0:
 	// DefaultMaxImportBytes).
 	MaxImportBytes int64
+	// Persisted bounds persisted and registered documents (persisted.go).
+	Persisted PersistedOptions
 }
 
 func (o *Options) defaults() {
@@ -311,7 +313,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 	if p.GraphQL.MaxLimit > 0 {
 		lim.MaxLimit = p.GraphQL.MaxLimit
 	}
-	api, err := gql.New(gql.Config{
+	cfg := gql.Config{
 		Tables:          p.APITables(),
 		Records:         records,
 		Introspection:   introspection,
@@ -331,7 +333,11 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		Changes:         r.stores.Changes().Project(p.ID),
 		Realtime:        realtime,
 		Answered:        answered,
-	})
+	}
+	if err := r.persistedConfig(ctx, p.ID, &cfg); err != nil {
+		return nil, err
+	}
+	api, err := gql.New(cfg)
 	if err != nil {
 		return nil, &DocumentError{Problems: []Problem{{Path: "tables", Message: err.Error()}}}
 	}

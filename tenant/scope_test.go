@@ -58,6 +58,9 @@ var adminScopeTable = map[string]scopeCase{
 	"GET /admin/v1/usage":                      {"/admin/v1/usage", "", []string{scOperator, scRead}},
 	"GET /admin/v1/projects/:id/quotas":        {"/admin/v1/projects/shop/quotas", "", []string{scOperator, scRead}},
 	"PUT /admin/v1/projects/:id/quotas":        {"/admin/v1/projects/nosuch/quotas", `{}`, []string{scOperator}},
+	"GET /admin/v1/projects/:id/documents":     {"/admin/v1/projects/shop/documents", "", []string{scOperator, scRead, scShopAdmin, scShopRead}},
+	"PUT /admin/v1/projects/:id/documents":     {"/admin/v1/projects/shop/documents", `{"documents":{"nohash":"{ items { name } }"}}`, []string{scOperator, scShopAdmin}},
+	"DELETE /admin/v1/projects/:id/documents":  {"/admin/v1/projects/shop/documents", "", []string{scOperator, scShopAdmin}},
 }
 
 func TestAdminRouteScopes(t *testing.T) {

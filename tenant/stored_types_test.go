@@ -32,7 +32,7 @@ func TestReadsAnyStoredType(t *testing.T) {
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 
-	types := map[string]string{"s": "String", "i": "Int", "f": "Float", "b": "Boolean", "id": "ID", "d": "DateTime", "j": "JSON",
+	types := map[string]string{"s": "String", "i": "Int", "f": "Float", "b": "Boolean", "ref": "ID", "d": "DateTime", "j": "JSON",
 		"li": "[Int]", "ls": "[String]", "rs": "String", "ri": "Int"}
 	var fields []string
 	for name, ft := range types {
@@ -62,7 +62,7 @@ func TestReadsAnyStoredType(t *testing.T) {
 		}
 	}
 
-	const all = `uid s i f b id d j li ls rs ri`
+	const all = `uid s i f b ref d j li ls rs ri`
 	read := func(query string) map[string]json.RawMessage {
 		t.Helper()
 		a := postGraphQL(t, srv.URL+"/api/v1/graphql", "typed.platform.test", "", query, nil)

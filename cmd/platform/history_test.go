@@ -202,7 +202,7 @@ func TestHistoryAndRollback(t *testing.T) {
 	} else {
 		for _, p := range out["data"].(map[string]any)["products"].([]any) {
 			uid := p.(map[string]any)["uid"].(string)
-			if st, out, err := s.graphql("shop", token, `mutation($u: ID!) { deleteProduct(uid: $u) }`, map[string]any{"u": uid}); err != nil || st != http.StatusOK || out["errors"] != nil {
+			if st, out, err := s.graphql("shop", token, `mutation($u: ID!) { deleteProduct(uid: $u) { id } }`, map[string]any{"u": uid}); err != nil || st != http.StatusOK || out["errors"] != nil {
 				t.Fatalf("delete: %d %v %v", st, out, err)
 			}
 		}

@@ -30,7 +30,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionsCmd(), newRollbackCmd(), newProjectsCmd(), newUndeleteCmd(), newQuotasCmd(), newExportCmd(), newImportCmd(), newRestoreCmd(), newVersionCmd(), newReferenceCmd(), newTokenCmd(), newHealthcheckCmd(), newKeysCmd(), newAuditCmd())
+	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionsCmd(), newRollbackCmd(), newProjectsCmd(), newUndeleteCmd(), newQuotasCmd(), newDocumentsCmd(), newExportCmd(), newImportCmd(), newRestoreCmd(), newVersionCmd(), newReferenceCmd(), newTokenCmd(), newHealthcheckCmd(), newKeysCmd(), newAuditCmd())
 	return root
 }
 

@@ -340,7 +340,7 @@ func TestUniqueIndexOnDuplicates(t *testing.T) {
 	if _, body := s.do("GET", "localhost", "/admin/v1/projects/shop", s.token, nil); !strings.Contains(string(body), `"version":1`) || strings.Contains(string(body), "indexes") {
 		t.Fatalf("the previous version should stay: %s", body)
 	}
-	gql(`mutation { deleteProduct(uid: "` + uids[1] + `") }`)
+	gql(`mutation { deleteProduct(uid: "` + uids[1] + `") { id } }`)
 	if st, body := s.do("PUT", "localhost", "/admin/v1/projects/shop", s.token, doc(true)); st != http.StatusOK {
 		t.Fatalf("unique index without duplicates: %d %s", st, body)
 	}

@@ -26,7 +26,7 @@ func configReference() []referenceEntry {
 		}
 	}
 	add("serve", (&serveConfig{}).settings())
-	add("apply / versions / rollback / undelete / quotas", (&applyConfig{}).settings())
+	add("apply / versions / rollback / undelete / quotas / documents", (&applyConfig{}).settings())
 	add("export / import", (&transferConfig{}).settings())
 	add("restore", append((&storeConfig{}).settings(), (&backupTargetConfig{}).settings()...))
 	return out

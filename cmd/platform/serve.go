@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,6 +81,7 @@ type serveConfig struct {
 	UsageOff                          bool
 	UsageFlush                        time.Duration
 	Quotas                            quotaConfig
+	Persisted                         persistedConfig
 }
 
 func (c *serveConfig) settings() []setting {
@@ -143,7 +145,7 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.UsageFlush, "usage-flush", "PLATFORM_USAGE_FLUSH", tenant.DefaultUsageFlush, "how often each replica adds the usage it counted to the control database (and on shutdown)"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
 		durationSetting(&c.AuditRetention, "audit-retention", "PLATFORM_AUDIT_RETENTION", tenant.DefaultAuditRetention, "how long the audit log keeps an entry; older ones are pruned hourly"),
-	}, append(c.Backup.settings(), c.Quotas.settings()...)...)
+	}, slices.Concat(c.Backup.settings(), c.Quotas.settings(), c.Persisted.settings())...)
 }
 
 func newServeCmd() *cobra.Command {
@@ -459,6 +461,7 @@ func (p servePlane) mountProjects(ctx context.Context, dataDir string) (_ *tenan
 		Backups:         backups,
 		Usage:           tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush},
 		Quotas:          quotas,
+		Persisted:       cfg.Persisted.options(),
 		MetricsProjects: cfg.MetricsProjects,
 		CacheSize:       cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: p.reg, Tracer: p.tracer, FairShare: share,
@@ -488,6 +491,7 @@ func (p servePlane) mountProjects(ctx context.Context, dataDir string) (_ *tenan
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	e.Pre(tenant.ProjectPaths(cfg.Domain))
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: cfg.Domain, Skip: []string{"/healthz", "/readyz"}}))
 	admit, err := pressure.AdmitConfig{
 		Skipper:       func(c echo.Context) bool { return !expensive(c) },

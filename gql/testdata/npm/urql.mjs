@@ -26,7 +26,7 @@ const Create = gql`mutation createProduct($data: productInput!) { createProduct(
 const Fetch = gql`query products($uid: ID) { products(uid: $uid) { ${fields} } }`;
 const List = gql`query products { products { ${fields} } }`;
 const Update = gql`mutation updateProduct($uid: ID, $data: productInput!) { updateProduct(uid: $uid, data: $data) { ${fields} } }`;
-const Delete = gql`mutation deleteProduct($uid: ID) { deleteProduct(uid: $uid) }`;
+const Delete = gql`mutation deleteProduct($uid: ID) { deleteProduct(uid: $uid) { id } }`;
 
 // ok runs one operation and returns its data, failing on any error urql reports.
 async function ok(step, result) {
@@ -67,11 +67,11 @@ assert.ok(updated.updatedAt >= created.updatedAt);
 console.log(`update: price ${created.price} -> ${updated.price}`);
 
 const deleted = (await ok('delete', alice.mutation(Delete, { uid: created.uid }))).deleteProduct;
-// The seed's answer to a delete.
-assert.equal(deleted, 'Document Deleted');
+// The deleted record, by the id a cache evicts it by.
+assert.equal(deleted.id, created.uid);
 const gone = (await ok('fetch after delete', alice.query(Fetch, { uid: created.uid }))).products;
 assert.deepEqual(gone, []);
-console.log(`delete: ${deleted}, then fetch: ${gone.length} records`);
+console.log(`delete: ${deleted.id === created.uid ? "the record" : "?"}, then fetch: ${gone.length} records`);
 
 const anonymous = await client({}).query(List, {}).toPromise();
 assert.ok(anonymous.error, 'a call without the token is refused');
