@@ -2,6 +2,7 @@ package gql_test
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/platform-dev/platform/gql"
@@ -71,5 +72,32 @@ func TestAggregateTypes(t *testing.T) {
 	}
 	if r := exec(t, srv, `{ eventsAggregate { min { tags } } }`, nil); len(r.Errors) != 1 {
 		t.Errorf("min of a list: %s", r.raw)
+	}
+}
+
+// TestAggregateAliasesChargedOnce: a figure selected under several aliases is computed and
+// charged to the response budget once, as graph-gophers' executor charges it
+// (gql.NewReference): under a small budget both answer the same.
+func TestAggregateAliasesChargedOnce(t *testing.T) {
+	cfg := gql.Config{Tables: []gql.Table{products()}, MaxResultBytes: 400}
+	cfg.Records = records(t, cfg.Tables...)
+	api, err := gql.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := gql.NewReference(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(api *gql.API, query string) (int, string) {
+		srv := httptest.NewServer(api)
+		defer srv.Close()
+		return post(t, srv, body(query, `{}`))
+	}
+	send(api, `mutation { createproducts(data: [{name: "a", price: 1}, {name: "b", price: 2}]) { name } }`)
+	query := `{ productsAggregate { avg { a1: price price } min { price a2: name } avg { a3: price a4: price a5: price } max { a6: name a7: name a8: name } } }`
+	wantStatus, want := send(ref, query)
+	if status, got := send(api, query); status != wantStatus || got != want {
+		t.Errorf("got %d %s\nwant %d %s", status, got, wantStatus, want)
 	}
 }

@@ -825,8 +825,10 @@ func (w *execution) figures(out []byte, f *planField, in args, path []any) ([]by
 	var paths []string
 	for _, s := range sels {
 		for _, c := range w.selected(s.sels) {
-			if !c.typename() {
-				paths = append(paths, s.part+"."+c.part)
+			// Each figure once, as graph-gophers names the selected fields: the store
+			// computes it, and the budget charges it, once whatever its aliases.
+			if p := s.part + "." + c.part; !c.typename() && !slices.Contains(paths, p) {
+				paths = append(paths, p)
 			}
 		}
 	}
