@@ -53,6 +53,14 @@ const BackupLockTTL = time.Minute
 // TTL (30 min by default), renewed on each use.
 func ConsoleSession(cookieHash string) string { return "console:session:" + cookieHash }
 
+// PersistedQuery is a document a client sent in full with its SHA-256 (Apollo's automatic
+// persisted queries); it lives --apq-ttl (24 h) from when it was last sent in full.
+func PersistedQuery(project, hash string) string { return "apq:{" + project + "}:" + hash }
+
+// PersistedQueries is the sorted set (hash -> expiry in ms) of a project's PersistedQuery
+// keys, to forget the oldest past --apq-max; it lives --apq-ttl.
+func PersistedQueries(project string) string { return "apq:{" + project + "}" }
+
 // MCPPrefix is the MCP server's prefix unless configured (mcpserver.Config.KeyPrefix).
 const MCPPrefix = "mcp:"
 

@@ -12,6 +12,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/platform-dev/platform/coord"
 )
 
 // Documents answers the manifest of documents registered for project id (trusted
@@ -106,11 +108,10 @@ func (c *PersistedQueries) Project(id string) *ProjectQueries {
 	return &ProjectQueries{c: c, project: id}
 }
 
-// Keys: apq:{<project>}:<hash> holds a document; apq:{<project>} is a sorted set of the
-// project's hashes by expiry (ms), to forget the oldest past the bound. The hash tag keeps
-// a project's keys in one Redis Cluster slot.
-func (q *ProjectQueries) docKey(hash string) string { return "apq:{" + q.project + "}:" + hash }
-func (q *ProjectQueries) indexKey() string          { return "apq:{" + q.project + "}" }
+// The keys are coord's PersistedQuery (a document) and PersistedQueries (the project's
+// hashes by expiry, to forget the oldest past the bound).
+func (q *ProjectQueries) docKey(hash string) string { return coord.PersistedQuery(q.project, hash) }
+func (q *ProjectQueries) indexKey() string          { return coord.PersistedQueries(q.project) }
 
 // Document answers the document sent with hash; false when the cache does not hold it.
 func (q *ProjectQueries) Document(ctx context.Context, hash string) (string, bool, error) {
