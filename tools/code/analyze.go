@@ -64,7 +64,7 @@ type CodebaseReport struct {
 	Projects []Project `json:"projects"`
 	// ParseErrors names the files with syntax errors; each is still analysed as far as it parses.
 	ParseErrors []ParseError `json:"parseErrors"`
-	// Skipped names the files of parsed languages that were only counted, and why.
+	// Skipped names the files not analysed whole, and why (Summary.Skipped counts them all).
 	Skipped []SkippedFile  `json:"skipped"`
 	Omitted map[string]int `json:"omitted,omitempty"`
 	Hint    string         `json:"hint,omitempty"`
@@ -72,15 +72,17 @@ type CodebaseReport struct {
 
 // Summary totals the files below the path.
 type Summary struct {
-	Files          int   `json:"files"`
-	CountedFiles   int   `json:"countedFiles"`
-	VendoredFiles  int   `json:"vendoredFiles"`
-	GeneratedFiles int   `json:"generatedFiles"`
-	BinaryFiles    int   `json:"binaryFiles"`
-	OversizeFiles  int   `json:"oversizeFiles"`
-	ParseErrors    int   `json:"parseErrors"`
-	Lines          Lines `json:"lines"`
-	Truncated      bool  `json:"truncated,omitempty"`
+	Files          int `json:"files"`
+	CountedFiles   int `json:"countedFiles"`
+	VendoredFiles  int `json:"vendoredFiles"`
+	GeneratedFiles int `json:"generatedFiles"`
+	BinaryFiles    int `json:"binaryFiles"`
+	OversizeFiles  int `json:"oversizeFiles"`
+	ParseErrors    int `json:"parseErrors"`
+	// Skipped counts the files not analysed whole by reason (see fileInfo.skipped).
+	Skipped   map[string]int `json:"skipped,omitempty"`
+	Lines     Lines          `json:"lines"`
+	Truncated bool           `json:"truncated,omitempty"`
 	// Partial says how far a listing stopped early to answer in time got.
 	Partial string `json:"partial,omitempty"`
 }
@@ -92,11 +94,16 @@ type ParseError struct {
 	Message string `json:"message"`
 }
 
-// SkippedFile is a file left unparsed on purpose.
+// SkippedFile is a file not analysed whole, on purpose.
 type SkippedFile struct {
 	File   string `json:"file"`
 	Reason string `json:"reason"`
+	Bytes  int64  `json:"bytes"`
 }
+
+// maxSkippedPerReason bounds the files the answer names for one reason of being skipped,
+// the largest first; Summary.Skipped counts them all.
+const maxSkippedPerReason = 20
 
 // LanguageStat is one language's share. Parsed says whether comments were told apart (by a
 // real parser); otherwise every non-blank line counts as code.
@@ -163,7 +170,8 @@ func (analyzeTool) Spec() tools.Spec {
 		Description: "Structure of the code below a workspace path, from real parsers (Go, Python, JavaScript, TypeScript, Java, Rust): " +
 			"languages with code/comment/blank lines (vendored, generated and binary files left out), the folder tree to `depth` with sizes, " +
 			"manifests with declared dependencies, entry points, top-level symbols of files within `depth`, and hotspots: the most " +
-			"complex functions (cyclomatic complexity) and the longest. " +
+			"complex functions (cyclomatic complexity) and the longest. `skipped` names the files not analysed whole and why " +
+			"(vendored, generated, minified, too large, binary), `summary.skipped` counts them. " +
 			"Lists are ordered by importance and capped by `limit`; `omitted` counts what was left out.",
 		InputSchema:  json.RawMessage(analyzeInputSchema),
 		OutputSchema: json.RawMessage(analyzeOutputSchema),
@@ -289,8 +297,8 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 		if match(fi) && fi.F != nil && fi.F.ParseError {
 			rep.ParseErrors = append(rep.ParseErrors, ParseError{File: fi.Rel, Line: fi.F.ErrorLine, Message: fi.F.ErrorMsg})
 		}
-		if match(fi) && !fi.Vendored && fi.F != nil && fi.F.Skipped != "" {
-			rep.Skipped = append(rep.Skipped, SkippedFile{File: fi.Rel, Reason: fi.F.Skipped})
+		if reason := fi.skipped(); reason != "" && match(fi) {
+			rep.Skipped = append(rep.Skipped, SkippedFile{File: fi.Rel, Reason: reason, Bytes: fi.Size})
 		}
 		if !match(fi) || !fi.counted() {
 			continue
@@ -342,7 +350,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	rep.Omitted["entryPoints"] = capList(&rep.EntryPoints, limit)
 	rep.Omitted["files"] = capList(&rep.Files, limit)
 	rep.Omitted["parseErrors"] = capList(&rep.ParseErrors, limit)
-	rep.Omitted["skipped"] = capList(&rep.Skipped, limit)
+	rep.Omitted["skipped"] = capSkipped(&rep.Skipped, min(limit, maxSkippedPerReason))
 	rep.Omitted["projects"] = capList(&rep.Projects, limit)
 
 	rep.Omitted, rep.Hint = omissions(rep.Omitted, limit, "a narrower path, or a language")
@@ -370,6 +378,12 @@ func summarize(snap *snapshot, match func(*fileInfo) bool) (Summary, []LanguageS
 		}
 		if fi.F != nil && fi.F.ParseError {
 			s.ParseErrors++
+		}
+		if reason := fi.skipped(); reason != "" {
+			if s.Skipped == nil {
+				s.Skipped = map[string]int{}
+			}
+			s.Skipped[reason]++
 		}
 		if !fi.counted() {
 			continue
@@ -430,6 +444,23 @@ func firstSorted[T any](list []T, limit int, cmp func(a, b T) int) ([]T, int) {
 		}
 	}
 	return top, len(list) - len(top)
+}
+
+// capSkipped keeps the largest limit files of each reason, and returns how many it left out.
+func capSkipped(list *[]SkippedFile, limit int) int {
+	slices.SortStableFunc(*list, func(a, b SkippedFile) int {
+		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), strings.Compare(a.File, b.File))
+	})
+	named := map[string]int{}
+	kept := (*list)[:0]
+	for _, s := range *list {
+		if named[s.Reason]++; named[s.Reason] <= limit {
+			kept = append(kept, s)
+		}
+	}
+	n := len(*list) - len(kept)
+	*list = kept
+	return n
 }
 
 func capList[T any](list *[]T, limit int) int {
