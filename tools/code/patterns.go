@@ -384,13 +384,13 @@ func (ix *index) duplicateFindings() []Finding {
 				flush()
 				continue
 			}
-			if cur != nil && i > 0 && b.Line <= cur.end+1 {
-				cur.end = b.End
+			if cur != nil && i > 0 && int(b.Line) <= cur.end+1 {
+				cur.end = int(b.End)
 				cur.windows++
 				continue
 			}
 			flush()
-			cur = &run{file: fi.Rel, line: b.Line, end: b.End, windows: 1}
+			cur = &run{file: fi.Rel, line: int(b.Line), end: int(b.End), windows: 1}
 			key = b.Hash
 		}
 		flush()
