@@ -107,6 +107,10 @@ func TestPythonImportsAgainstImportlib(t *testing.T) {
 	}
 	ref, err := exec.Command(python, "-S", "testdata/reference/python_imports.py", lib).Output()
 	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			t.Fatalf("reference edges: %v\n%s", err, exit.Stderr)
+		}
 		t.Fatalf("reference edges: %v", err)
 	}
 	want := map[string]bool{}

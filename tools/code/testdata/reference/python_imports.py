@@ -18,6 +18,21 @@ lib = os.path.abspath(sys.argv[1])
 found = {}
 
 
+def path_spec(name, path):
+    try:
+        return importlib.machinery.PathFinder.find_spec(name, path)
+    except KeyError:
+        # Python 3.13's finder looks a namespace package's parent up in sys.modules, where
+        # nothing analysed is: a folder without __init__.py is that namespace package.
+        last = name.rpartition(".")[2]
+        dirs = [os.path.join(p, last) for p in path if os.path.isdir(os.path.join(p, last))]
+        if not dirs:
+            return None
+        spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        spec.submodule_search_locations = dirs
+        return spec
+
+
 def find(name):
     """The spec of module name found below lib, or None."""
     if name not in found:
@@ -25,11 +40,11 @@ def find(name):
         spec = None
         if not parent:
             if name not in sys.builtin_module_names:
-                spec = importlib.machinery.PathFinder.find_spec(name, [lib])
+                spec = path_spec(name, [lib])
         else:
             p = find(parent)
             if p is not None and p.submodule_search_locations:
-                spec = importlib.machinery.PathFinder.find_spec(name, list(p.submodule_search_locations))
+                spec = path_spec(name, list(p.submodule_search_locations))
         found[name] = spec
     return found[name]
 
