@@ -378,6 +378,7 @@ func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, 
 		return &facts{Language: j.fi.Lang, ParseError: true, ErrorMsg: err.Error(), Lines: countLines(j.src, nil)}, nil
 	}
 	f.Language = j.fi.Lang
+	f.compact()
 	return f, nil
 }
 

@@ -613,7 +613,7 @@ func (ix *index) componentExports(files []*fileInfo, syms []symbolAt, units map[
 			if v == s.fi {
 				continue
 			}
-			if line, ok := v.F.Uses[s.s.Name]; ok {
+			if line, ok := v.F.Uses.line(s.s.Name); ok {
 				e.Uses++
 				if len(e.UsedBy) < maxLocations {
 					e.UsedBy = append(e.UsedBy, Location{File: v.Rel, Line: line})

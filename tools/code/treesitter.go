@@ -37,6 +37,9 @@ type tsParser struct {
 	decide   map[string]bool
 	logical  map[string]bool
 	nest     map[string]bool
+	// uses and keys are scratch for each file's names, reused from file to file.
+	uses map[string]int
+	keys []string
 }
 
 func newTSParser(g *grammar) *tsParser {
@@ -55,7 +58,7 @@ func newTSParser(g *grammar) *tsParser {
 		return m
 	}
 	return &tsParser{g: g, p: p, names: names, comments: set(g.comments), idents: set(g.idents),
-		decide: set(g.decisions), logical: set(g.logical), nest: set(g.nesting)}
+		decide: set(g.decisions), logical: set(g.logical), nest: set(g.nesting), uses: map[string]int{}}
 }
 
 // tsFile is one file being read: the tree, its source and the facts gathered so far.
@@ -181,7 +184,8 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 	}
 	defer tree.Close()
 	t := &tsFile{p: p, src: src, root: tree.RootNode(),
-		out: &facts{Language: p.g.name, Parsed: true, Uses: map[string]int{}}}
+		out: &facts{Language: p.g.name, Parsed: true}}
+	clear(p.uses)
 	t.out.ParseError = t.root.HasError()
 
 	// One pass over every node: comments, names used, and imports that hide in expressions.
@@ -202,9 +206,9 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 				t.out.ErrorMsg = "unexpected " + strings.Join(strings.Fields(truncate(t.text(n), 40)), " ")
 			}
 		case p.idents[typ]:
-			name := string(src[n.StartByte():n.EndByte()])
-			if _, ok := t.out.Uses[name]; !ok {
-				t.out.Uses[name] = t.line(n)
+			// The lookup by the bytes' string does not allocate; only a new name is copied.
+			if _, ok := p.uses[string(src[n.StartByte():n.EndByte()])]; !ok {
+				p.uses[string(src[n.StartByte():n.EndByte()])] = t.line(n)
 			}
 		}
 		if p.g.node != nil {
@@ -217,7 +221,8 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 			if !cur.GoToParent() {
 				comments = sortRanges(comments)
 				t.out.Lines = countLines(src, comments)
-				t.out.Blocks = codeBlocks(nil, src, comments)
+				t.out.Blocks = codeBlocks(blocks{}, src, comments)
+				t.out.Uses, p.keys = newNames(p.uses, p.keys)
 				p.g.top(t)
 				return t.out, nil
 			}
