@@ -159,25 +159,67 @@ type names struct {
 	lines []int32
 }
 
-// newNames takes the first lines of names from m (which the caller may then clear and reuse),
-// ordered by name with scratch, which it returns for the next file.
-func newNames(m map[string]int, scratch []string) (names, []string) {
-	keys := scratch[:0]
+// firstUses gathers a file's names and where each first appears; it is scratch that a parser
+// reuses from file to file.
+type firstUses struct {
+	at map[string]int
+	// keys are the names in the order first seen: a cleared map keeps the size of the
+	// largest file it held, and iterating it for every file cost more than the parse.
+	keys []string
+}
+
+// reset empties u for the next file. A map that held many names is dropped, not cleared:
+// clearing costs its size.
+func (u *firstUses) reset() {
+	if u.at == nil || len(u.at) > 1024 {
+		u.at = map[string]int{}
+	} else {
+		clear(u.at)
+	}
+	u.keys = u.keys[:0]
+}
+
+// earliest records that name appears at pos, keeping the least pos.
+func (u *firstUses) earliest(name string, pos int) {
+	if first, seen := u.at[name]; !seen {
+		u.at[name] = pos
+		u.keys = append(u.keys, name)
+	} else if pos < first {
+		u.at[name] = pos
+	}
+}
+
+// first records the name in b at line unless it was seen before; only a new name is
+// copied.
+func (u *firstUses) first(b []byte, line int) {
+	if _, seen := u.at[string(b)]; !seen {
+		name := string(b)
+		u.at[name] = line
+		u.keys = append(u.keys, name)
+	}
+}
+
+// names are the names gathered, with the line of their first use: the recorded value
+// itself, or line of it when line is not nil.
+func (u *firstUses) names(line func(int) int) names {
+	slices.Sort(u.keys)
 	size := 0
-	for k := range m {
-		keys = append(keys, k)
+	for _, k := range u.keys {
 		size += len(k)
 	}
-	slices.Sort(keys)
 	var sb strings.Builder
 	sb.Grow(size)
-	n := names{ends: make([]int32, len(keys)), lines: make([]int32, len(keys))}
-	for i, k := range keys {
+	n := names{ends: make([]int32, len(u.keys)), lines: make([]int32, len(u.keys))}
+	for i, k := range u.keys {
 		sb.WriteString(k)
-		n.ends[i], n.lines[i] = int32(sb.Len()), int32(m[k])
+		at := u.at[k]
+		if line != nil {
+			at = line(at)
+		}
+		n.ends[i], n.lines[i] = int32(sb.Len()), int32(at)
 	}
 	n.text = sb.String()
-	return n, keys
+	return n
 }
 
 func (n names) name(i int) string {

@@ -20,8 +20,7 @@ import (
 type goParser struct {
 	comments [][2]int
 	blocks   blocks
-	uses     map[string]int
-	keys     []string
+	uses     firstUses
 }
 
 func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, error) {
@@ -37,11 +36,8 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 	if f == nil {
 		return out, err
 	}
-	if p.uses == nil {
-		p.uses = map[string]int{}
-	}
-	clear(p.uses)
-	g := &goFile{out: out, uses: p.uses, tf: fset.File(f.Pos()), pkgVars: map[string]bool{}, pkgMaps: map[string]bool{},
+	p.uses.reset()
+	g := &goFile{out: out, uses: &p.uses, tf: fset.File(f.Pos()), pkgVars: map[string]bool{}, pkgMaps: map[string]bool{},
 		eager: map[string]bool{}, assigns: map[string]map[string]bool{}, callbacks: map[string]string{},
 		imported: map[string]bool{}}
 	comments := p.comments[:0]
@@ -110,19 +106,14 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 		g.function(fd)
 	}
 	g.singletons()
-	for name, pos := range g.uses {
-		g.uses[name] = g.line(token.Pos(pos))
-	}
-	out.Uses, p.keys = newNames(g.uses, p.keys)
+	out.Uses = g.uses.names(func(pos int) int { return g.line(token.Pos(pos)) })
 	return out, nil
 }
 
 // use records the first position an identifier appears at; parse turns positions into lines
 // once all are known, one lookup a name instead of one an occurrence.
 func (g *goFile) use(id *ast.Ident) {
-	if first, seen := g.uses[id.Name]; !seen || int(id.Pos()) < first {
-		g.uses[id.Name] = int(id.Pos())
-	}
+	g.uses.earliest(id.Name, int(id.Pos()))
 }
 
 func (g *goFile) inspectUses(n ast.Node) bool {
@@ -135,7 +126,7 @@ func (g *goFile) inspectUses(n ast.Node) bool {
 // goFile is one Go file being read.
 type goFile struct {
 	out     *facts
-	uses    map[string]int // identifier -> first position, then line
+	uses    *firstUses // identifiers, at their first position
 	tf      *token.File
 	pkgVars map[string]bool // package-level variables
 	pkgMaps map[string]bool // package-level maps (registries)

@@ -37,9 +37,7 @@ type tsParser struct {
 	decide   map[string]bool
 	logical  map[string]bool
 	nest     map[string]bool
-	// uses and keys are scratch for each file's names, reused from file to file.
-	uses map[string]int
-	keys []string
+	uses     firstUses
 }
 
 func newTSParser(g *grammar) *tsParser {
@@ -58,7 +56,7 @@ func newTSParser(g *grammar) *tsParser {
 		return m
 	}
 	return &tsParser{g: g, p: p, names: names, comments: set(g.comments), idents: set(g.idents),
-		decide: set(g.decisions), logical: set(g.logical), nest: set(g.nesting), uses: map[string]int{}}
+		decide: set(g.decisions), logical: set(g.logical), nest: set(g.nesting)}
 }
 
 // tsFile is one file being read: the tree, its source and the facts gathered so far.
@@ -185,7 +183,7 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 	defer tree.Close()
 	t := &tsFile{p: p, src: src, root: tree.RootNode(),
 		out: &facts{Language: p.g.name, Parsed: true}}
-	clear(p.uses)
+	p.uses.reset()
 	t.out.ParseError = t.root.HasError()
 
 	// One pass over every node: comments, names used, and imports that hide in expressions.
@@ -206,10 +204,7 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 				t.out.ErrorMsg = "unexpected " + strings.Join(strings.Fields(truncate(t.text(n), 40)), " ")
 			}
 		case p.idents[typ]:
-			// The lookup by the bytes' string does not allocate; only a new name is copied.
-			if _, ok := p.uses[string(src[n.StartByte():n.EndByte()])]; !ok {
-				p.uses[string(src[n.StartByte():n.EndByte()])] = t.line(n)
-			}
+			p.uses.first(src[n.StartByte():n.EndByte()], t.line(n))
 		}
 		if p.g.node != nil {
 			p.g.node(t, n, typ)
@@ -222,7 +217,7 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 				comments = sortRanges(comments)
 				t.out.Lines = countLines(src, comments)
 				t.out.Blocks = codeBlocks(blocks{}, src, comments)
-				t.out.Uses, p.keys = newNames(p.uses, p.keys)
+				t.out.Uses = p.uses.names(nil)
 				p.g.top(t)
 				return t.out, nil
 			}
