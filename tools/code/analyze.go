@@ -293,6 +293,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 		rep.Omitted["manifestDependencies"] += capList(&rep.Manifests[i].Dependencies, limit)
 	}
 
+	var funcs []funcRef
 	for _, fi := range snap.files {
 		if match(fi) && fi.F != nil && fi.F.ParseError {
 			rep.ParseErrors = append(rep.ParseErrors, ParseError{File: fi.Rel, Line: fi.F.ErrorLine, Message: fi.F.ErrorMsg})
@@ -306,18 +307,18 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 		for _, e := range fi.F.Entry {
 			rep.EntryPoints = append(rep.EntryPoints, EntryPoint{File: fi.Rel, Line: e.Line, Kind: e.Kind, Detail: e.Detail})
 		}
-		var syms []Symbol
-		for _, s := range fi.F.Symbols {
-			if s.isFunc() {
-				rep.Hotspots = append(rep.Hotspots, Hotspot{File: fi.Rel, Symbol: s.qualified(), Line: s.Line, End: s.End,
-					Lines: s.End - s.Line + 1, Complexity: s.Complexity, Nesting: s.Nesting})
-			}
-			if s.Kind != "method" {
-				syms = append(syms, Symbol{Name: s.Name, Kind: s.Kind, Line: s.Line, Exported: s.Exported})
+		for i := range fi.F.Symbols {
+			if fi.F.Symbols[i].isFunc() {
+				funcs = append(funcs, funcRef{fi, &fi.F.Symbols[i]})
 			}
 		}
 		if fi.F.Parsed && relDepth(fi.Rel, snap.base) <= int(args.Depth) {
-			fs := FileSymbols{Path: fi.Rel, Language: fi.Lang, Code: fi.F.Lines.Code, Symbols: append([]Symbol{}, syms...)}
+			fs := FileSymbols{Path: fi.Rel, Language: fi.Lang, Code: fi.F.Lines.Code, Symbols: []Symbol{}}
+			for _, s := range fi.F.Symbols {
+				if s.Kind != "method" {
+					fs.Symbols = append(fs.Symbols, Symbol{Name: s.Name, Kind: s.Kind, Line: s.Line, Exported: s.Exported})
+				}
+			}
 			fs.OmittedSymbols = capList(&fs.Symbols, min(limit, 100))
 			rep.Files = append(rep.Files, fs)
 		}
@@ -332,19 +333,23 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	})
 	// Only limit of each list is kept: selecting them costs a look at each function, where
 	// sorting all of a large tree's (over 100,000 in GOROOT) was most of a warm call.
-	all := rep.Hotspots
-	rep.Hotspots, rep.Omitted["hotspots"] = firstSorted(all, limit, func(a, b Hotspot) int {
-		if c := cmp.Compare(b.Complexity, a.Complexity); c != 0 {
+	// They are chosen among references to the functions: a Hotspot for each of GOROOT's was
+	// a third of what a cold analysis allocated once all files were read.
+	var top []funcRef
+	top, rep.Omitted["hotspots"] = firstSorted(funcs, limit, func(a, b funcRef) int {
+		if c := cmp.Compare(b.s.Complexity, a.s.Complexity); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.Lines, a.Lines)
+		return cmp.Compare(b.lines(), a.lines())
 	})
-	rep.Largest, rep.Omitted["largest"] = firstSorted(all, limit, func(a, b Hotspot) int {
-		if c := cmp.Compare(b.Lines, a.Lines); c != 0 {
+	rep.Hotspots = hotspots(top)
+	top, rep.Omitted["largest"] = firstSorted(funcs, limit, func(a, b funcRef) int {
+		if c := cmp.Compare(b.lines(), a.lines()); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.Complexity, a.Complexity)
+		return cmp.Compare(b.s.Complexity, a.s.Complexity)
 	})
+	rep.Largest = hotspots(top)
 	sort.SliceStable(rep.Files, func(i, j int) bool { return rep.Files[i].Code > rep.Files[j].Code })
 	rep.Omitted["languages"] = capList(&rep.Languages, limit)
 	rep.Omitted["entryPoints"] = capList(&rep.EntryPoints, limit)
@@ -430,6 +435,23 @@ func omissions(omitted map[string]int, limit int, narrower string) (map[string]i
 // firstSorted returns the first limit elements of list in the order slices.SortStableFunc
 // would give them (equal elements keep their order in list), and how many it left out,
 // without sorting the rest. list is not modified.
+// funcRef is a function of a file, a candidate hotspot.
+type funcRef struct {
+	fi *fileInfo
+	s  *symbol
+}
+
+func (r funcRef) lines() int { return r.s.End - r.s.Line + 1 }
+
+func hotspots(refs []funcRef) []Hotspot {
+	out := make([]Hotspot, len(refs))
+	for i, r := range refs {
+		out[i] = Hotspot{File: r.fi.Rel, Symbol: r.s.qualified(), Line: r.s.Line, End: r.s.End,
+			Lines: r.lines(), Complexity: r.s.Complexity, Nesting: r.s.Nesting}
+	}
+	return out
+}
+
 func firstSorted[T any](list []T, limit int, cmp func(a, b T) int) ([]T, int) {
 	top := make([]T, 0, min(limit, len(list))+1)
 	for _, x := range list {
