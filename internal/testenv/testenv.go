@@ -36,6 +36,8 @@ func command(name string) (install string, aliases []string) {
 		return "the machine that runs .ci/run has Go: https://go.dev/dl", nil
 	case "node":
 		return ".ci/run installs it: apt-get install nodejs npm", nil
+	case "python3":
+		return ".ci/run installs it: apt-get install python3", nil
 	case "redis-server":
 		return ".ci/run installs it: apt-get install redis-server", nil
 	}

@@ -64,7 +64,7 @@ type CodebaseReport struct {
 	Projects []Project `json:"projects"`
 	// ParseErrors names the files with syntax errors; each is still analysed as far as it parses.
 	ParseErrors []ParseError `json:"parseErrors"`
-	// Skipped names the files of parsed languages that were only counted, and why.
+	// Skipped names the files not analysed whole, and why (Summary.Skipped counts them all).
 	Skipped []SkippedFile  `json:"skipped"`
 	Omitted map[string]int `json:"omitted,omitempty"`
 	Hint    string         `json:"hint,omitempty"`
@@ -72,15 +72,17 @@ type CodebaseReport struct {
 
 // Summary totals the files below the path.
 type Summary struct {
-	Files          int   `json:"files"`
-	CountedFiles   int   `json:"countedFiles"`
-	VendoredFiles  int   `json:"vendoredFiles"`
-	GeneratedFiles int   `json:"generatedFiles"`
-	BinaryFiles    int   `json:"binaryFiles"`
-	OversizeFiles  int   `json:"oversizeFiles"`
-	ParseErrors    int   `json:"parseErrors"`
-	Lines          Lines `json:"lines"`
-	Truncated      bool  `json:"truncated,omitempty"`
+	Files          int `json:"files"`
+	CountedFiles   int `json:"countedFiles"`
+	VendoredFiles  int `json:"vendoredFiles"`
+	GeneratedFiles int `json:"generatedFiles"`
+	BinaryFiles    int `json:"binaryFiles"`
+	OversizeFiles  int `json:"oversizeFiles"`
+	ParseErrors    int `json:"parseErrors"`
+	// Skipped counts the files not analysed whole by reason (see fileInfo.skipped).
+	Skipped   map[string]int `json:"skipped,omitempty"`
+	Lines     Lines          `json:"lines"`
+	Truncated bool           `json:"truncated,omitempty"`
 	// Partial says how far a listing stopped early to answer in time got.
 	Partial string `json:"partial,omitempty"`
 }
@@ -92,11 +94,16 @@ type ParseError struct {
 	Message string `json:"message"`
 }
 
-// SkippedFile is a file left unparsed on purpose.
+// SkippedFile is a file not analysed whole, on purpose.
 type SkippedFile struct {
 	File   string `json:"file"`
 	Reason string `json:"reason"`
+	Bytes  int64  `json:"bytes"`
 }
+
+// maxSkippedPerReason bounds the files the answer names for one reason of being skipped,
+// the largest first; Summary.Skipped counts them all.
+const maxSkippedPerReason = 20
 
 // LanguageStat is one language's share. Parsed says whether comments were told apart (by a
 // real parser); otherwise every non-blank line counts as code.
@@ -163,7 +170,8 @@ func (analyzeTool) Spec() tools.Spec {
 		Description: "Structure of the code below a workspace path, from real parsers (Go, Python, JavaScript, TypeScript, Java, Rust): " +
 			"languages with code/comment/blank lines (vendored, generated and binary files left out), the folder tree to `depth` with sizes, " +
 			"manifests with declared dependencies, entry points, top-level symbols of files within `depth`, and hotspots: the most " +
-			"complex functions (cyclomatic complexity) and the longest. " +
+			"complex functions (cyclomatic complexity) and the longest. `skipped` names the files not analysed whole and why " +
+			"(vendored, generated, minified, too large, binary), `summary.skipped` counts them. " +
 			"Lists are ordered by importance and capped by `limit`; `omitted` counts what was left out.",
 		InputSchema:  json.RawMessage(analyzeInputSchema),
 		OutputSchema: json.RawMessage(analyzeOutputSchema),
@@ -285,12 +293,13 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 		rep.Omitted["manifestDependencies"] += capList(&rep.Manifests[i].Dependencies, limit)
 	}
 
+	var funcs []funcRef
 	for _, fi := range snap.files {
 		if match(fi) && fi.F != nil && fi.F.ParseError {
 			rep.ParseErrors = append(rep.ParseErrors, ParseError{File: fi.Rel, Line: fi.F.ErrorLine, Message: fi.F.ErrorMsg})
 		}
-		if match(fi) && !fi.Vendored && fi.F != nil && fi.F.Skipped != "" {
-			rep.Skipped = append(rep.Skipped, SkippedFile{File: fi.Rel, Reason: fi.F.Skipped})
+		if reason := fi.skipped(); reason != "" && match(fi) {
+			rep.Skipped = append(rep.Skipped, SkippedFile{File: fi.Rel, Reason: reason, Bytes: fi.Size})
 		}
 		if !match(fi) || !fi.counted() {
 			continue
@@ -298,18 +307,18 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 		for _, e := range fi.F.Entry {
 			rep.EntryPoints = append(rep.EntryPoints, EntryPoint{File: fi.Rel, Line: e.Line, Kind: e.Kind, Detail: e.Detail})
 		}
-		var syms []Symbol
-		for _, s := range fi.F.Symbols {
-			if s.isFunc() {
-				rep.Hotspots = append(rep.Hotspots, Hotspot{File: fi.Rel, Symbol: s.qualified(), Line: s.Line, End: s.End,
-					Lines: s.End - s.Line + 1, Complexity: s.Complexity, Nesting: s.Nesting})
-			}
-			if s.Kind != "method" {
-				syms = append(syms, Symbol{Name: s.Name, Kind: s.Kind, Line: s.Line, Exported: s.Exported})
+		for i := range fi.F.Symbols {
+			if fi.F.Symbols[i].isFunc() {
+				funcs = append(funcs, funcRef{fi, &fi.F.Symbols[i]})
 			}
 		}
 		if fi.F.Parsed && relDepth(fi.Rel, snap.base) <= int(args.Depth) {
-			fs := FileSymbols{Path: fi.Rel, Language: fi.Lang, Code: fi.F.Lines.Code, Symbols: append([]Symbol{}, syms...)}
+			fs := FileSymbols{Path: fi.Rel, Language: fi.Lang, Code: fi.F.Lines.Code, Symbols: []Symbol{}}
+			for _, s := range fi.F.Symbols {
+				if s.Kind != "method" {
+					fs.Symbols = append(fs.Symbols, Symbol{Name: s.Name, Kind: s.Kind, Line: s.Line, Exported: s.Exported})
+				}
+			}
 			fs.OmittedSymbols = capList(&fs.Symbols, min(limit, 100))
 			rep.Files = append(rep.Files, fs)
 		}
@@ -324,25 +333,29 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	})
 	// Only limit of each list is kept: selecting them costs a look at each function, where
 	// sorting all of a large tree's (over 100,000 in GOROOT) was most of a warm call.
-	all := rep.Hotspots
-	rep.Hotspots, rep.Omitted["hotspots"] = firstSorted(all, limit, func(a, b Hotspot) int {
-		if c := cmp.Compare(b.Complexity, a.Complexity); c != 0 {
+	// They are chosen among references to the functions: a Hotspot for each of GOROOT's was
+	// a third of what a cold analysis allocated once all files were read.
+	var top []funcRef
+	top, rep.Omitted["hotspots"] = firstSorted(funcs, limit, func(a, b funcRef) int {
+		if c := cmp.Compare(b.s.Complexity, a.s.Complexity); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.Lines, a.Lines)
+		return cmp.Compare(b.lines(), a.lines())
 	})
-	rep.Largest, rep.Omitted["largest"] = firstSorted(all, limit, func(a, b Hotspot) int {
-		if c := cmp.Compare(b.Lines, a.Lines); c != 0 {
+	rep.Hotspots = hotspots(top)
+	top, rep.Omitted["largest"] = firstSorted(funcs, limit, func(a, b funcRef) int {
+		if c := cmp.Compare(b.lines(), a.lines()); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.Complexity, a.Complexity)
+		return cmp.Compare(b.s.Complexity, a.s.Complexity)
 	})
+	rep.Largest = hotspots(top)
 	sort.SliceStable(rep.Files, func(i, j int) bool { return rep.Files[i].Code > rep.Files[j].Code })
 	rep.Omitted["languages"] = capList(&rep.Languages, limit)
 	rep.Omitted["entryPoints"] = capList(&rep.EntryPoints, limit)
 	rep.Omitted["files"] = capList(&rep.Files, limit)
 	rep.Omitted["parseErrors"] = capList(&rep.ParseErrors, limit)
-	rep.Omitted["skipped"] = capList(&rep.Skipped, limit)
+	rep.Omitted["skipped"] = capSkipped(&rep.Skipped, min(limit, maxSkippedPerReason))
 	rep.Omitted["projects"] = capList(&rep.Projects, limit)
 
 	rep.Omitted, rep.Hint = omissions(rep.Omitted, limit, "a narrower path, or a language")
@@ -370,6 +383,12 @@ func summarize(snap *snapshot, match func(*fileInfo) bool) (Summary, []LanguageS
 		}
 		if fi.F != nil && fi.F.ParseError {
 			s.ParseErrors++
+		}
+		if reason := fi.skipped(); reason != "" {
+			if s.Skipped == nil {
+				s.Skipped = map[string]int{}
+			}
+			s.Skipped[reason]++
 		}
 		if !fi.counted() {
 			continue
@@ -416,6 +435,23 @@ func omissions(omitted map[string]int, limit int, narrower string) (map[string]i
 // firstSorted returns the first limit elements of list in the order slices.SortStableFunc
 // would give them (equal elements keep their order in list), and how many it left out,
 // without sorting the rest. list is not modified.
+// funcRef is a function of a file, a candidate hotspot.
+type funcRef struct {
+	fi *fileInfo
+	s  *symbol
+}
+
+func (r funcRef) lines() int { return r.s.End - r.s.Line + 1 }
+
+func hotspots(refs []funcRef) []Hotspot {
+	out := make([]Hotspot, len(refs))
+	for i, r := range refs {
+		out[i] = Hotspot{File: r.fi.Rel, Symbol: r.s.qualified(), Line: r.s.Line, End: r.s.End,
+			Lines: r.lines(), Complexity: r.s.Complexity, Nesting: r.s.Nesting}
+	}
+	return out
+}
+
 func firstSorted[T any](list []T, limit int, cmp func(a, b T) int) ([]T, int) {
 	top := make([]T, 0, min(limit, len(list))+1)
 	for _, x := range list {
@@ -430,6 +466,23 @@ func firstSorted[T any](list []T, limit int, cmp func(a, b T) int) ([]T, int) {
 		}
 	}
 	return top, len(list) - len(top)
+}
+
+// capSkipped keeps the largest limit files of each reason, and returns how many it left out.
+func capSkipped(list *[]SkippedFile, limit int) int {
+	slices.SortStableFunc(*list, func(a, b SkippedFile) int {
+		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), strings.Compare(a.File, b.File))
+	})
+	named := map[string]int{}
+	kept := (*list)[:0]
+	for _, s := range *list {
+		if named[s.Reason]++; named[s.Reason] <= limit {
+			kept = append(kept, s)
+		}
+	}
+	n := len(*list) - len(kept)
+	*list = kept
+	return n
 }
 
 func capList[T any](list *[]T, limit int) int {

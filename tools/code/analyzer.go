@@ -167,6 +167,28 @@ func (fi *fileInfo) counted() bool {
 	return fi.F != nil && !fi.Vendored && !fi.Generated && !fi.Binary && fi.Lang != ""
 }
 
+// skipped says why the file is not analysed whole, "" when it is. Vendored files (third-party
+// or built code by Linguist's rules: vendor/, node_modules/, dist/, minified bundles), binary
+// files and files over the workspace's read limit ("too large") are listed, not read;
+// generated files are left out of the code figures; minified files and files over the parse
+// budget ("too large" too) are counted by lines, not parsed. The first reason that applies is
+// the one given.
+func (fi *fileInfo) skipped() string {
+	switch {
+	case fi.Vendored:
+		return "vendored"
+	case fi.Binary:
+		return "binary"
+	case fi.Oversize:
+		return "too large"
+	case fi.Generated:
+		return "generated"
+	case fi.F != nil:
+		return fi.F.Skipped
+	}
+	return ""
+}
+
 // snapshot is the state of one folder below a root at one moment.
 type snapshot struct {
 	root      string // absolute root
@@ -356,6 +378,7 @@ func (a *Analyzer) parseFile(ctx context.Context, ps parserSet, j job) (*facts, 
 		return &facts{Language: j.fi.Lang, ParseError: true, ErrorMsg: err.Error(), Lines: countLines(j.src, nil)}, nil
 	}
 	f.Language = j.fi.Lang
+	f.compact()
 	return f, nil
 }
 
@@ -399,7 +422,7 @@ func skipReason(j job, treeSitter bool) string {
 	case minified(j.src):
 		return "minified"
 	case len(j.src) > maxParseBytes:
-		return fmt.Sprintf("larger than the %d KiB parse budget", maxParseBytes>>10)
+		return "too large"
 	}
 	return ""
 }

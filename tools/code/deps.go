@@ -500,22 +500,32 @@ func (ix *index) componentImports(files []*fileInfo, inComp map[string]bool) []I
 	var order []string
 	for _, fi := range files {
 		for _, r := range ix.imports[fi.Rel] {
-			if r.Kind == "workspace" && allIn(r.Targets, inComp) {
-				continue
-			}
-			key := r.Kind + "|" + r.Ref.Spec
-			im := byKey[key]
-			if im == nil {
-				im = &Import{Import: r.Ref.Spec, Kind: r.Kind, Package: r.Package, Version: r.Version, DeclaredIn: r.Decl, Locations: []Location{}}
-				if r.Kind == "workspace" {
-					im.Target = r.Unit
+			// One row per unit reached: "from pkg import a, b" reaches pkg/a.py and pkg/b.py.
+			// A wildcard ("import b.*") names one package, shown by its first unit.
+			targets := []string{""}
+			if r.Kind == "workspace" {
+				targets = targets[:0]
+				for _, u := range ix.targetUnits(r) {
+					if !allIn(ix.unitFiles[u], inComp) {
+						targets = append(targets, u)
+					}
 				}
-				byKey[key] = im
-				order = append(order, key)
+				if r.Ref.Wildcard && len(targets) > 1 {
+					targets = targets[:1]
+				}
 			}
-			im.Count++
-			if len(im.Locations) < maxLocations {
-				im.Locations = append(im.Locations, Location{File: fi.Rel, Line: r.Ref.Line})
+			for _, target := range targets {
+				key := r.Kind + "|" + r.Ref.Spec + "|" + target
+				im := byKey[key]
+				if im == nil {
+					im = &Import{Import: r.Ref.Spec, Kind: r.Kind, Target: target, Package: r.Package, Version: r.Version, DeclaredIn: r.Decl, Locations: []Location{}}
+					byKey[key] = im
+					order = append(order, key)
+				}
+				im.Count++
+				if len(im.Locations) < maxLocations {
+					im.Locations = append(im.Locations, Location{File: fi.Rel, Line: r.Ref.Line})
+				}
 			}
 		}
 	}
@@ -603,7 +613,7 @@ func (ix *index) componentExports(files []*fileInfo, syms []symbolAt, units map[
 			if v == s.fi {
 				continue
 			}
-			if line, ok := v.F.Uses[s.s.Name]; ok {
+			if line, ok := v.F.Uses.line(s.s.Name); ok {
 				e.Uses++
 				if len(e.UsedBy) < maxLocations {
 					e.UsedBy = append(e.UsedBy, Location{File: v.Rel, Line: line})

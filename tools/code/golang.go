@@ -19,13 +19,14 @@ import (
 // belongs to one worker, and reuses its scratch slices from file to file.
 type goParser struct {
 	comments [][2]int
-	blocks   []block
+	blocks   blocks
+	uses     firstUses
 }
 
 func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
-	out := &facts{Language: "Go", Parsed: true, ParseError: err != nil, Uses: map[string]int{}}
+	out := &facts{Language: "Go", Parsed: true, ParseError: err != nil}
 	var list scanner.ErrorList
 	if errors.As(err, &list) && len(list) > 0 {
 		out.ErrorLine, out.ErrorMsg = list[0].Pos.Line, list[0].Msg
@@ -35,7 +36,8 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 	if f == nil {
 		return out, err
 	}
-	g := &goFile{out: out, tf: fset.File(f.Pos()), pkgVars: map[string]bool{}, pkgMaps: map[string]bool{},
+	p.uses.reset()
+	g := &goFile{out: out, uses: &p.uses, tf: fset.File(f.Pos()), pkgVars: map[string]bool{}, pkgMaps: map[string]bool{},
 		eager: map[string]bool{}, assigns: map[string]map[string]bool{}, callbacks: map[string]string{},
 		imported: map[string]bool{}}
 	comments := p.comments[:0]
@@ -48,8 +50,8 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 	out.Lines = countLines(src, comments)
 	p.comments = comments
 	// The facts keep a copy of their exact size; the scratch slice serves the next file.
-	if p.blocks = codeBlocks(p.blocks[:0], src, comments); len(p.blocks) > 0 {
-		out.Blocks = slices.Clone(p.blocks)
+	if p.blocks = codeBlocks(p.blocks, src, comments); p.blocks.len() > 0 {
+		out.Blocks = blocks{slices.Clone(p.blocks.hashes), slices.Clone(p.blocks.lines)}
 	}
 	out.Package = f.Name.Name
 	for _, im := range f.Imports {
@@ -61,6 +63,24 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 			g.imported[path.Base(p)] = true
 		}
 	}
+	// The symbols are counted first, so that the cache keeps them in an array of their size
+	// and appending them allocates it once.
+	n := 0
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			n++
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				if vs, ok := s.(*ast.ValueSpec); ok {
+					n += len(vs.Names)
+				} else {
+					n++
+				}
+			}
+		}
+	}
+	out.Symbols = make([]symbol, 0, n)
 	// Package-level variables first: functions are read for what they do to them.
 	for _, d := range f.Decls {
 		if gd, ok := d.(*ast.GenDecl); ok {
@@ -86,18 +106,14 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 		g.function(fd)
 	}
 	g.singletons()
-	for name, pos := range out.Uses {
-		out.Uses[name] = g.line(token.Pos(pos))
-	}
+	out.Uses = g.uses.names(func(pos int) int { return g.line(token.Pos(pos)) })
 	return out, nil
 }
 
 // use records the first position an identifier appears at; parse turns positions into lines
 // once all are known, one lookup a name instead of one an occurrence.
 func (g *goFile) use(id *ast.Ident) {
-	if first, seen := g.out.Uses[id.Name]; !seen || int(id.Pos()) < first {
-		g.out.Uses[id.Name] = int(id.Pos())
-	}
+	g.uses.earliest(id.Name, int(id.Pos()))
 }
 
 func (g *goFile) inspectUses(n ast.Node) bool {
@@ -110,6 +126,7 @@ func (g *goFile) inspectUses(n ast.Node) bool {
 // goFile is one Go file being read.
 type goFile struct {
 	out     *facts
+	uses    *firstUses // identifiers, at their first position
 	tf      *token.File
 	pkgVars map[string]bool // package-level variables
 	pkgMaps map[string]bool // package-level maps (registries)
@@ -304,7 +321,7 @@ func typeName(e ast.Expr) string {
 // the names used, and design-pattern evidence. One walk instead of three was a tenth of a cold
 // analysis of GOROOT.
 func (g *goFile) walkBody(fd *ast.FuncDecl, s symbol) *goStats {
-	st := &goStats{g: g, s: s, fd: fd, complexity: 1, created: map[string]string{}}
+	st := &goStats{g: g, s: s, fd: fd, complexity: 1}
 	root := &goVisitor{st: st}
 	st.levels = []*goVisitor{root}
 	ast.Walk(root, fd.Body)
@@ -325,7 +342,7 @@ type goStats struct {
 	// (conversions, arithmetic, tree walks).
 	paramSwitches []*ast.SwitchStmt
 	returned      string            // a package variable returned as the first result
-	created       map[string]string // package variables created here, and how
+	created       map[string]string // package variables created here, and how (nil when none)
 	onceFns       []string          // functions run with once.Do(f)
 }
 
@@ -395,13 +412,13 @@ func (st *goStats) see(n ast.Node) {
 		st.g.use(n)
 	case *ast.CallExpr:
 		if v := onceAssigned(n, st.g.pkgVars); v != "" {
-			st.created[v] = "with sync.Once"
+			st.create(v, "with sync.Once")
 		} else if f := onceNamed(n); f != "" {
 			st.onceFns = append(st.onceFns, f)
 		}
 	case *ast.IfStmt:
 		if v := lazilyAssigned(n, st.g.pkgVars); v != "" {
-			st.created[v] = "lazily, when still nil,"
+			st.create(v, "lazily, when still nil,")
 		}
 	case *ast.AssignStmt:
 		if m := mapAssigned(n, st.g.pkgMaps); m != "" && strings.HasPrefix(s.Name, "Register") {
@@ -434,6 +451,15 @@ func (st *goStats) see(n ast.Node) {
 			}
 		}
 	}
+}
+
+// create records a package variable created here: few functions do, and a map for each of
+// GOROOT's functions was 5% of the bytes a cold analysis allocates.
+func (st *goStats) create(v, how string) {
+	if st.created == nil {
+		st.created = map[string]string{}
+	}
+	st.created[v] = how
 }
 
 // callback records a field of callbacks added to or called (pattern subscribe or notify),

@@ -300,13 +300,6 @@ func (ix *index) resolveGo(fi *fileInfo, r *resolvedImport) {
 
 func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
 	spec := r.Ref.Spec
-	try := func(mod string) bool {
-		if f, ok := ix.pyModules[mod]; ok {
-			r.Targets = []string{f}
-			return true
-		}
-		return false
-	}
 	if r.Ref.Relative > 0 {
 		pkg := strings.ReplaceAll(path.Dir(fi.Rel), "/", ".")
 		for i := 1; i < r.Ref.Relative; i++ {
@@ -322,13 +315,7 @@ func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
 		}
 		base = strings.TrimPrefix(base, "..")
 		base = strings.TrimPrefix(base, ".")
-		for _, n := range r.Ref.Names {
-			// from . import module
-			if try(strings.TrimPrefix(base+"."+n, ".")) {
-				return
-			}
-		}
-		try(base)
+		ix.pyFromTargets(r, base)
 		return
 	}
 	top, _, _ := strings.Cut(spec, ".")
@@ -337,13 +324,13 @@ func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
 	// the project ("import typing" next to a typing.py is still the standard one), unless
 	// the importing file is part of that very package (the workspace is the package).
 	if !(declared || isPythonStdlib(top)) || ix.inPyPackage(fi.Rel, top) {
-		for _, n := range r.Ref.Names {
-			if try(spec + "." + n) {
-				return
-			}
+		if ix.pyFromTargets(r, spec); len(r.Targets) > 0 {
+			return
 		}
+		// "import a.b.c" is a/b/c.py; "import os.path" is os.py, which makes os.path.
 		for m := spec; m != ""; {
-			if try(m) {
+			if f, ok := ix.pyModules[m]; ok {
+				r.Targets = []string{f}
 				return
 			}
 			i := strings.LastIndexByte(m, '.')
@@ -354,7 +341,8 @@ func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
 		}
 		// A script's own folder is on sys.path: "import helper" next to helper.py.
 		if dir := path.Dir(fi.Rel); dir != "." {
-			if try(strings.ReplaceAll(dir, "/", ".") + "." + spec) {
+			if f, ok := ix.pyModules[strings.ReplaceAll(dir, "/", ".")+"."+spec]; ok {
+				r.Targets = []string{f}
 				return
 			}
 		}
@@ -367,6 +355,33 @@ func (ix *index) resolvePython(fi *fileInfo, r *resolvedImport) {
 		r.Kind = "stdlib"
 	default:
 		r.Kind = "external"
+	}
+}
+
+// pyFromTargets resolves "from mod import a, b" as Python does: each name that is a
+// submodule of mod is its own file, and any other name (a function, a class, "*") is an
+// attribute of mod itself. mod is a dotted name of the workspace, "" for its root folder.
+func (ix *index) pyFromTargets(r *resolvedImport, mod string) {
+	seen := map[string]bool{}
+	add := func(f string) {
+		if !seen[f] {
+			seen[f] = true
+			r.Targets = append(r.Targets, f)
+		}
+	}
+	if len(r.Ref.Names) == 0 && !r.Ref.Wildcard {
+		return // "import mod"
+	}
+	self := r.Ref.Wildcard
+	for _, n := range r.Ref.Names {
+		if f, ok := ix.pyModules[strings.TrimPrefix(mod+"."+n, ".")]; ok {
+			add(f)
+		} else {
+			self = true
+		}
+	}
+	if f, ok := ix.pyModules[mod]; ok && self {
+		add(f)
 	}
 }
 

@@ -88,10 +88,14 @@ func pyNode(t *tsFile, n *sitter.Node, typ string) {
 			}
 			t.out.Imports = append(t.out.Imports, importRef{Spec: t.text(name), Line: t.line(n)})
 		}
-	case "import_from_statement":
-		im := importRef{Line: t.line(n)}
-		mod := n.ChildByFieldName("module_name")
-		if t.typ(mod) == "relative_import" {
+	case "import_from_statement", "future_import_statement":
+		// "from __future__ import annotations" is a compiler directive, and an import of
+		// __future__.py too.
+		im := importRef{Line: t.line(n), Spec: "__future__"}
+		switch mod := n.ChildByFieldName("module_name"); {
+		case typ == "future_import_statement":
+		case t.typ(mod) == "relative_import":
+			im.Spec = ""
 			for _, c := range t.children(mod, false) {
 				switch t.typ(c) {
 				case "import_prefix":
@@ -100,7 +104,7 @@ func pyNode(t *tsFile, n *sitter.Node, typ string) {
 					im.Spec = t.text(c)
 				}
 			}
-		} else {
+		default:
 			im.Spec = t.text(mod)
 		}
 		for i := 0; i < int(n.ChildCount()); i++ {

@@ -318,7 +318,7 @@ func (a *Analyzer) references(ctx context.Context, ix *index, defs []symbolAt, r
 	files := map[string]bool{}
 	viewers := ix.viewers(units)
 	for i, fi := range viewers {
-		if _, ok := fi.F.Uses[name]; !ok || fi.F.Skipped != "" {
+		if _, ok := fi.F.Uses.line(name); !ok || fi.F.Skipped != "" {
 			continue
 		}
 		if i%50 == 0 {

@@ -348,12 +348,12 @@ func (ix *index) duplicateFindings() []Finding {
 			continue
 		}
 		seen := map[uint64]bool{}
-		for _, b := range fi.F.Blocks {
-			if !seen[b.Hash] {
-				seen[b.Hash] = true
-				count[b.Hash]++
+		for _, h := range fi.F.Blocks.hashes {
+			if !seen[h] {
+				seen[h] = true
+				count[h]++
 			} else {
-				count[b.Hash]++ // repeated within the file
+				count[h]++ // repeated within the file
 			}
 		}
 	}
@@ -379,7 +379,8 @@ func (ix *index) duplicateFindings() []Finding {
 			}
 			cur = nil
 		}
-		for i, b := range fi.F.Blocks {
+		for i := range fi.F.Blocks.len() {
+			b := fi.F.Blocks.at(i)
 			if count[b.Hash] < 2 {
 				flush()
 				continue
@@ -422,7 +423,7 @@ func (ix *index) duplicateFindings() []Finding {
 func (ix *index) unusedExportFindings() []Finding {
 	used := map[string]int{}
 	for _, fi := range ix.files {
-		for name := range fi.F.Uses {
+		for name := range fi.F.Uses.all() {
 			used[name]++
 		}
 	}
@@ -444,7 +445,7 @@ func (ix *index) unusedExportFindings() []Finding {
 				continue
 			}
 			// Its own file mentions it once at least (the declaration).
-			if used[s.Name] > 1 || (used[s.Name] == 1 && fi.F.Uses[s.Name] == 0) {
+			if _, own := fi.F.Uses.line(s.Name); used[s.Name] > 1 || (used[s.Name] == 1 && !own) {
 				continue
 			}
 			ev = append(ev, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: s.Kind + " " + s.Name})

@@ -16,14 +16,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/tools/workspace"
 )
 
 // The tests of this file measure import resolution against a language's own resolver on a
-// large real tree (thousands of files, minutes of work), so they run only when asked, each by
+// large real tree (thousands of files, minutes of work), so most run only when asked, each by
 // its own environment variable (bench/code-reference.sh, a step of make bench, sets them).
-// Without it they are skipped, under CI=true too: they are measurements, not checks. The
-// figures are in docs/performance.md.
+// Without it they are skipped, under CI=true too: they are measurements, not checks. Python's
+// is the exception: its tree is small and on every machine with python3. The figures are in
+// docs/performance.md.
 
 // referenceIndex analyses dir cold, as a new analyzer's first call does, and returns its graph.
 func referenceIndex(t *testing.T, dir string) *index {
@@ -44,8 +46,8 @@ func referenceIndex(t *testing.T, dir string) *index {
 	return buildIndex(snap)
 }
 
-// compareEdges reports precision and recall of got against want and fails below 0.95.
-func compareEdges(t *testing.T, name string, want, got map[string]bool) {
+// compareEdges reports precision and recall of got against want and fails below floor.
+func compareEdges(t *testing.T, name string, want, got map[string]bool, floor float64) {
 	t.Helper()
 	both := 0
 	var missed, extra []string
@@ -77,48 +79,65 @@ func compareEdges(t *testing.T, name string, want, got map[string]bool) {
 		}
 		t.Logf("not in the reference %s", e)
 	}
-	if precision < 0.95 || recall < 0.95 {
-		t.Errorf("precision %.3f, recall %.3f: want both at least 0.95", precision, recall)
+	if precision < floor || recall < floor {
+		t.Errorf("precision %.3f, recall %.3f: want both at least %.2f", precision, recall, floor)
 	}
 }
 
 // TestPythonImportsAgainstImportlib measures Python import resolution against Python's own
-// import system on a standard library tree (about 1,800 files): CODE_REFERENCE_PYTHON names
-// the interpreter, whose standard library is analysed.
-//
-//	CODE_REFERENCE_PYTHON=python3 go test -run TestPythonImportsAgainstImportlib -v ./tools/code
+// path finder (testdata/reference/python_imports.py) on the standard library every machine
+// with python3 has: Debian's /usr/lib/python3.X (about 670 files), or the interpreter's own
+// where that is missing. Every module file a statement depends on is an edge: "from pkg
+// import a, b" is pkg/a.py and pkg/b.py when they are submodules. Unlike the other tests of
+// this file it is a check, not only a measurement: it runs wherever python3 is (and under
+// CI=true, where .ci/run installs it) and fails below 0.98.
 func TestPythonImportsAgainstImportlib(t *testing.T) {
-	python := os.Getenv("CODE_REFERENCE_PYTHON")
-	if python == "" {
-		t.Skip("set CODE_REFERENCE_PYTHON to an interpreter to measure against")
-	}
-	out, err := exec.Command(python, "-S", "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])").Output()
+	python := testenv.Need(t, "python3")
+	out, err := exec.Command(python, "-S", "-c", "import sys, sysconfig; print(sys.version_info[0], sys.version_info[1], sysconfig.get_paths()['stdlib'])").Output()
 	if err != nil {
 		t.Fatalf("ask %s for its standard library: %v", python, err)
 	}
-	lib := strings.TrimSpace(string(out))
-	ref, err := exec.Command(python, "-S", "-X", "frozen_modules=off", "testdata/reference/python_imports.py", lib).Output()
+	var major, minor int
+	var lib string
+	if _, err := fmt.Sscan(string(out), &major, &minor, &lib); err != nil {
+		t.Fatalf("%s answered %q: %v", python, out, err)
+	}
+	if debian := fmt.Sprintf("/usr/lib/python%d.%d", major, minor); fileExists(filepath.Join(debian, "os.py")) {
+		lib = debian
+	}
+	ref, err := exec.Command(python, "-S", "testdata/reference/python_imports.py", lib).Output()
 	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			t.Fatalf("reference edges: %v\n%s", err, exit.Stderr)
+		}
 		t.Fatalf("reference edges: %v", err)
 	}
 	want := map[string]bool{}
 	for sc := bufio.NewScanner(bytes.NewReader(ref)); sc.Scan(); {
 		want[sc.Text()] = true
 	}
-
+	installed := regexp.MustCompile(`(^|/)(site|dist)-packages/`)
 	ix := referenceIndex(t, lib)
 	got := map[string]bool{}
 	for _, fi := range ix.files {
-		if fi.Lang != "Python" || strings.HasPrefix(fi.Rel, "site-packages/") {
+		if fi.Lang != "Python" || installed.MatchString(fi.Rel) {
 			continue
 		}
 		for _, r := range ix.imports[fi.Rel] {
-			if len(r.Targets) > 0 && r.Targets[0] != fi.Rel && !strings.HasPrefix(r.Targets[0], "site-packages/") {
-				got[fmt.Sprintf("%s\t%d\t%s", fi.Rel, r.Ref.Line, r.Targets[0])] = true
+			for _, to := range r.Targets {
+				if to != fi.Rel && !installed.MatchString(to) {
+					got[fmt.Sprintf("%s\t%d\t%s", fi.Rel, r.Ref.Line, to)] = true
+				}
 			}
 		}
 	}
-	compareEdges(t, lib, want, got)
+	compareEdges(t, lib, want, got, 0.98)
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
 }
 
 // goListPackage is what TestGoImportsAgainstGoList reads of `go list -json`.
@@ -216,7 +235,7 @@ func TestGoImportsAgainstGoList(t *testing.T) {
 			}
 		}
 	}
-	compareEdges(t, src, want, got)
+	compareEdges(t, src, want, got, 0.95)
 }
 
 // TestJSImportsAgainstResolvers measures JavaScript, TypeScript and TSX import resolution
@@ -283,7 +302,7 @@ func TestJSImportsAgainstResolvers(t *testing.T) {
 		}
 	}
 	for _, lang := range []string{"JavaScript", "TypeScript", "TSX"} {
-		t.Run(lang, func(t *testing.T) { compareEdges(t, lang, want[lang], got[lang]) })
+		t.Run(lang, func(t *testing.T) { compareEdges(t, lang, want[lang], got[lang], 0.95) })
 	}
 }
 
@@ -325,7 +344,7 @@ func TestJavaImportsAgainstJavac(t *testing.T) {
 			}
 		}
 	}
-	compareEdges(t, src, want, got)
+	compareEdges(t, src, want, got, 0.95)
 }
 
 // TestRustImportsAgainstRustc measures Rust use and mod resolution against rustc's own name
@@ -367,5 +386,5 @@ func TestRustImportsAgainstRustc(t *testing.T) {
 			}
 		}
 	}
-	compareEdges(t, crate, want, got)
+	compareEdges(t, crate, want, got, 0.95)
 }

@@ -79,6 +79,7 @@ const analyzeOutputSchema = `{
       "files": {"type": "integer"}, "countedFiles": {"type": "integer"}, "vendoredFiles": {"type": "integer"},
       "generatedFiles": {"type": "integer"}, "binaryFiles": {"type": "integer"}, "oversizeFiles": {"type": "integer"},
       "parseErrors": {"type": "integer"}, "lines": ` + linesSchema + `, "truncated": {"type": "boolean"},
+      "skipped": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "Files not analysed whole, counted by reason (vendored, generated, minified, too large, binary)."},
       "partial": {"type": "string", "description": "Set when the listing stopped early to answer within the request's time limit: how far it got."}},
       "required": ["files", "countedFiles", "lines"]},
     "languages": {"type": "array", "items": {"type": "object", "properties": {
@@ -111,8 +112,8 @@ const analyzeOutputSchema = `{
     "parseErrors": {"type": "array", "description": "Files with syntax errors, analysed as far as they parse: the first error's line and what the parser met there.",
       "items": {"type": "object", "properties": {"file": {"type": "string"}, "line": {"type": "integer"}, "message": {"type": "string"}},
         "required": ["file", "message"]}},
-    "skipped": {"type": "array", "description": "Files of parsed languages only counted by lines: generated, minified, or over the per-file parse budget. They stay nodes of the import graph.",
-      "items": {"type": "object", "properties": {"file": {"type": "string"}, "reason": {"type": "string"}}, "required": ["file", "reason"]}},
+    "skipped": {"type": "array", "description": "Files not analysed whole, largest first, at most 20 a reason (summary.skipped counts them all): vendored (third-party or built code by Linguist's rules: vendor/, node_modules/, dist/, minified bundles; not read), binary (not read), too large (over the read limit: not read; or over the parse budget: counted by lines, not parsed), generated (left out of code figures), minified (counted by lines, not parsed). Files of parsed languages that were read stay nodes of the import graph.",
+      "items": {"type": "object", "properties": {"file": {"type": "string"}, "reason": {"type": "string", "enum": ["vendored", "generated", "minified", "too large", "binary"]}, "bytes": {"type": "integer"}}, "required": ["file", "reason", "bytes"]}},
     "omitted": {"type": "object", "additionalProperties": {"type": "integer"}},
     "hint": {"type": "string"}
   },
@@ -290,7 +291,7 @@ const outlineOutputSchema = `{
     "lines": ` + linesSchema + `,
     "imports": {"type": "array", "items": {"type": "object", "properties": {"import": {"type": "string"}, "line": {"type": "integer"}}, "required": ["import", "line"]}},
     "symbols": {"type": "array", "items": {"$ref": "#/$defs/definition"}},
-    "skipped": {"type": "string", "description": "Why the file was not parsed (generated, minified, over the parse budget); it then has no symbols."}
+    "skipped": {"type": "string", "description": "Why the file was not parsed (generated, minified, too large: over the parse budget); it then has no symbols."}
   },
   "required": ["file", "language", "lines", "imports", "symbols"]
 }`

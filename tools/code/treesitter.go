@@ -37,6 +37,7 @@ type tsParser struct {
 	decide   map[string]bool
 	logical  map[string]bool
 	nest     map[string]bool
+	uses     firstUses
 }
 
 func newTSParser(g *grammar) *tsParser {
@@ -181,7 +182,8 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 	}
 	defer tree.Close()
 	t := &tsFile{p: p, src: src, root: tree.RootNode(),
-		out: &facts{Language: p.g.name, Parsed: true, Uses: map[string]int{}}}
+		out: &facts{Language: p.g.name, Parsed: true}}
+	p.uses.reset()
 	t.out.ParseError = t.root.HasError()
 
 	// One pass over every node: comments, names used, and imports that hide in expressions.
@@ -202,10 +204,7 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 				t.out.ErrorMsg = "unexpected " + strings.Join(strings.Fields(truncate(t.text(n), 40)), " ")
 			}
 		case p.idents[typ]:
-			name := string(src[n.StartByte():n.EndByte()])
-			if _, ok := t.out.Uses[name]; !ok {
-				t.out.Uses[name] = t.line(n)
-			}
+			p.uses.first(src[n.StartByte():n.EndByte()], t.line(n))
 		}
 		if p.g.node != nil {
 			p.g.node(t, n, typ)
@@ -217,7 +216,8 @@ func (p *tsParser) parse(ctx context.Context, _ string, src []byte) (*facts, err
 			if !cur.GoToParent() {
 				comments = sortRanges(comments)
 				t.out.Lines = countLines(src, comments)
-				t.out.Blocks = codeBlocks(nil, src, comments)
+				t.out.Blocks = codeBlocks(blocks{}, src, comments)
+				t.out.Uses = p.uses.names(nil)
 				p.g.top(t)
 				return t.out, nil
 			}

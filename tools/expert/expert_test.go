@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +53,7 @@ func newExpertOn(t *testing.T, root string, cfg expert.Config) *expert.Expert {
 type domainCase struct {
 	domain, query, path string
 	topGuidance         string
+	alsoCited           []string // other guidance the answer must cite
 	findings            []string // id@location that must be cited
 	analyses            []string
 	persona             string // a word of the domain's system prompt
@@ -59,22 +61,22 @@ type domainCase struct {
 
 var domainCases = []domainCase{
 	{"security", "How do I stop SQL injection in the order lookup?", "app",
-		"security/injection#sql-injection",
+		"security/injection#sql-injection", nil,
 		[]string{"code/sql-injection@app/orders.py:9"}, []string{"security_assessment"}, "security engineer"},
 	{"devops", "How can we cut our AWS bill and make deployments resilient?", ".",
-		"devops/deploy#kubernetes-workload-baseline",
+		"devops/deploy#cost-optimisation", []string{"devops/deploy#kubernetes-workload-baseline"},
 		[]string{"previous-generation@infra/main.tf:7", "gp2-volume@infra/main.tf:9", "single-replica-without-pdb@k8s/deploy.yaml:6",
 			"missing-requests-limits@k8s/deploy.yaml:18", "iac/ingress-open-admin-port@infra/main.tf:14"},
 		[]string{"analyze_cloud_resources", "security_assessment"}, "DevOps"},
 	{"database", "Which storage and instance class should the orders database use?", ".",
-		"database/design#connections-and-scaling",
+		"database/design#connections-and-scaling", nil,
 		[]string{"previous-generation@infra/main.tf:7", "gp2-volume@infra/main.tf:9", "code/sql-injection@app/orders.py:9"},
 		[]string{"analyze_cloud_resources", "security_assessment"}, "database engineer"},
 	{"architecture", "Should we split the monolith into microservices?", "app",
-		"architecture/patterns#modular-monolith-before-microservices",
+		"architecture/patterns#modular-monolith-before-microservices", nil,
 		[]string{"repository@app/orders.py:4"}, []string{"detect_patterns"}, "architect"},
 	{"performance", "Our order list endpoint is slow with many queries per request", ".",
-		"performance/performance#database-access-from-code",
+		"performance/performance#database-access-from-code", nil,
 		[]string{"OrderRepository.find@app/orders.py:8", "missing-autoscaling@k8s/deploy.yaml:1"},
 		[]string{"analyze_codebase", "analyze_cloud_resources"}, "performance engineer"},
 }
@@ -93,6 +95,11 @@ func checkGrounding(t *testing.T, c domainCase, a *expert.Answer) {
 	t.Helper()
 	if len(a.Guidance) == 0 || a.Guidance[0].ID != c.topGuidance {
 		t.Errorf("%s: top guidance %+v, want %s", c.domain, a.Guidance, c.topGuidance)
+	}
+	for _, id := range c.alsoCited {
+		if !slices.ContainsFunc(a.Guidance, func(g expert.Citation) bool { return g.ID == id }) {
+			t.Errorf("%s: guidance %s not cited; got %+v", c.domain, id, a.Guidance)
+		}
 	}
 	cited := map[string]bool{}
 	for _, f := range a.Findings {
@@ -179,6 +186,20 @@ func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// request returns the i-th request the server was sent, checked to be a chat completion by
+// the model expert-test with the key test-key: one system message, then one user message.
+func (s *chatServer) request(t *testing.T, i int, what string) chatRequest {
+	t.Helper()
+	s.mu.Lock()
+	req, auth := s.requests[i], s.auth[i]
+	s.mu.Unlock()
+	if auth != "Bearer test-key" || req.Model != "expert-test" || len(req.Messages) != 2 ||
+		req.Messages[0].Role != "system" || req.Messages[1].Role != "user" {
+		t.Fatalf("%s: request %+v auth %q", what, req, auth)
+	}
+	return req
+}
+
 func TestEachDomainWithAModel(t *testing.T) {
 	cs := &chatServer{}
 	srv := httptest.NewServer(cs)
@@ -190,13 +211,7 @@ func TestEachDomainWithAModel(t *testing.T) {
 		if a.AnswerBy != expert.ByModel || a.Model != "expert-test" || a.Answer != "model answer for expert-test" {
 			t.Errorf("%s: answer %q by %q", c.domain, a.Answer, a.AnswerBy)
 		}
-		cs.mu.Lock()
-		req, auth := cs.requests[i], cs.auth[i]
-		cs.mu.Unlock()
-		if auth != "Bearer test-key" || req.Model != "expert-test" || len(req.Messages) != 2 ||
-			req.Messages[0].Role != "system" || req.Messages[1].Role != "user" {
-			t.Fatalf("%s: request %+v auth %q", c.domain, req, auth)
-		}
+		req := cs.request(t, i, c.domain)
 		if !strings.Contains(req.Messages[0].Content, c.persona) {
 			t.Errorf("%s: system prompt %q lacks %q", c.domain, req.Messages[0].Content, c.persona)
 		}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // The knowledge bases: one folder per domain, markdown files split into sections at "## ".
@@ -25,7 +27,8 @@ type Section struct {
 	Text   string `json:"-"`
 }
 
-// index is a BM25 index over one domain's sections.
+// index is a BM25F index over one domain's sections: a section's title and its text are two
+// fields, the title's terms weighing titleWeight times the text's.
 type index struct {
 	sections []Section
 	terms    []map[string]int // term frequencies per section
@@ -38,6 +41,8 @@ type index struct {
 const (
 	bm25K1 = 1.2
 	bm25B  = 0.75
+	// titleWeight: a section is about what its heading says.
+	titleWeight = 3
 )
 
 func loadIndexes() (map[string]*index, error) {
@@ -125,19 +130,21 @@ func newIndex(sections []Section) *index {
 
 func (ix *index) add(s Section) {
 	tf := map[string]int{}
-	// The title counts twice: a section is about what its heading says.
-	toks := append(terms(s.Title), terms(s.Title)...)
-	toks = append(toks, terms(s.Text)...)
-	for _, t := range toks {
+	title, text := terms(s.Title), terms(s.Text)
+	for _, t := range title {
+		tf[t] += titleWeight
+	}
+	for _, t := range text {
 		tf[t]++
 	}
 	for t := range tf {
 		ix.df[t]++
 	}
+	n := titleWeight*len(title) + len(text)
 	ix.sections = append(ix.sections, s)
 	ix.terms = append(ix.terms, tf)
-	ix.lengths = append(ix.lengths, len(toks))
-	ix.avgLen += float64(len(toks))
+	ix.lengths = append(ix.lengths, n)
+	ix.avgLen += float64(n)
 }
 
 // hit is a section and its score for a query.
@@ -176,46 +183,28 @@ func (ix *index) search(query string, k int) []hit {
 	return hits
 }
 
-// terms lower-cases, splits on anything but letters and digits, drops stop words and strips
-// the commonest English suffixes, so "indexes", "indexing" and "index" meet.
+// terms lower-cases, splits on anything but letters and digits, drops stop words, writes
+// abbreviations out and reduces each word to its Snowball (Porter2) stem, so "indexes",
+// "indexing" and "index" meet.
 func terms(s string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
-		if len(w) < 2 || stop[w] {
+		if len(w) < 2 || english.IsStopWord(w) || question[w] {
 			continue
 		}
 		if a, ok := aliases[w]; ok {
 			w = a
 		}
-		out = append(out, stem(w))
+		out = append(out, english.Stem(w, true))
 	}
 	return out
 }
 
 // aliases are the abbreviations people write for the words the knowledge base and the rules use.
-var aliases = map[string]string{"k8s": "kubernetes", "db": "database", "sqli": "injection", "iac": "infrastructure"}
+var aliases = map[string]string{"k8s": "kubernetes", "db": "database", "sqli": "injection", "iac": "infrastructure",
+	"postgres": "postgresql", "pg": "postgresql"}
 
-func stem(w string) string {
-	for _, suf := range []string{"ations", "ation", "ings", "ing", "ies", "es", "ed", "ly", "s"} {
-		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 {
-			w = strings.TrimSuffix(w, suf)
-			if suf == "ies" {
-				w += "y"
-			}
-			return w
-		}
-	}
-	return w
-}
-
-var stop = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an and are as at be been but by can do does for from has have how i if in into is it
-		its my no not of on or our should so such that the their then there these they this to was we what when where which
-		who why will with would you your me us should could use using get`) {
-		m[w] = true
-	}
-	return m
-}()
+// question holds the words of how questions are asked, which say nothing of their subject.
+var question = map[string]bool{"use": true, "using": true, "get": true, "can": true, "make": true, "way": true, "best": true, "good": true}

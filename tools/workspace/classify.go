@@ -87,8 +87,9 @@ func (c *classCache) classify(f *File) {
 
 // language is enry.GetLanguage(name, content) for content that is not binary: Linguist's
 // strategies in enry's order, each narrowing the candidates of the one before, except that
-// the modeline strategy is not run where no modeline can match. Its regular expressions were
-// a sixth of the language detection of a cold walk of GOROOT, where no file has a modeline.
+// the modeline strategy is not run where no modeline can match (its regular expressions were
+// a sixth of the language detection of a cold walk of GOROOT, where no file has a modeline),
+// and that candidates of one family are not told apart (see family).
 func language(name string, content []byte) string {
 	modeline := func(name string, content []byte, candidates []string) []string {
 		if !mayHaveModeline(content) {
@@ -113,6 +114,9 @@ func language(name string, content []byte) string {
 			continue
 		case 1:
 			return candidates[0]
+		}
+		if f := family(candidates); f != "" {
+			return f
 		}
 		languages = candidates
 	}
@@ -143,4 +147,29 @@ func mayHaveModeline(content []byte) bool {
 	}
 	has := func(s string) bool { return bytes.Contains(scope, []byte(s)) }
 	return has("-*-") || (has(":") && has("=") && (has("vi") || has("ex")))
+}
+
+// family is the language every candidate is a dialect of (Linguist's group) or is itself, ""
+// when they are of several: "Assembly" for a .s file, whose candidates are Assembly, Unix
+// Assembly and Motorola 68K Assembly. Linguist's heuristics and classifier tell dialects
+// apart by matching and tokenising the content with regular expressions, which was a fifth of
+// the CPU of a cold analysis of GOROOT, and took Go's assembly for Motorola 68K in 170 of its
+// 382 .s files.
+func family(candidates []string) string {
+	root := func(l string) string {
+		if g := enry.GetLanguageGroup(l); g != "" {
+			return g
+		}
+		return l
+	}
+	if len(candidates) == 0 {
+		return ""
+	}
+	f := root(candidates[0])
+	for _, c := range candidates[1:] {
+		if root(c) != f {
+			return ""
+		}
+	}
+	return f
 }
