@@ -260,7 +260,9 @@ func ensureIn(ctx context.Context, tx *sql.Tx, t *Table) error {
 		}
 		cols[fld.Name] = true
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND name LIKE 'ix:%'`, sqlTablePrefix+t.Name)
+	scan := scanIndex(t)
+	want[scan.name] = Index{}
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND (name LIKE 'ix:%' OR name LIKE 'scan:%')`, sqlTablePrefix+t.Name)
 	if err != nil {
 		return fmt.Errorf("ensure %s: list indexes: %w", t.Name, err)
 	}
@@ -287,6 +289,12 @@ func ensureIn(ctx context.Context, tx *sql.Tx, t *Table) error {
 		if have[name] {
 			continue
 		}
+		if name == scan.name {
+			if _, err := tx.ExecContext(ctx, `CREATE INDEX `+quoteIdent(name)+` ON `+table+` (`+scan.columns+`)`); err != nil {
+				return fmt.Errorf("ensure %s: scan index: %w", t.Name, err)
+			}
+			continue
+		}
 		ix := want[name]
 		unique := ""
 		if ix.Unique {
@@ -301,6 +309,30 @@ func ensureIn(ctx context.Context, tx *sql.Tx, t *Table) error {
 		}
 	}
 	return nil
+}
+
+// scanIndex is the index that holds every column of t but data: a scan that no declared
+// index spares reads it (about a third of the table's pages, which carry each record's
+// JSON) to choose its rows, and reads the JSON of the chosen rows only (see findSQL). Named
+// after its columns, so that ensure replaces it when the fields change.
+//
+// uid comes first: the order of every query ends with it, and of most it is the whole order,
+// so such a scan reads the index in order, sorts nothing, and stops at its limit.
+func scanIndex(t *Table) (idx struct{ name, columns string }) {
+	var fields []string
+	list := []string{quoteIdent(KeyUID)}
+	for _, fld := range t.Fields {
+		if !fld.Type.List && fld.Type.Scalar != JSON {
+			fields = append(fields, fld.Name)
+			list = append(list, fieldColumn(fld.Name))
+		}
+	}
+	for _, k := range []string{KeyOwner, KeyCreatedAt, KeyUpdatedAt} {
+		list = append(list, quoteIdent(k))
+	}
+	idx.name = "scan:" + t.Name + ":" + strings.Join(fields, ",")
+	idx.columns = strings.Join(list, ", ")
+	return idx
 }
 
 func (p *sqliteProject) duplicate(ctx context.Context, t *Table, ix Index) ([]any, error) {
@@ -455,7 +487,18 @@ func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
 	if limit <= 0 {
 		limit = -1
 	}
-	query := `SELECT CAST(data AS BLOB) FROM ` + sqlTable(t) + ` WHERE ` + where + orderBy(q.Order, cols) + ` LIMIT ? OFFSET ?`
+	table := sqlTable(t)
+	if q.Filter.oneUID() {
+		// The unique index on uid finds the one row, which is read once.
+		return `SELECT CAST(data AS BLOB) FROM ` + table + ` WHERE ` + where + orderBy(q.Order, cols) + ` LIMIT ? OFFSET ?`, append(c.args, limit, q.Offset), nil
+	}
+	// Rows are chosen, ordered and paged on their columns alone, in a subquery that an
+	// index answers (a declared one, or the scan index), and only the chosen rows' data is
+	// read: a scan never reads the JSON of a row that does not match, nor sorts it. The
+	// subquery's LIMIT keeps SQLite from flattening it into the join, and CROSS JOIN keeps
+	// it the outer loop, so rows come in its order.
+	query := `SELECT CAST(r.data AS BLOB) FROM (SELECT rowid AS id FROM ` + table + ` WHERE ` + where + orderBy(q.Order, cols) +
+		` LIMIT ? OFFSET ?) AS chosen CROSS JOIN ` + table + ` AS r ON r.rowid = chosen.id`
 	return query, append(c.args, limit, q.Offset), nil
 }
 
