@@ -20,8 +20,8 @@ import (
 // Reading json_extract(data, '$.field') instead would parse every record a scan visits, and
 // SQLite reads every record that an index on such an expression selects (so a count of
 // half the table, which an index on a column answers alone, would read every record).
-// Lists and JSON fields are read from data. The scan index (scanIndex) holds every column
-// but data, so that a filter, order or count that no declared index answers reads it
+// Lists and JSON fields are read from data. The scan index (scanIndex) holds uid and the
+// fields' columns, so that a filter, order or count that no declared index answers reads it
 // rather than the table, whose pages are mostly the records' JSON; a find reads the data
 // of the rows it chose only (findSQL).
 

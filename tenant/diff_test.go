@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
 
@@ -19,8 +20,13 @@ import (
 // platform.test, on a registry of its own.
 func adminServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	stores := openStores(t)
-	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{})
+	return adminServerOn(t, openStores(t), tenant.Options{})
+}
+
+// adminServerOn is adminServer on stores, with opts.
+func adminServerOn(t *testing.T, stores *store.Stores, opts tenant.Options) *httptest.Server {
+	t.Helper()
+	reg, err := tenant.NewRegistry(context.Background(), stores, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
