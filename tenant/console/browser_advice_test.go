@@ -48,11 +48,7 @@ func TestBrowserIndexAdvice(t *testing.T) {
 	base := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
 	bctx := browse(t, 60*time.Second)
 	run, text := steps(t, bctx)
-	run("sign in",
-		chromedp.Navigate(base+"/console/"),
-		chromedp.SendKeys("#token", adminToken, chromedp.ByID),
-		chromedp.Submit("#token", chromedp.ByID),
-		chromedp.WaitVisible(`//h1[text()="Projects"]`))
+	run("sign in", signIn(base))
 	run("advice",
 		chromedp.Navigate(base+"/console/projects/shop"),
 		chromedp.Click(`//a[text()="Index advice"]`),
