@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -24,8 +25,13 @@ var benchProducts = store.Table{
 }
 
 func seedProducts(b *testing.B, s *store.Stores, n int) *store.Records {
+	return seedTable(b, s, fmt.Sprintf("bench%d", n), benchProducts, n)
+}
+
+// seedTable fills table t of project id with the peer benchmark's n records.
+func seedTable(b *testing.B, s *store.Stores, id string, t store.Table, n int) *store.Records {
 	ctx := context.Background()
-	recs, err := s.ProjectRecords(ctx, fmt.Sprintf("bench%d", n), "", []store.Table{benchProducts})
+	recs, err := s.ProjectRecords(ctx, id, "", []store.Table{t})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,6 +110,40 @@ func BenchmarkSQLiteRatios(b *testing.B) {
 	pair("keyset_page_1000_vs_1", "page1", "page1000", pages["f_keyset_page_1"], pages["f_keyset_page_1000"])
 }
 
+// BenchmarkSQLiteNoIndex runs the peer benchmark's queries that an index serves (b, c, d)
+// on a table that declares none, at 100,000 records: scans.
+func BenchmarkSQLiteNoIndex(b *testing.B) {
+	noIndex := benchProducts
+	noIndex.Indexes = nil
+	const n = 100_000
+	qs := productQueries(b, seedTable(b, openSQLiteStores(b), "benchnoidx", noIndex, n), n)
+	runQueries(b, slices.DeleteFunc(qs, func(q benchQuery) bool {
+		return q.name != "b_sku" && q.name != "c_price_desc_20" && q.name != "d_count"
+	}))
+}
+
+// BenchmarkSQLiteInsert writes the peer benchmark's records in batches of 100 (as its
+// seeding does) into a table with no declared index: the write cost of the platform's own
+// indexes, the scan index among them.
+func BenchmarkSQLiteInsert(b *testing.B) {
+	ctx := context.Background()
+	noIndex := benchProducts
+	noIndex.Indexes = nil
+	recs := seedTable(b, openSQLiteStores(b), "insert", noIndex, 0)
+	batch := make([]map[string]any, 100)
+	i := 0
+	for b.Loop() {
+		for j := range batch {
+			batch[j] = map[string]any{"name": fmt.Sprintf("item-%d", i), "price": float64(i%1000) + 0.5, "sku": fmt.Sprintf("sku-%d", i), "author": "author-1"}
+			i++
+		}
+		if err := recs.Insert(ctx, "products", "alice", batch, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i), "ns/record")
+}
+
 func openSQLiteStores(b *testing.B) *store.Stores {
 	s, err := store.Open(context.Background(), store.Config{DataDir: b.TempDir()})
 	if err != nil {
@@ -115,7 +155,11 @@ func openSQLiteStores(b *testing.B) *store.Stores {
 
 // benchQueries runs each of productQueries as a benchmark.
 func benchQueries(b *testing.B, recs *store.Records, n int) {
-	for _, q := range productQueries(b, recs, n) {
+	runQueries(b, productQueries(b, recs, n))
+}
+
+func runQueries(b *testing.B, qs []benchQuery) {
+	for _, q := range qs {
 		b.Run(q.name, func(b *testing.B) {
 			for b.Loop() {
 				if err := q.run(); err != nil {

@@ -180,5 +180,7 @@ func (s *Stores) ProjectRecords(ctx context.Context, projectID, mongoURI string,
 	if err != nil {
 		return nil, err
 	}
-	return newRecords(b, tables), nil
+	r := newRecords(b, tables)
+	r.logSlow(s.slow.of(projectID), s.slow.threshold)
+	return r, nil
 }

@@ -15,14 +15,26 @@ func (r *Records) Queries() int64 { return r.queries.Load() }
 // CountInto makes the Records count their database work into a as well (records read and
 // written, time in database calls). Call it before the Records are used; nil stops counting.
 func (r *Records) CountInto(a *Activity) {
-	r.b = countingBackend{backend: r.b.(countingBackend).backend, n: &r.queries, act: a}
+	c := r.b.(countingBackend)
+	c.act = a
+	r.b = c
 }
 
-// countingBackend counts the data calls of a backend and, with act, their work.
+// logSlow makes the Records keep the finds and counts that take at least after in l.
+func (r *Records) logSlow(l *SlowLog, after time.Duration) {
+	c := r.b.(countingBackend)
+	c.slow, c.slowAfter = l, after
+	r.b = c
+}
+
+// countingBackend counts the data calls of a backend and, with act, their work; with slow,
+// it logs the slow finds and counts.
 type countingBackend struct {
 	backend
-	n   *atomic.Int64
-	act *Activity
+	n         *atomic.Int64
+	act       *Activity
+	slow      *SlowLog
+	slowAfter time.Duration
 }
 
 // start counts a call and returns what counts its records and time when it ends.
@@ -44,22 +56,30 @@ func (c countingBackend) start() func(read, written int64) {
 }
 
 func (c countingBackend) find(ctx context.Context, t *Table, q Query, fn func(Record) (bool, error)) error {
-	if c.act == nil {
+	if c.act == nil && c.slow == nil {
 		c.n.Add(1)
 		return c.backend.find(ctx, t, q, fn)
 	}
-	done, n := c.start(), int64(0)
+	done, slow, n := c.start(), c.slowRun(ctx, t, q, false), int64(0)
 	err := c.backend.find(ctx, t, q, func(r Record) (bool, error) {
 		n++
 		return fn(r)
 	})
 	done(n, 0)
+	if err == nil {
+		slow(n)
+	}
 	return err
 }
 
 func (c countingBackend) count(ctx context.Context, t *Table, f Filter) (int64, error) {
 	defer c.start()(0, 0)
-	return c.backend.count(ctx, t, f)
+	slow := c.slowRun(ctx, t, Query{Filter: f}, true)
+	n, err := c.backend.count(ctx, t, f)
+	if err == nil {
+		slow(n)
+	}
+	return n, err
 }
 
 func (c countingBackend) insert(ctx context.Context, t *Table, docs []Doc) error {

@@ -20,7 +20,10 @@ import (
 // Reading json_extract(data, '$.field') instead would parse every record a scan visits, and
 // SQLite reads every record that an index on such an expression selects (so a count of
 // half the table, which an index on a column answers alone, would read every record).
-// Lists and JSON fields are read from data.
+// Lists and JSON fields are read from data. The scan index (scanIndex) holds uid and the
+// fields' columns, so that a filter, order or count that no declared index answers reads it
+// rather than the table, whose pages are mostly the records' JSON; a find reads the data
+// of the rows it chose only (findSQL).
 
 const sqlTablePrefix = "t_"
 
@@ -43,7 +46,7 @@ func serviceKey(key string) bool {
 // columns is the set of fields that have a column of their own in a table.
 type columns map[string]bool
 
-// fieldColumn is the column of its own a field has when an index holds it.
+// fieldColumn is the column of its own a scalar field has.
 func fieldColumn(field string) string { return quoteIdent("f:" + field) }
 
 // fieldFromColumn is the field whose column is name, if it is one.

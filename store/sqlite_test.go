@@ -43,6 +43,10 @@ func TestSQLitePlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	price := []Order{{Key: "price", Desc: true}}
+	// chosen is the plan of a query that chooses its rows with inner, then reads them.
+	chosen := func(inner ...string) []string {
+		return append(append([]string{"CO-ROUTINE chosen"}, inner...), "SCAN chosen", "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)")
+	}
 	after := &Cursor{Values: []any{500.5, "0190a0b0-0000-7000-8000-000000000000"}}
 	cases := []struct {
 		name  string
@@ -55,22 +59,28 @@ func TestSQLitePlans(t *testing.T) {
 		// watching its context).
 		{"uid, owner and an order", false, Query{Filter: And(Compare(KeyUID, Eq, "x"), Compare(KeyOwner, Eq, "alice"), Compare("price", Gte, 1.0)), Order: price, Limit: 1},
 			[]string{"USING INDEX sqlite_autoindex_t_products_1 (uid=?)"}},
-		{"sku", false, Query{Filter: Compare("sku", Eq, "sku-1")}, []string{"USING INDEX ix:products:sku:unique (f:sku=?)"}},
+		{"sku", false, Query{Filter: Compare("sku", Eq, "sku-1")}, chosen("USING INDEX ix:products:sku:unique (f:sku=?)")},
 		// Ties go the way of the last key, so a descending order reads the index backwards
 		// and sorts nothing.
 		{"price range desc", false, Query{Filter: Compare("price", Gte, 500.0), Order: price, Limit: 20},
-			[]string{"SEARCH t_products USING INDEX ix:products:price (f:price>?)"}},
+			chosen("SEARCH t_products USING COVERING INDEX ix:products:price (f:price>?)")},
 		// A keyset page starts in the index where the last one ended.
 		{"price keyset asc", false, Query{Order: []Order{{Key: "price"}}, After: after, Limit: 20},
-			[]string{"SEARCH t_products USING INDEX ix:products:price ((f:price,uid)>(?,?))"}},
+			chosen("SEARCH t_products USING COVERING INDEX ix:products:price ((f:price,uid)>(?,?))")},
 		{"created keyset desc", false, Query{Order: []Order{{Key: KeyCreatedAt, Desc: true}}, Limit: 20,
 			After: &Cursor{Values: []any{"2026-01-01T00:00:00.000Z", "0190a0b0-0000-7000-8000-000000000000"}}},
-			[]string{"SEARCH t_products USING INDEX platform:products:createdAt ((createdAt,uid)<(?,?))"}},
+			chosen("SEARCH t_products USING COVERING INDEX platform:products:createdAt ((createdAt,uid)<(?,?))")},
 		// Except descending on a field that may be missing: missing values come last, so the
 		// page reads the index from its end (in order, but through the pages before it).
 		{"price keyset desc", false, Query{Order: price, After: after, Limit: 20},
-			[]string{"SCAN t_products USING INDEX ix:products:price"}},
-		{"first", false, Query{Limit: 100}, []string{"SCAN t_products USING INDEX sqlite_autoindex_t_products_1"}},
+			chosen("SCAN t_products USING COVERING INDEX ix:products:price")},
+		{"first", false, Query{Limit: 100}, chosen("SCAN t_products USING COVERING INDEX sqlite_autoindex_t_products_1")},
+		// A field no declared index holds is read from the scan index, which is narrower
+		// than the table, and only the rows chosen are read from the table.
+		{"name scan", false, Query{Filter: Compare("name", Eq, "item-1")}, chosen("SCAN t_products USING COVERING INDEX scan:products:author,name,price,sku")},
+		{"name top 20", false, Query{Filter: Compare("name", Gte, "item-5"), Order: []Order{{Key: "name", Desc: true}}, Limit: 20},
+			chosen("SCAN t_products USING COVERING INDEX scan:products:author,name,price,sku", "USE TEMP B-TREE FOR ORDER BY")},
+		{"count name", true, Query{Filter: Compare("name", Gte, "item-5")}, []string{"SCAN t_products USING COVERING INDEX scan:products:author,name,price,sku"}},
 		{"count price", true, Query{Filter: Compare("price", Gte, 500.0)}, []string{"USING COVERING INDEX ix:products:price (f:price>?)"}},
 		{"count", true, Query{}, []string{"USING COVERING INDEX"}},
 	}
@@ -255,5 +265,93 @@ func TestSQLiteRegistryOfAnOlderRelease(t *testing.T) {
 		if err := dbs.close(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSQLiteTableOfAnOlderRelease opens a project file whose table an older release wrote:
+// records as JSON alone, without the fields' columns or the scan index. Ensure (run when a
+// project is first served) adds both, and every query answers what it answers on a table
+// written by this release, a scan reading the scan index.
+func TestSQLiteTableOfAnOlderRelease(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	dbs, err := openSQLite(ctx, dir, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dbs.close(ctx)
+	tbl := products
+	tbl.Indexes = nil
+	fresh := newRecords(&sqliteProject{dbs: dbs, id: "fresh"}, []Table{tbl})
+	if err := fresh.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var fields []map[string]any
+	for i := range 300 {
+		f := map[string]any{"name": fmt.Sprintf("item-%d", i), "price": float64(i%30) + 0.5, "sku": fmt.Sprintf("sku-%d", i)}
+		if i%2 == 0 {
+			f["author"] = fmt.Sprintf("author-%d", i%10)
+		}
+		fields = append(fields, f)
+	}
+	if err := fresh.Insert(ctx, "products", "alice", fields, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The older release's file holds the same records, written as it wrote them.
+	old, err := openSQLiteFile(dbs.projectPath("old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		createTable(`"t_products"`),
+		`ATTACH DATABASE ` + quoteString(dbs.projectPath("fresh")) + ` AS fresh`,
+		`INSERT INTO t_products SELECT uid, _owner, createdAt, updatedAt, data FROM fresh.t_products`,
+		`DETACH DATABASE fresh`,
+	} {
+		if _, err := old.writer.ExecContext(ctx, q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	if err := old.close(); err != nil {
+		t.Fatal(err)
+	}
+	upgraded := newRecords(&sqliteProject{dbs: dbs, id: "old"}, []Table{tbl})
+	if err := upgraded.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f, release, err := dbs.acquire("old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	var indexes int
+	if err := f.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = ?`, scanIndex(&tbl).name).Scan(&indexes); err != nil || indexes != 1 {
+		t.Fatalf("scan index of the older table: %d, %v", indexes, err)
+	}
+	gte := Compare("price", Gte, 15.0)
+	for _, q := range []Query{
+		{Filter: Compare("sku", Eq, "sku-77")},
+		{Filter: gte, Order: []Order{{Key: "price", Desc: true}}, Limit: 20},
+		{Filter: Or(Compare("author", Eq, "author-4"), Compare("name", StartsWith, "item-1")), Order: []Order{{Key: "author"}}, Offset: 5, Limit: 30},
+		{Filter: Compare("author", Eq, nil), Limit: 7},
+		{Order: []Order{{Key: "name", Desc: true}}},
+	} {
+		var want, got []map[string]any
+		if err := fresh.Find(ctx, "products", q, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := upgraded.Find(ctx, "products", q, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%v: the older table answers %d records, a new one %d:\n%v\n%v", q.Filter, len(got), len(want), got, want)
+		}
+	}
+	wantN, err := fresh.Count(ctx, "products", gte)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotN, err := upgraded.Count(ctx, "products", gte); err != nil || gotN != wantN || wantN != 150 {
+		t.Errorf("count price ≥ 15: older table %d (%v), new one %d, want 150", gotN, err, wantN)
 	}
 }

@@ -9,11 +9,13 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -36,6 +38,9 @@ type Config struct {
 	RedisOnly bool
 	// Logger receives the stores' logs.
 	Logger *slog.Logger
+	// SlowQuery is how long a find or count takes before its project's slow-query log
+	// keeps it (see Stores.SlowQueries); 0 means DefaultSlowQuery.
+	SlowQuery time.Duration
 }
 
 // Stores is the set of open stores.
@@ -55,6 +60,8 @@ type Stores struct {
 	logger  *slog.Logger
 	dataDir string
 
+	slow slowLogs
+
 	changesOnce sync.Once
 	changes     *Changes
 
@@ -68,7 +75,7 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Stores{logger: logger, dataDir: cfg.DataDir}
+	s := &Stores{logger: logger, dataDir: cfg.DataDir, slow: slowLogs{threshold: cmp.Or(cfg.SlowQuery, DefaultSlowQuery), logs: map[string]*SlowLog{}}}
 	defer func() {
 		if err != nil {
 			_ = s.Close(context.WithoutCancel(ctx))

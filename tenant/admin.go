@@ -83,6 +83,8 @@ func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
 	// operators'.
 	g.GET("/audit", r.readAudit, Needs(Need{Project: func(c echo.Context) string { return c.QueryParam("project") }}))
 	g.GET("/projects/:id/usage", r.projectUsage, Needs(NeedReadProject))
+	g.GET("/projects/:id/advice", r.projectAdvice, Needs(NeedReadProject))
+	g.POST("/projects/:id/advice/declare", r.declareIndex, Needs(NeedAdminProject))
 	g.GET("/usage", r.listUsage, Needs(NeedRead))
 	g.GET("/projects/:id/quotas", r.getQuotas, Needs(NeedRead))
 	g.PUT("/projects/:id/quotas", r.putQuotas, Needs(NeedOperator))

@@ -20,14 +20,12 @@ import (
 // platform.test, on a registry of its own.
 func adminServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv, _ := adminServerWith(t, tenant.Options{})
-	return srv
+	return adminServerOn(t, openStores(t), tenant.Options{})
 }
 
-// adminServerWith is adminServer with the registry's options; it answers the stores too.
-func adminServerWith(t *testing.T, opts tenant.Options) (*httptest.Server, *store.Stores) {
+// adminServerOn is adminServer on stores, with opts.
+func adminServerOn(t *testing.T, stores *store.Stores, opts tenant.Options) *httptest.Server {
 	t.Helper()
-	stores := openStores(t)
 	reg, err := tenant.NewRegistry(context.Background(), stores, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +41,7 @@ func adminServerWith(t *testing.T, opts tenant.Options) (*httptest.Server, *stor
 	reg.MountGraphQL(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return srv, stores
+	return srv
 }
 
 // TestApplyNamesEveryChange: a PUT of a changed document answers one line per change, so an

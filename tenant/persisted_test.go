@@ -21,7 +21,8 @@ import (
 // next request on, refusing any other document in registered-only mode, and a DELETE
 // removes it.
 func TestRegisteredDocumentsAdmin(t *testing.T) {
-	srv, stores := adminServerWith(t, tenant.Options{Persisted: tenant.PersistedOptions{MaxDocuments: 2, MaxManifestBytes: 1024}})
+	stores := openStores(t)
+	srv := adminServerOn(t, stores, tenant.Options{Persisted: tenant.PersistedOptions{MaxDocuments: 2, MaxManifestBytes: 1024}})
 	call := func(method, host, path, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))

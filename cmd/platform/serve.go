@@ -48,6 +48,7 @@ type serveConfig struct {
 	GQLDefaultLimit, GQLMaxLimit      int
 	GQLMaxBody, GQLMaxQuery, GQLDepth int
 	GQLTimeout                        time.Duration
+	SlowQuery                         time.Duration
 	GQLMaxResult, GQLMaxRecords       int
 	GQLMaxCost                        int
 	GQLSlots, GQLQueue                int
@@ -106,6 +107,7 @@ func (c *serveConfig) settings() []setting {
 		intSetting(&c.GQLMaxQuery, "graphql-max-query", "PLATFORM_GRAPHQL_MAX_QUERY", 64<<10, "longest GraphQL document, in bytes"),
 		intSetting(&c.GQLDepth, "graphql-max-depth", "PLATFORM_GRAPHQL_MAX_DEPTH", 12, "deepest selection a GraphQL document may nest"),
 		durationSetting(&c.GQLTimeout, "graphql-timeout", "PLATFORM_GRAPHQL_TIMEOUT", 10*time.Second, "time one GraphQL request may take; the database work stops with it"),
+		durationSetting(&c.SlowQuery, "slow-query", "PLATFORM_SLOW_QUERY", store.DefaultSlowQuery, "a find or count that takes this long is kept, by shape, in its project's slow-query log, which the index advisor reads"),
 		intSetting(&c.GQLMaxResult, "graphql-max-result", "PLATFORM_GRAPHQL_MAX_RESULT", gql.DefaultMaxResultBytes, "bytes one GraphQL request (or subscription event) may answer, across the whole answer: each record counts its stored size each time the answer holds it (RESULT_TOO_LARGE past it)"),
 		intSetting(&c.GQLMaxRecords, "graphql-max-records", "PLATFORM_GRAPHQL_MAX_RECORDS", gql.DefaultMaxRecords, "records one GraphQL request (or subscription event) may read, across the whole answer (RESULT_TOO_LARGE past it)"),
 		intSetting(&c.GQLMaxCost, "graphql-max-cost", "PLATFORM_GRAPHQL_MAX_COST", gql.DefaultMaxCost, "largest estimate of the records a GraphQL document may answer (lists by their limit times the records they hang from), checked before it runs (QUERY_TOO_COMPLEX past it)"),
@@ -238,7 +240,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	stores, err := store.Open(ctx, store.Config{
 		DataDir: dataDir, MongoURI: cfg.MongoURI, RedisURL: cfg.RedisURL,
 		EmbeddedRedisAddr: cfg.EmbeddedRedis, RedisOnly: !projects,
-		Logger: logger,
+		Logger: logger, SlowQuery: cfg.SlowQuery,
 	})
 	if err != nil {
 		return fmt.Errorf("open stores: %w", err)

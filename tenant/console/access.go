@@ -32,6 +32,7 @@ var routeNeeds = map[string]tenant.Need{
 	"DELETE /console/projects/:id/tables/:table/records/:uid": tenant.NeedAdminProject,
 	"GET /console/projects/:id/backups":                       tenant.NeedReadProject,
 	"GET /console/projects/:id/usage":                         tenant.NeedReadProject,
+	"GET /console/projects/:id/advice":                        tenant.NeedReadProject,
 	"GET /console/projects/:id/quotas":                        tenant.NeedRead,
 	"POST /console/projects/:id/quotas":                       tenant.NeedOperator,
 	"GET /console/projects/:id/quotas/alerts":                 tenant.NeedRead,

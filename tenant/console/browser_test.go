@@ -215,6 +215,16 @@ func steps(t *testing.T, ctx context.Context) (run func(step string, actions ...
 	return run, text
 }
 
+// signIn signs in to the console at base with the admin token.
+func signIn(base string) chromedp.Tasks {
+	return chromedp.Tasks{
+		chromedp.Navigate(base + "/console/"),
+		chromedp.SendKeys("#token", adminToken, chromedp.ByID),
+		chromedp.Submit("#token", chromedp.ByID),
+		chromedp.WaitVisible(`//h1[text()="Projects"]`),
+	}
+}
+
 // shot keeps a screenshot of the page as name.png in $CONSOLE_SCREENSHOTS, when it is set
 // (docs/console.md shows them).
 func shot(name string) chromedp.Action {

@@ -131,6 +131,7 @@ func (con *Console) Mount(e *echo.Echo) {
 	con.mountBackups(s)
 	con.mountUsage(s)
 	con.mountQuotas(s)
+	con.mountAdvice(s)
 	s.GET("/health", con.health)
 	s.GET("/projects/:id/identity", con.identity)
 	s.POST("/projects/:id/identity/token", con.mintToken)

@@ -66,8 +66,14 @@ func start(t *testing.T, cfg console.Config) *fixture {
 // startWith is start with the registry's options.
 func startWith(t *testing.T, cfg console.Config, opts tenant.Options) *fixture {
 	t.Helper()
+	return startOn(t, cfg, opts, store.Config{DataDir: t.TempDir()})
+}
+
+// startOn is startWith on stores opened with sc.
+func startOn(t *testing.T, cfg console.Config, opts tenant.Options, sc store.Config) *fixture {
+	t.Helper()
 	ctx := context.Background()
-	stores, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
+	stores, err := store.Open(ctx, sc)
 	if err != nil {
 		t.Fatal(err)
 	}

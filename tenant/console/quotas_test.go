@@ -75,11 +75,7 @@ func TestBrowserQuotas(t *testing.T) {
 	base := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
 	ctx := browse(t, 60*time.Second)
 	run, text := steps(t, ctx)
-	run("sign in",
-		chromedp.Navigate(base+"/console/"),
-		chromedp.SendKeys("#token", adminToken, chromedp.ByID),
-		chromedp.Submit("#token", chromedp.ByID),
-		chromedp.WaitVisible(`//h1[text()="Projects"]`))
+	run("sign in", signIn(base))
 	run("set records to 5",
 		chromedp.Navigate(base+"/console/projects/shop/quotas"),
 		chromedp.SetValue(`[name="q.records"]`, "5", chromedp.ByQuery),

@@ -90,10 +90,7 @@ func TestUsageBrowser(t *testing.T) {
 	}
 	var heading string
 	if err := chromedp.Run(ctx,
-		chromedp.Navigate(base+"/console/"),
-		chromedp.SendKeys("#token", adminToken, chromedp.ByID),
-		chromedp.Submit("#token", chromedp.ByID),
-		chromedp.WaitVisible(`//h1[text()="Projects"]`),
+		signIn(base),
 		chromedp.Navigate(base+"/console/projects/shop/usage"),
 		chromedp.WaitVisible("#usage-days", chromedp.ByQuery),
 		chromedp.Evaluate(`({Bars: document.querySelectorAll("#usage-days rect").length,
