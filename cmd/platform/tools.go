@@ -25,6 +25,9 @@ func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, reg promet
 	if err != nil {
 		return tools.Set{}, nil, err
 	}
+	// The default workspace (.) holds the default data folder (./data): its live databases,
+	// backups and admin token are never the tools' to read (see WithHidden).
+	ws = ws.WithHidden(cfg.DataDir, cfg.Backup.Dir)
 	codeA, err := code.New(ctx, ws, hub, logger.With("tool", "code"))
 	if err != nil {
 		return tools.Set{}, nil, err

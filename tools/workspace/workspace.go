@@ -60,6 +60,7 @@ func DefaultLimits() Limits { return Limits{MaxFileSize: 1 << 20, MaxFiles: 50_0
 // Workspace is a set of folders the analyses may read. It is safe for concurrent use.
 type Workspace struct {
 	roots  []string
+	hidden []string // folders below the roots that are never listed, read or resolved
 	limits Limits
 	index  *indexCache
 	class  *classCache
@@ -117,6 +118,42 @@ func (w *Workspace) WithLimits(l Limits) *Workspace {
 	return &c
 }
 
+// WithHidden returns a copy of w that never lists, reads, watches or resolves anything in
+// dirs: the service's own data. Its SQLite files are the case in point: SQLite keeps POSIX
+// locks, and closing any descriptor a process holds on a file drops all of that process's
+// locks on it, so merely reading a live database from the same process lets another
+// process (a CLI run, a second replica) take it for unused and delete its write-ahead log,
+// and the admin token kept beside them is no one's analysis. A dir that does not exist yet
+// is hidden by its absolute path.
+func (w *Workspace) WithHidden(dirs ...string) *Workspace {
+	c := *w
+	c.hidden = slices.Clone(w.hidden)
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		c.hidden = append(c.hidden, abs)
+	}
+	return &c
+}
+
+// isHidden reports whether p (absolute) is a hidden folder or lies below one.
+func (w *Workspace) isHidden(p string) bool {
+	for _, h := range w.hidden {
+		if _, ok := within(h, p); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // Roots returns the roots, absolute with symlinks evaluated, the first being the default.
 func (w *Workspace) Roots() []string { return slices.Clone(w.roots) }
 
@@ -172,6 +209,9 @@ func (w *Workspace) Resolve(arg, p string) (string, error) {
 	}
 	if _, _, ok := w.Root(real); !ok {
 		return "", tools.InvalidArgument(arg, "path %q leads outside the workspace roots (through a symbolic link)", p)
+	}
+	if w.isHidden(real) {
+		return "", tools.InvalidArgument(arg, "path %q is the service's own data, which no tool reads", p)
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
@@ -324,12 +364,12 @@ func deliver(ctx context.Context, pf *pending, fn func(File) error) error {
 }
 
 // Ignored reports whether Walk would leave out the file or folder at p (absolute): it lies in
-// a .git folder or is excluded by the ignore files of its root. A path below no root is
-// ignored. Watchers use it to drop events that no analysis would see, such as a database
+// a .git folder or a hidden one (WithHidden), or is excluded by the ignore files of its
+// root. A path below no root is ignored. Watchers use it to drop events that no analysis would see, such as a database
 // folder in .gitignore that changes all the time.
 func (w *Workspace) Ignored(p string) bool {
 	root, rel, ok := w.Root(p)
-	if !ok {
+	if !ok || w.isHidden(p) {
 		return true
 	}
 	parts := splitRel(rel)
@@ -406,7 +446,7 @@ func (wk *walker) ignored(parts []string, isDir bool) bool {
 func (wk *walker) dir(p string, d fs.DirEntry) error {
 	_, rel, _ := wk.w.Root(p)
 	parts := splitRel(rel)
-	if d.Name() == ".git" || (wk.ignored(parts, true) && !wk.tracked.dirs[rel]) ||
+	if d.Name() == ".git" || wk.w.isHidden(p) || (wk.ignored(parts, true) && !wk.tracked.dirs[rel]) ||
 		(wk.vendored >= wk.w.limits.MaxFiles && enry.IsVendor(rel+"/")) {
 		return filepath.SkipDir
 	}
@@ -435,6 +475,9 @@ func (wk *walker) list(p string, d fs.DirEntry) (*pending, error) {
 			return nil, nil // never read outside the roots
 		}
 		target = real
+	}
+	if wk.w.isHidden(target) {
+		return nil, nil
 	}
 	fi, err := os.Stat(target)
 	if err != nil || !fi.Mode().IsRegular() {

@@ -481,3 +481,48 @@ func TestLargeIgnoreFileIsReadToTheFileSizeLimit(t *testing.T) {
 		t.Error("a pattern past the limit was honoured: the file was read whole")
 	}
 }
+
+// TestHidden: a hidden folder (the service's data folder below the default workspace) is
+// never listed, read, resolved or watched, whether reached directly or through a link.
+func TestHidden(t *testing.T) {
+	root, _ := fixture(t)
+	testenv.WriteTree(t, root, map[string]string{
+		"data/platform.db":        "SQLite format 3\x00",
+		"data/projects/demo.db":   "SQLite format 3\x00",
+		"data/admin-token":        "secret-admin-token",
+		"database.go":             "package main\n",
+		"data-not-hidden/keep.go": "package keep\n",
+	})
+	if err := os.Symlink(filepath.Join(root, "data"), filepath.Join(root, "data-link")); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws = ws.WithHidden(filepath.Join(root, "data"))
+	got := walkAll(t, ws, root)
+	for rel := range got {
+		if strings.HasPrefix(rel, "data/") || strings.HasPrefix(rel, "data-link/") {
+			t.Errorf("Walk listed %s, in the hidden folder", rel)
+		}
+	}
+	for _, rel := range []string{"database.go", "data-not-hidden/keep.go", "main.go"} {
+		if _, ok := got[rel]; !ok {
+			t.Errorf("Walk left out %s, outside the hidden folder", rel)
+		}
+	}
+	for _, p := range []string{"data", "data/admin-token", "data-link/admin-token"} {
+		_, err := ws.Resolve("path", p)
+		var argErr *tools.ArgumentError
+		if !errors.As(err, &argErr) {
+			t.Errorf("Resolve(%s) = %v, want an argument error", p, err)
+		}
+		if !ws.Ignored(filepath.Join(root, p)) && p != "data-link/admin-token" {
+			t.Errorf("Ignored(%s) = false", p)
+		}
+	}
+	if ws.Ignored(filepath.Join(root, "database.go")) {
+		t.Error("Ignored(database.go) = true")
+	}
+}

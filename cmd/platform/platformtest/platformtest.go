@@ -66,6 +66,22 @@ func Start(tb testing.TB, binary, dataDir string, env ...string) *Server {
 	}
 	s := &Server{tb: tb, DataDir: dataDir, Workspace: tb.TempDir(), exited: make(chan struct{})}
 	s.cmd = exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--workspace", s.Workspace)
+	return s.start(env)
+}
+
+// StartIn runs `binary serve` in dir with the folders a newcomer's `make run` gets: the data
+// folder ./data inside the workspace, dir itself.
+func StartIn(tb testing.TB, binary, dir string, env ...string) *Server {
+	tb.Helper()
+	s := &Server{tb: tb, DataDir: filepath.Join(dir, "data"), Workspace: dir, exited: make(chan struct{})}
+	s.cmd = exec.Command(binary, "serve", "--addr", "127.0.0.1:0")
+	s.cmd.Dir = dir
+	return s.start(env)
+}
+
+func (s *Server) start(env []string) *Server {
+	tb := s.tb
+	tb.Helper()
 	s.cmd.Env = append(os.Environ(), "PLATFORM_METRICS_ADDR=127.0.0.1:0")
 	s.cmd.Env = append(s.cmd.Env, env...)
 	// Readiness is read from the log, so the log stays text whatever env says.
