@@ -406,7 +406,7 @@ func (v *goVisitor) Visit(n ast.Node) ast.Visitor {
 // once (singleton), registration into a package-level map (registry), switches (factory),
 // and a receiver's field that callbacks are appended to or called from (observer).
 func (st *goStats) see(n ast.Node) {
-	s := st.s
+	s := &st.s // a copy of the symbol for every node visited was 0.7 % of a cold analysis
 	switch n := n.(type) {
 	case *ast.Ident:
 		st.g.use(n)
