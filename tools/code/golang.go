@@ -29,9 +29,13 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
 	out := &facts{Language: "Go", Parsed: true, ParseError: err != nil}
+	p.starts = lineStarts(p.starts[:0], src)
 	var list scanner.ErrorList
 	if errors.As(err, &list) && len(list) > 0 {
-		out.ErrorLine, out.ErrorMsg = list[0].Pos.Line, list[0].Msg
+		out.ErrorMsg = list[0].Msg
+		if list[0].Pos.IsValid() {
+			out.ErrorLine = lineAt(p.starts, list[0].Pos.Offset)
+		}
 	} else if err != nil {
 		out.ErrorMsg = err.Error()
 	}
@@ -39,7 +43,6 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 		return out, err
 	}
 	p.uses.reset()
-	p.starts = lineStarts(p.starts[:0], src)
 	g := &goFile{out: out, uses: &p.uses, tf: fset.File(f.Pos()), starts: p.starts, pkgVars: map[string]bool{}, pkgMaps: map[string]bool{},
 		eager: map[string]bool{}, assigns: map[string]map[string]bool{}, callbacks: map[string]string{},
 		imported: map[string]bool{}}
@@ -164,7 +167,12 @@ func (g *goFile) line(p token.Pos) int {
 	if !p.IsValid() {
 		return 0
 	}
-	i, found := slices.BinarySearch(g.starts, int32(p-token.Pos(g.tf.Base())))
+	return lineAt(g.starts, int(p)-g.tf.Base())
+}
+
+// lineAt is the line of the offset off, given the offsets lines start at.
+func lineAt(starts []int32, off int) int {
+	i, found := slices.BinarySearch(starts, int32(off))
 	if found {
 		return i + 1
 	}

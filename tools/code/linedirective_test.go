@@ -15,7 +15,8 @@ import (
 func TestLineDirectivesDoNotMoveSymbols(t *testing.T) {
 	root := t.TempDir()
 	testenv.WriteTree(t, root, map[string]string{
-		"go.mod": "module example.com/y\n\ngo 1.22\n",
+		"go.mod":   "module example.com/y\n\ngo 1.22\n",
+		"bad/y.go": "package bad\n\n//line grammar.y:300\nfunc broken( {\n}\n",
 		"parse/y.go": "package parse\n\n//line grammar.y:100\nfunc reduce(n int) int {\n\treturn n + 1\n}\n\n" +
 			"//line grammar.y:7\ntype token struct{ n int }\n\n//line grammar.y:50\nfunc shift() int { return reduce(1) }\n",
 	})
@@ -31,6 +32,11 @@ func TestLineDirectivesDoNotMoveSymbols(t *testing.T) {
 	}
 	if len(rep.Symbols) > 0 && rep.Symbols[0].Body != "func reduce(n int) int {\n\treturn n + 1\n}" {
 		t.Errorf("body of reduce %q", rep.Symbols[0].Body)
+	}
+	var codebase code.CodebaseReport
+	mustCall(t, a, "analyze_codebase", map[string]any{}, &codebase)
+	if e := codebase.ParseErrors; len(e) != 1 || e[0].File != "bad/y.go" || e[0].Line != 4 {
+		t.Errorf("parse errors %+v, want bad/y.go at line 4", e)
 	}
 	var refs code.ReferenceReport
 	mustCall(t, a, "find_references", map[string]any{"symbol": "reduce"}, &refs)
