@@ -520,7 +520,7 @@ func goIdentifiers(src []byte, keep func(string) bool) []ident {
 			return out
 		}
 		if tok == token.IDENT && keep(lit) {
-			p := fset.Position(pos)
+			p := fset.PositionFor(pos, false) // where it is in this file, not where a //line directive says it came from
 			out = append(out, ident{name: lit, line: p.Line, col: p.Column})
 			prev = &out[len(out)-1]
 		}
