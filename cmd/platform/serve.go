@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -204,6 +205,14 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		return fmt.Errorf("--role %q: want api (projects, console, admin API), mcp (/mcp and its tools) or all (both)", cfg.Role)
 	}
 	projects, analyses := cfg.Role != roleMCP, cfg.Role != roleAPI
+	// The projects' long requests and, with --role all, the analyses run in the background
+	// on threads of lower priority, which hold their P while they wait for a core: the
+	// process gets a P more for each (see pressure.BackgroundProcs), and sizes its work by
+	// the cores. This turns off the runtime's own updates of GOMAXPROCS to a new CPU limit.
+	cores := runtime.GOMAXPROCS(0)
+	if projects {
+		runtime.GOMAXPROCS(pressure.BackgroundProcs(cores))
+	}
 	// The listeners are bound before anything else starts, so a busy port (a second `make
 	// run`) fails at once with its own message instead of after the data folder is opened
 	// and the tools have started. Connections that arrive meanwhile wait in the backlog.
@@ -301,7 +310,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	}
 	e := newEcho(logger, httpMetrics.Middleware)
 	e.IPExtractor = clientIP
-	plane := servePlane{cfg: cfg, logger: logger, stores: stores, e: e, reg: metrics.reg, tracer: tracer, watcher: watcher, clientIP: clientIP}
+	plane := servePlane{cfg: cfg, cores: cores, logger: logger, stores: stores, e: e, reg: metrics.reg, tracer: tracer, watcher: watcher, clientIP: clientIP}
 
 	var mcp *mcpserver.Server
 	readyRedis := stores.PingRedis
@@ -383,6 +392,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 // public Echo they mount on, and the process's telemetry and memory watcher.
 type servePlane struct {
 	cfg      serveConfig
+	cores    int // GOMAXPROCS before serve raised it
 	logger   *slog.Logger
 	stores   *store.Stores
 	e        *echo.Echo
@@ -397,7 +407,7 @@ type servePlane struct {
 func (p servePlane) mountMCP(ctx context.Context, checks map[string]func(context.Context) error) (_ *mcpserver.Server, stop func(), err error) {
 	cfg := p.cfg
 	hub := &tools.Hub{}
-	set, closeTools, err := buildTools(ctx, cfg, hub, p.reg, p.logger)
+	set, closeTools, err := buildTools(ctx, cfg, p.cores, hub, p.reg, p.logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -446,7 +456,7 @@ func (p servePlane) mountProjects(ctx context.Context, dataDir string) (_ *tenan
 		return nil, nil, nil, fmt.Errorf("--audit-retention %s: want a positive duration (2160h is 90 days)", cfg.AuditRetention)
 	}
 	share, err := pressure.NewFairShare(pressure.FairShareConfig{
-		Slots: cfg.GQLSlots, Queue: cfg.GQLQueue, MaxWait: cfg.GQLTimeout, Registerer: p.reg,
+		Slots: cfg.GQLSlots, Cores: p.cores, Queue: cfg.GQLQueue, MaxWait: cfg.GQLTimeout, Registerer: p.reg,
 	})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--graphql-slots, --graphql-queue: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -20,7 +19,7 @@ import (
 // buildTools assembles the six analyses the MCP server offers, in the seed's order, all
 // reading below the same workspace roots. The returned function stops their watchers (the
 // cloud watcher also stops with ctx).
-func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, reg prometheus.Registerer, logger *slog.Logger) (tools.Set, func(), error) {
+func buildTools(ctx context.Context, cfg serveConfig, cores int, hub *tools.Hub, reg prometheus.Registerer, logger *slog.Logger) (tools.Set, func(), error) {
 	ws, err := workspace.New(splitList(cfg.Workspace)...)
 	if err != nil {
 		return tools.Set{}, nil, err
@@ -60,7 +59,7 @@ func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, reg promet
 	if err != nil {
 		return fail(err)
 	}
-	budget, err := analysisBudget(cfg, reg)
+	budget, err := analysisBudget(cfg, cores, reg)
 	if err != nil {
 		return fail(err)
 	}
@@ -76,7 +75,7 @@ func buildTools(ctx context.Context, cfg serveConfig, hub *tools.Hub, reg promet
 // --mcp-analysis-memory say. With --role all they run beside the projects' requests, which
 // come first: one core is left to the requests, and the analyses run on threads of lower
 // priority.
-func analysisBudget(cfg serveConfig, reg prometheus.Registerer) (*tools.Budget, error) {
+func analysisBudget(cfg serveConfig, cores int, reg prometheus.Registerer) (*tools.Budget, error) {
 	maxMemory, err := pressure.ParseBytes(cfg.MCPAnalysisMemory)
 	if err != nil {
 		return nil, fmt.Errorf("--mcp-analysis-memory or MCP_ANALYSIS_MEMORY: %w", err)
@@ -85,7 +84,7 @@ func analysisBudget(cfg serveConfig, reg prometheus.Registerer) (*tools.Budget, 
 	if cfg.Role == roleAll {
 		bc.Run = pressure.InBackground
 		if bc.Workers == 0 {
-			bc.Workers = max(1, runtime.GOMAXPROCS(0)-1)
+			bc.Workers = max(1, cores-1)
 		}
 	}
 	b, err := tools.NewBudget(bc)
