@@ -50,7 +50,7 @@ func TestIndexAdvisor(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			id := fmt.Sprintf("advice%d", i)
 			admin := func(method, path, body string) (int, string) {
-				return usageCall(t, srv, method, "platform.test", "/admin/v1/projects/"+id+path, body, nil)
+				return request(t, srv, method, "platform.test", "/admin/v1/projects/"+id+path, body, nil)
 			}
 			if status, body := admin(http.MethodPut, "", adviceDoc(id)); status != http.StatusCreated {
 				t.Fatalf("PUT project: %d %s", status, body)
@@ -137,5 +137,5 @@ func shapeAdvice(t *testing.T, body string, index []string) tenant.AdviceOfShape
 func gqlCall(t *testing.T, srv *httptest.Server, project, query string) (int, string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"query": query})
-	return usageCall(t, srv, http.MethodPost, project+".platform.test", "/api/v1/graphql", string(body), nil)
+	return request(t, srv, http.MethodPost, project+".platform.test", "/api/v1/graphql", string(body), nil)
 }

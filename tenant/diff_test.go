@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -42,6 +43,31 @@ func adminServerOn(t *testing.T, stores *store.Stores, opts tenant.Options) *htt
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// request sends body to srv as host (the admin token with the apex host) and answers the
+// status and body.
+func request(t *testing.T, srv *httptest.Server, method, host, path, body string, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	req.Header.Set("Content-Type", "application/json")
+	if host == "platform.test" {
+		req.Header.Set("Authorization", "Bearer secret")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(out)
 }
 
 // TestApplyNamesEveryChange: a PUT of a changed document answers one line per change, so an

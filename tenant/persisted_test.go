@@ -23,23 +23,7 @@ import (
 func TestRegisteredDocumentsAdmin(t *testing.T) {
 	stores := openStores(t)
 	srv := adminServerOn(t, stores, tenant.Options{Persisted: tenant.PersistedOptions{MaxDocuments: 2, MaxManifestBytes: 1024}})
-	call := func(method, host, path, body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		req.Host = host
-		if host == "platform.test" {
-			req.Header.Set("Authorization", "Bearer secret")
-		}
-		req.Header.Set("Content-Type", "application/json")
-		res, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		out, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(out)
-	}
-	if st, out := call("PUT", "platform.test", "/admin/v1/projects/shop", `{"id":"shop","tables":{"products":{"fields":{"name":{"type":"String"}},"access":{"read":"public"}}}}`); st != http.StatusCreated {
+	if st, out := request(t, srv, "PUT", "platform.test", "/admin/v1/projects/shop", `{"id":"shop","tables":{"products":{"fields":{"name":{"type":"String"}},"access":{"read":"public"}}}}`, nil); st != http.StatusCreated {
 		t.Fatalf("apply: %d %s", st, out)
 	}
 	const list, count = `query List { products { id name } }`, `query Count { productsCount }`
@@ -68,16 +52,16 @@ func TestRegisteredDocumentsAdmin(t *testing.T) {
 		{"registered only", "/admin/v1/projects/shop/documents", manifest(true, list), 200, `"registeredOnly":true,"documents":1,"hashes":["` + gql.DocumentHash(list) + `"]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if st, out := call("PUT", "platform.test", tc.path, tc.body); st != tc.status || !strings.Contains(out, tc.want) {
+			if st, out := request(t, srv, "PUT", "platform.test", tc.path, tc.body, nil); st != tc.status || !strings.Contains(out, tc.want) {
 				t.Errorf("%d %s, want %d %s", st, out, tc.status, tc.want)
 			}
 		})
 	}
-	if st, out := call("GET", "platform.test", "/admin/v1/projects/shop/documents", ""); st != 200 || !strings.Contains(out, `"documents":1`) {
+	if st, out := request(t, srv, "GET", "platform.test", "/admin/v1/projects/shop/documents", "", nil); st != 200 || !strings.Contains(out, `"documents":1`) {
 		t.Errorf("GET: %d %s", st, out)
 	}
 	graphql := func(body string) string {
-		_, out := call("POST", "shop.platform.test", "/api/v1/graphql", body)
+		_, out := request(t, srv, "POST", "shop.platform.test", "/api/v1/graphql", body, nil)
 		return out
 	}
 	if got := graphql(fmt.Sprintf(`{"documentId":"sha256:%s"}`, gql.DocumentHash(list))); got != `{"data":{"products":[]}}` {
@@ -86,7 +70,7 @@ func TestRegisteredDocumentsAdmin(t *testing.T) {
 	if got := graphql(fmt.Sprintf(`{"query":%q}`, count)); !strings.Contains(got, `"code":"PERSISTED_QUERY_ONLY"`) {
 		t.Errorf("another document in registered-only mode: %s", got)
 	}
-	if st, out := call("DELETE", "platform.test", "/admin/v1/projects/shop/documents", ""); st != 200 || !strings.Contains(out, `"documents":0`) {
+	if st, out := request(t, srv, "DELETE", "platform.test", "/admin/v1/projects/shop/documents", "", nil); st != 200 || !strings.Contains(out, `"documents":0`) {
 		t.Errorf("DELETE: %d %s", st, out)
 	}
 	if got := graphql(fmt.Sprintf(`{"query":%q}`, count)); got != `{"data":{"productsCount":0}}` {

@@ -2,16 +2,12 @@ package tenant_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/platform-dev/platform/tenant"
 )
@@ -19,21 +15,7 @@ import (
 // TestImportBodyBound: an import through the admin API larger than the bound is refused with
 // 413 and changes nothing; one within it is imported, and exports again byte for byte.
 func TestImportBodyBound(t *testing.T) {
-	stores := openStores(t)
-	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{MaxImportBytes: 4 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Close)
-	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: "secret", Redis: stores.Redis})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := echo.New()
-	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
-	reg.MountAdmin(e, gate)
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
+	srv := adminServerOn(t, openStores(t), tenant.Options{MaxImportBytes: 4 << 10})
 	call := func(method, path string, body []byte) (int, []byte) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, bytes.NewReader(body))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -33,22 +32,8 @@ func usageServer(t *testing.T) *httptest.Server {
 func usageServerStores(t *testing.T) (*httptest.Server, *store.Stores) {
 	t.Helper()
 	stores := openStores(t)
-	reg, err := tenant.NewRegistry(context.Background(), stores, tenant.Options{Usage: tenant.UsageOptions{Flush: 20 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Close)
-	gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: "secret", Redis: stores.Redis})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := echo.New()
-	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
-	reg.MountAdmin(e, gate)
-	reg.MountGraphQL(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
-	status, body := usageCall(t, srv, http.MethodPut, "platform.test", "/admin/v1/projects/shop", `{"id":"shop","tables":{"products":{
+	srv := adminServerOn(t, stores, tenant.Options{Usage: tenant.UsageOptions{Flush: 20 * time.Millisecond}})
+	status, body := request(t, srv, http.MethodPut, "platform.test", "/admin/v1/projects/shop", `{"id":"shop","tables":{"products":{
 		"fields":{"name":{"type":"String","required":true}},"access":{"read":"public","create":"public"}}}}`, nil)
 	if status/100 != 2 {
 		t.Fatalf("PUT project: %d %s", status, body)
@@ -56,35 +41,12 @@ func usageServerStores(t *testing.T) (*httptest.Server, *store.Stores) {
 	return srv, stores
 }
 
-func usageCall(t *testing.T, srv *httptest.Server, method, host, path, body string, header map[string]string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Host = host
-	req.Header.Set("Content-Type", "application/json")
-	if host == "platform.test" {
-		req.Header.Set("Authorization", "Bearer secret")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(out)
-}
-
 // usageOf waits until the project's usage satisfies done (the replica flushes every 20 ms).
 func usageOf(t *testing.T, srv *httptest.Server, done func(tenant.UsagePeriod) bool) tenant.ProjectUsage {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		status, body := usageCall(t, srv, http.MethodGet, "platform.test", "/admin/v1/projects/shop/usage", "", nil)
+		status, body := request(t, srv, http.MethodGet, "platform.test", "/admin/v1/projects/shop/usage", "", nil)
 		var u tenant.ProjectUsage
 		if status != http.StatusOK || json.Unmarshal([]byte(body), &u) != nil {
 			t.Fatalf("GET usage: %d %s", status, body)
@@ -104,7 +66,7 @@ func usageOf(t *testing.T, srv *httptest.Server, done func(tenant.UsagePeriod) b
 func TestUsageCountsEveryKind(t *testing.T) {
 	srv := usageServer(t)
 	gql := func(query string) string {
-		_, body := usageCall(t, srv, http.MethodPost, "shop.platform.test", "/api/v1/graphql", `{"query":`+mustJSON(t, query)+`}`, nil)
+		_, body := request(t, srv, http.MethodPost, "shop.platform.test", "/api/v1/graphql", `{"query":`+mustJSON(t, query)+`}`, nil)
 		return body
 	}
 	// A subscriber over SSE, sent the one record created below.
@@ -182,7 +144,7 @@ func TestUsageAPIRefusesBadRanges(t *testing.T) {
 		{"/admin/v1/projects/shop/usage?from=2025-01-01&to=2026-01-01", 200, `"from":"2025-01-01","to":"2026-01-01"`},
 		{"/admin/v1/usage?sort=errors&limit=5", 200, `"sort":"errors"`},
 	} {
-		status, body := usageCall(t, srv, http.MethodGet, "platform.test", tc.path, "", nil)
+		status, body := request(t, srv, http.MethodGet, "platform.test", tc.path, "", nil)
 		if status != tc.status || !strings.Contains(body, tc.want) {
 			t.Errorf("GET %s: %d %s; want %d with %q", tc.path, status, body, tc.status, tc.want)
 		}
@@ -193,14 +155,14 @@ func TestUsageAPIRefusesBadRanges(t *testing.T) {
 // listing of the heaviest projects.
 func TestUsageCSVAndListing(t *testing.T) {
 	srv := usageServer(t)
-	usageCall(t, srv, http.MethodPost, "shop.platform.test", "/api/v1/graphql", `{"query":"{ products { name } }"}`, nil)
+	request(t, srv, http.MethodPost, "shop.platform.test", "/api/v1/graphql", `{"query":"{ products { name } }"}`, nil)
 	usageOf(t, srv, func(u tenant.UsagePeriod) bool { return u.Requests == 1 })
 	for _, h := range []map[string]string{{"Accept": "text/csv"}, nil} {
 		path := "/admin/v1/projects/shop/usage"
 		if h == nil {
 			path += "?format=csv"
 		}
-		status, body := usageCall(t, srv, http.MethodGet, "platform.test", path, "", h)
+		status, body := request(t, srv, http.MethodGet, "platform.test", path, "", h)
 		lines := strings.Split(strings.TrimSpace(body), "\n")
 		if status != http.StatusOK || len(lines) != 2 ||
 			lines[0] != "project,period,start,requests,queries,mutations,subscriptions,errors,bytesOut,storeMs,recordsRead,recordsWritten,recordsStored,bytesStored,connectionMinutes,eventsDelivered" ||
@@ -208,7 +170,7 @@ func TestUsageCSVAndListing(t *testing.T) {
 			t.Errorf("GET %s %v: %d\n%s", path, h, status, body)
 		}
 	}
-	status, body := usageCall(t, srv, http.MethodGet, "platform.test", "/admin/v1/usage?sort=usage", "", nil)
+	status, body := request(t, srv, http.MethodGet, "platform.test", "/admin/v1/usage?sort=usage", "", nil)
 	var l tenant.UsageListing
 	if status != http.StatusOK || json.Unmarshal([]byte(body), &l) != nil || len(l.Projects) != 1 || l.Projects[0].Project != "shop" || l.Projects[0].Requests != 1 {
 		t.Errorf("GET /admin/v1/usage: %d %s", status, body)
@@ -241,7 +203,7 @@ func TestUsageMetricsBoundTheProjectLabel(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range n {
-			usageCall(t, srv, http.MethodPost, id+".platform.test", "/api/v1/graphql", `{"query":"{ products { name } }"}`, nil)
+			request(t, srv, http.MethodPost, id+".platform.test", "/api/v1/graphql", `{"query":"{ products { name } }"}`, nil)
 		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -295,7 +257,7 @@ func TestUsageListingSorts(t *testing.T) {
 		if !strings.Contains(tc.query, "from=") {
 			tc.query += "&from=2026-03-10&to=2026-03-11"
 		}
-		status, body := usageCall(t, srv, http.MethodGet, "platform.test", "/admin/v1/usage?"+tc.query, "", nil)
+		status, body := request(t, srv, http.MethodGet, "platform.test", "/admin/v1/usage?"+tc.query, "", nil)
 		var l tenant.UsageListing
 		if status != http.StatusOK || json.Unmarshal([]byte(body), &l) != nil {
 			t.Fatalf("GET ?%s: %d %s", tc.query, status, body)
