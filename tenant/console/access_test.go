@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/platform-dev/platform/store"
-	"github.com/platform-dev/platform/tenant"
 	"github.com/platform-dev/platform/tenant/console"
 )
 
@@ -20,13 +19,7 @@ func TestConsoleFollowsTheKeyScope(t *testing.T) {
 	f := start(t, console.Config{})
 	ctx := context.Background()
 	for _, id := range []string{"shop", "blog"} {
-		p, err := tenant.ParseDocument([]byte(`{"id":"` + id + `","tables":{"items":{"fields":{"name":{"type":"String","required":true},"note":{"type":"String"}}}}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := f.reg.Put(ctx, p); err != nil {
-			t.Fatal(err)
-		}
+		f.apply(t, `{"id":"`+id+`","tables":{"items":{"fields":{"name":{"type":"String","required":true},"note":{"type":"String"}}}}}`)
 	}
 	k, err := f.reg.CreateKey(ctx, "shop-admin", "project:shop:admin", 0)
 	if err != nil {

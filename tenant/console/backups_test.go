@@ -20,13 +20,7 @@ func TestBackups(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "backups")
 	f := startWith(t, console.Config{}, tenant.Options{Backups: tenant.BackupOptions{Target: store.BackupFolder(dir)}})
 	ctx := context.Background()
-	p, err := tenant.ParseDocument([]byte(`{"id":"shop","tables":{"notes":{"fields":{"text":{"type":"String"}}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := f.reg.Put(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	p := f.apply(t, `{"id":"shop","tables":{"notes":{"fields":{"text":{"type":"String"}}}}}`)
 	recs, err := f.stores.ProjectRecords(ctx, "shop", "", p.StoreTables())
 	if err != nil {
 		t.Fatal(err)

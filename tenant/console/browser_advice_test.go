@@ -22,13 +22,7 @@ import (
 func TestBrowserIndexAdvice(t *testing.T) {
 	f := startOn(t, console.Config{}, tenant.Options{}, store.Config{DataDir: t.TempDir(), SlowQuery: time.Nanosecond})
 	ctx := context.Background()
-	p, err := tenant.ParseDocument([]byte(`{"id":"shop","tables":{"products":{"fields":{"name":{"type":"String"},"sku":{"type":"String"}}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := f.reg.Put(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	p := f.apply(t, `{"id":"shop","tables":{"products":{"fields":{"name":{"type":"String"},"sku":{"type":"String"}}}}}`)
 	recs, err := f.stores.ProjectRecords(ctx, "shop", "", p.StoreTables())
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/platform-dev/platform/internal/testenv"
-	"github.com/platform-dev/platform/tenant"
 	"github.com/platform-dev/platform/tenant/console"
 )
 
@@ -24,13 +23,7 @@ func TestBrowserOperatorKeys(t *testing.T) {
 	chromium := testenv.Need(t, "chromium")
 	f := start(t, console.Config{})
 	for _, id := range []string{"shop", "blog"} {
-		p, err := tenant.ParseDocument([]byte(`{"id":"` + id + `","tables":{"items":{"fields":{"name":{"type":"String"}}}}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := f.reg.Put(context.Background(), p); err != nil {
-			t.Fatal(err)
-		}
+		f.apply(t, `{"id":"`+id+`","tables":{"items":{"fields":{"name":{"type":"String"}}}}}`)
 	}
 	base := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.WindowSize(1100, 800), chromedp.NoSandbox)

@@ -126,6 +126,19 @@ type browser struct {
 	csrf   string
 }
 
+// apply parses doc (JSON or YAML) and puts it in the registry, as an operator's apply does.
+func (f *fixture) apply(t *testing.T, doc string) *tenant.Project {
+	t.Helper()
+	p, err := tenant.ParseDocument([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.reg.Put(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func (f *fixture) browser(t *testing.T) *browser {
 	return &browser{t: t, f: f, host: "localhost"}
 }
@@ -321,13 +334,7 @@ func TestWrongTokensAreLimited(t *testing.T) {
 
 func TestConsoleIsOnTheApexHostOnly(t *testing.T) {
 	f := start(t, console.Config{})
-	p, err := tenant.ParseDocument([]byte(`{"id":"demo","tables":{"notes":{"fields":{"text":{"type":"String"}}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := f.reg.Put(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
+	f.apply(t, `{"id":"demo","tables":{"notes":{"fields":{"text":{"type":"String"}}}}}`)
 	b := f.browser(t)
 	b.host = "demo.localhost"
 	for _, path := range []string{"/console/", "/console/assets/htmx.min.js"} {
@@ -421,7 +428,7 @@ tables:
 func TestRecords(t *testing.T) {
 	f := start(t, console.Config{})
 	ctx := context.Background()
-	p, err := tenant.ParseDocument([]byte(`id: shop
+	p := f.apply(t, `id: shop
 tables:
   products:
     fields:
@@ -432,13 +439,7 @@ tables:
       onSale: {type: Boolean}
       meta: {type: JSON}
     indexes: [{fields: [name], unique: true}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := f.reg.Put(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+`)
 	b := f.browser(t)
 	b.signIn()
 	base := "/console/projects/shop/tables/products"

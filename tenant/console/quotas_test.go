@@ -18,13 +18,7 @@ import (
 func quotaShop(t *testing.T, f *fixture, n int) {
 	t.Helper()
 	ctx := context.Background()
-	p, err := tenant.ParseDocument([]byte(`{"id":"shop","tables":{"products":{"fields":{"name":{"type":"String"}}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := f.reg.Put(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	f.apply(t, `{"id":"shop","tables":{"products":{"fields":{"name":{"type":"String"}}}}}`)
 	rt, err := f.reg.Runtime(ctx, "shop")
 	if err != nil {
 		t.Fatal(err)

@@ -22,13 +22,7 @@ func usageFixture(t *testing.T) (*fixture, time.Time) {
 	t.Helper()
 	f := startWith(t, console.Config{}, tenant.Options{})
 	ctx := context.Background()
-	p, err := tenant.ParseDocument([]byte(`{"id":"shop","tables":{"notes":{"fields":{"text":{"type":"String"}}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := f.reg.Put(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	f.apply(t, `{"id":"shop","tables":{"notes":{"fields":{"text":{"type":"String"}}}}}`)
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	if err := f.stores.Usage().Add(ctx, []store.Usage{
 		{Project: "shop", Start: today.AddDate(0, 0, -2), Requests: 10, Errors: 1},
