@@ -146,7 +146,9 @@ await check("completion/complete", async () => {
 await check("logging", async () => {
   await client.setLoggingLevel("debug");
   await client.callTool({ name: "echo", arguments: { message: "log me" } });
-  const m = await waitFor(logs, (l) => l.data?.tool === "echo", "notifications/message");
+  // The log of this call, not the error log of the refused echo call in "tools/call invalid arguments"
+  // above, which the session's stream may deliver before or after this one.
+  const m = await waitFor(logs, (l) => l.data?.tool === "echo" && l.data?.code === undefined, "notifications/message");
   expect(m.level === "info" && m.logger === "service-mcp-server", `log ${JSON.stringify(m)}`);
 });
 
