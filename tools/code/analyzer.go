@@ -154,6 +154,7 @@ type fileInfo struct {
 	Rel       string
 	Lang      string
 	Size      int64
+	Hash      uint64 // of the content read, 0 when not read
 	Vendored  bool
 	Generated bool
 	Binary    bool
@@ -274,7 +275,7 @@ func (a *Analyzer) scan(ctx context.Context, dir string) (*snapshot, error) {
 		if !stopAt.IsZero() && time.Now().After(stopAt) {
 			return errStopped
 		}
-		fi := &fileInfo{Rel: f.Rel, Lang: f.Language, Size: f.Size, Vendored: f.Vendored,
+		fi := &fileInfo{Rel: f.Rel, Lang: f.Language, Size: f.Size, Hash: f.Hash, Vendored: f.Vendored,
 			Generated: f.Generated, Binary: f.Binary, Oversize: f.Oversize}
 		snap.files = append(snap.files, fi)
 		if n := len(snap.files); n%progressEvery == 0 {

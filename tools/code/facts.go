@@ -35,6 +35,10 @@ type facts struct {
 	Blocks    blocks    // hashes of normalised code windows, for duplication
 	Manifest  *Manifest // set when the file is a package manifest
 	TSConfig  *tsConfig // set when the file is a tsconfig.json or jsconfig.json
+	// Unhashed marks a Go file whose Blocks are left to the first call that needs them
+	// (detect_patterns, windows.go): they were a quarter of the parse cache of GOROOT, which
+	// analyze_codebase and the navigation tools never read.
+	Unhashed bool
 }
 
 // Lines counts a file's lines: a line with any code is code, else a line with a comment is a

@@ -20,7 +20,6 @@ import (
 // belongs to one worker, and reuses its scratch slices from file to file.
 type goParser struct {
 	comments [][2]int
-	blocks   blocks
 	uses     firstUses
 	starts   []int32 // the offsets lines start at
 }
@@ -28,7 +27,7 @@ type goParser struct {
 func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
-	out := &facts{Language: "Go", Parsed: true, ParseError: err != nil}
+	out := &facts{Language: "Go", Parsed: true, ParseError: err != nil, Unhashed: true}
 	p.starts = lineStarts(p.starts[:0], src)
 	var list scanner.ErrorList
 	if errors.As(err, &list) && len(list) > 0 {
@@ -55,10 +54,6 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 	comments = sortRanges(comments)
 	out.Lines = countLines(src, comments)
 	p.comments = comments
-	// The facts keep a copy of their exact size; the scratch slice serves the next file.
-	if p.blocks = codeBlocks(p.blocks, src, comments); p.blocks.len() > 0 {
-		out.Blocks = blocks{slices.Clone(p.blocks.hashes), slices.Clone(p.blocks.lines)}
-	}
 	out.Package = f.Name.Name
 	for _, im := range f.Imports {
 		p, _ := strconv.Unquote(im.Path.Value)

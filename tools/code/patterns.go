@@ -162,6 +162,9 @@ func (a *Analyzer) patterns(ctx context.Context, args patternsArgs) (*PatternRep
 			continue
 		}
 		tools.ReportProgress(ctx, float64(i), float64(len(projs)), "detecting patterns in "+p.Path)
+		if err := a.hashWindows(ctx, p.snap); err != nil {
+			return nil, err
+		}
 		for _, f := range buildIndex(p.snap).findings() {
 			if !matchesFilter(f, args.PatternType) || !inScope(f, rel) {
 				continue
