@@ -255,13 +255,28 @@ func (n names) name(i int) string {
 	return n.text[start:n.ends[i]]
 }
 
+// find is the index of name, and whether it is there.
+func (n names) find(name string) (int, bool) {
+	return sort.Find(len(n.ends), func(i int) int { return strings.Compare(name, n.name(i)) })
+}
+
 // line is the first line name appears on, and whether it appears.
 func (n names) line(name string) (int, bool) {
-	i, ok := sort.Find(len(n.ends), func(i int) int { return strings.Compare(name, n.name(i)) })
+	i, ok := n.find(name)
 	if !ok {
 		return 0, false
 	}
 	return int(n.lines[i]), true
+}
+
+// intern is s in n's text when n has the name: the names of a file's symbols, their parents
+// and result types are names the file uses, and sharing those bytes instead of keeping a
+// string of each was a tenth of the parse cache of GOROOT.
+func (n names) intern(s string) string {
+	if i, ok := n.find(s); ok {
+		return n.name(i)
+	}
+	return s
 }
 
 // all yields every name with its first line, in order.

@@ -108,6 +108,10 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 	}
 	g.singletons()
 	out.Uses = g.uses.names(func(pos int) int { return g.line(token.Pos(pos)) })
+	for i := range out.Symbols {
+		s := &out.Symbols[i]
+		s.Name, s.Parent, s.Returns = out.Uses.intern(s.Name), out.Uses.intern(s.Parent), out.Uses.intern(s.Returns)
+	}
 	return out, nil
 }
 
