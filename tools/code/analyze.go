@@ -294,6 +294,7 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	}
 
 	var funcs []funcRef
+	var listed []*fileInfo // the files whose symbols may be listed
 	for _, fi := range snap.files {
 		if match(fi) && fi.F != nil && fi.F.ParseError {
 			rep.ParseErrors = append(rep.ParseErrors, ParseError{File: fi.Rel, Line: fi.F.ErrorLine, Message: fi.F.ErrorMsg})
@@ -313,15 +314,23 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 			}
 		}
 		if fi.F.Parsed && relDepth(fi.Rel, snap.base) <= int(args.Depth) {
-			fs := FileSymbols{Path: fi.Rel, Language: fi.Lang, Code: fi.F.Lines.Code, Symbols: []Symbol{}}
-			for _, s := range fi.F.Symbols {
-				if s.Kind != "method" {
-					fs.Symbols = append(fs.Symbols, Symbol{Name: s.Name, Kind: s.Kind, Line: s.Line, Exported: s.Exported})
-				}
-			}
-			fs.OmittedSymbols = capList(&fs.Symbols, min(limit, 100))
-			rep.Files = append(rep.Files, fs)
+			listed = append(listed, fi)
 		}
+	}
+	// The largest files first, and only limit of them get their symbols listed: a list for
+	// each of GOROOT's files was a third of what the report allocated.
+	listed, rep.Omitted["files"] = firstSorted(listed, limit, func(a, b *fileInfo) int {
+		return cmp.Compare(b.F.Lines.Code, a.F.Lines.Code)
+	})
+	for _, fi := range listed {
+		fs := FileSymbols{Path: fi.Rel, Language: fi.Lang, Code: fi.F.Lines.Code, Symbols: []Symbol{}}
+		for _, s := range fi.F.Symbols {
+			if s.Kind != "method" {
+				fs.Symbols = append(fs.Symbols, Symbol{Name: s.Name, Kind: s.Kind, Line: s.Line, Exported: s.Exported})
+			}
+		}
+		fs.OmittedSymbols = capList(&fs.Symbols, min(limit, 100))
+		rep.Files = append(rep.Files, fs)
 	}
 	// Programs before the manifests that name them; the most complex and the largest first.
 	sort.SliceStable(rep.EntryPoints, func(i, j int) bool {
@@ -350,10 +359,8 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 		return cmp.Compare(b.s.Complexity, a.s.Complexity)
 	})
 	rep.Largest = hotspots(top)
-	sort.SliceStable(rep.Files, func(i, j int) bool { return rep.Files[i].Code > rep.Files[j].Code })
 	rep.Omitted["languages"] = capList(&rep.Languages, limit)
 	rep.Omitted["entryPoints"] = capList(&rep.EntryPoints, limit)
-	rep.Omitted["files"] = capList(&rep.Files, limit)
 	rep.Omitted["parseErrors"] = capList(&rep.ParseErrors, limit)
 	rep.Omitted["skipped"] = capSkipped(&rep.Skipped, min(limit, maxSkippedPerReason))
 	rep.Omitted["projects"] = capList(&rep.Projects, limit)
