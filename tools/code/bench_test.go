@@ -215,6 +215,23 @@ func BenchmarkDetectPatternsWarm(b *testing.B) {
 	}
 }
 
+// BenchmarkGorootPatternsAfterAnalysis is the first detect_patterns over $GOROOT/src after a
+// cold analyze_codebase: it hashes the Go files' duplication windows, which the parse leaves
+// out (windows.go).
+func BenchmarkGorootPatternsAfterAnalysis(b *testing.B) {
+	src := gorootSrc(b)
+	for b.Loop() {
+		b.StopTimer()
+		a, _ := analyzeCold(b, src)
+		b.StartTimer()
+		var rep code.PatternReport
+		mustCall(b, a, "detect_patterns", map[string]any{}, &rep)
+		b.StopTimer()
+		a.Close()
+		b.StartTimer()
+	}
+}
+
 // gorootSrc is the large corpus every machine with Go has: the standard library and the
 // toolchain, about two million lines.
 func gorootSrc(b *testing.B) string {
