@@ -171,7 +171,15 @@ func (p *sqliteProject) swap(ctx context.Context, tables []stagedTable, replace 
 	if err != nil && !errors.Is(err, ErrNotEmpty) {
 		return fmt.Errorf("swap tables: %w", err)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	for _, s := range tables {
+		if err := p.fillSearch(ctx, s.table); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stage creates staging with the indexes t declares, so that the records written into it
