@@ -112,6 +112,7 @@ type args struct {
 	Data    argValue
 	First   argValue
 	After   argValue
+	Search  argValue
 }
 
 func describe(v any) string {
