@@ -1,6 +1,7 @@
 package gql_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
@@ -221,5 +222,45 @@ func TestSearchBadInput(t *testing.T) {
 				t.Errorf("code %s, want %s: %s", got, c.code, r.raw)
 			}
 		})
+	}
+}
+
+// TestSearchOnTheMongoBackend: FerretDB, which the mongo backend is tested on, has no $text
+// index, so a search there answers BAD_REQUEST saying so, and the rest of the API serves
+// the table as usual.
+func TestSearchOnTheMongoBackend(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	uri, stop, err := store.StartFerretDB(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop(context.Background()) })
+	mongo, err := store.Open(ctx, store.Config{DataDir: dir, MongoURI: uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mongo.Close(context.Background()) })
+	recs, err := mongo.ProjectRecords(ctx, "search", "", []store.Table{articles().Table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, gql.Config{Tables: []gql.Table{articles()}, Records: recs})
+	exec(t, srv, `mutation { createArticle(data: {title: "Red wine"}) { uid } }`, nil).ok(t)
+	for _, q := range []string{
+		`{ articles(search: "red") { title } }`,
+		`{ articlesCount(search: "red") }`,
+		`{ articlesConnection(search: "red") { totalCount } }`,
+	} {
+		r := exec(t, srv, q, nil)
+		if code := r.code(t); code != gql.CodeBadRequest || !strings.Contains(r.Errors[0].Message, "MongoDB") {
+			t.Errorf("%s: %s", q, r.raw)
+		}
+	}
+	if got := searchTitles(t, srv, `{ articles(where: {title: {contains: "wine"}}) { title } }`, nil); got != "Red wine" {
+		t.Errorf("without search: %q", got)
 	}
 }
