@@ -195,32 +195,15 @@ func (c *sqlCompiler) search(q searchQuery) (sqlCond, error) {
 	return sqlCond{sql: sqlTable(c.t) + ".rowid IN (SELECT rowid FROM " + fts + " WHERE " + fts + " MATCH " + c.arg(q.fts5()) + ")"}, nil
 }
 
-// searchFindSQL is findSQL for a query with a top-level search: the index's matches, with
-// their rank (bm25, with the declared weights), joined with the rows that the rest of the
-// condition selects, ordered and paged on the rows' columns and the rank; then each chosen
-// row's record with its rank under KeyRank and, when asked, its highlights under
-// KeyHighlights (computed for the chosen rows only).
-func searchFindSQL(t *Table, cols columns, q Query) (string, []any, error) {
+// searchFindSQL is findSQL for a query with the top-level search sq, where the rest of its
+// condition with args, its parameters then the LIMIT's and OFFSET's: the index's matches,
+// with their rank (bm25, with the declared weights), joined with the rows where selects,
+// ordered and paged on the rows' columns and the rank; then each chosen row's record with
+// its rank under KeyRank and, when asked, its highlights under KeyHighlights (computed for
+// the chosen rows only).
+func searchFindSQL(t *Table, cols columns, q Query, sq searchQuery, where string, args []any) (string, []any, error) {
 	if t.Search == nil {
 		return "", nil, fmt.Errorf("search %s: %w", t.Name, ErrNoSearch)
-	}
-	c := sqlCompiler{t: t, cols: cols}
-	bound, exact := c.keyset(q)
-	cond := q.Filter
-	if !exact {
-		cond = q.Where()
-	}
-	sq, rest, _ := cond.search()
-	where, err := c.where(rest)
-	if err != nil || where == "0" {
-		return "", nil, err
-	}
-	if bound != "" {
-		where = bound + " AND " + where
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = -1
 	}
 	fts, table := searchTable(t), sqlTable(t)
 	match := sq.fts5()
@@ -228,7 +211,8 @@ func searchFindSQL(t *Table, cols columns, q Query) (string, []any, error) {
 	for i, f := range t.Search.Fields {
 		weights[i] = strconv.FormatFloat(f.Weight, 'g', -1, 64)
 	}
-	var args []any
+	// Parameters in the order of the text: the highlights' match, the ranked match, args.
+	var params []any
 	record := `json_set(r.data, '$.` + KeyRank + `', chosen.score`
 	if sq.highlight {
 		pairs := make([]string, len(t.Search.Fields))
@@ -236,14 +220,12 @@ func searchFindSQL(t *Table, cols columns, q Query) (string, []any, error) {
 			pairs[i] = quoteString(f.Name) + `, platform_highlight(snippet(` + fts + `, ` + strconv.Itoa(i) + `, char(57344), char(57345), '…', ` + strconv.Itoa(searchSnippet) + `))`
 		}
 		record += `, '$.` + KeyHighlights + `', json((SELECT json_object(` + strings.Join(pairs, ", ") + `) FROM ` + fts + ` WHERE ` + fts + ` MATCH ? AND rowid = r.rowid))`
-		args = append(args, match)
+		params = append(params, match)
 	}
 	record += `)`
 	query := `SELECT CAST(` + record + ` AS BLOB) FROM (SELECT ` + table + `.rowid AS id, ` + searchRank + ` AS score FROM (SELECT rowid AS id, bm25(` + fts + `, ` + strings.Join(weights, ", ") + `) AS score FROM ` + fts + ` WHERE ` + fts + ` MATCH ?) AS hit CROSS JOIN ` + table + ` ON ` + table + `.rowid = hit.id WHERE ` + where + orderBy(q.Order, cols) +
 		` LIMIT ? OFFSET ?) AS chosen CROSS JOIN ` + table + ` AS r ON r.rowid = chosen.id`
-	args = append(args, match)
-	args = append(args, c.args...)
-	return query, append(args, limit, q.Offset), nil
+	return query, append(append(params, match), args...), nil
 }
 
 func init() {

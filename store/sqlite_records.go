@@ -468,15 +468,14 @@ func (s recordScanner) Scan(src any) error {
 
 // findSQL is the statement that answers q, and its parameters; "" when q selects nothing.
 func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
-	if _, _, ok := q.Filter.search(); ok {
-		return searchFindSQL(t, cols, q)
-	}
 	c := sqlCompiler{t: t, cols: cols}
 	bound, exact := c.keyset(q)
 	cond := q.Filter
 	if !exact {
 		cond = q.Where()
 	}
+	// A top-level search is the ranked query's own (searchFindSQL); the rest is its where.
+	sq, cond, searching := cond.search()
 	where, err := c.where(cond)
 	if err != nil || where == "0" {
 		return "", nil, err
@@ -488,6 +487,9 @@ func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = -1
+	}
+	if searching {
+		return searchFindSQL(t, cols, q, sq, where, append(c.args, limit, q.Offset))
 	}
 	table := sqlTable(t)
 	if q.Filter.oneUID() {
