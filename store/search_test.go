@@ -177,3 +177,58 @@ func TestSearchSQLite(t *testing.T) {
 		t.Errorf("ale = %s", got)
 	}
 }
+
+// TestSearchAfterReplaceAndDrop: an import that replaces a table builds its index anew (the
+// old records are no longer found, the new ones are), and a table dropped and created again
+// starts with an empty index.
+func TestSearchAfterReplaceAndDrop(t *testing.T) {
+	ctx := t.Context()
+	s, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	recs, err := s.ProjectRecords(ctx, "p", "", []store.Table{searchNotes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Insert(ctx, "notes", "alice", []map[string]any{{"title": "old apple"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rp, err := recs.Replace(ctx, []string{"notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, err := store.NewUID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := fmt.Sprintf(`{"uid":%q,"_owner":"bob","createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z","title":"new apple"}`, uid)
+	if err := rp.Import(ctx, "notes", []store.Record{store.Record(rec)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Commit(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := titles(t, recs, store.Query{Filter: matches(t, "apple")}); got != "new apple" {
+		t.Errorf("after the replacement: %q", got)
+	}
+	if err := recs.DropTable(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := titles(t, recs, store.Query{Filter: matches(t, "apple")}); got != "" {
+		t.Errorf("after drop: %q", got)
+	}
+	if err := recs.Insert(ctx, "notes", "alice", []map[string]any{{"title": "green apple"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := titles(t, recs, store.Query{Filter: matches(t, "apple")}); got != "green apple" {
+		t.Errorf("created again: %q", got)
+	}
+}
