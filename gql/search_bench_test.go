@@ -89,10 +89,13 @@ func BenchmarkSearch(b *testing.B) {
 	b.Cleanup(srv.Close)
 	p := &benchProject{srv: srv, api: api, recs: searched}
 	const q = `query($s: String) { articles(search: $s, limit: 20) { uid title _highlights } }`
-	for _, c := range []struct{ name, search string }{
-		{"rare", words[1500]},
-		{"common", words[5]},
-		{"two words", words[5] + " " + words[40]},
+	// The peer's way, PocketBase's filter=(body~'word'): a scan of every body for the text.
+	const contains = `query($s: String) { articles(where: {body: {contains: $s}}, limit: 20) { uid title } }`
+	for _, c := range []struct{ name, search, query string }{
+		{"rare", words[1500], q},
+		{"common", words[5], q},
+		{"two words", words[5] + " " + words[40], q},
+		{"rare, contains without index", words[1500], contains},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var n int64
@@ -103,7 +106,7 @@ func BenchmarkSearch(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			body := request(b, q, map[string]any{"s": c.search})
+			body := request(b, c.query, map[string]any{"s": c.search})
 			var lat []time.Duration
 			for b.Loop() {
 				t0 := time.Now()
@@ -115,7 +118,7 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 			b.ReportMetric(float64(n), "matches")
 			b.ReportMetric(build.Seconds(), "index-build-s")
-			b.ReportMetric(float64(build.Milliseconds())/(rows/2000), "ms/build-page")
+			b.ReportMetric(float64(build.Milliseconds())/(rows/500), "ms/build-page")
 		})
 	}
 }
