@@ -3,6 +3,7 @@ package gql_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -262,5 +263,16 @@ func TestSearchOnTheMongoBackend(t *testing.T) {
 	}
 	if got := searchTitles(t, srv, `{ articles(where: {title: {contains: "wine"}}) { title } }`, nil); got != "Red wine" {
 		t.Errorf("without search: %q", got)
+	}
+}
+
+// TestSearchHighlightsNameTaken: a relation may not take the name of _highlights on a table
+// that declares a search.
+func TestSearchHighlightsNameTaken(t *testing.T) {
+	tb := articles()
+	tb.Relations = []gql.Relation{{Name: store.KeyHighlights, Table: "articles", ForeignField: "title"}}
+	var re *gql.RelationError
+	if err := gql.CheckRelations([]gql.Table{tb}); !errors.As(err, &re) || !strings.Contains(re.Reason, "taken") {
+		t.Errorf("CheckRelations: %v, want the name refused as taken", err)
 	}
 }
