@@ -113,6 +113,9 @@ type args struct {
 	First   argValue
 	After   argValue
 	Search  argValue
+	// unmarked: the search's records need no highlights, the executor saw no _highlights
+	// selected (graph-gophers' resolvers leave it false, and highlight).
+	unmarked bool
 }
 
 func describe(v any) string {

@@ -41,6 +41,21 @@ func highlightFields(def Table) []reflect.StructField {
 	return []reflect.StructField{{Name: "Highlights", Type: reflect.TypeFor[*jsonValue](), Tag: reflect.StructTag(`json:"` + store.KeyHighlights + `" graphql:"` + store.KeyHighlights + `"`)}}
 }
 
+// highlighted reports whether sels, selections of t's records or of the parts of its
+// connection, select _highlights where vars do not skip it.
+func (t *table) highlighted(sels []planSel, vars map[string]any) bool {
+	at, ok := t.scalarFields()[store.KeyHighlights]
+	if !ok {
+		return false
+	}
+	for _, s := range selectedOf(sels, vars) {
+		if s.rel == nil && (s.part == "" && s.index == at || s.part != "" && t.highlighted(s.sels, vars)) {
+			return true
+		}
+	}
+	return false
+}
+
 // searched reports whether a carries a search.
 func searched(a args) bool { return a.Search.set && a.Search.v != nil }
 
@@ -54,7 +69,7 @@ func (t *table) selection(a args) (store.Filter, error) {
 	if !ok {
 		return store.None, userError(CodeBadUserInput, "search: want a String, got "+describe(a.Search.v))
 	}
-	s, err := store.Matches(text, true)
+	s, err := store.Matches(text, !a.unmarked)
 	if errors.Is(err, store.ErrBadSearch) {
 		return store.None, userError(CodeBadUserInput, "search: "+strings.TrimPrefix(err.Error(), store.ErrBadSearch.Error()+": "))
 	}

@@ -118,6 +118,11 @@ func TestSearchHighlights(t *testing.T) {
 	if got := string(r.Data["plain"]); got != `[{"_highlights":null}]` {
 		t.Errorf("without search = %s", got)
 	}
+	// Highlights are computed where they are selected: in a connection's nodes too.
+	r = exec(t, srv, `{ articlesConnection(search: "ale") { edges { node { title } } } c: articlesConnection(search: "ale") { edges { node { ... on article { _highlights } } } } }`, nil).ok(t)
+	if got := string(r.Data["c"]); !strings.Contains(got, `"body":"A red \u003cmark\u003eale\u003c/mark\u003e"`) {
+		t.Errorf("connection = %s", got)
+	}
 }
 
 func equalMaps(a, b map[string]string) bool {

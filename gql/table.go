@@ -192,7 +192,7 @@ func (t *table) scan(ctx context.Context, a args, fn func(store.Record) (bool, e
 
 // connection answers productsConnection(where, orderBy, first, after): a keyset page.
 func (t *table) connection(ctx context.Context, a args) (reflect.Value, error) {
-	q, err := t.query(args{Where: a.Where, OrderBy: a.OrderBy, Search: a.Search})
+	q, err := t.query(args{Where: a.Where, OrderBy: a.OrderBy, Search: a.Search, unmarked: a.unmarked})
 	if err != nil {
 		return reflect.Value{}, err
 	}

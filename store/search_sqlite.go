@@ -29,7 +29,7 @@ import (
 const (
 	searchPrefix = "s_"
 	// searchPage is how many rows one transaction of a build indexes, and so how long the
-	// build holds the write lock at a time: 15 ms for rows of 45 words (docs/performance.md).
+	// build holds the write lock at a time: 13 ms for rows of 44 words (docs/performance.md).
 	searchPage = 500
 	// searchRank is the SQL of a record's rank in a ranked query (searchFindSQL).
 	searchRank = "hit.score"
