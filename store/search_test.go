@@ -20,10 +20,8 @@ var searchNotes = store.Table{
 }
 
 type note struct {
-	UID        string            `json:"uid"`
-	Title      string            `json:"title"`
-	Rank       float64           `json:"_rank"`
-	Highlights map[string]string `json:"_highlights"`
+	UID   string `json:"uid"`
+	Title string `json:"title"`
 }
 
 func titles(t *testing.T, recs *store.Records, q store.Query) string {
@@ -98,84 +96,6 @@ func TestSearchIndexBuildsInPages(t *testing.T) {
 			t.Fatalf("count = %d, %v; want 3", n, err)
 		}
 	})
-}
-
-func TestSearchSQLite(t *testing.T) {
-	ctx := t.Context()
-	s, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
-	recs, err := s.ProjectRecords(ctx, "p", "", []store.Table{searchNotes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := recs.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range []map[string]any{
-		{"title": "Red wine", "body": "A red wine from Bordeaux <b>", "n": int64(1)},
-		{"title": "White wine", "body": "not red at all", "n": int64(2)},
-		{"title": "Beer", "body": "red ale", "n": int64(3)},
-		{"title": "Water", "body": "clear", "n": int64(4)},
-	} {
-		if err := recs.Insert(ctx, "notes", "alice", []map[string]any{r}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ranked := []store.Order{{Key: store.KeyRank}}
-	if got := titles(t, recs, store.Query{Filter: matches(t, "red"), Order: ranked}); got != "Red wine,Beer,White wine" {
-		t.Errorf("red = %s", got)
-	}
-	hl, err := store.Matches(`"red wine"`, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []note
-	if err := recs.Find(ctx, "notes", store.Query{Filter: hl, Order: ranked}, &got); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%+v", got)
-	// pages
-	var all []string
-	q := store.Query{Filter: matches(t, "red"), Order: ranked, Limit: 1}
-	tbl := searchNotes
-	for range 5 {
-		var page []note
-		var raw []store.Record
-		if err := recs.Each(ctx, "notes", q, func(r store.Record) (bool, error) { raw = append(raw, r); return true, nil }); err != nil {
-			t.Fatal(err)
-		}
-		if len(raw) == 0 {
-			break
-		}
-		if err := recs.Find(ctx, "notes", q, &page); err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, page[0].Title)
-		c, err := tbl.CursorOf(raw[0], ranked)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q.After = &c
-	}
-	if strings.Join(all, ",") != "Red wine,Beer,White wine" {
-		t.Errorf("pages: %v", all)
-	}
-	// writes in step
-	if _, err := recs.UpdateWhere(ctx, "notes", store.Compare("n", store.Eq, int64(4)), map[string]any{"title": "red water"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := titles(t, recs, store.Query{Filter: matches(t, "water"), Order: ranked}); got != "red water" {
-		t.Errorf("water = %s", got)
-	}
-	if _, err := recs.DeleteWhere(ctx, "notes", store.Compare("n", store.Eq, int64(3))); err != nil {
-		t.Fatal(err)
-	}
-	if got := titles(t, recs, store.Query{Filter: matches(t, "ale")}); got != "" {
-		t.Errorf("ale = %s", got)
-	}
 }
 
 // TestSearchAfterReplaceAndDrop: an import that replaces a table builds its index anew (the
