@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -135,10 +136,22 @@ func equalMaps(a, b map[string]string) bool {
 // rank and the uid, so the pages together are the ranked list.
 func TestSearchPages(t *testing.T) {
 	srv := searchServer(t)
+	// Records of the same text tie on rank: uid orders them, across pages too.
 	for i := range 7 {
-		exec(t, srv, `mutation($d: articleInput!) { createArticle(data: $d) { uid } }`, map[string]any{"d": map[string]any{"title": "red " + strings.Repeat("x ", i), "n": 10 + i}}).ok(t)
+		exec(t, srv, `mutation($d: articleInput!) { createArticle(data: $d) { uid } }`, map[string]any{"d": map[string]any{"title": "red " + strings.Repeat("x ", i/2) + "#" + strconv.Itoa(i), "n": 10 + i}}).ok(t)
 	}
-	want := searchTitles(t, srv, `{ articles(search: "red", limit: 100) { title } }`, nil)
+	// A where makes the store join every match before it keeps the best, as a first page
+	// without one does not: the pages must agree with it.
+	want := searchTitles(t, srv, `{ articles(search: "red", where: {n: {gte: 0}}, limit: 100) { title } }`, nil)
+	var offsets []string
+	for offset := 0; offset < 12; offset += 2 {
+		if got := searchTitles(t, srv, `query($o: Int) { articles(search: "red", limit: 2, offset: $o) { title } }`, map[string]any{"o": offset}); got != "" {
+			offsets = append(offsets, got)
+		}
+	}
+	if got := strings.Join(offsets, ","); got != want {
+		t.Errorf("offset pages = %q, want %q", got, want)
+	}
 	const page = `query($after: String) { articlesConnection(search: "red", first: 2, after: $after) { edges { cursor node { title } } pageInfo { hasNextPage endCursor } totalCount } }`
 	var got []string
 	var after any
