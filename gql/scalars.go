@@ -113,8 +113,8 @@ type args struct {
 	First   argValue
 	After   argValue
 	Search  argValue
-	// unmarked: the search's records need no highlights, the executor saw no _highlights
-	// selected (graph-gophers' resolvers leave it false, and highlight).
+	// unmarked: the executor saw no _highlights selected, so a search's records need none
+	// (graph-gophers' resolvers leave it false, and always highlight).
 	unmarked bool
 }
 

@@ -168,12 +168,13 @@ func (p *sqliteProject) swap(ctx context.Context, tables []stagedTable, replace 
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, ErrNotEmpty) {
+	switch {
+	case errors.Is(err, ErrNotEmpty):
+		return err
+	case err != nil:
 		return fmt.Errorf("swap tables: %w", err)
 	}
-	if err != nil {
-		return err
-	}
+	// A replaced table lost its search index's triggers: ensureIn made the index anew.
 	for _, s := range tables {
 		if err := p.fillSearch(ctx, s.table); err != nil {
 			return err
