@@ -86,7 +86,7 @@ func (a *API) aggregateResolver(t *table, add func(name string, fn reflect.Value
 // writeAggregateQuery writes productsAggregate into the Query type.
 func writeAggregateQuery(b *strings.Builder, t Table) {
 	field, result, _, _ := aggregateNames(t)
-	fmt.Fprintf(b, "  %q\n  %s(where: %s): %s!\n", "Count, sum, average, minimum and maximum of the "+t.Name+" matching where, computed by the database.", field, namesOf(t).where, result)
+	fmt.Fprintf(b, "  %q\n  %s(where: %s%s): %s!\n", "Count, sum, average, minimum and maximum of the "+t.Name+" matching where, computed by the database.", field, namesOf(t).where, searchArg(t), result)
 }
 
 // aggTypes are the Go types of one table's aggregate results, built at run time like the
@@ -145,7 +145,7 @@ func (t *table) aggregate(at aggTypes) func(context.Context, args) (reflect.Valu
 
 // aggregated computes the figures the selected paths (sum.price, min.createdAt, ...) name.
 func (t *table) aggregated(ctx context.Context, at aggTypes, a args, selected []string) (reflect.Value, error) {
-	f, err := t.filter(a.Where)
+	f, err := t.selection(a)
 	if err != nil {
 		return reflect.Value{}, err
 	}

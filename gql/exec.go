@@ -591,6 +591,7 @@ func (w *execution) fail(err error, path []any) {
 // root writes a root field; false when it is null.
 func (w *execution) root(out []byte, f *planField) ([]byte, bool) {
 	in, _ := planArgs(f.args, w.vars)
+	in.unmarked = searched(in) && !f.t.highlighted(f.sels, w.vars)
 	if f.root.stream && !f.relates(w.vars) {
 		return w.stream(out, f, in)
 	}

@@ -423,6 +423,9 @@ func (a *API) public(ctx context.Context, err error) error {
 	if errors.As(err, &e) {
 		return e
 	}
+	if errors.Is(err, store.ErrSearchUnsupported) {
+		return userError(CodeBadRequest, searchUnsupported)
+	}
 	if ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
 		return userError(CodeTimeout, fmt.Sprintf("the request did not finish within %s", a.cfg.Timeout))
 	}

@@ -401,7 +401,7 @@ func (t *table) scalarFields() map[string]int {
 	idx := map[string]int{}
 	for i := range t.rec.NumField() {
 		name := t.rec.Field(i).Tag.Get("graphql")
-		if _, ok := t.def.Field(name); ok || name == fieldUID || name == fieldCreatedAt || name == fieldUpdatedAt {
+		if _, ok := t.def.Field(name); ok || name == fieldUID || name == fieldCreatedAt || name == fieldUpdatedAt || name == store.KeyHighlights {
 			idx[name] = i
 		}
 	}
@@ -590,6 +590,8 @@ func planArgs(list []planArg, vars map[string]any) (args, bool) {
 			in.First = v
 		case "after":
 			in.After = v
+		case "search":
+			in.Search = v
 		default:
 			return in, false
 		}

@@ -57,7 +57,8 @@ func CheckRelations(tables []Table) error {
 			switch {
 			case !nameRE.MatchString(r.Name) || strings.HasPrefix(r.Name, "__"):
 				return fail("the name must be a GraphQL name (letters, digits and _, not starting with a digit or __)")
-			case isField || r.Name == fieldUID || r.Name == fieldID || r.Name == fieldCreatedAt || r.Name == fieldUpdatedAt || seen[r.Name]:
+			case isField || r.Name == fieldUID || r.Name == fieldID || r.Name == fieldCreatedAt || r.Name == fieldUpdatedAt || seen[r.Name],
+				r.Name == store.KeyHighlights && t.Search != nil:
 				return fail("the name is taken by a field or another relation of the table")
 			case (r.Field == "") == (r.ForeignField == ""):
 				return fail("give exactly one of field (this table's field holding the other record's uid) and foreignField (the other table's field holding this record's uid)")

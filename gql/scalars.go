@@ -112,6 +112,10 @@ type args struct {
 	Data    argValue
 	First   argValue
 	After   argValue
+	Search  argValue
+	// unmarked: the executor saw no _highlights selected, so a search's records need none
+	// (graph-gophers' resolvers leave it false, and always highlight).
+	unmarked bool
 }
 
 func describe(v any) string {

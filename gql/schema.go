@@ -232,13 +232,14 @@ func sdl(tables []Table, subscribe bool) string {
 		if n.one != "" {
 			fmt.Fprintf(&b, "  %q\n  %s(id: ID!): %s\n", "The "+n.typ+" whose id (its uid) is id; null when there is none or the caller may not read it.", n.one, n.typ)
 		}
-		fmt.Fprintf(&b, "  %q\n  %s(uid: ID, where: %s, orderBy: [%s!], limit: Int, offset: Int): [%s!]!\n",
+		search := searchArg(t)
+		fmt.Fprintf(&b, "  %q\n  %s(uid: ID, where: %s%s, orderBy: [%s!], limit: Int, offset: Int): [%s!]!\n",
 			"The "+t.Name+": the one with uid when uid is given, else those matching where, in orderBy order (default: creation order), a page of limit after offset.",
-			n.list, n.where, n.order, n.typ)
-		fmt.Fprintf(&b, "  %q\n  %s(where: %s): Int!\n", "How many "+t.Name+" match where.", n.count, n.where)
-		fmt.Fprintf(&b, "  %q\n  %s(where: %s, orderBy: [%s!], first: Int, after: String): %s!\n",
+			n.list, n.where, search, n.order, n.typ)
+		fmt.Fprintf(&b, "  %q\n  %s(where: %s%s): Int!\n", "How many "+t.Name+" match where.", n.count, n.where, search)
+		fmt.Fprintf(&b, "  %q\n  %s(where: %s%s, orderBy: [%s!], first: Int, after: String): %s!\n",
 			"The "+t.Name+" matching where, in orderBy order, as keyset pages of first records after the cursor after: every page costs what the first does.",
-			n.connection, n.where, n.order, n.connType)
+			n.connection, n.where, search, n.order, n.connType)
 		writeAggregateQuery(&b, t)
 	}
 	b.WriteString("}\n\ntype Mutation {\n")
@@ -280,6 +281,7 @@ func writeTableTypes(b *strings.Builder, t Table, byName map[string]Table) {
 		fmt.Fprintf(b, "  %s: %s\n", f.Name, outputType(f))
 	}
 	writeRelationFields(b, t, byName)
+	writeHighlightsField(b, t)
 	b.WriteString("  createdAt: DateTime!\n  updatedAt: DateTime!\n}\n")
 
 	fmt.Fprintf(b, "\n%q\ninput %s {\n", "The fields of "+withArticle(n.typ)+". Create needs the required ones; update takes any of them.", n.input)

@@ -74,6 +74,7 @@ func newTable(def Table, bound []Relation, records *store.Records, lim limits, r
 		reflect.StructField{Name: "UpdatedAt", Type: reflect.TypeFor[stamp](), Tag: `json:"updatedAt" graphql:"updatedAt"`},
 		// Set from UID by decode; the executor writes id from uid (scalarFields).
 		reflect.StructField{Name: "ID", Type: reflect.TypeFor[graphql.ID](), Tag: `json:"-" graphql:"id"`})
+	fields = append(fields, highlightFields(def)...)
 	fields = append(fields, relationFields(bound, related)...)
 	t.rec = reflect.StructOf(fields)
 	t.recs = reflect.SliceOf(t.rec)
@@ -191,7 +192,7 @@ func (t *table) scan(ctx context.Context, a args, fn func(store.Record) (bool, e
 
 // connection answers productsConnection(where, orderBy, first, after): a keyset page.
 func (t *table) connection(ctx context.Context, a args) (reflect.Value, error) {
-	q, err := t.query(args{Where: a.Where, OrderBy: a.OrderBy})
+	q, err := t.query(args{Where: a.Where, OrderBy: a.OrderBy, Search: a.Search, unmarked: a.unmarked})
 	if err != nil {
 		return reflect.Value{}, err
 	}
@@ -254,9 +255,9 @@ func (t *table) connection(ctx context.Context, a args) (reflect.Value, error) {
 	conn := reflect.New(t.conn).Elem()
 	conn.Field(0).Set(edges)
 	conn.Field(1).Set(reflect.ValueOf(info))
-	where := a.Where
+	where, search := a.Where, a.Search
 	conn.Field(2).Set(reflect.ValueOf(func(ctx context.Context) (int32, error) {
-		n, err := t.count(ctx, args{Where: where})
+		n, err := t.count(ctx, args{Where: where, Search: search})
 		if err != nil {
 			return 0, t.public(ctx, err)
 		}
@@ -335,7 +336,7 @@ func (t *table) decode(rec store.Record) (reflect.Value, error) {
 
 // count answers productsCount(where).
 func (t *table) count(ctx context.Context, a args) (int32, error) {
-	f, err := t.filter(a.Where)
+	f, err := t.selection(a)
 	if err != nil {
 		return 0, err
 	}
@@ -658,7 +659,7 @@ func (t *table) query(a args) (store.Query, error) {
 		}
 		byUID = store.Compare(store.KeyUID, store.Eq, uid)
 	}
-	f, err := t.filter(a.Where)
+	f, err := t.selection(a)
 	if err != nil {
 		return q, err
 	}
@@ -674,6 +675,9 @@ func (t *table) query(a args) (store.Query, error) {
 			dir, _ := m["direction"].(string)
 			q.Order = append(q.Order, store.Order{Key: name, Desc: dir == "DESC"})
 		}
+	}
+	if q.Order == nil && searched(a) {
+		q.Order = []store.Order{{Key: store.KeyRank}}
 	}
 	if q.Offset, err = intArg(a.Offset, "offset", 0, math.MaxInt32); err != nil {
 		return q, err

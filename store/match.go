@@ -31,6 +31,9 @@ func (t *Table) Match(f Filter, values map[string]any) bool {
 		return false
 	case kindNot:
 		return !t.Match(f.parts[0], values)
+	case kindSearch:
+		// Only a database's full-text index tells; no subscription takes a search.
+		return false
 	}
 	return t.matchCompare(f, values)
 }

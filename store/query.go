@@ -52,6 +52,7 @@ const (
 	kindAnd
 	kindOr
 	kindNot
+	kindSearch // Matches: value is a searchQuery
 )
 
 // Filter is a condition on records: a tree of comparisons joined by And, Or and Not. The zero
@@ -186,6 +187,8 @@ func (f Filter) String() string {
 		return fmt.Sprintf("%s %s %v", f.key, f.op, f.value)
 	case kindNot:
 		return "not(" + f.parts[0].String() + ")"
+	case kindSearch:
+		return "search " + f.value.(searchQuery).fts5()
 	}
 	sep := " and "
 	if f.kind == kindOr {

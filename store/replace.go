@@ -168,10 +168,19 @@ func (p *sqliteProject) swap(ctx context.Context, tables []stagedTable, replace 
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, ErrNotEmpty) {
+	switch {
+	case errors.Is(err, ErrNotEmpty):
+		return err
+	case err != nil:
 		return fmt.Errorf("swap tables: %w", err)
 	}
-	return err
+	// A replaced table lost its search index's triggers: ensureIn made the index anew.
+	for _, s := range tables {
+		if err := p.fillSearch(ctx, s.table); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stage creates staging with the indexes t declares, so that the records written into it

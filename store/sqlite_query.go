@@ -57,6 +57,8 @@ func keyExpr(key string, cols columns) string {
 	switch {
 	case serviceKey(key):
 		return quoteIdent(key)
+	case key == KeyRank:
+		return searchRank
 	case cols[key]:
 		return fieldColumn(key)
 	}
@@ -134,6 +136,8 @@ func (c *sqlCompiler) filter(f Filter) (sqlCond, error) {
 		return sqlFalse, nil
 	case kindCmp:
 		return c.compare(f)
+	case kindSearch:
+		return c.search(f.value.(searchQuery))
 	case kindNot:
 		in, err := c.filter(f.parts[0])
 		if err != nil || in.konst != 0 {

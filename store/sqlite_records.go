@@ -175,7 +175,7 @@ func (p *sqliteProject) ensure(ctx context.Context, t *Table) error {
 	if err := p.inWrite(ctx, true, func(tx *sql.Tx) error { return ensureIn(ctx, tx, t) }); err != nil {
 		return fmt.Errorf("ensure %s: %w", t.Name, err)
 	}
-	return nil
+	return p.fillSearch(ctx, t)
 }
 
 // inWrite runs fn in one write transaction on the project's file, committed when fn
@@ -308,7 +308,7 @@ func ensureIn(ctx context.Context, tx *sql.Tx, t *Table) error {
 			return &IndexError{Table: t.Name, Index: ix, Err: err}
 		}
 	}
-	return nil
+	return ensureSearchIn(ctx, tx, t)
 }
 
 // scanIndex is the index that holds uid and every scalar field's column: a filter, order or
@@ -474,6 +474,8 @@ func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
 	if !exact {
 		cond = q.Where()
 	}
+	// A top-level search is the ranked query's own (searchFindSQL); the rest is its where.
+	sq, cond, searching := cond.search()
 	where, err := c.where(cond)
 	if err != nil || where == "0" {
 		return "", nil, err
@@ -485,6 +487,9 @@ func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = -1
+	}
+	if searching {
+		return searchFindSQL(t, cols, q, sq, where, append(c.args, limit, q.Offset))
 	}
 	table := sqlTable(t)
 	if q.Filter.oneUID() {
@@ -950,7 +955,13 @@ func (p *sqliteProject) dropTable(ctx context.Context, t *Table) error {
 		return err
 	}
 	defer release()
-	if _, err := f.writer.ExecContext(ctx, `DROP TABLE IF EXISTS `+sqlTable(t)); err != nil {
+	err = p.inWrite(ctx, false, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+sqlTable(t)); err != nil {
+			return err
+		}
+		return dropSearchIn(ctx, tx, t)
+	})
+	if err != nil {
 		return sqlFailed(ctx, "drop table "+t.Name, err)
 	}
 	f.mu.Lock()

@@ -64,6 +64,8 @@ type Table struct {
 	Name    string
 	Fields  []Field
 	Indexes []Index
+	// Search, when set, is the table's full-text index (see Matches).
+	Search *Search
 
 	byName map[string]int // Fields by name, set by index
 }
@@ -110,6 +112,8 @@ func (t Table) KeyType(key string) (ft FieldType, ok bool) {
 		return FieldType{Scalar: ID}, true
 	case KeyCreatedAt, KeyUpdatedAt:
 		return FieldType{Scalar: DateTime}, true
+	case KeyRank:
+		return FieldType{Scalar: Float}, t.Search != nil
 	}
 	f, ok := t.Field(key)
 	return f.Type, ok

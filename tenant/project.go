@@ -73,6 +73,7 @@ type TableDoc struct {
 	Description string              `json:"description,omitempty"`
 	Fields      map[string]FieldDoc `json:"fields"`
 	Indexes     []IndexDoc          `json:"indexes,omitempty"`
+	Search      *SearchDoc          `json:"search,omitempty"`
 	Access      Access              `json:"access,omitzero"`
 	// Relations link the table's records to records of other tables, by the relation's
 	// name in the record type.
@@ -323,6 +324,7 @@ func (p *Project) validate() error {
 			}
 		}
 		checkIndexes(tpath, t, de)
+		checkSearch(tpath, t, types, de)
 		for _, rp := range t.Access.check(types) {
 			de.add(tpath+".access."+rp.Path, "%s", rp.Message)
 		}
@@ -472,6 +474,7 @@ func (p *Project) APITables() []gql.Table {
 		for _, ix := range td.Indexes {
 			t.Indexes = append(t.Indexes, store.Index{Fields: ix.Fields, Unique: ix.Unique})
 		}
+		t.Search = td.Search.store()
 		for _, rname := range sortedKeys(td.Relations) {
 			rd := td.Relations[rname]
 			t.Relations = append(t.Relations, gql.Relation{Name: rname, Table: rd.Table, Field: rd.Field, ForeignField: rd.ForeignField})

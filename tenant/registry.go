@@ -565,6 +565,9 @@ func diffTable(name string, a, b TableDoc) []string {
 	if !equalJSON(a.Indexes, b.Indexes) {
 		lines = append(lines, "~ indexes "+name)
 	}
+	if !equalJSON(a.Search, b.Search) {
+		lines = append(lines, "~ search "+name)
+	}
 	sort.Strings(lines)
 	return lines
 }
