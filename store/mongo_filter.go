@@ -119,6 +119,9 @@ func mongoCompare(t *Table, f Filter) (bson.D, error) {
 		return nil, fmt.Errorf("store: %s: unknown comparison %q", f.key, f.op)
 	}
 	d := bson.D{{Key: key, Value: cond}}
+	if f.exact && (op == Gt || op == Lt) {
+		return keysetAcrossKinds(key, d, op, v), nil
+	}
 	if ft.Scalar != String || ft.List || f.exact || op == IsNull {
 		return d, nil
 	}
@@ -131,6 +134,49 @@ func mongoCompare(t *Table, f Filter) (bson.D, error) {
 		return bson.D{{Key: "$and", Value: bson.A{d, bson.D{{Key: key, Value: bson.D{{Key: "$ne", Value: nil}}}}}}}, nil
 	}
 	return d, nil
+}
+
+// mongoKinds are the kinds of value the backend stores, in the order MongoDB sorts them
+// (null, which keyset pages ask for apart, sorts before them all).
+var mongoKinds = []string{"number", "string", "object", "array", "bool", "date"}
+
+// mongoKind is the $type alias of a cursor's value.
+func mongoKind(v any) string {
+	switch v.(type) {
+	case int64, float64:
+		return "number"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case time.Time:
+		return "date"
+	}
+	return ""
+}
+
+// keysetAcrossKinds widens a keyset page's $gt (or $lt) on key to the values of the kinds
+// MongoDB sorts after (before) v's: a page continues the sort, which orders values of every
+// kind, but $gt and $lt match only values of v's own kind (type bracketing). A record that
+// stores another kind than its field's (written under an earlier definition) is then still on
+// the next page instead of lost.
+func keysetAcrossKinds(key string, d bson.D, op Op, v any) bson.D {
+	i := slices.Index(mongoKinds, mongoKind(v))
+	if i < 0 {
+		return d
+	}
+	kinds := mongoKinds[i+1:]
+	if op == Lt {
+		kinds = mongoKinds[:i]
+	}
+	if len(kinds) == 0 {
+		return d
+	}
+	types := make(bson.A, len(kinds))
+	for j, k := range kinds {
+		types[j] = k
+	}
+	return bson.D{{Key: "$or", Value: bson.A{d, bson.D{{Key: key, Value: bson.D{{Key: "$type", Value: types}}}}}}}
 }
 
 // emptyMatches reports whether "" compares so with v.

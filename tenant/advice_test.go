@@ -1,7 +1,6 @@
 package tenant_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/internal/testbackend"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
@@ -26,11 +26,7 @@ func adviceDoc(id string) string {
 // first, then for real), and checks that the index is in the document and that the advice
 // now says it is declared.
 func TestIndexAdvisor(t *testing.T) {
-	stores, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir(), SlowQuery: time.Nanosecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stores.Close(context.Background()) })
+	stores := testbackend.Open(t, store.Config{DataDir: t.TempDir(), SlowQuery: time.Nanosecond})
 	srv := adminServerOn(t, stores, tenant.Options{})
 
 	cases := []struct {
