@@ -68,8 +68,14 @@ func TestIndexAdvisor(t *testing.T) {
 				t.Fatalf("GET advice: %d %s", status, body)
 			}
 			a := shapeAdvice(t, body, tc.index)
-			if a.Times != 2 || a.RowsRead != 200 || !strings.Contains(a.Why, tc.why) {
-				t.Errorf("advice %s: times %d, rows read %d (want 2, 200), why %q (want %q)", body, a.Times, a.RowsRead, a.Why, tc.why)
+			// SQLite tells the rows a query read from its plan; the mongo backend cannot
+			// (store.SlowQuery: -1), and so cannot tell the rows an index would save.
+			wantRead, wantSaved := int64(200), 2*(200-a.RowsReturned)
+			if testbackend.Mongo() {
+				wantRead, wantSaved = -1, -1
+			}
+			if a.Times != 2 || a.RowsRead != wantRead || !strings.Contains(a.Why, tc.why) {
+				t.Errorf("advice %s: times %d, rows read %d (want 2, %d), why %q (want %q)", body, a.Times, a.RowsRead, wantRead, a.Why, tc.why)
 			}
 			if tc.index == nil {
 				if a.Index != nil {
@@ -77,7 +83,7 @@ func TestIndexAdvisor(t *testing.T) {
 				}
 				return
 			}
-			if a.RowsSaved != 2*(200-a.RowsReturned) || a.Declared {
+			if a.RowsSaved != wantSaved || a.Declared {
 				t.Errorf("rows saved %d (returned %d), declared %v: %s", a.RowsSaved, a.RowsReturned, a.Declared, body)
 			}
 

@@ -23,7 +23,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/platform-dev/platform/internal/testbackend"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/telemetry"
 	"github.com/platform-dev/platform/tenant"
@@ -74,7 +73,11 @@ func startWith(t *testing.T, cfg console.Config, opts tenant.Options) *fixture {
 func startOn(t *testing.T, cfg console.Config, opts tenant.Options, sc store.Config) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	stores := testbackend.Open(t, sc)
+	stores, err := store.Open(ctx, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stores.Close(context.Background()) })
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: telemetry.RedactAttr}))
 	opts.Logger = logger
