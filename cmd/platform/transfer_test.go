@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +23,10 @@ import (
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
+	// An offline command on a data folder works on that folder's stores of the test backend.
+	if i := slices.Index(args, "--data"); i >= 0 && i+1 < len(args) && !slices.Contains(args, "--mongodb-uri") {
+		cmd.Env = append(os.Environ(), backendEnv(t, args[i+1], nil)...)
+	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
