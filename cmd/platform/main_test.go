@@ -397,7 +397,11 @@ func TestChangeReachesOtherReplica(t *testing.T) {
 	data := t.TempDir()
 	a := startServer(t, data, "PLATFORM_EMBEDDED_REDIS_ADDR="+redisAddr, "PLATFORM_ADMIN_TOKEN=shared-admin-token")
 	b := startServer(t, data, "REDIS_URL=redis://"+redisAddr, "PLATFORM_ADMIN_TOKEN=shared-admin-token")
-	if !strings.Contains(b.logText(), "database: embedded SQLite") || !strings.Contains(b.logText(), "redis: external") {
+	database := "database: embedded SQLite"
+	if testbackend.Mongo() {
+		database = "database: MongoDB" // the data folder's FerretDB
+	}
+	if !strings.Contains(b.logText(), database) || !strings.Contains(b.logText(), "redis: external") {
 		t.Fatalf("replica b did not use the shared stores:\n%s", b.logText())
 	}
 	token := "shared-admin-token"

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/platform-dev/platform/internal/testbackend"
 	"github.com/platform-dev/platform/store"
 )
 
@@ -286,6 +287,7 @@ func copyTree(t *testing.T, from, to string) {
 // before, the old files are kept as a backup, and the next start converts nothing. Leftovers
 // of an interrupted conversion do not disturb it.
 func TestConvertsFerretDBDataFolder(t *testing.T) {
+	testbackend.SQLiteOnly(t, "serve converts a FerretDB-era data folder into SQLite files")
 	data := t.TempDir()
 	copyTree(t, filepath.Join("testdata", "ferretdb-data", "data"), data)
 	var want struct {
