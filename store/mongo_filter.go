@@ -119,7 +119,8 @@ func mongoCompare(t *Table, f Filter) (bson.D, error) {
 		return nil, fmt.Errorf("store: %s: unknown comparison %q", f.key, f.op)
 	}
 	d := bson.D{{Key: key, Value: cond}}
-	if f.exact && (op == Gt || op == Lt) {
+	if f.exact && (op == Gt || op == Lt) && !serviceKey(f.key) {
+		// The keys the service keeps hold one kind only: their pages keep their one range.
 		return keysetAcrossKinds(key, d, op, v), nil
 	}
 	if ft.Scalar != String || ft.List || f.exact || op == IsNull {
