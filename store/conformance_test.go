@@ -378,15 +378,16 @@ func pages(t *testing.T, recs *store.Records, table store.Table, q store.Query) 
 // TestConformanceKeysetAcrossStoredKinds pages through an order on a field whose records
 // store values of other kinds than its type (as written under an earlier definition): the
 // pages are the whole answer, a record of another kind is not lost after a page boundary.
+// Times under the field (j and k) are only held to this: no page shows a record twice. A
+// record shows a time as text, so a cursor on it holds text, and the mongo backend does not
+// know where the record sorts (see keysetAcrossKinds).
 func TestConformanceKeysetAcrossStoredKinds(t *testing.T) {
 	mixed := store.Table{Name: "mixed", Fields: []store.Field{
 		{Name: "name", Type: store.FieldType{Scalar: store.String}},
 		{Name: "v", Type: store.FieldType{Scalar: store.Int}},
 	}, Indexes: []store.Index{{Fields: []string{"v"}}}}
-	// No time and no list under v: a record shows a time as text, so its cursor holds text,
-	// and MongoDB sorts a list by its least element, which no cursor holds; pages over those
-	// still miss records on the mongo backend.
-	values := []any{int64(3), "text", true, 2.5, nil, "42", false, int64(-1), ""}
+	values := []any{int64(3), "text", true, 2.5, nil, "42", false, int64(-1), "", day(2), day(1)}
+	noTimes := store.Compare("name", store.Nin, []any{"j", "k"})
 	forEachBackend(t, func(t *testing.T, s *store.Stores) {
 		ctx := t.Context()
 		recs, err := s.ProjectRecords(ctx, "kinds", "", []store.Table{mixed})
@@ -404,7 +405,7 @@ func TestConformanceKeysetAcrossStoredKinds(t *testing.T) {
 		for _, desc := range []bool{false, true} {
 			order := []store.Order{{Key: "v", Desc: desc}}
 			var all []item
-			if err := recs.Find(ctx, "mixed", store.Query{Order: order}, &all); err != nil {
+			if err := recs.Find(ctx, "mixed", store.Query{Filter: noTimes, Order: order}, &all); err != nil {
 				t.Fatal(err)
 			}
 			var want strings.Builder
@@ -412,8 +413,15 @@ func TestConformanceKeysetAcrossStoredKinds(t *testing.T) {
 				want.WriteString(it.Name)
 			}
 			for size := int64(1); size <= 3; size++ {
-				if got := pages(t, recs, mixed, store.Query{Order: order, Limit: size}); got != want.String() || len(got) != len(values) {
+				if got := pages(t, recs, mixed, store.Query{Filter: noTimes, Order: order, Limit: size}); got != want.String() || len(got) != len(values)-2 {
 					t.Errorf("v desc=%v, pages of %d: got %q, want %q", desc, size, got, want.String())
+				}
+				got := pages(t, recs, mixed, store.Query{Order: order, Limit: size})
+				for _, r := range got {
+					if strings.Count(got, string(r)) > 1 {
+						t.Errorf("v desc=%v, pages of %d with times: %q shows %c twice", desc, size, got, r)
+						break
+					}
 				}
 			}
 		}

@@ -121,7 +121,7 @@ func mongoCompare(t *Table, f Filter) (bson.D, error) {
 	d := bson.D{{Key: key, Value: cond}}
 	if f.exact && (op == Gt || op == Lt) && !serviceKey(f.key) {
 		// The keys the service keeps hold one kind only: their pages keep their one range.
-		return keysetAcrossKinds(key, d, op, v), nil
+		return keysetAcrossKinds(key, d, op, v, ft), nil
 	}
 	if ft.Scalar != String || ft.List || f.exact || op == IsNull {
 		return d, nil
@@ -156,19 +156,26 @@ func mongoKind(v any) string {
 	return ""
 }
 
-// keysetAcrossKinds widens a keyset page's $gt (or $lt) on key to the values of the kinds
-// MongoDB sorts after (before) v's: a page continues the sort, which orders values of every
-// kind, but $gt and $lt match only values of v's own kind (type bracketing). A record that
-// stores another kind than its field's (written under an earlier definition) is then still on
-// the next page instead of lost.
-func keysetAcrossKinds(key string, d bson.D, op Op, v any) bson.D {
-	i := slices.Index(mongoKinds, mongoKind(v))
+// keysetAcrossKinds widens a keyset page's $gt (or $lt) on key, of type ft, to the values of
+// the kinds MongoDB sorts after (before) v's: a page continues the sort, which orders values
+// of every kind, but $gt and $lt match only values of v's own kind (type bracketing). A record
+// that stores another kind than its field's (written under an earlier definition) is then
+// still on the next page instead of lost. Dates count only on a DateTime field: elsewhere a
+// stored date reads back, and so enters a cursor, as text, which sorts before it, and a page
+// after it would come back to it again and again.
+func keysetAcrossKinds(key string, d bson.D, op Op, v any, ft FieldType) bson.D {
+	kinds := mongoKinds
+	if ft.Scalar != DateTime || ft.List {
+		kinds = kinds[:len(kinds)-1]
+	}
+	i := slices.Index(kinds, mongoKind(v))
 	if i < 0 {
 		return d
 	}
-	kinds := mongoKinds[i+1:]
 	if op == Lt {
-		kinds = mongoKinds[:i]
+		kinds = kinds[:i]
+	} else {
+		kinds = kinds[i+1:]
 	}
 	if len(kinds) == 0 {
 		return d
