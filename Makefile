@@ -6,7 +6,7 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(GOBIN)/staticcheck
 
-.PHONY: run build test vet staticcheck kubeconform unit bench bench-quick conformance docs clean
+.PHONY: run build test vet staticcheck kubeconform unit unit-mongo bench bench-quick conformance docs clean
 
 run: build
 	./$(BIN) serve
@@ -20,7 +20,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/platform
 	cd $(IAC_MODULE) && GOEXPERIMENT=jsonv2 $(GO) build -o $(CURDIR)/$(IAC_HELPER) .
 
-test: vet staticcheck kubeconform unit
+test: vet staticcheck kubeconform unit unit-mongo
 
 vet:
 	$(GO) vet ./...
@@ -39,6 +39,18 @@ kubeconform:
 
 unit:
 	$(GO) test -race -count=1 -timeout 30m ./...
+
+# The GraphQL API's tests a second time on the mongo backend, over an embedded FerretDB
+# (internal/testbackend): gql's, tenant's (through HTTP, export and import included) and the
+# binary's that serve the API. Left out: TestAccessFiltersMatchCEL, which runs both backends
+# itself, and TestCacheIsBounded, the registry's cache over 300 projects, not the API (2 min
+# on either backend).
+MONGO_BINARY_TESTS := TestProjectSurvivesRestart|TestHostRouting|TestUniqueIndexOnDuplicates|TestChangeReachesOtherReplica|TestShutdownLosesNoAcknowledgedWrite|TestExportImport|TestExportImportOverAdminAPI|TestImportReplaceKeepsRecordsOnFailure|TestHistoryAndRollback|TestQuotas
+
+unit-mongo:
+	PLATFORM_TEST_BACKEND=mongo $(GO) test -race -count=1 -timeout 30m \
+		-skip '^(TestAccessFiltersMatchCEL|TestCacheIsBounded)$$' ./gql ./tenant
+	PLATFORM_TEST_BACKEND=mongo $(GO) test -race -count=1 -timeout 30m -run '^($(MONGO_BINARY_TESTS))$$' ./cmd/platform
 
 # The official MCP conformance suite against the binary (also part of `unit`); .ci/run
 # installs the suite.

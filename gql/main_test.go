@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/internal/testbackend"
 	"github.com/platform-dev/platform/store"
 )
 
-// stores is the embedded FerretDB every test of the package shares (it is slow to start);
-// each test works in a database of its own.
+// stores are the stores every test of the package shares, on the backend testbackend.Env
+// names; each test works in a database of its own.
 var stores *store.Stores
 
 func TestMain(m *testing.M) {
@@ -34,12 +35,22 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	stores, err = store.Open(ctx, store.Config{DataDir: dir})
+	cfg, stop, err := testbackend.Config(ctx, store.Config{DataDir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stop(context.Background())
+	stores, err = store.Open(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open stores:", err)
 		return 1
 	}
 	defer stores.Close(context.Background())
+	if stores.Backend != testbackend.Name() {
+		fmt.Fprintf(os.Stderr, "stores opened on %s, not on %s\n", stores.Backend, testbackend.Name())
+		return 1
+	}
 	return m.Run()
 }
 

@@ -122,6 +122,10 @@ func mongoCompare(t *Table, f Filter) (bson.D, error) {
 		return nil, fmt.Errorf("store: %s: unknown comparison %q", f.key, f.op)
 	}
 	d := bson.D{{Key: key, Value: cond}}
+	if f.exact && (op == Gt || op == Lt) && !serviceKey(f.key) {
+		// The keys the service keeps hold one kind only: their pages keep their one range.
+		return keysetAcrossKinds(key, d, op, v, ft), nil
+	}
 	if ft.Scalar != String || ft.List || f.exact || op == IsNull {
 		return d, nil
 	}
@@ -134,6 +138,56 @@ func mongoCompare(t *Table, f Filter) (bson.D, error) {
 		return bson.D{{Key: "$and", Value: bson.A{d, bson.D{{Key: key, Value: bson.D{{Key: "$ne", Value: nil}}}}}}}, nil
 	}
 	return d, nil
+}
+
+// mongoKinds are the kinds of value the backend stores, in the order MongoDB sorts them
+// (null, which keyset pages ask for apart, sorts before them all).
+var mongoKinds = []string{"number", "string", "object", "array", "bool", "date"}
+
+// mongoKind is the $type alias of a cursor's value.
+func mongoKind(v any) string {
+	switch v.(type) {
+	case int64, float64:
+		return "number"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case time.Time:
+		return "date"
+	}
+	return ""
+}
+
+// keysetAcrossKinds widens a keyset page's $gt (or $lt) on key, of type ft, to the values of
+// the kinds MongoDB sorts after (before) v's: a page continues the sort, which orders values
+// of every kind, but $gt and $lt match only values of v's own kind (type bracketing). A record
+// that stores another kind than its field's (written under an earlier definition) is then
+// still on the next page instead of lost. Dates count only on a DateTime field: elsewhere a
+// stored date reads back, and so enters a cursor, as text, which sorts before it, and a page
+// after it would come back to it again and again.
+func keysetAcrossKinds(key string, d bson.D, op Op, v any, ft FieldType) bson.D {
+	kinds := mongoKinds
+	if ft.Scalar != DateTime || ft.List {
+		kinds = kinds[:len(kinds)-1]
+	}
+	i := slices.Index(kinds, mongoKind(v))
+	if i < 0 {
+		return d
+	}
+	if op == Lt {
+		kinds = kinds[:i]
+	} else {
+		kinds = kinds[i+1:]
+	}
+	if len(kinds) == 0 {
+		return d
+	}
+	types := make(bson.A, len(kinds))
+	for j, k := range kinds {
+		types[j] = k
+	}
+	return bson.D{{Key: "$or", Value: bson.A{d, bson.D{{Key: key, Value: bson.D{{Key: "$type", Value: types}}}}}}}
 }
 
 // emptyMatches reports whether "" compares so with v.

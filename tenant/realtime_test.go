@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/platform-dev/platform/gql"
+	"github.com/platform-dev/platform/internal/testbackend"
 	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
@@ -67,7 +68,8 @@ func (d *liveDeployment) replica(limits tenant.RealtimeLimits) *replica {
 func (d *liveDeployment) replicaWith(opts tenant.Options) *replica {
 	t := d.t
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{DataDir: d.dataDir, RedisURL: d.redisURL})
+	// Replicas share the deployment's database, as they share its Redis.
+	st, err := store.Open(context.Background(), store.Config{DataDir: d.dataDir, RedisURL: d.redisURL, MongoURI: testbackend.URI(t, d.dataDir)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/platform-dev/platform/internal/testbackend"
 	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
@@ -18,13 +19,7 @@ import (
 
 func openStores(tb testing.TB) *store.Stores {
 	tb.Helper()
-	ctx := context.Background()
-	s, err := store.Open(ctx, store.Config{DataDir: tb.TempDir()})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = s.Close(context.Background()) })
-	return s
+	return testbackend.Open(tb, store.Config{DataDir: tb.TempDir()})
 }
 
 // openRedisServerStores opens stores whose Redis is a real redis-server, as replicas share
@@ -32,12 +27,7 @@ func openStores(tb testing.TB) *store.Stores {
 func openRedisServerStores(tb testing.TB) *store.Stores {
 	tb.Helper()
 	addr, _ := testenv.RedisServer(tb)
-	s, err := store.Open(context.Background(), store.Config{DataDir: tb.TempDir(), RedisURL: "redis://" + addr})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = s.Close(context.Background()) })
-	return s
+	return testbackend.Open(tb, store.Config{DataDir: tb.TempDir(), RedisURL: "redis://" + addr})
 }
 
 func putProjects(tb testing.TB, reg *tenant.Registry, n int) {

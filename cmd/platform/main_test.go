@@ -10,12 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/platform-dev/platform/cmd/platform/platformtest"
+	"github.com/platform-dev/platform/internal/testbackend"
 )
 
 // binary is the platform binary, built once for the whole test run.
@@ -38,6 +40,12 @@ type server struct {
 // waits until it serves.
 func startServer(t *testing.T, dataDir string, env ...string) *server {
 	t.Helper()
+	if dataDir == "" {
+		dataDir = t.TempDir()
+	}
+	// On the mongo test backend the data folder's FerretDB keeps the records, and the
+	// development issuer stays on as it is on SQLite (auto turns it off with MONGODB_URI).
+	env = append(backendEnv(t, dataDir, env), env...)
 	ps := platformtest.Start(t, binary, dataDir, env...)
 	s := &server{Server: ps, t: t, addr: ps.Addr, token: ps.AdminToken()}
 	for _, kv := range env {
@@ -46,6 +54,16 @@ func startServer(t *testing.T, dataDir string, env ...string) *server {
 		}
 	}
 	return s
+}
+
+// backendEnv is the environment that puts a command working on dataDir on the test backend
+// (testbackend.Env): nothing on SQLite, or where env names a MongoDB already.
+func backendEnv(t *testing.T, dataDir string, env []string) []string {
+	t.Helper()
+	if !testbackend.Mongo() || slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "MONGODB_URI=") }) {
+		return nil
+	}
+	return []string{"MONGODB_URI=" + testbackend.URI(t, dataDir), "PLATFORM_DEV_ISSUER=on"}
 }
 
 func (s *server) logText() string { return s.Log() }
@@ -379,7 +397,11 @@ func TestChangeReachesOtherReplica(t *testing.T) {
 	data := t.TempDir()
 	a := startServer(t, data, "PLATFORM_EMBEDDED_REDIS_ADDR="+redisAddr, "PLATFORM_ADMIN_TOKEN=shared-admin-token")
 	b := startServer(t, data, "REDIS_URL=redis://"+redisAddr, "PLATFORM_ADMIN_TOKEN=shared-admin-token")
-	if !strings.Contains(b.logText(), "database: embedded SQLite") || !strings.Contains(b.logText(), "redis: external") {
+	database := "database: embedded SQLite"
+	if testbackend.Mongo() {
+		database = "database: MongoDB" // the data folder's FerretDB
+	}
+	if !strings.Contains(b.logText(), database) || !strings.Contains(b.logText(), "redis: external") {
 		t.Fatalf("replica b did not use the shared stores:\n%s", b.logText())
 	}
 	token := "shared-admin-token"

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -36,11 +35,11 @@ func (s *server) graphql(project, token, query string, vars map[string]any) (int
 
 func mintToken(t *testing.T, dataDir, project, sub string, storeArgs ...string) string {
 	t.Helper()
-	out, err := exec.Command(binary, append([]string{"token", "--data", dataDir, "--project", project, "--sub", sub}, storeArgs...)...).Output()
+	out, stderr, err := run(t, append([]string{"token", "--data", dataDir, "--project", project, "--sub", sub}, storeArgs...)...)
 	if err != nil {
-		t.Fatalf("platform token: %v", err)
+		t.Fatalf("platform token: %v\n%s", err, stderr)
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(out)
 }
 
 // TestShutdownLosesNoAcknowledgedWrite writes records from several clients, sends SIGTERM

@@ -11,10 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/platform-dev/platform/internal/testbackend"
 	"github.com/platform-dev/platform/store"
 )
 
@@ -22,6 +24,10 @@ import (
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
+	// An offline command on a data folder works on that folder's stores of the test backend.
+	if i := slices.Index(args, "--data"); i >= 0 && i+1 < len(args) && !slices.Contains(args, "--mongodb-uri") {
+		cmd.Env = append(os.Environ(), backendEnv(t, args[i+1], nil)...)
+	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
@@ -281,6 +287,7 @@ func copyTree(t *testing.T, from, to string) {
 // before, the old files are kept as a backup, and the next start converts nothing. Leftovers
 // of an interrupted conversion do not disturb it.
 func TestConvertsFerretDBDataFolder(t *testing.T) {
+	testbackend.SQLiteOnly(t, "serve converts a FerretDB-era data folder into SQLite files")
 	data := t.TempDir()
 	copyTree(t, filepath.Join("testdata", "ferretdb-data", "data"), data)
 	var want struct {
