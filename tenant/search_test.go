@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/platform-dev/platform/internal/testbackend"
 	"github.com/platform-dev/platform/tenant"
 )
 
@@ -42,6 +43,7 @@ func notesDocument(t *testing.T, s service, search any) *tenant.Project {
 // matches are neither listed nor counted), writes while the declaration is removed, and
 // declares it again (the index is built anew, with those writes).
 func TestSearchDeclaredOnRecordsUnderAReadRule(t *testing.T) {
+	testbackend.SQLiteOnly(t, "full-text search runs on SQLite's FTS5; the mongo backend refuses it (gql's TestSearchOnTheMongoBackend)")
 	s := newService(t)
 	ctx := context.Background()
 	apply := func(search any) {
