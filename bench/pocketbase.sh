@@ -115,10 +115,12 @@ fi
 # export and import of project bench through the admin API, as an operator moves a project
 secs() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 t0=$(date +%s.%N)
-PLATFORM_SERVER=http://$ADDR PLATFORM_ADMIN_TOKEN=bench-admin "$BIN" export --project bench -o "$W/bench-$TAG.jsonl" 2>/dev/null
+PLATFORM_ADMIN_TOKEN=bench-admin "$BIN" export --server "http://$ADDR" --project bench -o "$W/bench-$TAG.jsonl" 2>"$W/transfer-$TAG.log" \
+  || { cat "$W/transfer-$TAG.log" >&2; exit 1; }
 EXPORT_S=$(secs "$t0")
 t0=$(date +%s.%N)
-PLATFORM_SERVER=http://$ADDR PLATFORM_ADMIN_TOKEN=bench-admin "$BIN" import --replace -f "$W/bench-$TAG.jsonl" 2>/dev/null
+PLATFORM_ADMIN_TOKEN=bench-admin "$BIN" import --server "http://$ADDR" --replace -f "$W/bench-$TAG.jsonl" 2>>"$W/transfer-$TAG.log" \
+  || { cat "$W/transfer-$TAG.log" >&2; exit 1; }
 IMPORT_S=$(secs "$t0")
 EXPORT_MB=$(du -m "$W/bench-$TAG.jsonl" | cut -f1)
 rm -f "$W/bench-$TAG.jsonl"
@@ -136,6 +138,7 @@ echo
 echo "== summary, N=$N$([ -n "$MONGO" ] && echo ", mongo backend"), load=[$(cut -d' ' -f1-3 /proc/loadavg)]: platform / PocketBase, requests per second"
 printf '| %-32s | %-40s | %-32s |\n' query "with indexes (PocketBase with the same)" "no index (PocketBase without)"
 printf '|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..34})" "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..34})"
+declare -A WHAT=([a]="a fetch by id" [b]="b equality on sku" [c]="c price >= 500, desc, first 20" [d]="d count price >= 500" [e]="e first 100")
 for q in a b c d e; do
   c=$(conns "$IDX" "$q"); p=$(rps "$IDX" platform "$q" "$c"); b=$(rps "$IDX" pocketbase-idx "$q" "$c")
   with="$(ratio "$p" "$b") ($p vs $b, $c conns)"
@@ -144,7 +147,7 @@ for q in a b c d e; do
     c=$(conns "$NOIDX" "$q"); p=$(rps "$NOIDX" platform "$q" "$c"); b=$(rps "$NOIDX" pocketbase "$q" "$c")
     without="$(ratio "$p" "$b") ($p vs $b, $c conns)"
   fi
-  printf '| %-32s | %-40s | %-32s |\n' "$q" "$with" "$without"
+  printf '| %-32s | %-40s | %-32s |\n' "${WHAT[$q]}" "$with" "$without"
 done
 PBSEED=$(sed -n 's/^SEED sys=pb .*records_per_s=\([0-9.]*\).*/\1/p' "$W/compare-$TAG-bench.log" | head -n 1)
 printf '| %-32s | %-40s | %-32s |\n' "seeding, $SEED_BATCH per request, rec/s" \
