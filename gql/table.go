@@ -52,6 +52,9 @@ type table struct {
 	event   reflect.Type
 	changes Changes
 	logger  *slog.Logger
+	// keys are the record type's keys as stored, made once: every plan that writes the
+	// table's records from their stored JSON reads them.
+	keys storedKeys
 }
 
 type limits struct {
@@ -77,6 +80,7 @@ func newTable(def Table, bound []Relation, records *store.Records, lim limits, r
 	fields = append(fields, relationFields(bound, related)...)
 	t.rec = reflect.StructOf(fields)
 	t.recs = reflect.SliceOf(t.rec)
+	t.keys = newStoredKeys(t)
 	t.event = eventType(t.rec)
 	t.edge = reflect.StructOf([]reflect.StructField{
 		{Name: "Cursor", Type: reflect.TypeFor[string](), Tag: `graphql:"cursor"`},
