@@ -298,19 +298,19 @@ func (a *API) newSubscriptionPlan(query, opName string) *plan {
 // value of the table's event type). nullable: its null does not null data (every mutation
 // field's).
 type rootField struct {
-	records func(context.Context, args) ([]reflect.Value, error)
-	list    bool
-	scalar  func(context.Context, args) (any, error)
-	conn    func(context.Context, args) (reflect.Value, error)
-	figures func(context.Context, args, []string) (reflect.Value, error)
-	event   func(context.Context) reflect.Value
-	// creates answers a run of single creates of the table as createEach does (records
-	// answers each alone).
-	creates  func(context.Context, []args) []created
+	records  func(context.Context, args) ([]reflect.Value, error)
+	list     bool
+	scalar   func(context.Context, args) (any, error)
+	conn     func(context.Context, args) (reflect.Value, error)
+	figures  func(context.Context, args, []string) (reflect.Value, error)
+	event    func(context.Context) reflect.Value
 	nullable bool
 	// stream: the field is a query's list, written straight from the stored records when
 	// it selects no relation (planField.list).
 	stream bool
+	// creates, set for a single create, answers a run of them in a row as createEach
+	// does (records answers each alone).
+	creates func(context.Context, []args) []created
 }
 
 // rootOf is how the executor runs the root field name of an operation of kind op, with
