@@ -156,3 +156,4 @@ printf '| %-32s | %-40s | %-32s |\n' "seeding, $SEED_BATCH per request, rec/s" \
 printf '| %-32s | %-40s | %-32s |\n' "export, import --replace, rec/s" \
   "$(awk -v n="$N" -v e="$EXPORT_S" -v i="$IMPORT_S" 'BEGIN { printf "%.0f, %.0f (%.1f s, %.1f s)", n / e, n / i, e, i }')" -
 grep -h "^RSS" "$W"/compare-"$TAG"-*.log
+echo "platform peak RSS over the whole run (seeding, queries, export, import): $(awk '/^VmHWM/ { print $2, $3 }' "/proc/$PID/status")"
