@@ -9,8 +9,6 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/graph-gophers/graphql-go"
-
 	"github.com/platform-dev/platform/store"
 )
 
@@ -76,47 +74,28 @@ func (t *table) createMany(ctx context.Context, a args) (reflect.Value, error) {
 	if len(items) > MaxBatch {
 		return reflect.Value{}, userError(CodeBadUserInput, fmt.Sprintf("data: at most %d %s per call, got %d: send them in several calls", MaxBatch, t.def.Name, len(items)))
 	}
-	g := guardFrom(ctx)
 	all := make([]map[string]any, len(items))
 	for i, item := range items {
-		set, _, data, err := t.input(argValue{set: true, v: item}, true)
+		set, err := t.checkCreate(ctx, args{Data: argValue{set: true, v: item}})
 		if err != nil {
 			return reflect.Value{}, atIndex(err, i)
 		}
-		if g != nil {
-			if err := t.allowCreate(g, data); err != nil {
-				return reflect.Value{}, atIndex(err, i)
-			}
-		}
 		all[i] = set
 	}
-	var owner string
-	if g != nil {
-		owner = g.Owner()
+	recs, raw, err := t.insert(ctx, all)
+	if err != nil {
+		return reflect.Value{}, err
 	}
-	var raw []json.RawMessage
-	if err := t.records.Insert(ctx, t.def.Name, owner, all, &raw); err != nil {
-		return reflect.Value{}, t.conflict(err)
-	}
-	out := reflect.New(t.recs)
-	out.Elem().Set(reflect.MakeSlice(t.recs, len(raw), len(raw)))
-	var chs []store.Change
-	for i, r := range raw {
-		rec, err := t.decode(store.Record(r))
-		if err != nil {
-			return reflect.Value{}, err
-		}
-		out.Elem().Index(i).Set(rec)
-		if t.changes != nil {
-			chs = append(chs, t.change(store.Created, string(rec.Field(0).Interface().(graphql.ID)), r, nil))
-		}
-	}
-	t.published(ctx, chs...)
 	b := budgetFrom(ctx)
 	for _, r := range raw {
 		if err := b.take(t, 1, int64(len(r)), 1); err != nil {
 			return reflect.Value{}, err
 		}
+	}
+	out := reflect.New(t.recs)
+	out.Elem().Set(reflect.MakeSlice(t.recs, len(recs), len(recs)))
+	for i, rec := range recs {
+		out.Elem().Index(i).Set(rec)
 	}
 	return out, t.withRelations(ctx, "", elems(out.Elem())...)
 }

@@ -308,6 +308,9 @@ type rootField struct {
 	// stream: the field is a query's list, written straight from the stored records when
 	// it selects no relation (planField.list).
 	stream bool
+	// creates, set for a single create, answers a run of them in a row as createEach
+	// does (records answers each alone).
+	creates func(context.Context, []args) []created
 }
 
 // rootOf is how the executor runs the root field name of an operation of kind op, with
@@ -339,7 +342,12 @@ func (a *API) rootOf(op ast.Operation, name string) (*table, rootField, bool) {
 		case op == ast.Query && name == n.count:
 			return t, rootField{scalar: anyOf(noted(a, "count", t.count))}, true
 		case op == ast.Mutation && (name == n.create || name == n.createCamel):
-			return t, rootField{records: oneOf(noted(a, "create", t.create)), nullable: true}, true
+			clock := a.clock("create")
+			return t, rootField{records: oneOf(noted(a, "create", t.create)), creates: func(ctx context.Context, calls []args) []created {
+				began := clock.begin(ctx)
+				defer clock.end(began)
+				return t.createEach(ctx, calls)
+			}, nullable: true}, true
 		case op == ast.Mutation && (name == n.update || name == n.updateCamel):
 			return t, rootField{records: oneOf(noted(a, "update", t.update)), nullable: true}, true
 		case op == ast.Mutation && name == n.del:
@@ -504,6 +512,9 @@ func (n *plan) answer(ctx context.Context, a *API, vars map[string]any) response
 			out = append(out, ',')
 		}
 		out = appendKey(out, f.key)
+		if f.root.creates != nil && w.created[f] == nil {
+			w.createRun(n, i)
+		}
 		if f.t == nil {
 			out = appendString(out, n.typename)
 			continue
@@ -565,6 +576,38 @@ type execution struct {
 	a    *API
 	vars map[string]any
 	errs []*gqlerrors.QueryError
+	// created are the answers of the single creates a run wrote together (createRun).
+	created map[*planField]*created
+}
+
+// createRun writes the run of single creates of one table that starts at the mutation's
+// root field i (the fields the directives skip left out) in one store write, when it has
+// more than one: their answers go to w.created, for root to write. Nothing else runs
+// between the calls of a run, so its answers are those of the calls one after another.
+func (w *execution) createRun(n *plan, i int) {
+	t := n.fields[i].t
+	var run []*planField
+	var calls []args
+	for k := i; k < len(n.fields); k++ {
+		f := &n.fields[k]
+		if skipped(f.cond, w.vars) {
+			continue
+		}
+		if f.merged > 0 || f.t != t || f.root.creates == nil {
+			break
+		}
+		in, _ := planArgs(f.args, w.vars)
+		run, calls = append(run, f), append(calls, in)
+	}
+	if len(run) < 2 {
+		return
+	}
+	if w.created == nil {
+		w.created = make(map[*planField]*created, len(run))
+	}
+	for k, c := range run[0].root.creates(w.ctx, calls) {
+		w.created[run[k]] = &c
+	}
 }
 
 // level is the records of one table that one selection read: the selections written for
@@ -615,7 +658,15 @@ func (w *execution) root(out []byte, f *planField) ([]byte, bool) {
 	case f.root.figures != nil:
 		return w.figures(out, f, in, path)
 	}
-	recs, err := f.root.records(w.ctx, in)
+	var recs []reflect.Value
+	var err error
+	if c := w.created[f]; c != nil {
+		if err = c.err; err == nil {
+			recs = []reflect.Value{c.rec}
+		}
+	} else {
+		recs, err = f.root.records(w.ctx, in)
+	}
 	var lvl *level
 	if err == nil {
 		lvl, err = w.load(f.t, recs, f.sels)

@@ -40,7 +40,6 @@ type planField struct {
 	// related: a selection of the records is a relation.
 	fixed   []*planSel
 	related bool
-	keys    storedKeys
 	root    rootField
 	// clock times a list field.
 	clock resolverClock
@@ -221,7 +220,7 @@ func (b *planBuilder) root(set ast.SelectionSet, cond []condition) bool {
 				b.why = fmt.Sprintf("%s cannot be selected in the same operation as %s, which closes a cycle of relations: send it in an operation of its own", s.Name, b.cutField)
 				return false
 			}
-			f.t, f.root, f.keys, f.clock = t, root, newStoredKeys(t), b.a.clock("list")
+			f.t, f.root, f.clock = t, root, b.a.clock("list")
 			for _, arg := range s.Arguments {
 				f.args = append(f.args, planArg{name: arg.Name, value: arg.Value})
 			}
@@ -548,7 +547,7 @@ func (f *planField) list(ctx context.Context, in args, vars map[string]any, out 
 		}
 		mark := len(out)
 		var ok bool
-		if out, ok = appendStored(out, f.t, f.keys, rec, sels); ok {
+		if out, ok = appendStored(out, f.t, f.t.keys, rec, sels); ok {
 			return true, nil
 		}
 		v, err := f.t.decode(rec)

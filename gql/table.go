@@ -52,6 +52,9 @@ type table struct {
 	event   reflect.Type
 	changes Changes
 	logger  *slog.Logger
+	// keys are the record type's keys as stored, made once: every plan that writes the
+	// table's records from their stored JSON reads them.
+	keys storedKeys
 }
 
 type limits struct {
@@ -78,6 +81,7 @@ func newTable(def Table, bound []Relation, records *store.Records, lim limits, r
 	fields = append(fields, relationFields(bound, related)...)
 	t.rec = reflect.StructOf(fields)
 	t.recs = reflect.SliceOf(t.rec)
+	t.keys = newStoredKeys(t)
 	t.event = eventType(t.rec)
 	t.edge = reflect.StructOf([]reflect.StructField{
 		{Name: "Cursor", Type: reflect.TypeFor[string](), Tag: `graphql:"cursor"`},
@@ -403,31 +407,107 @@ func (t *table) allowed(g Guard, op Operation, rec store.Record, data map[string
 
 // create answers createproduct(data).
 func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
-	set, _, data, err := t.input(a.Data, true)
+	set, err := t.checkCreate(ctx, a)
 	if err != nil {
 		return reflect.Value{}, err
 	}
-	var owner string
+	recs, raw, err := t.insert(ctx, []map[string]any{set})
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	if err := budgetFrom(ctx).take(t, 1, int64(len(raw[0])), 1); err != nil {
+		return reflect.Value{}, err
+	}
+	return recs[0].Addr(), t.withRelations(ctx, "", recs[0])
+}
+
+// checkCreate reads the data of createproduct(data) and asks the create rule: the fields to
+// store.
+func (t *table) checkCreate(ctx context.Context, a args) (map[string]any, error) {
+	set, _, data, err := t.input(a.Data, true)
+	if err != nil {
+		return nil, err
+	}
 	if g := guardFrom(ctx); g != nil {
 		if err := t.allowCreate(g, data); err != nil {
-			return reflect.Value{}, err
+			return nil, err
 		}
+	}
+	return set, nil
+}
+
+// insert stores the checked fields of new records, all or none, in one store call, owned by
+// the caller, and tells subscribers: the records as the API answers them, and as stored.
+func (t *table) insert(ctx context.Context, sets []map[string]any) ([]reflect.Value, []json.RawMessage, error) {
+	var owner string
+	if g := guardFrom(ctx); g != nil {
 		owner = g.Owner()
 	}
 	// A slice: Insert takes a pointer to a slice for every record it wrote.
 	var raw []json.RawMessage
-	if err := t.records.Insert(ctx, t.def.Name, owner, []map[string]any{set}, &raw); err != nil {
-		return reflect.Value{}, t.conflict(err)
+	if err := t.records.Insert(ctx, t.def.Name, owner, sets, &raw); err != nil {
+		return nil, nil, t.conflict(err)
 	}
-	out, err := t.decode(store.Record(raw[0]))
-	if err != nil {
-		return reflect.Value{}, err
+	recs := make([]reflect.Value, len(raw))
+	var chs []store.Change
+	for i, r := range raw {
+		rec, err := t.decode(store.Record(r))
+		if err != nil {
+			return nil, nil, err
+		}
+		recs[i] = rec
+		if t.changes != nil {
+			chs = append(chs, t.change(store.Created, string(rec.Field(0).Interface().(graphql.ID)), r, nil))
+		}
 	}
-	t.published(ctx, t.change(store.Created, string(out.Field(0).Interface().(graphql.ID)), raw[0], nil))
-	if err := budgetFrom(ctx).take(t, 1, int64(len(raw[0])), 1); err != nil {
-		return reflect.Value{}, err
+	t.published(ctx, chs...)
+	return recs, raw, nil
+}
+
+// created is the answer to one createproduct(data) of createEach.
+type created struct {
+	rec reflect.Value
+	err error
+}
+
+// createEach answers createproduct(data) called several times in a row in one mutation (a
+// client seeding records with aliased calls), one answer per call. Each record is checked
+// as create checks it, then those allowed are written in one transaction: one commit
+// instead of one per record. When that write fails, each is written on its own as create
+// writes it, so that the error (a unique value taken, a quota reached) is the one record's
+// and the others stand, as when the calls run one after another.
+func (t *table) createEach(ctx context.Context, calls []args) []created {
+	out := make([]created, len(calls))
+	var sets []map[string]any
+	var at []int
+	for i, a := range calls {
+		set, err := t.checkCreate(ctx, a)
+		if err != nil {
+			out[i].err = err
+			continue
+		}
+		sets, at = append(sets, set), append(at, i)
 	}
-	return out.Addr(), t.withRelations(ctx, "", out)
+	write := func(sets []map[string]any, at []int) error {
+		recs, raw, err := t.insert(ctx, sets)
+		if err != nil {
+			return err
+		}
+		b := budgetFrom(ctx)
+		for k, i := range at {
+			out[i] = created{rec: recs[k], err: b.take(t, 1, int64(len(raw[k])), 1)}
+		}
+		return nil
+	}
+	if len(sets) == 0 || write(sets, at) == nil {
+		return out
+	}
+	for k, i := range at {
+		if err := write(sets[k:k+1], at[k:k+1]); err != nil {
+			out[i].err = err
+		}
+	}
+	return out
 }
 
 // allowCreate asks the Guard whether the caller may create a record of data.

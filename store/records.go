@@ -32,6 +32,17 @@ type Doc struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	Fields    map[string]any
+	// encoded is the record as encodeDoc writes it, when Insert made it already: a backend
+	// that stores JSON takes it rather than encoding the record again.
+	encoded Record
+}
+
+// record is d as stored JSON.
+func (d Doc) record() (Record, error) {
+	if d.encoded != nil {
+		return d.encoded, nil
+	}
+	return encodeDoc(d)
 }
 
 // backend is what a database provides; Records does the rest (tables, bounds, decoding).
@@ -238,12 +249,17 @@ func (r *Records) Insert(ctx context.Context, table, owner string, fields []map[
 	}
 	at := now()
 	docs := make([]Doc, len(fields))
+	recs := make([]Record, len(fields))
 	for i, f := range fields {
 		uid, err := NewUID()
 		if err != nil {
 			return err
 		}
 		docs[i] = Doc{UID: uid, Owner: owner, CreatedAt: at, UpdatedAt: at, Fields: f}
+		if recs[i], err = encodeDoc(docs[i]); err != nil {
+			return err
+		}
+		docs[i].encoded = recs[i]
 	}
 	undo, err := r.admitWrite(ctx, int64(len(docs)))
 	if err != nil {
@@ -252,12 +268,6 @@ func (r *Records) Insert(ctx context.Context, table, owner string, fields []map[
 	if err := r.b.insert(ctx, t, docs); err != nil {
 		undo()
 		return err
-	}
-	recs := make([]Record, len(docs))
-	for i := range docs {
-		if recs[i], err = encodeDoc(docs[i]); err != nil {
-			return err
-		}
 	}
 	return decodeAll(table, recs, out)
 }

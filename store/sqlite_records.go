@@ -653,7 +653,7 @@ func (p *sqliteProject) insert(ctx context.Context, t *Table, docs []Doc) error 
 	var all bytes.Buffer
 	all.WriteByte('[')
 	for i, d := range docs {
-		rec, err := encodeDoc(d)
+		rec, err := d.record()
 		if err != nil {
 			return fmt.Errorf("record %d: %w", i+1, err)
 		}

@@ -3,14 +3,11 @@ package tenant_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/platform-dev/platform/tenant"
 )
@@ -23,16 +20,7 @@ func BenchmarkTypeChange(b *testing.B) {
 	const records = 100_000
 	ctx := context.Background()
 	stores := openStores(b)
-	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(reg.Close)
-	e := echo.New()
-	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
-	reg.MountGraphQL(e)
-	srv := httptest.NewServer(e)
-	b.Cleanup(srv.Close)
+	reg, srv := graphQLServer(b, stores, tenant.Options{}, "platform.test")
 	doc := func(nType string) *tenant.Project {
 		p, err := tenant.ParseDocument([]byte(`{"id":"big","tables":{"products":{"fields":{"name":{"type":"String","required":true},
 			"n":{"type":"` + nType + `"}},"indexes":[{"fields":["n"]}],"access":{"read":"public"}}}}`))

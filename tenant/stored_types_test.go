@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/platform-dev/platform/internal/testbackend"
 	"github.com/platform-dev/platform/tenant"
@@ -22,16 +19,7 @@ import (
 func TestReadsAnyStoredType(t *testing.T) {
 	ctx := context.Background()
 	stores := openStores(t)
-	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Close)
-	e := echo.New()
-	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
-	reg.MountGraphQL(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
+	reg, srv := graphQLServer(t, stores, tenant.Options{}, "platform.test")
 
 	types := map[string]string{"s": "String", "i": "Int", "f": "Float", "b": "Boolean", "ref": "ID", "d": "DateTime", "j": "JSON",
 		"li": "[Int]", "ls": "[String]", "rs": "String", "ri": "Int"}
