@@ -41,7 +41,7 @@ type PageInfo {
 // one of them.
 var sharedNames = append([]string{
 	"DateTime", "JSON", "OrderDirection", "PageInfo", "String", "Int", "Float", "Boolean", "ID", "Query", "Mutation",
-	"Subscription", "EventOp",
+	"Subscription", "EventOp", "File", "Upload",
 }, filterNames()...)
 
 // filterScalars are the scalars a where argument compares, in the schema's order, with the
@@ -217,6 +217,9 @@ func checkNames(tables []Table) error {
 func sdl(tables []Table, subscribe bool) string {
 	var b strings.Builder
 	b.WriteString(sharedSDL)
+	if hasFiles(tables) {
+		b.WriteString(fileSDL)
+	}
 	writeFilterInputs(&b)
 	byName := make(map[string]Table, len(tables))
 	for _, t := range tables {
@@ -285,7 +288,7 @@ func writeTableTypes(b *strings.Builder, t Table, byName map[string]Table) {
 	fmt.Fprintf(b, "\n%q\ninput %s {\n", "The fields of "+withArticle(n.typ)+". Create needs the required ones; update takes any of them.", n.input)
 	for _, f := range t.Fields {
 		writeDescription(b, f.Description)
-		fmt.Fprintf(b, "  %s: %s\n", f.Name, inputType(f.Type))
+		fmt.Fprintf(b, "  %s: %s\n", f.Name, inputType(f))
 	}
 	b.WriteString("}\n")
 
@@ -324,6 +327,9 @@ func writeDescription(b *strings.Builder, d string) {
 // back as "" when never set, so it is never null.
 func outputType(f store.Field) string {
 	s := string(f.Type.Scalar)
+	if f.File != nil {
+		s = "File"
+	}
 	if f.Type.List {
 		s = "[" + s + "!]"
 	}
@@ -335,9 +341,13 @@ func outputType(f store.Field) string {
 
 // inputType is the GraphQL type of a field in the input type: every field is optional there,
 // create checks the required ones itself to name the missing field.
-func inputType(ft store.FieldType) string {
-	if ft.List {
-		return "[" + string(ft.Scalar) + "]"
+func inputType(f store.Field) string {
+	s := string(f.Type.Scalar)
+	if f.File != nil {
+		s = "Upload"
 	}
-	return string(ft.Scalar)
+	if f.Type.List {
+		return "[" + s + "]"
+	}
+	return s
 }

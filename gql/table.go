@@ -52,6 +52,8 @@ type table struct {
 	event   reflect.Type
 	changes Changes
 	logger  *slog.Logger
+	// files keep the bytes of the table's File fields; nil when it has none (files.go).
+	files *files
 }
 
 type limits struct {
@@ -98,6 +100,9 @@ type pageInfo struct {
 
 // goType is the Go type a field's values are decoded into; it matches outputType.
 func goType(f store.Field) reflect.Type {
+	if f.File != nil {
+		return fileType(f)
+	}
 	var rt reflect.Type
 	switch f.Type.Scalar {
 	case store.String:
@@ -330,6 +335,7 @@ func (t *table) decode(rec store.Record) (reflect.Value, error) {
 	}
 	v = v.Elem()
 	v.Field(len(t.def.Fields) + 3).Set(v.Field(0))
+	t.locate(v)
 	return v, nil
 }
 
@@ -413,9 +419,14 @@ func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
 		}
 		owner = g.Owner()
 	}
+	stored, err := t.storeFiles(ctx, set)
+	if err != nil {
+		return reflect.Value{}, err
+	}
 	// A slice: Insert takes a pointer to a slice for every record it wrote.
 	var raw []json.RawMessage
 	if err := t.records.Insert(ctx, t.def.Name, owner, []map[string]any{set}, &raw); err != nil {
+		t.dropFiles(ctx, stored)
 		return reflect.Value{}, t.conflict(err)
 	}
 	out, err := t.decode(store.Record(raw[0]))
@@ -454,17 +465,28 @@ func (t *table) update(ctx context.Context, a args) (reflect.Value, error) {
 	if err != nil {
 		return reflect.Value{}, err
 	}
-	before, err := t.before(ctx, uid, access)
+	touched := t.touchedFiles(set, unset)
+	before, err := t.before(ctx, uid, access, touched != nil)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	stored, err := t.storeFiles(ctx, set)
 	if err != nil {
 		return reflect.Value{}, err
 	}
 	var raw json.RawMessage
 	err = t.records.Update(ctx, t.def.Name, uid, access, set, unset, &raw)
+	if err != nil {
+		t.dropFiles(ctx, stored)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return reflect.Value{}, t.missing(ctx, Update, uid, access)
 	}
 	if err != nil {
 		return reflect.Value{}, t.conflict(err)
+	}
+	if touched != nil {
+		t.dropFiles(ctx, t.replaced(before, raw, touched))
 	}
 	out, err := t.decode(store.Record(raw))
 	if err != nil {
@@ -548,7 +570,7 @@ func (t *table) deleteOne(ctx context.Context, a args, keep bool) (json.RawMessa
 	if keep {
 		err = t.records.Get(ctx, t.def.Name, uid, access, &before)
 	} else {
-		before, err = t.before(ctx, uid, access)
+		before, err = t.before(ctx, uid, access, t.files != nil)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, t.missing(ctx, Delete, uid, access)
@@ -562,6 +584,9 @@ func (t *table) deleteOne(ctx context.Context, a args, keep bool) (json.RawMessa
 	}
 	if err != nil {
 		return nil, err
+	}
+	if t.files != nil {
+		t.dropFiles(ctx, t.fileKeys(before, nil))
 	}
 	t.published(ctx, t.change(store.Deleted, uid, nil, before))
 	return before, nil
@@ -865,6 +890,12 @@ func (t *table) input(a argValue, create bool) (set map[string]any, unset []stri
 			data[f.Name] = nil
 			if !create {
 				unset = append(unset, f.Name)
+			}
+			continue
+		}
+		if f.File != nil {
+			if set[f.Name], data[f.Name], err = t.fileInput(f, v); err != nil {
+				return nil, nil, nil, err
 			}
 			continue
 		}

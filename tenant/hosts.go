@@ -121,6 +121,8 @@ func ProjectPaths(domain string) echo.MiddlewareFunc {
 			}
 			req.Host = label + "." + domain
 			req.URL.Path, req.URL.RawPath = "/"+path, ""
+			// The addresses the project answers with (a File's url) start where this one did.
+			req.Header.Set("X-Forwarded-Prefix", ProjectPathPrefix+label)
 			return next(c)
 		}
 	}

@@ -90,6 +90,8 @@ type Options struct {
 	MaxImportBytes int64
 	// Persisted bounds persisted and registered documents (persisted.go).
 	Persisted PersistedOptions
+	// Files bound the files of File fields and sign their URLs (files.go).
+	Files FileOptions
 }
 
 func (o *Options) defaults() {
@@ -333,6 +335,12 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		Changes:         r.stores.Changes().Project(p.ID),
 		Realtime:        realtime,
 		Answered:        answered,
+		Files:           r.stores.ProjectBlobs(p.ID),
+		FileKey:         projectFileKey(r.opts.Files.Key, p.ID),
+		MaxFileBytes:    r.opts.Files.MaxFileBytes,
+		MaxUploadBytes:  r.opts.Files.MaxUploadBytes,
+		MaxUploadFiles:  r.opts.Files.MaxUploadFiles,
+		MaxImagePixels:  r.opts.Files.MaxImagePixels,
 	}
 	if err := r.persistedConfig(ctx, p.ID, &cfg); err != nil {
 		return nil, err

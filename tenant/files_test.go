@@ -1,0 +1,349 @@
+package tenant_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/platform-dev/platform/store"
+	"github.com/platform-dev/platform/tenant"
+)
+
+// filesDoc is a project with a File and a [File] field, read and written by their owner.
+const filesDoc = `{
+  "id": "media",
+  "auth": {"jwksURL": %q, "issuer": "urn:platform:dev-issuer", "audience": "media"},
+  "tables": {
+    "posts": {
+      "fields": {
+        "title": {"type": "String"},
+        "photo": {"type": "File", "file": {"maxSize": 200000, "mimeTypes": ["image/*"], "thumbs": ["16x16", "40x0"]}},
+        "docs":  {"type": "[File]", "file": {"maxCount": 2}}
+      },
+      "access": {"read": "owner", "create": "authenticated", "update": "owner", "delete": "owner"}
+    }
+  }
+}`
+
+// filesService serves the project of filesDoc on stores it answers too, with the files
+// options opts.
+func filesService(t *testing.T, opts tenant.FileOptions) (service, *store.Stores) {
+	t.Helper()
+	stores := openStores(t)
+	opts.Key = []byte("test secret")
+	s := newServiceOn(t, stores, tenant.Options{Files: opts})
+	p, err := tenant.ParseDocument(fmt.Appendf(nil, filesDoc, s.jwks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.reg.Put(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return s, stores
+}
+
+// pngOf is a w×h PNG image.
+func pngOf(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for x := range w {
+		for y := range h {
+			img.Set(x, y, color.RGBA{uint8(x), uint8(y), 200, 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// upload is one file part of a multipart request, put at path in the variables.
+type upload struct {
+	path, name string
+	body       []byte
+}
+
+// multipartPost sends a GraphQL multipart request (jaydenseric's spec) to the project's
+// host, with the Apollo-Require-Preflight header when preflight is set.
+func (s service) multipartPost(t *testing.T, token, query string, vars map[string]any, files []upload, preflight bool) gqlAnswer {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	ops, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	paths := map[string][]string{}
+	for i, f := range files {
+		paths[fmt.Sprint(i)] = []string{f.path}
+	}
+	m, _ := json.Marshal(paths)
+	_ = mw.WriteField("operations", string(ops))
+	_ = mw.WriteField("map", string(m))
+	for i, f := range files {
+		w, _ := mw.CreateFormFile(fmt.Sprint(i), f.name)
+		_, _ = w.Write(f.body)
+	}
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/api/v1/graphql", &body)
+	req.Host = "media.platform.test"
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+token)
+	if preflight {
+		req.Header.Set("Apollo-Require-Preflight", "true")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	a := gqlAnswer{status: res.StatusCode}
+	if err := json.NewDecoder(res.Body).Decode(&a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// fetch sends a request for a file's URL (absolute, as File.url answers it) to the service,
+// with the headers.
+func (s service) fetch(t *testing.T, method, rawURL, token string, body []byte, headers ...string) (*http.Response, []byte) {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := u.Host
+	u.Host = strings.TrimPrefix(s.url, "http://")
+	req, _ := http.NewRequest(method, u.String(), bytes.NewReader(body))
+	req.Host = host
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, b
+}
+
+type fileOut struct {
+	Name, MimeType, Etag, URL, SignedURL string
+	Size                                 int
+}
+
+const createPost = `mutation($photo: Upload, $docs: [Upload]) {
+  createPost(data: {title: "hello", photo: $photo, docs: $docs}) {
+    id photo { name size mimeType etag url signedUrl(expiresIn: 60) } docs { name url }
+  }
+}`
+
+func TestFileUploadAndDownload(t *testing.T) {
+	s, stores := filesService(t, tenant.FileOptions{MaxUploadFiles: 3})
+	alice, bob := s.token(t, "media", "alice"), s.token(t, "media", "bob")
+	photo := pngOf(t, 64, 48)
+
+	a := s.multipartPost(t, alice, createPost, map[string]any{"photo": nil, "docs": []any{nil}},
+		[]upload{{"variables.photo", "cat.png", photo}, {"variables.docs.0", "notes.txt", []byte("some notes")}}, true)
+	if len(a.Errors) > 0 {
+		t.Fatalf("create: %+v", a.Errors)
+	}
+	var post struct {
+		ID    string
+		Photo fileOut
+		Docs  []fileOut
+	}
+	if err := json.Unmarshal(a.Data["createPost"], &post); err != nil {
+		t.Fatal(err)
+	}
+	p := post.Photo
+	if p.Name != "cat.png" || p.Size != len(photo) || p.MimeType != "image/png" || len(p.Etag) != 64 ||
+		!strings.HasPrefix(p.URL, "http://media.platform.test/files/posts/"+post.ID+"/photo/") {
+		t.Fatalf("photo: %+v", p)
+	}
+	if len(post.Docs) != 1 || post.Docs[0].Name != "notes.txt" {
+		t.Fatalf("docs: %+v", post.Docs)
+	}
+
+	t.Run("download", func(t *testing.T) {
+		res, body := s.fetch(t, http.MethodGet, p.URL, alice, nil)
+		if res.StatusCode != http.StatusOK || !bytes.Equal(body, photo) || res.Header.Get("Content-Type") != "image/png" || res.Header.Get("ETag") != `"`+p.Etag+`"` {
+			t.Fatalf("GET: %d %s %q, %d bytes", res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("ETag"), len(body))
+		}
+		res, _ = s.fetch(t, http.MethodGet, p.URL, alice, nil, "If-None-Match", `"`+p.Etag+`"`)
+		if res.StatusCode != http.StatusNotModified {
+			t.Errorf("If-None-Match: %d, want 304", res.StatusCode)
+		}
+		res, body = s.fetch(t, http.MethodGet, p.URL, alice, nil, "Range", "bytes=8-15")
+		if res.StatusCode != http.StatusPartialContent || !bytes.Equal(body, photo[8:16]) {
+			t.Errorf("Range: %d, %q", res.StatusCode, body)
+		}
+		res, body = s.fetch(t, http.MethodGet, post.Docs[0].URL, alice, nil)
+		if res.StatusCode != http.StatusOK || string(body) != "some notes" || !strings.HasPrefix(res.Header.Get("Content-Disposition"), "attachment") {
+			t.Errorf("doc: %d %q %q", res.StatusCode, res.Header.Get("Content-Disposition"), body)
+		}
+	})
+
+	t.Run("read rule", func(t *testing.T) {
+		for _, c := range []struct {
+			token  string
+			status int
+			code   string
+		}{{bob, http.StatusNotFound, "NOT_FOUND"}, {"", http.StatusUnauthorized, "UNAUTHENTICATED"}} {
+			res, body := s.fetch(t, http.MethodGet, p.URL, c.token, nil)
+			if res.StatusCode != c.status || !strings.Contains(string(body), c.code) {
+				t.Errorf("token %.8q: %d %s, want %d %s", c.token, res.StatusCode, body, c.status, c.code)
+			}
+		}
+	})
+
+	t.Run("signed URL", func(t *testing.T) {
+		res, body := s.fetch(t, http.MethodGet, p.SignedURL, "", nil)
+		if res.StatusCode != http.StatusOK || !bytes.Equal(body, photo) {
+			t.Fatalf("signed: %d", res.StatusCode)
+		}
+		tampered := strings.Replace(p.SignedURL, "/photo/", "/photo/x", 1)
+		other := strings.Replace(p.SignedURL, "expires=", "expires=9", 1)
+		for _, u := range []string{tampered, other} {
+			if res, body := s.fetch(t, http.MethodGet, u, "", nil); res.StatusCode == http.StatusOK || !strings.Contains(string(body), "FORBIDDEN") {
+				t.Errorf("%s: %d %s, want FORBIDDEN", u, res.StatusCode, body)
+			}
+		}
+		short := s.post(t, "media", alice, `query($id: ID!) { post(id: $id) { photo { signedUrl(expiresIn: 1) } } }`, map[string]any{"id": post.ID})
+		var got struct{ Post struct{ Photo fileOut } }
+		if err := json.Unmarshal([]byte(mustJSON(t, short.Data)), &got); err != nil || got.Post.Photo.SignedURL == "" {
+			t.Fatalf("signedUrl(expiresIn: 1): %+v %v", short, err)
+		}
+		time.Sleep(2100 * time.Millisecond)
+		if res, body := s.fetch(t, http.MethodGet, got.Post.Photo.SignedURL, "", nil); res.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "expired") {
+			t.Errorf("expired: %d %s", res.StatusCode, body)
+		}
+	})
+
+	t.Run("thumbnails", func(t *testing.T) {
+		res, body := s.fetch(t, http.MethodGet, p.URL+"?thumb=16x16", alice, nil)
+		img, err := png.Decode(bytes.NewReader(body))
+		if res.StatusCode != http.StatusOK || err != nil || img.Bounds().Dx() != 16 || img.Bounds().Dy() != 16 {
+			t.Fatalf("16x16: %d %v", res.StatusCode, err)
+		}
+		res, body = s.fetch(t, http.MethodGet, p.URL+"?thumb=40x0", alice, nil)
+		if img, err := png.Decode(bytes.NewReader(body)); res.StatusCode != http.StatusOK || err != nil || img.Bounds().Dx() != 40 || img.Bounds().Dy() != 30 {
+			t.Fatalf("40x0: %d %v", res.StatusCode, err)
+		}
+		res, body = s.fetch(t, http.MethodGet, p.URL+"?thumb=32x32", alice, nil)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "BAD_REQUEST") || !strings.Contains(string(body), "not a size") {
+			t.Errorf("undeclared size: %d %s", res.StatusCode, body)
+		}
+	})
+
+	t.Run("PUT", func(t *testing.T) {
+		docsURL := "http://media.platform.test/files/posts/" + post.ID + "/docs?name=more.txt"
+		res, body := s.fetch(t, http.MethodPut, docsURL, bob, []byte("bob's"))
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "FORBIDDEN") {
+			t.Errorf("bob's PUT: %d %s", res.StatusCode, body)
+		}
+		res, body = s.fetch(t, http.MethodPut, docsURL, alice, []byte("more notes"))
+		var f fileOut
+		if err := json.Unmarshal(body, &f); res.StatusCode != http.StatusOK || err != nil || f.Name != "more.txt" || f.MimeType != "text/plain" {
+			t.Fatalf("PUT: %d %s", res.StatusCode, body)
+		}
+		if res, got := s.fetch(t, http.MethodGet, f.URL, alice, nil); res.StatusCode != http.StatusOK || string(got) != "more notes" {
+			t.Errorf("GET after PUT: %d %q", res.StatusCode, got)
+		}
+		// The list holds two, its most: a third is refused.
+		res, body = s.fetch(t, http.MethodPut, docsURL, alice, []byte("too many"))
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "TOO_MANY_FILES") {
+			t.Errorf("third doc: %d %s", res.StatusCode, body)
+		}
+	})
+
+	t.Run("replace and delete remove the bytes", func(t *testing.T) {
+		before := blobKeys(t, stores)
+		res, _ := s.fetch(t, http.MethodPut, "http://media.platform.test/files/posts/"+post.ID+"/photo?name=dog.png", alice, pngOf(t, 8, 8))
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("replace: %d", res.StatusCode)
+		}
+		if res, _ := s.fetch(t, http.MethodGet, p.URL, alice, nil); res.StatusCode != http.StatusNotFound {
+			t.Errorf("the replaced photo's URL: %d, want 404", res.StatusCode)
+		}
+		after := blobKeys(t, stores)
+		if len(after) != len(before)-2 { // the photo and its two thumbnails went, the new photo came
+			t.Errorf("kept %v before the photo was replaced, %v after", before, after)
+		}
+		if d := s.post(t, "media", alice, `mutation($id: ID) { deletePost(uid: $id) { id } }`, map[string]any{"id": post.ID}); len(d.Errors) > 0 {
+			t.Fatalf("delete: %+v", d.Errors)
+		}
+		if left := blobKeys(t, stores); len(left) != 0 {
+			t.Errorf("files left after the record was deleted: %v", left)
+		}
+	})
+}
+
+// blobKeys are the keys of the files the project media keeps.
+func blobKeys(t *testing.T, stores *store.Stores) []string {
+	t.Helper()
+	var keys []string
+	err := stores.ProjectBlobs("media").Walk(context.Background(), func(k string, _ time.Time) error {
+		keys = append(keys, k)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// Uploads refused, each with the code and reason that say why.
+func TestFileUploadRefusals(t *testing.T) {
+	s, stores := filesService(t, tenant.FileOptions{MaxUploadFiles: 3, MaxFileBytes: 300000})
+	alice := s.token(t, "media", "alice")
+	big := append(pngOf(t, 8, 8), make([]byte, 250000)...)
+	for _, c := range []struct {
+		name      string
+		files     []upload
+		preflight bool
+		status    int
+		code      string
+		reason    string
+	}{
+		{"no preflight header", []upload{{"variables.photo", "a.png", pngOf(t, 4, 4)}}, false, http.StatusBadRequest, "BAD_REQUEST", ""},
+		{"larger than the field takes", []upload{{"variables.photo", "big.png", big}}, true, http.StatusOK, "BAD_USER_INPUT", "FILE_TOO_LARGE"},
+		{"larger than any upload", []upload{{"variables.photo", "huge.png", make([]byte, 300001)}}, true, http.StatusRequestEntityTooLarge, "BAD_REQUEST", ""},
+		{"wrong media type", []upload{{"variables.photo", "a.png", []byte("plain text, not an image")}}, true, http.StatusOK, "BAD_USER_INPUT", "MIME_TYPE_NOT_ALLOWED"},
+		{"too many for the field", []upload{{"variables.docs.0", "1", []byte("1")}, {"variables.docs.1", "2", []byte("2")}, {"variables.docs.2", "3", []byte("3")}}, true, http.StatusOK, "BAD_USER_INPUT", "TOO_MANY_FILES"},
+		{"too many for a request", []upload{{"variables.docs.0", "1", []byte("1")}, {"variables.docs.1", "2", []byte("2")}, {"variables.docs.2", "3", []byte("3")}, {"variables.docs.3", "4", []byte("4")}}, true, http.StatusRequestEntityTooLarge, "BAD_REQUEST", ""},
+		{"a path outside the variables", []upload{{"operations.photo", "a.png", pngOf(t, 4, 4)}}, true, http.StatusBadRequest, "BAD_REQUEST", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var docs []any
+			for _, f := range c.files {
+				if strings.HasPrefix(f.path, "variables.docs.") {
+					docs = append(docs, nil)
+				}
+			}
+			a := s.multipartPost(t, alice, createPost, map[string]any{"photo": nil, "docs": docs}, c.files, c.preflight)
+			if a.status != c.status || a.code() != c.code || len(a.Errors) == 0 {
+				t.Fatalf("%d %+v, want %d %s", a.status, a.Errors, c.status, c.code)
+			}
+			if reason, _ := a.Errors[0].Extensions["reason"].(string); reason != c.reason {
+				t.Errorf("reason %q, want %q (%s)", reason, c.reason, a.Errors[0].Message)
+			}
+		})
+	}
+	if keys := blobKeys(t, stores); len(keys) != 0 {
+		t.Errorf("refused uploads left files: %v", keys)
+	}
+}
