@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
@@ -37,10 +38,19 @@ const filesDoc = `{
 }`
 
 // filesService serves the project of filesDoc on stores it answers too, with the files
-// options opts.
-func filesService(t *testing.T, opts tenant.FileOptions) (service, *store.Stores) {
+// options opts; its files are kept in the data folder, or in a bucket of an S3-compatible
+// server started for the test when s3 is set.
+func filesService(t *testing.T, opts tenant.FileOptions, s3 bool) (service, *store.Stores) {
 	t.Helper()
-	stores := openStores(t)
+	cfg := store.Config{DataDir: t.TempDir()}
+	if s3 {
+		cfg.FilesS3URL = testenv.S3Server(t, "files") + "/files/kept"
+	}
+	stores, err := store.Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stores.Close(context.Background()) })
 	opts.Key = []byte("test secret")
 	s := newServiceOn(t, stores, tenant.Options{Files: opts})
 	p, err := tenant.ParseDocument(fmt.Appendf(nil, filesDoc, s.jwks))
@@ -151,8 +161,17 @@ const createPost = `mutation($photo: Upload, $docs: [Upload]) {
   }
 }`
 
+// TestFileUploadAndDownload: files uploaded by multipart requests and PUT, downloaded under
+// the read rule or by a signed URL, with their thumbnails, and removed with what held them,
+// kept in the data folder and in an S3 bucket.
 func TestFileUploadAndDownload(t *testing.T) {
-	s, stores := filesService(t, tenant.FileOptions{MaxUploadFiles: 3})
+	for _, where := range []string{"folder", "s3"} {
+		t.Run(where, func(t *testing.T) { testFiles(t, where == "s3") })
+	}
+}
+
+func testFiles(t *testing.T, s3 bool) {
+	s, stores := filesService(t, tenant.FileOptions{MaxUploadFiles: 3}, s3)
 	alice, bob := s.token(t, "media", "alice"), s.token(t, "media", "bob")
 	photo := pngOf(t, 64, 48)
 
@@ -308,7 +327,7 @@ func blobKeys(t *testing.T, stores *store.Stores) []string {
 
 // Uploads refused, each with the code and reason that say why.
 func TestFileUploadRefusals(t *testing.T) {
-	s, stores := filesService(t, tenant.FileOptions{MaxUploadFiles: 3, MaxFileBytes: 300000})
+	s, stores := filesService(t, tenant.FileOptions{MaxUploadFiles: 3, MaxFileBytes: 300000}, false)
 	alice := s.token(t, "media", "alice")
 	big := append(pngOf(t, 8, 8), make([]byte, 250000)...)
 	for _, c := range []struct {
