@@ -81,6 +81,17 @@ type Blobs interface {
 	Usage(ctx context.Context) (int64, error)
 }
 
+func hasFileFields(tables []Table) bool {
+	for _, t := range tables {
+		for _, f := range t.Fields {
+			if f.File != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ProjectBlobs returns the file store of a project: the configured bucket, or the folder
 // files/<project> beside the projects' databases in the data folder.
 func (s *Stores) ProjectBlobs(projectID string) Blobs {

@@ -107,7 +107,7 @@ func checkFile(fpath string, f FieldDoc, de *DocumentError) {
 // FileOptions bound the files of every project (see gql.Config) and sign their URLs.
 type FileOptions struct {
 	// Key is the deployment's secret each project's URL-signing key is derived from
-	// (projectFileKey); without one, signedUrl fails.
+	// (projectFileKey); without one, a random key signs URLs that hold on this process only.
 	Key            []byte
 	MaxFileBytes   int64
 	MaxUploadBytes int64
@@ -119,9 +119,6 @@ type FileOptions struct {
 // deployment's secret, so that every replica signs alike and no project's key signs
 // another's URLs.
 func projectFileKey(secret []byte, id string) []byte {
-	if len(secret) == 0 {
-		return nil
-	}
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("files\x00" + id))
 	return m.Sum(nil)

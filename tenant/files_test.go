@@ -366,3 +366,33 @@ func TestFileUploadRefusals(t *testing.T) {
 		t.Errorf("refused uploads left files: %v", keys)
 	}
 }
+
+// TestFilesCountInTheStorageQuota: a project's file bytes count in its bytesStored quota, so
+// that files cannot fill a disk its records could not.
+func TestFilesCountInTheStorageQuota(t *testing.T) {
+	stores := openStores(t)
+	s := newServiceOn(t, stores, tenant.Options{Quotas: tenant.Quotas{BytesStored: 500_000}})
+	p, err := tenant.ParseDocument(fmt.Appendf(nil, filesDoc, s.jwks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.reg.Put(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	alice := s.token(t, "media", "alice")
+	photo := append(pngOf(t, 8, 8), make([]byte, 190_000)...)
+	for i := range 3 {
+		a := s.multipartPost(t, alice, createPost, map[string]any{"photo": nil}, []upload{{"variables.photo", "p.png", photo}}, true)
+		if i < 2 && len(a.Errors) > 0 {
+			t.Fatalf("upload %d: %+v", i, a.Errors)
+		}
+		if i == 2 && (a.code() != "QUOTA_EXCEEDED" || a.Errors[0].Extensions["quota"] != "bytesStored") {
+			t.Fatalf("upload %d past the quota: %+v, want QUOTA_EXCEEDED of bytesStored", i, a.Errors)
+		}
+		// The quota's count of the bytes stored is at most this old.
+		time.Sleep(2100 * time.Millisecond)
+	}
+	if keys := blobKeys(t, stores); len(keys) != 2 {
+		t.Errorf("files kept: %v, want the two uploads the quota let in", keys)
+	}
+}

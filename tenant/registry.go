@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,6 +116,11 @@ func (o *Options) defaults() {
 	}
 	if o.MetricsProjects <= 0 {
 		o.MetricsProjects = 100
+	}
+	if len(o.Files.Key) == 0 {
+		// Signed URLs then hold on this process only, until it ends.
+		o.Files.Key = make([]byte, 32)
+		_, _ = rand.Read(o.Files.Key)
 	}
 }
 
