@@ -41,17 +41,31 @@ type ExportHeader struct {
 	Tables []string `json:"tables"`
 }
 
-// ExportLine is a record line (Table and Record set) or the end line (End set).
+// ExportLine is a record line (Table and Record set), a piece of a file (File set) or the
+// end line (End set).
 type ExportLine struct {
 	Table  string          `json:"table,omitempty"`
 	Record json.RawMessage `json:"record,omitempty"`
+	File   *ExportFile     `json:"file,omitempty"`
 	End    *ExportEnd      `json:"end,omitempty"`
 }
 
-// ExportEnd is the last line: the records exported per table, so that a reader can tell a
-// complete export from a cut one.
+// ExportFile is a piece of the bytes of the file kept under Key (a File field's value names
+// it); a file's pieces follow one another in order, the last one with Last set.
+type ExportFile struct {
+	Key  string `json:"key"`
+	Data []byte `json:"data"`
+	Last bool   `json:"last,omitempty"`
+}
+
+// ExportFilePiece bounds the bytes of one ExportFile line.
+const ExportFilePiece = 1 << 20
+
+// ExportEnd is the last line: the records exported per table, and the files, so that a
+// reader can tell a complete export from a cut one.
 type ExportEnd struct {
 	Records map[string]int64 `json:"records"`
+	Files   int64            `json:"files,omitempty"`
 }
 
 // The formats of backups, and the extension of their names.
@@ -377,6 +391,10 @@ func eachExportLine(file string, fn func(table string, rec Record) error) error 
 		}
 		if l.End != nil {
 			end = l.End
+			continue
+		}
+		if l.File != nil {
+			// A backup is of the records; the files stay where they are kept.
 			continue
 		}
 		if l.Table == "" || len(l.Record) == 0 {

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -237,3 +238,10 @@ func (b localBlobs) Usage(ctx context.Context) (int64, error) {
 	}
 	return n, err
 }
+
+// fileKey is the form of the keys NewFileKey makes.
+var fileKey = regexp.MustCompile(`^[_A-Za-z][_A-Za-z0-9]{0,62}/[0-9a-f]{32}$`)
+
+// IsFileKey reports whether key is one NewFileKey makes: not a thumbnail's, nor anything a
+// file of an export could name to reach elsewhere.
+func IsFileKey(key string) bool { return fileKey.MatchString(key) }

@@ -12,6 +12,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -394,5 +395,45 @@ func TestFilesCountInTheStorageQuota(t *testing.T) {
 	}
 	if keys := blobKeys(t, stores); len(keys) != 2 {
 		t.Errorf("files kept: %v, want the two uploads the quota let in", keys)
+	}
+}
+
+// TestFilesTravelWithExports: an export carries the files, and an import into another
+// deployment serves them at the same addresses.
+func TestFilesTravelWithExports(t *testing.T) {
+	s, stores := filesService(t, tenant.FileOptions{}, false)
+	alice := s.token(t, "media", "alice")
+	big := bytes.Repeat([]byte("0123456789abcdef"), 200_000) // three pieces
+	a := s.multipartPost(t, alice, `mutation($docs: [Upload]) { createPost(data: {docs: $docs}) { docs { url } } }`,
+		map[string]any{"docs": []any{nil, nil}}, []upload{{"variables.docs.0", "big.bin", big}, {"variables.docs.1", "small.txt", []byte("small")}}, true)
+	if len(a.Errors) > 0 {
+		t.Fatalf("create: %+v", a.Errors)
+	}
+	var post struct{ Docs []fileOut }
+	if err := json.Unmarshal(a.Data["createPost"], &post); err != nil {
+		t.Fatal(err)
+	}
+	src, err := tenant.OpenSource(t.Context(), stores, "media")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var export bytes.Buffer
+	if err := src.Export(t.Context(), &export, nil); err != nil {
+		t.Fatal(err)
+	}
+	all := export.Bytes()
+	cut := slices.Concat(all[:bytes.LastIndex(all, []byte(`{"file"`))], all[bytes.LastIndex(all, []byte(`{"end"`)):])
+	other := openStores(t)
+	if _, err := tenant.Import(t.Context(), other, bytes.NewReader(cut), tenant.ImportOptions{}); err == nil {
+		t.Fatal("an export missing a file's piece was imported")
+	}
+	if _, err := tenant.Import(t.Context(), other, bytes.NewReader(export.Bytes()), tenant.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s2 := newServiceOn(t, other, tenant.Options{})
+	for i, want := range [][]byte{big, []byte("small")} {
+		if res, got := s2.fetch(t, http.MethodGet, post.Docs[i].URL, alice, nil); res.StatusCode != http.StatusOK || !bytes.Equal(got, want) {
+			t.Errorf("doc %d after the import: %d, %d bytes, want %d", i, res.StatusCode, len(got), len(want))
+		}
 	}
 }
