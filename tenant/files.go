@@ -1,14 +1,18 @@
 package tenant
 
 import (
+	"cmp"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"regexp"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/platform-dev/platform/coord"
 	"github.com/platform-dev/platform/gql"
 	"github.com/platform-dev/platform/store"
 )
@@ -113,6 +117,9 @@ type FileOptions struct {
 	MaxUploadBytes int64
 	MaxUploadFiles int
 	MaxImagePixels int64
+	// SweepEvery is how often the files no record names are removed (RunFileSweeps);
+	// 0: DefaultFileSweepEvery.
+	SweepEvery time.Duration
 }
 
 // projectFileKey is the key that signs the URLs of project id's files: derived from the
@@ -137,4 +144,59 @@ func (r *Registry) serveFiles(c echo.Context) error {
 	}
 	rt.API.ServeFile(c.Response(), req, g)
 	return nil
+}
+
+// Defaults of the file sweep (RunFileSweeps).
+const (
+	DefaultFileSweepEvery = time.Hour
+	// fileSweepGrace spares files younger than it: the uploads of writes still running.
+	fileSweepGrace = time.Hour
+)
+
+// RunFileSweeps removes, at once and then every FileOptions.SweepEvery until ctx ends, the
+// files of every project that no record names (gql.API.SweepFiles), on one replica at a
+// time: the one that holds the lock.
+func (r *Registry) RunFileSweeps(ctx context.Context) {
+	t := time.NewTicker(cmp.Or(r.opts.Files.SweepEvery, DefaultFileSweepEvery))
+	defer t.Stop()
+	for {
+		r.sweepFiles(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Registry) sweepFiles(ctx context.Context) {
+	log := r.opts.Logger
+	work, unlock, got, err := coord.NewLock(r.stores.Redis, coord.FileSweepLock, coord.FileSweepLockTTL).TryLock(ctx)
+	if err != nil || !got {
+		if err != nil {
+			log.Warn("file sweep: take the lock", "err", err)
+		}
+		return
+	}
+	defer unlock()
+	projects, err := r.List(work)
+	if err != nil {
+		log.Error("file sweep: list projects", "err", err)
+		return
+	}
+	for _, p := range projects {
+		if projectFiles(r.stores, p) == nil {
+			continue
+		}
+		rt, err := r.Runtime(work, p.ID)
+		if err == nil {
+			var n int
+			if n, err = rt.API.SweepFiles(work, fileSweepGrace); n > 0 {
+				log.Info("file sweep: removed files no record names", "project", p.ID, "files", n)
+			}
+		}
+		if err != nil {
+			log.Warn("file sweep", "project", p.ID, "err", err)
+		}
+	}
 }

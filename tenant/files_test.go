@@ -437,3 +437,32 @@ func TestFilesTravelWithExports(t *testing.T) {
 		}
 	}
 }
+
+// TestFileSweep: the sweep removes a file no record names, as a crash between storing an
+// upload and writing its record leaves, and keeps those records name.
+func TestFileSweep(t *testing.T) {
+	s, stores := filesService(t, tenant.FileOptions{}, false)
+	alice := s.token(t, "media", "alice")
+	if a := s.multipartPost(t, alice, `mutation($f: Upload) { createPost(data: {photo: $f}) { id } }`, map[string]any{"f": nil},
+		[]upload{{"variables.f", "a.png", pngOf(t, 4, 4)}}, true); len(a.Errors) > 0 {
+		t.Fatalf("create: %+v", a.Errors)
+	}
+	kept := blobKeys(t, stores)
+	orphan := store.NewFileKey("posts")
+	if err := stores.ProjectBlobs("media").Put(t.Context(), orphan, strings.NewReader("lost"), 4); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := s.reg.Runtime(t.Context(), "media")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rt.API.SweepFiles(t.Context(), time.Hour); n != 0 || err != nil {
+		t.Fatalf("a sweep sparing the last hour removed %d files (%v)", n, err)
+	}
+	if n, err := rt.API.SweepFiles(t.Context(), -time.Second); n != 1 || err != nil {
+		t.Fatalf("sweep: removed %d files (%v), want the orphan", n, err)
+	}
+	if got := blobKeys(t, stores); !slices.Equal(got, kept) {
+		t.Errorf("after the sweep: %v, want %v", got, kept)
+	}
+}

@@ -546,6 +546,7 @@ func (p servePlane) mountProjects(ctx context.Context, dataDir string) (_ *tenan
 	var runs sync.WaitGroup
 	runs.Go(func() { con.Run(background) })
 	runs.Go(func() { reg.RunBackups(background) })
+	runs.Go(func() { reg.RunFileSweeps(background) })
 	runs.Go(func() { reg.RunAuditPruning(background, cfg.AuditRetention) })
 	stops = append(stops, func() { stopBackground(); runs.Wait() })
 	return reg, devIssuer, stop, nil
