@@ -181,13 +181,18 @@ func (fs *files) signed(r *http.Request) (present, valid bool) {
 type fileBaseKey struct{}
 
 // withFileBase notes the address r reached the project at: its scheme and host, and the
-// path prefix (/p/<project>) a proxy in front of the API says it removed.
+// path prefix, as a proxy in front of the API (or the project's path form, /p/<project>)
+// says it received the request. They only shape the addresses answered to this caller.
 func withFileBase(ctx context.Context, r *http.Request) context.Context {
 	scheme := "http"
 	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
 		scheme = "https"
 	}
-	return context.WithValue(ctx, fileBaseKey{}, scheme+"://"+r.Host+strings.TrimSuffix(r.Header.Get("X-Forwarded-Prefix"), "/"))
+	host := r.Header.Get("X-Forwarded-Host")
+	if host == "" {
+		host = r.Host
+	}
+	return context.WithValue(ctx, fileBaseKey{}, scheme+"://"+host+strings.TrimSuffix(r.Header.Get("X-Forwarded-Prefix"), "/"))
 }
 
 // fileType is the record struct's type of a File field's value.

@@ -12,6 +12,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -465,4 +466,19 @@ func TestFileSweep(t *testing.T) {
 	if got := blobKeys(t, stores); !slices.Equal(got, kept) {
 		t.Errorf("after the sweep: %v, want %v", got, kept)
 	}
+}
+
+// TestNodeUpload uploads from node as an app does (gql/testdata/npm/upload.mjs, node's own
+// FormData and fetch) through the project's path form, and downloads the file at the url
+// the API answers.
+func TestNodeUpload(t *testing.T) {
+	node := testenv.Need(t, "node")
+	s, _ := filesService(t, tenant.FileOptions{}, false)
+	cmd := exec.CommandContext(t.Context(), node, "upload.mjs", s.url+"/p/media/api/v1/graphql", s.token(t, "media", "alice"))
+	cmd.Dir = "../gql/testdata/npm"
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node upload.mjs: %v\n%s", err, out)
+	}
+	t.Logf("node upload.mjs:\n%s", out)
 }
