@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
@@ -481,4 +483,53 @@ func TestNodeUpload(t *testing.T) {
 		t.Fatalf("node upload.mjs: %v\n%s", err, out)
 	}
 	t.Logf("node upload.mjs:\n%s", out)
+}
+
+// TestFileInChromium: a real headless Chromium opens an image by its signed URL, with no
+// token (as an <img> asks for it), while the plain URL is refused without one.
+func TestFileInChromium(t *testing.T) {
+	browser := testenv.Need(t, "chromium")
+	s, _ := filesService(t, tenant.FileOptions{}, false)
+	alice := s.token(t, "media", "alice")
+	a := s.multipartPost(t, alice, createPost, map[string]any{"photo": nil}, []upload{{"variables.photo", "cat.png", pngOf(t, 64, 48)}}, true)
+	if len(a.Errors) > 0 {
+		t.Fatalf("create: %+v", a.Errors)
+	}
+	var post struct{ ID string }
+	if err := json.Unmarshal(a.Data["createPost"], &post); err != nil {
+		t.Fatal(err)
+	}
+	// Through the path form, which a browser on the machine resolves.
+	got := postGraphQL(t, s.url+"/p/media/api/v1/graphql", "", alice, `query($id: ID!) { post(id: $id) { photo { url signedUrl } } }`, map[string]any{"id": post.ID})
+	var urls struct{ Post struct{ Photo fileOut } }
+	if err := json.Unmarshal([]byte(mustJSON(t, got.Data)), &urls); err != nil || urls.Post.Photo.SignedURL == "" {
+		t.Fatalf("urls: %+v %v", got, err)
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("disable-gpu", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTime()
+	var width, height int
+	var refused string
+	err := chromedp.Run(ctx,
+		// Chromium shows an image it opens in a page of its own, as one <img>.
+		chromedp.Navigate(urls.Post.Photo.SignedURL),
+		chromedp.Poll(`(() => { const i = document.images[0]; return i && i.complete && i.naturalWidth > 0 ? i.naturalWidth : null })()`, &width),
+		chromedp.Evaluate(`document.images[0].naturalHeight`, &height),
+		chromedp.Navigate(urls.Post.Photo.URL),
+		chromedp.Evaluate(`document.body.innerText`, &refused),
+	)
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	if width != 64 || height != 48 {
+		t.Errorf("the page shows the image at %d×%d, want 64×48", width, height)
+	}
+	if !strings.Contains(refused, "UNAUTHENTICATED") {
+		t.Errorf("the plain URL without a token shows %q, want UNAUTHENTICATED", refused)
+	}
 }
