@@ -79,6 +79,7 @@ bench:
 	@$(STEP) 10/13 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMongoRecord -benchmem -count 3 ./store
 	@$(STEP) 11/13 "about 3 min" $(GO) test -run '^$$' -bench 'Benchmark(SQLite|Mongo)$$/records=10000' -benchtime 3x ./store
 	@$(STEP) 12/13 "about 12 min" bench/pocketbase.sh $(BENCH_N)
+	@$(STEP) 12b/13 "about 1 min" bench/files.sh 200 4
 	@$(STEP) 13/13 "about 4 min" $(GO) test -run '^$$' -bench Attacks -benchtime 1x -timeout 20m ./e2e
 	@$(STEP) 13b/13 "about 2 min" $(GO) test -run '^$$' -bench NoisyNeighbour -benchtime 1x -timeout 30m ./e2e
 	@USAGE_REQUESTS=100000 $(STEP) 13c/13 "about 1 min" $(GO) test -count 1 -run TestUsageAcrossReplicasAndRestart -v -timeout 20m ./e2e
