@@ -9,6 +9,7 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -42,13 +43,23 @@ const filesDoc = `{
 }`
 
 // filesService serves the project of filesDoc on stores it answers too, with the files
-// options opts; its files are kept in the data folder, or in a bucket of an S3-compatible
-// server started for the test when s3 is set.
-func filesService(t *testing.T, opts tenant.FileOptions, s3 bool) (service, *store.Stores) {
+// options opts. where says where: "folder" (records in SQLite, files in the data folder),
+// "s3" (files in a bucket of an S3-compatible server started for the test) or "mongo"
+// (records on the mongo backend, an embedded FerretDB).
+func filesService(t *testing.T, opts tenant.FileOptions, where string) (service, *store.Stores) {
 	t.Helper()
 	cfg := store.Config{DataDir: t.TempDir()}
-	if s3 {
+	switch where {
+	case "s3":
 		cfg.FilesS3URL = testenv.S3Server(t, "files") + "/files/kept"
+	case "mongo":
+		cfg.Logger = slog.New(slog.DiscardHandler)
+		uri, stop, err := store.StartFerretDB(t.Context(), cfg.DataDir, cfg.Logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = stop(context.Background()) })
+		cfg.MongoURI = uri
 	}
 	stores, err := store.Open(t.Context(), cfg)
 	if err != nil {
@@ -167,15 +178,16 @@ const createPost = `mutation($photo: Upload, $docs: [Upload]) {
 
 // TestFileUploadAndDownload: files uploaded by multipart requests and PUT, downloaded under
 // the read rule or by a signed URL, with their thumbnails, and removed with what held them,
-// kept in the data folder and in an S3 bucket.
+// kept in the data folder and in an S3 bucket, with the records on SQLite and on the mongo
+// backend.
 func TestFileUploadAndDownload(t *testing.T) {
-	for _, where := range []string{"folder", "s3"} {
-		t.Run(where, func(t *testing.T) { testFiles(t, where == "s3") })
+	for _, where := range []string{"folder", "s3", "mongo"} {
+		t.Run(where, func(t *testing.T) { testFiles(t, where) })
 	}
 }
 
-func testFiles(t *testing.T, s3 bool) {
-	s, stores := filesService(t, tenant.FileOptions{MaxUploadFiles: 3}, s3)
+func testFiles(t *testing.T, where string) {
+	s, stores := filesService(t, tenant.FileOptions{MaxUploadFiles: 3}, where)
 	alice, bob := s.token(t, "media", "alice"), s.token(t, "media", "bob")
 	photo := pngOf(t, 64, 48)
 
@@ -331,7 +343,7 @@ func blobKeys(t *testing.T, stores *store.Stores) []string {
 
 // Uploads refused, each with the code and reason that say why.
 func TestFileUploadRefusals(t *testing.T) {
-	s, stores := filesService(t, tenant.FileOptions{MaxUploadFiles: 3, MaxFileBytes: 300000}, false)
+	s, stores := filesService(t, tenant.FileOptions{MaxUploadFiles: 3, MaxFileBytes: 300000}, "folder")
 	alice := s.token(t, "media", "alice")
 	big := append(pngOf(t, 8, 8), make([]byte, 250000)...)
 	for _, c := range []struct {
@@ -404,7 +416,7 @@ func TestFilesCountInTheStorageQuota(t *testing.T) {
 // TestFilesTravelWithExports: an export carries the files, and an import into another
 // deployment serves them at the same addresses.
 func TestFilesTravelWithExports(t *testing.T) {
-	s, stores := filesService(t, tenant.FileOptions{}, false)
+	s, stores := filesService(t, tenant.FileOptions{}, "folder")
 	alice := s.token(t, "media", "alice")
 	big := bytes.Repeat([]byte("0123456789abcdef"), 200_000) // three pieces
 	a := s.multipartPost(t, alice, `mutation($docs: [Upload]) { createPost(data: {docs: $docs}) { docs { url } } }`,
@@ -444,7 +456,7 @@ func TestFilesTravelWithExports(t *testing.T) {
 // TestFileSweep: the sweep removes a file no record names, as a crash between storing an
 // upload and writing its record leaves, and keeps those records name.
 func TestFileSweep(t *testing.T) {
-	s, stores := filesService(t, tenant.FileOptions{}, false)
+	s, stores := filesService(t, tenant.FileOptions{}, "folder")
 	alice := s.token(t, "media", "alice")
 	if a := s.multipartPost(t, alice, `mutation($f: Upload) { createPost(data: {photo: $f}) { id } }`, map[string]any{"f": nil},
 		[]upload{{"variables.f", "a.png", pngOf(t, 4, 4)}}, true); len(a.Errors) > 0 {
@@ -475,7 +487,7 @@ func TestFileSweep(t *testing.T) {
 // the API answers.
 func TestNodeUpload(t *testing.T) {
 	node := testenv.Need(t, "node")
-	s, _ := filesService(t, tenant.FileOptions{}, false)
+	s, _ := filesService(t, tenant.FileOptions{}, "folder")
 	cmd := exec.CommandContext(t.Context(), node, "upload.mjs", s.url+"/p/media/api/v1/graphql", s.token(t, "media", "alice"))
 	cmd.Dir = "../gql/testdata/npm"
 	out, err := cmd.CombinedOutput()
@@ -489,7 +501,7 @@ func TestNodeUpload(t *testing.T) {
 // token (as an <img> asks for it), while the plain URL is refused without one.
 func TestFileInChromium(t *testing.T) {
 	browser := testenv.Need(t, "chromium")
-	s, _ := filesService(t, tenant.FileOptions{}, false)
+	s, _ := filesService(t, tenant.FileOptions{}, "folder")
 	alice := s.token(t, "media", "alice")
 	a := s.multipartPost(t, alice, createPost, map[string]any{"photo": nil}, []upload{{"variables.photo", "cat.png", pngOf(t, 64, 48)}}, true)
 	if len(a.Errors) > 0 {
