@@ -93,7 +93,9 @@ func (a *API) download(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		}
 		mt = "image/png"
 	}
-	blob, err := a.files.blobs.Open(ctx, key)
+	// The bytes take as long as the client reads them, not the request's time limit (a
+	// bucket's reader stops with its context).
+	blob, err := a.files.blobs.Open(r.Context(), key)
 	if err != nil {
 		a.fileError(ctx, w, err, fail)
 		return
