@@ -175,6 +175,10 @@ func (s *Stores) TakeBackup(ctx context.Context, to BackupTarget, id, mongoURI s
 		return fail(err)
 	}
 	b := Backup{Project: id, At: at, Size: st.Size(), Format: format, Name: backupName(id, at, format)}
+	// The files first: a backup in the target names none it lacks.
+	if err := s.backupFiles(ctx, to, id); err != nil {
+		return fail(err)
+	}
 	if err := to.put(ctx, b.Name, file); err != nil {
 		return fail(fmt.Errorf("store it in %s: %w", to, err))
 	}
@@ -221,6 +225,7 @@ type BackupFile struct {
 	Document string
 
 	stores *Stores
+	from   BackupTarget
 	dir    string
 	file   string
 }
@@ -232,7 +237,7 @@ func (s *Stores) OpenBackup(ctx context.Context, from BackupTarget, b Backup) (_
 	if err != nil {
 		return nil, err
 	}
-	bf := &BackupFile{Backup: b, stores: s, dir: dir, file: filepath.Join(dir, "backup")}
+	bf := &BackupFile{Backup: b, stores: s, from: from, dir: dir, file: filepath.Join(dir, "backup")}
 	defer func() {
 		if err != nil {
 			_ = bf.Close()
@@ -269,6 +274,10 @@ func (bf *BackupFile) Restore(ctx context.Context, id, mongoURI string, tables [
 	bp, err := bf.stores.backupProject(ctx, id, mongoURI)
 	if err != nil {
 		return fmt.Errorf("restore project %q: %w", id, err)
+	}
+	// The files first: the restored records name none the project lacks.
+	if err := bf.stores.restoreFiles(ctx, bf.from, bf.Project, id); err != nil {
+		return fmt.Errorf("restore project %q: its files: %w", id, err)
 	}
 	if err := bp.restore(ctx, bf, tables); err != nil {
 		return fmt.Errorf("restore project %q from backup %s: %w", id, bf.Name, err)
