@@ -90,7 +90,9 @@ func upload(target, base, host, token string, payload []byte) func() string {
 		raw, _ := io.ReadAll(res.Body)
 		if target == "platform" {
 			var out struct {
-				Data struct{ CreateDoc struct{ File struct{ URL string } } }
+				Data struct {
+					CreateDoc struct{ File struct{ URL string } }
+				}
 			}
 			if json.Unmarshal(raw, &out) != nil || out.Data.CreateDoc.File.URL == "" {
 				log.Fatalf("upload: %d %s", res.StatusCode, raw)
