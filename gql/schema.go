@@ -41,7 +41,7 @@ type PageInfo {
 // one of them.
 var sharedNames = append([]string{
 	"DateTime", "JSON", "OrderDirection", "PageInfo", "String", "Int", "Float", "Boolean", "ID", "Query", "Mutation",
-	"Subscription", "EventOp", "File", "Upload",
+	"Subscription", "EventOp",
 }, filterNames()...)
 
 // filterScalars are the scalars a where argument compares, in the schema's order, with the
@@ -154,6 +154,10 @@ func checkNames(tables []Table) error {
 	owner := map[string]string{} // generated name -> what generated it
 	for _, n := range sharedNames {
 		owner["type "+n] = "the built-in types"
+	}
+	if hasFiles(tables) {
+		// Only a project with File fields has these: a table of another may be named so.
+		owner["type File"], owner["type Upload"] = "the File fields' types", "the File fields' types"
 	}
 	claim := func(kind, name, by string) error {
 		key := kind + " " + name

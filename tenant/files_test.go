@@ -584,3 +584,25 @@ func TestFilesInBackups(t *testing.T) {
 		t.Errorf("the photo after the restore: %d, %d bytes", res.StatusCode, len(got))
 	}
 }
+
+// TestFileTypeNames: a table's record type may be called File or Upload in a project without
+// File fields, which alone define those types.
+func TestFileTypeNames(t *testing.T) {
+	s := newService(t)
+	for _, c := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"id": "names1", "tables": {"Files": {"fields": {"name": {"type": "String"}}}}}`, true},
+		{`{"id": "names2", "tables": {"things": {"typeName": "Upload", "fields": {"name": {"type": "String"}}}}}`, true},
+		{`{"id": "names3", "tables": {"Files": {"fields": {"data": {"type": "File"}}}}}`, false},
+	} {
+		p, err := tenant.ParseDocument([]byte(c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.reg.Put(t.Context(), p); (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok %v", c.doc, err, c.ok)
+		}
+	}
+}
