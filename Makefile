@@ -96,6 +96,7 @@ bench:
 	@$(STEP) 12/13 "about 12 min" bench/pocketbase.sh $(BENCH_N)
 	@if [ -n "$(BENCH_1M)" ]; then $(STEP) 12b/13 "about 30 min" bench/pocketbase.sh 1000000; \
 	else echo; echo "== bench step 12b/13 skipped: BENCH_1M=1 make bench adds the comparison at 1,000,000 records (about 30 min)"; fi
+	@$(STEP) 12c/13 "about 1 min" bench/files.sh 200 4
 	@$(STEP) 13/13 "about 4 min" $(GO) test -run '^$$' -bench Attacks -benchtime 1x -timeout 20m ./e2e
 	@$(STEP) 13b/13 "about 2 min" $(GO) test -run '^$$' -bench NoisyNeighbour -benchtime 1x -timeout 30m ./e2e
 	@USAGE_REQUESTS=100000 $(STEP) 13c/13 "about 1 min" $(GO) test -count 1 -run TestUsageAcrossReplicasAndRestart -v -timeout 20m ./e2e

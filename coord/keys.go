@@ -48,6 +48,13 @@ const BackupLock = "platform:backups:lock"
 // BackupLockTTL is the life of BackupLock.
 const BackupLockTTL = time.Minute
 
+// FileSweepLock is the lock (string: the holder's random token) of the replica removing the
+// files no record names; it lives FileSweepLockTTL, renewed every third of it.
+const FileSweepLock = "platform:files:sweep:lock"
+
+// FileSweepLockTTL is the life of FileSweepLock.
+const FileSweepLockTTL = time.Minute
+
 // ConsoleSession is a console session (string: JSON of its CSRF token and the hash of the
 // key it signed in with), by the SHA-256 of its cookie; it lives the console's session
 // TTL (30 min by default), renewed on each use.

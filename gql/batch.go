@@ -77,6 +77,9 @@ func (t *table) createMany(ctx context.Context, a args) (reflect.Value, error) {
 	all := make([]map[string]any, len(items))
 	for i, item := range items {
 		set, err := t.checkCreate(ctx, args{Data: argValue{set: true, v: item}})
+		if err == nil {
+			err = t.noUploads(set)
+		}
 		if err != nil {
 			return reflect.Value{}, atIndex(err, i)
 		}
@@ -119,6 +122,9 @@ func atIndex(err error, i int) error {
 // rule allows change, in one store call.
 func (t *table) updateMany(ctx context.Context, a args) (*int32, error) {
 	set, unset, data, err := t.input(a.Data, false)
+	if err == nil {
+		err = t.noUploads(set)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +132,8 @@ func (t *table) updateMany(ctx context.Context, a args) (*int32, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, err := t.beforeWhere(ctx, f)
+	touched := t.touchedFiles(set, unset)
+	before, err := t.beforeWhere(ctx, f, touched != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +147,9 @@ func (t *table) updateMany(ctx context.Context, a args) (*int32, error) {
 			uid, err := t.uidOf(json.RawMessage(r))
 			if err != nil {
 				return nil, err
+			}
+			if touched != nil {
+				t.dropFiles(ctx, t.replaced(before[uid], json.RawMessage(r), touched))
 			}
 			chs = append(chs, t.change(store.Updated, uid, json.RawMessage(r), before[uid]))
 		}
@@ -161,13 +171,18 @@ func (t *table) deleteMany(ctx context.Context, a args) (*int32, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, err := t.beforeWhere(ctx, f)
+	before, err := t.beforeWhere(ctx, f, t.files != nil)
 	if err != nil {
 		return nil, err
 	}
 	uids, err := t.records.DeleteWhere(ctx, t.def.Name, f)
 	if err != nil {
 		return nil, err
+	}
+	if t.files != nil {
+		for _, uid := range uids {
+			t.dropFiles(ctx, t.fileKeys(before[uid], nil))
+		}
 	}
 	if before != nil {
 		chs := make([]store.Change, len(uids))

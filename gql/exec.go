@@ -181,7 +181,8 @@ func (a *API) plan(doc *ast.QueryDocument, op *ast.OperationDefinition) *plan {
 		if f.t != nil && !conditional(f.sels) {
 			f.fixed = f.selected(nil)
 		}
-		f.related = slices.ContainsFunc(f.sels, func(s planSel) bool { return s.rel != nil })
+		// A File is written from its decoded value, as a relation's record is.
+		f.related = slices.ContainsFunc(f.sels, func(s planSel) bool { return s.rel != nil || s.file })
 	}
 	n := &plan{typename: capitalized(string(op.Operation)), defaults: defaultsOf(op), fields: b.fields, doc: doc, op: op,
 		expanded: b.expanded, maxSelections: a.cfg.MaxSelections}
@@ -949,6 +950,8 @@ func (w *execution) field(out []byte, lvl *level, v reflect.Value, s *planSel, p
 	mark := len(out)
 	rel := lvl.rels[s]
 	switch {
+	case s.file:
+		return w.file(out, v, s, path)
 	case s.rel == nil:
 		out, err := appendField(out, v, s)
 		if err != nil {

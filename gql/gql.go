@@ -106,6 +106,16 @@ type Config struct {
 	Persisted      PersistedQueries
 	Registered     map[string]string
 	RegisteredOnly bool
+	// Files keep the bytes of File fields, required when a table has one (files.go);
+	// FileKey signs their signed URLs (nil: signedUrl fails). MaxFileBytes bounds one file
+	// a request carries, MaxUploadBytes a multipart request's body, MaxUploadFiles its
+	// files, and MaxImagePixels the images a thumbnail is made of (their decoded size).
+	Files          store.Blobs
+	FileKey        []byte
+	MaxFileBytes   int64
+	MaxUploadBytes int64
+	MaxUploadFiles int
+	MaxImagePixels int64
 }
 
 // API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a
@@ -123,6 +133,8 @@ type API struct {
 	// subscriptions runs subscription documents on each event; nil without Config.Changes.
 	subscriptions *graphql.Schema
 	fanout        fanout
+	// files serve the File fields; nil when no table has one.
+	files *files
 	// meta is the schema that runs operations asking only for __schema, __type and
 	// __typename, with a depth limit that fits introspection queries; built on first use,
 	// since most projects' APIs are never introspected.
@@ -157,6 +169,13 @@ func New(cfg Config) (*API, error) {
 	tables := make([]*table, len(cfg.Tables))
 	byName := make(map[string]*table, len(cfg.Tables))
 	a.lists = make(map[string]*table, len(cfg.Tables))
+	if hasFiles(cfg.Tables) {
+		if cfg.Files == nil {
+			return nil, errors.New("gql: Config.Files is required for File fields")
+		}
+		a.files = &files{blobs: cfg.Files, key: cfg.FileKey, maxFile: cfg.MaxFileBytes, maxUpload: cfg.MaxUploadBytes,
+			maxFiles: cfg.MaxUploadFiles, maxPixels: cfg.MaxImagePixels, now: time.Now}
+	}
 	cut := cutCycles(cfg.Tables)
 	a.cut = map[string]map[string]bool{}
 	for _, def := range cfg.Tables {
@@ -168,6 +187,9 @@ func New(cfg Config) (*API, error) {
 		tables[i] = newTable(def, cut.bound(def), cfg.Records, lim, byName)
 		tables[i].public = a.public
 		tables[i].changes, tables[i].logger = cfg.Changes, cfg.Logger
+		if hasFiles([]Table{def}) {
+			tables[i].files = a.files
+		}
 		byName[def.Name] = tables[i]
 		a.lists[tables[i].names.list] = tables[i]
 	}
@@ -277,6 +299,18 @@ func setDefaults(cfg *Config) {
 	}
 	if cfg.MaxCost <= 0 {
 		cfg.MaxCost = DefaultMaxCost
+	}
+	if cfg.MaxFileBytes <= 0 {
+		cfg.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if cfg.MaxUploadBytes <= 0 {
+		cfg.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if cfg.MaxUploadFiles <= 0 {
+		cfg.MaxUploadFiles = DefaultMaxUploadFiles
+	}
+	if cfg.MaxImagePixels <= 0 {
+		cfg.MaxImagePixels = DefaultMaxImagePixels
 	}
 	if cfg.Where == (store.Bounds{}) {
 		cfg.Where = store.DefaultBounds

@@ -55,6 +55,8 @@ type request struct {
 	// unset; decoded says so.
 	vars    map[string]any
 	decoded bool
+	// uploads are the files a multipart request carried (upload.go).
+	uploads []*Upload
 }
 
 // variables are the request's variables; a message saying what is wrong when they are not
@@ -129,6 +131,9 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		}
 		writeError(w, media, status, code, msg, ext)
 	}
+	if a.files != nil {
+		ctx = withFileBase(ctx, r)
+	}
 	if !ok {
 		fail(http.StatusNotAcceptable, CodeBadRequest, fmt.Sprintf("Accept %q: this endpoint answers %s or %s", header(r, "Accept"), mediaGraphQLResponse, mediaJSON))
 		return
@@ -143,6 +148,7 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		}
 	case http.MethodPost:
 		status, msg := a.bodyRequest(w, r, &req)
+		defer req.removeUploads()
 		if msg != "" {
 			fail(status, CodeBadRequest, msg)
 			return
@@ -300,6 +306,9 @@ func (a *API) bodyRequest(w http.ResponseWriter, r *http.Request, req *request) 
 	// What nearly every client sends is read without the parser's allocations.
 	if ct != mediaJSON {
 		mt, params, err := mime.ParseMediaType(ct)
+		if err == nil && mt == "multipart/form-data" {
+			return a.multipartRequest(w, r, req)
+		}
 		if err != nil || mt != mediaJSON {
 			return http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: send the body as application/json", ct)
 		}

@@ -72,6 +72,8 @@ type planSel struct {
 	// part is the field of a connection, an edge or a page a selection of a connection
 	// names (exec.go); sels are those of edges and pageInfo, and the record's of node.
 	part string
+	// file: the selection is a File field (index set), sels its File's (files.go).
+	file bool
 }
 
 // typename: the selection is __typename.
@@ -270,6 +272,9 @@ func (b *planBuilder) record(t *table, idx map[string]int, set ast.SelectionSet,
 			ps.index = i
 			if f, ok := t.def.Field(s.Name); ok {
 				ps.list = f.Type.List
+				if f.File != nil {
+					return b.planFile(s, &ps) && b.merge(t.names.typ+"."+s.Name, ps, out)
+				}
 			}
 		}
 		*out = append(*out, ps)
@@ -526,7 +531,7 @@ func checkVariable(val any, t gast.Type) bool {
 // relates reports whether the records of f, a list, select a relation that vars do not
 // skip.
 func (f *planField) relates(vars map[string]any) bool {
-	return f.related && slices.ContainsFunc(f.selected(vars), func(s *planSel) bool { return s.rel != nil })
+	return f.related && slices.ContainsFunc(f.selected(vars), func(s *planSel) bool { return s.rel != nil || s.file })
 }
 
 // list writes a table's list field, each record straight from the stored JSON where it can

@@ -155,6 +155,10 @@ func checkNames(tables []Table) error {
 	for _, n := range sharedNames {
 		owner["type "+n] = "the built-in types"
 	}
+	if hasFiles(tables) {
+		// Only a project with File fields has these: a table of another may be named so.
+		owner["type File"], owner["type Upload"] = "the File fields' types", "the File fields' types"
+	}
 	claim := func(kind, name, by string) error {
 		key := kind + " " + name
 		if prev, ok := owner[key]; ok && prev != by {
@@ -217,6 +221,9 @@ func checkNames(tables []Table) error {
 func sdl(tables []Table, subscribe bool) string {
 	var b strings.Builder
 	b.WriteString(sharedSDL)
+	if hasFiles(tables) {
+		b.WriteString(fileSDL)
+	}
 	writeFilterInputs(&b)
 	byName := make(map[string]Table, len(tables))
 	for _, t := range tables {
@@ -287,7 +294,7 @@ func writeTableTypes(b *strings.Builder, t Table, byName map[string]Table) {
 	fmt.Fprintf(b, "\n%q\ninput %s {\n", "The fields of "+withArticle(n.typ)+". Create needs the required ones; update takes any of them.", n.input)
 	for _, f := range t.Fields {
 		writeDescription(b, f.Description)
-		fmt.Fprintf(b, "  %s: %s\n", f.Name, inputType(f.Type))
+		fmt.Fprintf(b, "  %s: %s\n", f.Name, inputType(f))
 	}
 	b.WriteString("}\n")
 
@@ -326,6 +333,9 @@ func writeDescription(b *strings.Builder, d string) {
 // back as "" when never set, so it is never null.
 func outputType(f store.Field) string {
 	s := string(f.Type.Scalar)
+	if f.File != nil {
+		s = "File"
+	}
 	if f.Type.List {
 		s = "[" + s + "!]"
 	}
@@ -337,9 +347,13 @@ func outputType(f store.Field) string {
 
 // inputType is the GraphQL type of a field in the input type: every field is optional there,
 // create checks the required ones itself to name the missing field.
-func inputType(ft store.FieldType) string {
-	if ft.List {
-		return "[" + string(ft.Scalar) + "]"
+func inputType(f store.Field) string {
+	s := string(f.Type.Scalar)
+	if f.File != nil {
+		s = "Upload"
 	}
-	return string(ft.Scalar)
+	if f.Type.List {
+		return "[" + s + "]"
+	}
+	return s
 }

@@ -219,8 +219,8 @@ func (t *table) change(op store.ChangeOp, uid string, after, before json.RawMess
 
 // beforeWhere reads the records a batch update or delete is about to change, by uid, for
 // the subscribers to tell whether each leaves their view; nil when nobody can subscribe.
-func (t *table) beforeWhere(ctx context.Context, f store.Filter) (map[string]json.RawMessage, error) {
-	if t.changes == nil {
+func (t *table) beforeWhere(ctx context.Context, f store.Filter, need bool) (map[string]json.RawMessage, error) {
+	if t.changes == nil && !need {
 		return nil, nil
 	}
 	var recs []json.RawMessage
@@ -250,9 +250,9 @@ func (t *table) uidOf(rec json.RawMessage) (string, error) {
 }
 
 // before reads the record a write is about to change, for the subscribers to tell whether
-// it leaves their view; nil when nobody can subscribe.
-func (t *table) before(ctx context.Context, uid string, access store.Filter) (json.RawMessage, error) {
-	if t.changes == nil {
+// it leaves their view, or when need is set (the files it holds); nil otherwise.
+func (t *table) before(ctx context.Context, uid string, access store.Filter, need bool) (json.RawMessage, error) {
+	if t.changes == nil && !need {
 		return nil, nil
 	}
 	var raw json.RawMessage

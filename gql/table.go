@@ -55,6 +55,8 @@ type table struct {
 	// keys are the record type's keys as stored, made once: every plan that writes the
 	// table's records from their stored JSON reads them.
 	keys storedKeys
+	// files keep the bytes of the table's File fields; nil when it has none (files.go).
+	files *files
 }
 
 type limits struct {
@@ -103,6 +105,9 @@ type pageInfo struct {
 
 // goType is the Go type a field's values are decoded into; it matches outputType.
 func goType(f store.Field) reflect.Type {
+	if f.File != nil {
+		return fileType(f)
+	}
 	var rt reflect.Type
 	switch f.Type.Scalar {
 	case store.String:
@@ -335,6 +340,7 @@ func (t *table) decode(rec store.Record) (reflect.Value, error) {
 	}
 	v = v.Elem()
 	v.Field(len(t.def.Fields) + 3).Set(v.Field(0))
+	t.locate(v)
 	return v, nil
 }
 
@@ -411,8 +417,13 @@ func (t *table) create(ctx context.Context, a args) (reflect.Value, error) {
 	if err != nil {
 		return reflect.Value{}, err
 	}
+	stored, err := t.storeFiles(ctx, set)
+	if err != nil {
+		return reflect.Value{}, err
+	}
 	recs, raw, err := t.insert(ctx, []map[string]any{set})
 	if err != nil {
+		t.dropFiles(ctx, stored)
 		return reflect.Value{}, err
 	}
 	if err := budgetFrom(ctx).take(t, 1, int64(len(raw[0])), 1); err != nil {
@@ -480,8 +491,14 @@ func (t *table) createEach(ctx context.Context, calls []args) []created {
 	out := make([]created, len(calls))
 	var sets []map[string]any
 	var at []int
+	// stored are the keys of the files each call uploaded, dropped when its record is not
+	// written.
+	stored := make([][]string, len(calls))
 	for i, a := range calls {
 		set, err := t.checkCreate(ctx, a)
+		if err == nil {
+			stored[i], err = t.storeFiles(ctx, set)
+		}
 		if err != nil {
 			out[i].err = err
 			continue
@@ -505,6 +522,7 @@ func (t *table) createEach(ctx context.Context, calls []args) []created {
 	for k, i := range at {
 		if err := write(sets[k:k+1], at[k:k+1]); err != nil {
 			out[i].err = err
+			t.dropFiles(ctx, stored[i])
 		}
 	}
 	return out
@@ -535,17 +553,28 @@ func (t *table) update(ctx context.Context, a args) (reflect.Value, error) {
 	if err != nil {
 		return reflect.Value{}, err
 	}
-	before, err := t.before(ctx, uid, access)
+	touched := t.touchedFiles(set, unset)
+	before, err := t.before(ctx, uid, access, touched != nil)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	stored, err := t.storeFiles(ctx, set)
 	if err != nil {
 		return reflect.Value{}, err
 	}
 	var raw json.RawMessage
 	err = t.records.Update(ctx, t.def.Name, uid, access, set, unset, &raw)
+	if err != nil {
+		t.dropFiles(ctx, stored)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return reflect.Value{}, t.missing(ctx, Update, uid, access)
 	}
 	if err != nil {
 		return reflect.Value{}, t.conflict(err)
+	}
+	if touched != nil {
+		t.dropFiles(ctx, t.replaced(before, raw, touched))
 	}
 	out, err := t.decode(store.Record(raw))
 	if err != nil {
@@ -629,7 +658,7 @@ func (t *table) deleteOne(ctx context.Context, a args, keep bool) (json.RawMessa
 	if keep {
 		err = t.records.Get(ctx, t.def.Name, uid, access, &before)
 	} else {
-		before, err = t.before(ctx, uid, access)
+		before, err = t.before(ctx, uid, access, t.files != nil)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, t.missing(ctx, Delete, uid, access)
@@ -643,6 +672,9 @@ func (t *table) deleteOne(ctx context.Context, a args, keep bool) (json.RawMessa
 	}
 	if err != nil {
 		return nil, err
+	}
+	if t.files != nil {
+		t.dropFiles(ctx, t.fileKeys(before, nil))
 	}
 	t.published(ctx, t.change(store.Deleted, uid, nil, before))
 	return before, nil
@@ -949,6 +981,12 @@ func (t *table) input(a argValue, create bool) (set map[string]any, unset []stri
 			data[f.Name] = nil
 			if !create {
 				unset = append(unset, f.Name)
+			}
+			continue
+		}
+		if f.File != nil {
+			if set[f.Name], data[f.Name], err = t.fileInput(f, v); err != nil {
+				return nil, nil, nil, err
 			}
 			continue
 		}

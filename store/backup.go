@@ -41,17 +41,31 @@ type ExportHeader struct {
 	Tables []string `json:"tables"`
 }
 
-// ExportLine is a record line (Table and Record set) or the end line (End set).
+// ExportLine is a record line (Table and Record set), a piece of a file (File set) or the
+// end line (End set).
 type ExportLine struct {
 	Table  string          `json:"table,omitempty"`
 	Record json.RawMessage `json:"record,omitempty"`
+	File   *ExportFile     `json:"file,omitempty"`
 	End    *ExportEnd      `json:"end,omitempty"`
 }
 
-// ExportEnd is the last line: the records exported per table, so that a reader can tell a
-// complete export from a cut one.
+// ExportFile is a piece of the bytes of the file kept under Key (a File field's value names
+// it); a file's pieces follow one another in order, the last one with Last set.
+type ExportFile struct {
+	Key  string `json:"key"`
+	Data []byte `json:"data"`
+	Last bool   `json:"last,omitempty"`
+}
+
+// ExportFilePiece bounds the bytes of one ExportFile line.
+const ExportFilePiece = 1 << 20
+
+// ExportEnd is the last line: the records exported per table, and the files, so that a
+// reader can tell a complete export from a cut one.
 type ExportEnd struct {
 	Records map[string]int64 `json:"records"`
+	Files   int64            `json:"files,omitempty"`
 }
 
 // The formats of backups, and the extension of their names.
@@ -161,6 +175,10 @@ func (s *Stores) TakeBackup(ctx context.Context, to BackupTarget, id, mongoURI s
 		return fail(err)
 	}
 	b := Backup{Project: id, At: at, Size: st.Size(), Format: format, Name: backupName(id, at, format)}
+	// The files first: a backup in the target names none it lacks.
+	if err := s.backupFiles(ctx, to, id); err != nil {
+		return fail(err)
+	}
 	if err := to.put(ctx, b.Name, file); err != nil {
 		return fail(fmt.Errorf("store it in %s: %w", to, err))
 	}
@@ -207,6 +225,7 @@ type BackupFile struct {
 	Document string
 
 	stores *Stores
+	from   BackupTarget
 	dir    string
 	file   string
 }
@@ -218,7 +237,7 @@ func (s *Stores) OpenBackup(ctx context.Context, from BackupTarget, b Backup) (_
 	if err != nil {
 		return nil, err
 	}
-	bf := &BackupFile{Backup: b, stores: s, dir: dir, file: filepath.Join(dir, "backup")}
+	bf := &BackupFile{Backup: b, stores: s, from: from, dir: dir, file: filepath.Join(dir, "backup")}
 	defer func() {
 		if err != nil {
 			_ = bf.Close()
@@ -255,6 +274,10 @@ func (bf *BackupFile) Restore(ctx context.Context, id, mongoURI string, tables [
 	bp, err := bf.stores.backupProject(ctx, id, mongoURI)
 	if err != nil {
 		return fmt.Errorf("restore project %q: %w", id, err)
+	}
+	// The files first: the restored records name none the project lacks.
+	if err := bf.stores.restoreFiles(ctx, bf.from, bf.Project, id); err != nil {
+		return fmt.Errorf("restore project %q: its files: %w", id, err)
 	}
 	if err := bp.restore(ctx, bf, tables); err != nil {
 		return fmt.Errorf("restore project %q from backup %s: %w", id, bf.Name, err)
@@ -377,6 +400,10 @@ func eachExportLine(file string, fn func(table string, rec Record) error) error 
 		}
 		if l.End != nil {
 			end = l.End
+			continue
+		}
+		if l.File != nil {
+			// A backup is of the records; the files stay where they are kept.
 			continue
 		}
 		if l.Table == "" || len(l.Record) == 0 {

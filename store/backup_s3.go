@@ -17,16 +17,26 @@ import (
 // AWS_SECRET_ACCESS_KEY (or MINIO_ACCESS_KEY and MINIO_SECRET_KEY), and AWS_REGION when the
 // service wants one.
 func BackupS3(rawURL string) (BackupTarget, error) {
+	c, bucket, prefix, err := s3Client(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return &s3Target{client: c, bucket: bucket, prefix: prefix}, nil
+}
+
+// s3Client is the client of the bucket rawURL names, with the bucket and the prefix ("" or
+// ending in a slash) of the keys kept there.
+func s3Client(rawURL string) (*minio.Client, string, string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("S3 URL: %w", err)
+		return nil, "", "", fmt.Errorf("S3 URL: %w", err)
 	}
 	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("S3 URL %q: want http(s)://<endpoint>/<bucket>[/<prefix>]", rawURL)
+		return nil, "", "", fmt.Errorf("S3 URL %q: want http(s)://<endpoint>/<bucket>[/<prefix>]", rawURL)
 	}
 	bucket, prefix, _ := strings.Cut(strings.Trim(u.Path, "/"), "/")
 	if bucket == "" {
-		return nil, fmt.Errorf("S3 URL %q names no bucket: want http(s)://<endpoint>/<bucket>[/<prefix>]", rawURL)
+		return nil, "", "", fmt.Errorf("S3 URL %q names no bucket: want http(s)://<endpoint>/<bucket>[/<prefix>]", rawURL)
 	}
 	if prefix != "" {
 		prefix += "/"
@@ -38,9 +48,9 @@ func BackupS3(rawURL string) (BackupTarget, error) {
 		BucketLookup: minio.BucketLookupPath,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("S3 client for %s: %w", u.Host, err)
+		return nil, "", "", fmt.Errorf("S3 client for %s: %w", u.Host, err)
 	}
-	return &s3Target{client: c, bucket: bucket, prefix: prefix}, nil
+	return c, bucket, prefix, nil
 }
 
 type s3Target struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3afero"
-
+	"github.com/platform-dev/platform/internal/testenv"
 	"github.com/platform-dev/platform/store"
 )
 
@@ -311,31 +308,9 @@ func TestConformanceFailedRestoreKeepsRecords(t *testing.T) {
 	})
 }
 
-// startS3 serves an S3-compatible bucket named bucket from a folder, on loopback, for the
-// test: gofakes3 with its file backend.
-func startS3(t *testing.T, bucket string) string {
-	t.Helper()
-	fs, err := s3afero.FsPath(t.TempDir(), s3afero.FsPathCreateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := s3afero.MultiBucket(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.CreateBucket(bucket); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(b).Server())
-	t.Cleanup(srv.Close)
-	t.Setenv("AWS_ACCESS_KEY_ID", "platform-test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "platform-test-secret")
-	return srv.URL
-}
-
 // TestBackupS3 keeps backups in an S3-compatible bucket: taken, listed, restored, pruned.
 func TestBackupS3(t *testing.T) {
-	url := startS3(t, "backups")
+	url := testenv.S3Server(t, "backups")
 	s, err := store.Open(t.Context(), store.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -182,5 +182,8 @@ func (s *Stores) ProjectRecords(ctx context.Context, projectID, mongoURI string,
 	}
 	r := newRecords(b, tables)
 	r.logSlow(s.slow.of(projectID), s.slow.threshold)
+	if hasFileFields(tables) {
+		r.files = s.ProjectBlobs(projectID)
+	}
 	return r, nil
 }

@@ -14,7 +14,7 @@ type StorageQuota struct {
 }
 
 // StoredSize is what a project stores: the records of its declared tables, and the bytes
-// its database takes (pages in use on SQLite; data and indexes on MongoDB). Storage quotas
+// its database takes (pages in use on SQLite; data and indexes on MongoDB) and its files. Storage quotas
 // and usage metering both read it.
 type StoredSize struct {
 	Records int64 `json:"records"`
@@ -72,6 +72,12 @@ func (r *Records) Stored(ctx context.Context) (StoredSize, error) {
 		return StoredSize{}, fmt.Errorf("measure the database: %w", err)
 	}
 	u.Bytes = b
+	if r.files != nil {
+		if b, err = r.files.Usage(ctx); err != nil {
+			return StoredSize{}, fmt.Errorf("measure the files: %w", err)
+		}
+		u.Bytes += b
+	}
 	return u, nil
 }
 

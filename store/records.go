@@ -119,6 +119,8 @@ type Records struct {
 	tables  map[string]*Table
 	queries atomic.Int64 // see Queries
 	guard   storageGuard // see LimitStorage
+	// files keep the bytes of the tables' File fields, which Stored counts; nil without.
+	files Blobs
 }
 
 func newRecords(b backend, tables []Table) *Records {

@@ -38,6 +38,9 @@ type Config struct {
 	RedisOnly bool
 	// Logger receives the stores' logs.
 	Logger *slog.Logger
+	// FilesS3URL, when set, keeps the files of File fields in that S3-compatible bucket,
+	// http(s)://<endpoint>/<bucket>[/<prefix>], instead of the data folder.
+	FilesS3URL string
 	// SlowQuery is how long a find or count takes before its project's slow-query log
 	// keeps it (see Stores.SlowQueries); 0 means DefaultSlowQuery.
 	SlowQuery time.Duration
@@ -59,6 +62,7 @@ type Stores struct {
 
 	logger  *slog.Logger
 	dataDir string
+	files   *s3Files // nil: files are kept in the data folder
 
 	slow slowLogs
 
@@ -100,6 +104,11 @@ func Open(ctx context.Context, cfg Config) (_ *Stores, err error) {
 		s.db = db
 	}
 
+	if cfg.FilesS3URL != "" {
+		if s.files, err = openS3Files(cfg.FilesS3URL); err != nil {
+			return nil, err
+		}
+	}
 	s.RedisURL = cfg.RedisURL
 	if s.RedisURL == "" {
 		addr := cfg.EmbeddedRedisAddr

@@ -56,6 +56,9 @@ type Field struct {
 	// type that the field's values have once decoded from JSON (string, float64, bool, []any,
 	// map[string]any) and has been checked against Type.
 	Default any
+	// File, when set, makes the field a File ([File] when Type.List): its values are
+	// FileMeta objects, stored as JSON, and their bytes are in the project's Blobs.
+	File *FileSpec
 }
 
 // Table is the definition of one table: its name, its fields sorted by name, and the indexes

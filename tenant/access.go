@@ -410,7 +410,7 @@ func CompileAccess(tables map[string]TableDoc) (*Rules, error) {
 		tr := &tableRules{ops: make(map[gql.Operation]*rule, len(operations))}
 		fields := make(map[string]store.FieldType, len(t.Fields))
 		for fname, fd := range t.Fields {
-			fields[fname], _ = store.ParseFieldType(fd.Type) // validated by ParseDocument
+			fields[fname], _ = fd.fieldType() // validated by ParseDocument
 		}
 		for _, op := range operations {
 			r, err := compileRule(op, t.Access.rule(op), fields)

@@ -790,18 +790,24 @@ func guardOf(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules) 
 	// browser opens the explorer before it has a token; one that names a persisted document
 	// (documentId, or extensions' persistedQuery) runs it.
 	if r.Method == http.MethodPost || (r.Method == http.MethodGet && namesDocument(r.URL.Query())) {
-		claims, entry, err := v.authorization(r.Context(), r.Header.Get("Authorization"))
-		if err == nil && claims == nil && rules.NeedsToken() {
-			err = fmt.Errorf("%w: send Authorization: Bearer <token>", ErrNoToken)
-		}
-		if err != nil {
-			writeAuthError(w, err)
-			return nil, false
-		}
-		// Only a verified token names its caller's guard.
-		return rules.guardFor(entry, claims), true
+		return tokenGuard(w, r, v, rules)
 	}
 	return rules.Guard(nil), true
+}
+
+// tokenGuard is the guard of the caller r's token names (none: an anonymous caller, when the
+// rules let one in); false once it has answered a token it refuses.
+func tokenGuard(w http.ResponseWriter, r *http.Request, v *Verifier, rules *Rules) (gql.Guard, bool) {
+	claims, entry, err := v.authorization(r.Context(), r.Header.Get("Authorization"))
+	if err == nil && claims == nil && rules.NeedsToken() {
+		err = fmt.Errorf("%w: send Authorization: Bearer <token>", ErrNoToken)
+	}
+	if err != nil {
+		writeAuthError(w, err)
+		return nil, false
+	}
+	// Only a verified token names its caller's guard.
+	return rules.guardFor(entry, claims), true
 }
 
 // namesDocument reports whether a GET's parameters name a document to run.

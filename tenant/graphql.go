@@ -13,6 +13,7 @@ func (r *Registry) MountGraphQL(e *echo.Echo) {
 	// Composed here, not given to Any as route middleware, which Echo applies again on every
 	// request (two closures each time).
 	e.Any("/api/v1/graphql", ProjectOnly(metered(projectCORS(r.withQuotas(r.withRealtime(r.serveGraphQL))))))
+	e.Any(gql.FilesPath+"*", ProjectOnly(metered(projectCORS(r.withQuotas(r.serveFiles)))))
 	// The explorer's files are the same for every project and hold no data.
 	e.GET(gql.ExplorerPath+"*", echo.WrapHandler(gql.ExplorerAssets()), ProjectOnly)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/platform-dev/platform/store"
 	"github.com/platform-dev/platform/tenant"
 )
 
@@ -33,8 +34,14 @@ func newService(t *testing.T) service {
 // newServiceWith is newService with the registry's options.
 func newServiceWith(t *testing.T, opts tenant.Options) service {
 	t.Helper()
+	return newServiceOn(t, openStores(t), opts)
+}
+
+// newServiceOn is newServiceWith on the given stores.
+func newServiceOn(t *testing.T, stores *store.Stores, opts tenant.Options) service {
+	t.Helper()
 	ctx := context.Background()
-	reg, err := tenant.NewRegistry(ctx, openStores(t), opts)
+	reg, err := tenant.NewRegistry(ctx, stores, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

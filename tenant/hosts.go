@@ -119,6 +119,9 @@ func ProjectPaths(domain string) echo.MiddlewareFunc {
 			if err := ValidateID(label); err != nil {
 				return WriteError(c, http.StatusNotFound, CodeProjectNotFound, err.Error())
 			}
+			// The addresses the project answers with (a File's url) start where this one did.
+			req.Header.Set("X-Forwarded-Host", req.Host)
+			req.Header.Set("X-Forwarded-Prefix", ProjectPathPrefix+label)
 			req.Host = label + "." + domain
 			req.URL.Path, req.URL.RawPath = "/"+path, ""
 			return next(c)

@@ -222,7 +222,7 @@ func fieldChanges(a, b TableDoc) []store.FieldChange {
 		c := store.FieldChange{Field: f}
 		if existed && fa.Type != fb.Type {
 			c.Convert = true
-			c.Type, _ = store.ParseFieldType(fb.Type) // validated by ParseDocument
+			c.Type, _ = fb.fieldType() // validated by ParseDocument
 		}
 		if fb.Required && (!existed || !fa.Required) {
 			c.Require, c.Default = true, fb.Default

@@ -101,6 +101,8 @@ type FieldDoc struct {
 	Required    bool   `json:"required,omitempty"`
 	Description string `json:"description,omitempty"`
 	Default     any    `json:"default,omitempty"`
+	// File are the limits of a File or [File] field (files.go).
+	File *FileDoc `json:"file,omitempty"`
 }
 
 // Problem is one thing wrong with a document, at a dotted path such as
@@ -311,7 +313,8 @@ func (p *Project) validate() error {
 			case fname == "id":
 				de.add(fpath, "\"id\" is the record's uid under the name client caches normalise by, set by the service; name this field differently (ref, code, externalId...)")
 			}
-			ft, err := store.ParseFieldType(f.Type)
+			checkFile(fpath, f, de)
+			ft, err := f.fieldType()
 			if err != nil {
 				de.add(fpath+".type", "%v", err)
 				continue
@@ -364,7 +367,7 @@ func checkIndexes(tpath string, t TableDoc, de *DocumentError) {
 				de.add(fpath, "the table has no field %q", f)
 				continue
 			default:
-				if ft, err := store.ParseFieldType(fd.Type); err == nil && (ft.List || ft.Scalar == store.JSON) {
+				if ft, err := fd.fieldType(); err == nil && (ft.List || ft.Scalar == store.JSON) {
 					de.add(fpath, "%q is of type %s: only single values (not lists, not JSON) can be indexed", f, ft)
 				}
 			}
@@ -468,8 +471,8 @@ func (p *Project) APITables() []gql.Table {
 		}
 		for _, fname := range sortedKeys(td.Fields) {
 			fd := td.Fields[fname]
-			ft, _ := store.ParseFieldType(fd.Type) // validated by ParseDocument
-			t.Fields = append(t.Fields, store.Field{Name: fname, Type: ft, Required: fd.Required, Description: fd.Description, Default: fd.Default})
+			ft, _ := fd.fieldType() // validated by ParseDocument
+			t.Fields = append(t.Fields, store.Field{Name: fname, Type: ft, Required: fd.Required, Description: fd.Description, Default: fd.Default, File: fd.fileSpec()})
 		}
 		for _, ix := range td.Indexes {
 			t.Indexes = append(t.Indexes, store.Index{Fields: ix.Fields, Unique: ix.Unique})

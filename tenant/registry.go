@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,6 +91,8 @@ type Options struct {
 	MaxImportBytes int64
 	// Persisted bounds persisted and registered documents (persisted.go).
 	Persisted PersistedOptions
+	// Files bound the files of File fields and sign their URLs (files.go).
+	Files FileOptions
 }
 
 func (o *Options) defaults() {
@@ -113,6 +116,11 @@ func (o *Options) defaults() {
 	}
 	if o.MetricsProjects <= 0 {
 		o.MetricsProjects = 100
+	}
+	if len(o.Files.Key) == 0 {
+		// Signed URLs then hold on this process only, until it ends.
+		o.Files.Key = make([]byte, 32)
+		_, _ = rand.Read(o.Files.Key)
 	}
 }
 
@@ -333,6 +341,12 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		Changes:         r.stores.Changes().Project(p.ID),
 		Realtime:        realtime,
 		Answered:        answered,
+		Files:           r.stores.ProjectBlobs(p.ID),
+		FileKey:         projectFileKey(r.opts.Files.Key, p.ID),
+		MaxFileBytes:    r.opts.Files.MaxFileBytes,
+		MaxUploadBytes:  r.opts.Files.MaxUploadBytes,
+		MaxUploadFiles:  r.opts.Files.MaxUploadFiles,
+		MaxImagePixels:  r.opts.Files.MaxImagePixels,
 	}
 	if err := r.persistedConfig(ctx, p.ID, &cfg); err != nil {
 		return nil, err

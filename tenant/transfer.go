@@ -51,6 +51,8 @@ func importConflict(err error) error {
 type Source struct {
 	Header  store.ExportHeader
 	records *store.Records
+	// files keep the bytes of the project's File fields; nil when it has none.
+	files store.Blobs
 }
 
 // OpenSource reads project id's document and finds its tables: the declared ones and those
@@ -98,6 +100,7 @@ func OpenSource(ctx context.Context, stores *store.Stores, id string) (*Source, 
 			Document: json.RawMessage(sp.Document), Tables: names,
 		},
 		records: recs,
+		files:   projectFiles(stores, p),
 	}, nil
 }
 
@@ -136,7 +139,11 @@ func (s *Source) Export(ctx context.Context, w io.Writer, progress Progress) err
 	if err != nil {
 		return err
 	}
-	if err := enc.Encode(store.ExportLine{End: &store.ExportEnd{Records: counts}}); err != nil {
+	files, err := s.exportFiles(ctx, enc)
+	if err != nil {
+		return err
+	}
+	if err := enc.Encode(store.ExportLine{End: &store.ExportEnd{Records: counts, Files: files}}); err != nil {
 		return fmt.Errorf("write export: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -190,6 +197,7 @@ func Import(ctx context.Context, stores *store.Stores, r io.Reader, opts ImportO
 	if err != nil {
 		return "", err
 	}
+	defer dst.dropImporting()
 	defer func() {
 		if err != nil && !dst.committed {
 			err = errors.Join(fmt.Errorf("%w; nothing was imported", err), dst.abort(context.WithoutCancel(ctx)))
@@ -214,6 +222,12 @@ func Import(ctx context.Context, stores *store.Stores, r io.Reader, opts ImportO
 			end = l.End
 			continue
 		}
+		if l.File != nil {
+			if err := dst.importFile(ctx, l.File); err != nil {
+				return "", fmt.Errorf("read export: line %d: %w", n, err)
+			}
+			continue
+		}
 		read++
 		if len(l.Record) == 0 || l.Table == "" {
 			return "", badExport(fmt.Errorf("read export: line %d: a record line needs a table and a record", n))
@@ -227,6 +241,9 @@ func Import(ctx context.Context, stores *store.Stores, r io.Reader, opts ImportO
 	}
 	if end == nil {
 		return "", badExport(fmt.Errorf("%w (%d records read)", ErrIncomplete, read))
+	}
+	if dst.file != nil || dst.files != end.Files {
+		return "", badExport(fmt.Errorf("import project %q: the export counts %d files but holds %d whole", h.Project, end.Files, dst.files))
 	}
 	if err := dst.Finish(ctx, end.Records); err != nil {
 		return "", err
@@ -252,6 +269,9 @@ type Target struct {
 	batch   []store.Record
 	size    int
 	written map[string]int64
+	// file is the file whose pieces are being read, files those stored (transfer_files.go).
+	file  *importing
+	files int64
 }
 
 // OpenTarget prepares project h.Project in stores: a staging table for each table of the

@@ -84,6 +84,7 @@ type serveConfig struct {
 	UsageFlush                        time.Duration
 	Quotas                            quotaConfig
 	Persisted                         persistedConfig
+	Files                             filesConfig
 }
 
 func (c *serveConfig) settings() []setting {
@@ -148,7 +149,7 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.UsageFlush, "usage-flush", "PLATFORM_USAGE_FLUSH", tenant.DefaultUsageFlush, "how often each replica adds the usage it counted to the control database (and on shutdown)"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
 		durationSetting(&c.AuditRetention, "audit-retention", "PLATFORM_AUDIT_RETENTION", tenant.DefaultAuditRetention, "how long the audit log keeps an entry; older ones are pruned hourly"),
-	}, slices.Concat(c.Backup.settings(), c.Quotas.settings(), c.Persisted.settings())...)
+	}, slices.Concat(c.Backup.settings(), c.Quotas.settings(), c.Persisted.settings(), c.Files.settings())...)
 }
 
 func newServeCmd() *cobra.Command {
@@ -249,7 +250,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	stores, err := store.Open(ctx, store.Config{
 		DataDir: dataDir, MongoURI: cfg.MongoURI, RedisURL: cfg.RedisURL,
 		EmbeddedRedisAddr: cfg.EmbeddedRedis, RedisOnly: !projects,
-		Logger: logger, SlowQuery: cfg.SlowQuery,
+		Logger: logger, SlowQuery: cfg.SlowQuery, FilesS3URL: cfg.Files.S3URL,
 	})
 	if err != nil {
 		return fmt.Errorf("open stores: %w", err)
@@ -469,7 +470,12 @@ func (p servePlane) mountProjects(ctx context.Context, dataDir string) (_ *tenan
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	files, err := cfg.Files.options(dataDir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	reg, err := tenant.NewRegistry(ctx, stores, tenant.Options{
+		Files:           files,
 		Backups:         backups,
 		Usage:           tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush},
 		Quotas:          quotas,
@@ -540,6 +546,7 @@ func (p servePlane) mountProjects(ctx context.Context, dataDir string) (_ *tenan
 	var runs sync.WaitGroup
 	runs.Go(func() { con.Run(background) })
 	runs.Go(func() { reg.RunBackups(background) })
+	runs.Go(func() { reg.RunFileSweeps(background) })
 	runs.Go(func() { reg.RunAuditPruning(background, cfg.AuditRetention) })
 	stops = append(stops, func() { stopBackground(); runs.Wait() })
 	return reg, devIssuer, stop, nil
@@ -673,26 +680,31 @@ func mountHealth(e *echo.Echo, logger *slog.Logger, database, redisReady func(co
 // loadAdminToken returns the configured token, or the one kept in the data folder, creating
 // it on first start. The file name is returned when the token came from the data folder.
 func loadAdminToken(configured, dataDir string) (token, file string, err error) {
+	return loadSecret(configured, filepath.Join(dataDir, "admin-token"), "admin token")
+}
+
+// loadSecret returns the configured secret, or the one kept in file, generated and kept
+// there (mode 0600) on first use; file is "" when the secret was configured.
+func loadSecret(configured, file, what string) (secret, from string, err error) {
 	if configured != "" {
 		return configured, "", nil
 	}
-	file = filepath.Join(dataDir, "admin-token")
 	if b, err := os.ReadFile(file); err == nil {
 		if t := strings.TrimSpace(string(b)); t != "" {
 			return t, file, nil
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", "", fmt.Errorf("read admin token: %w", err)
+		return "", "", fmt.Errorf("read %s: %w", what, err)
 	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
-		return "", "", fmt.Errorf("generate admin token: %w", err)
+		return "", "", fmt.Errorf("generate %s: %w", what, err)
 	}
-	token = hex.EncodeToString(raw)
-	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
-		return "", "", fmt.Errorf("keep admin token: %w", err)
+	secret = hex.EncodeToString(raw)
+	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("keep %s: %w", what, err)
 	}
-	return token, file, nil
+	return secret, file, nil
 }
 
 func splitList(s string) []string {
