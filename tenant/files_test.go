@@ -413,6 +413,46 @@ func TestFilesCountInTheStorageQuota(t *testing.T) {
 	}
 }
 
+// TestAliasedCreatesKeepTheirFiles: creates in a row in one mutation are written in one
+// store call, and record by record when that call is refused. A refused record's file is
+// removed; the files of the records written stay, and their addresses serve them.
+func TestAliasedCreatesKeepTheirFiles(t *testing.T) {
+	stores := openStores(t)
+	s := newServiceOn(t, stores, tenant.Options{Quotas: tenant.Quotas{Records: 2}, Files: tenant.FileOptions{Key: []byte("test secret")}})
+	p, err := tenant.ParseDocument(fmt.Appendf(nil, filesDoc, s.jwks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.reg.Put(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	alice := s.token(t, "media", "alice")
+	photos := [][]byte{pngOf(t, 4, 4), pngOf(t, 5, 5), pngOf(t, 6, 6)}
+	a := s.multipartPost(t, alice, `mutation($a: Upload, $b: Upload, $c: Upload) {
+  a: createPost(data: {title: "a", photo: $a}) { photo { url } }
+  b: createPost(data: {title: "b", photo: $b}) { photo { url } }
+  c: createPost(data: {title: "c", photo: $c}) { photo { url } }
+}`, map[string]any{"a": nil, "b": nil, "c": nil},
+		[]upload{{"variables.a", "a.png", photos[0]}, {"variables.b", "b.png", photos[1]}, {"variables.c", "c.png", photos[2]}}, true)
+	// The quota refuses the three records at once, then the third alone.
+	if len(a.Errors) != 1 || a.code() != "QUOTA_EXCEEDED" || string(a.Data["c"]) != "null" {
+		t.Fatalf("errors %+v, c %s: want the third create refused by the records quota", a.Errors, a.Data["c"])
+	}
+	for i, key := range []string{"a", "b"} {
+		var post struct{ Photo fileOut }
+		if err := json.Unmarshal(a.Data[key], &post); err != nil {
+			t.Fatal(err)
+		}
+		res, body := s.fetch(t, http.MethodGet, post.Photo.URL, alice, nil)
+		if res.StatusCode != http.StatusOK || !bytes.Equal(body, photos[i]) {
+			t.Errorf("%s's photo: %d, %d bytes, want its %d bytes", key, res.StatusCode, len(body), len(photos[i]))
+		}
+	}
+	if keys := blobKeys(t, stores); len(keys) != 2 {
+		t.Errorf("files kept: %v, want the photos of the two records written", keys)
+	}
+}
+
 // TestFilesTravelWithExports: an export carries the files, and an import into another
 // deployment serves them at the same addresses.
 func TestFilesTravelWithExports(t *testing.T) {
