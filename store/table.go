@@ -64,6 +64,9 @@ type Table struct {
 	Name    string
 	Fields  []Field
 	Indexes []Index
+	// Outbox keeps every change of the table's records in the project's outbox, written
+	// by the write that makes it (see Records.FanOut): webhooks are delivered from it.
+	Outbox bool
 
 	byName map[string]int // Fields by name, set by index
 }

@@ -90,6 +90,8 @@ type Options struct {
 	MaxImportBytes int64
 	// Persisted bounds persisted and registered documents (persisted.go).
 	Persisted PersistedOptions
+	// Webhooks tune the delivery of webhooks (webhooks_run.go).
+	Webhooks WebhookOptions
 }
 
 func (o *Options) defaults() {
@@ -289,6 +291,9 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 	}
 	if err := records.Ensure(ctx); err != nil {
 		return nil, indexProblem(p, err)
+	}
+	if err := webhooksReady(ctx, p, records); err != nil {
+		return nil, err
 	}
 	_, quotas, err := r.quotasOf(ctx, p.ID)
 	if err != nil {
