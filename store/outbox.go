@@ -70,7 +70,7 @@ type outboxBackend interface {
 	fanOut(ctx context.Context, limit int, fan func(OutboxChange) ([]Delivery, error)) (int, error)
 	due(ctx context.Context, webhook string, now time.Time, limit int) ([]Delivery, error)
 	nextDue(ctx context.Context) (time.Time, bool, error)
-	attempted(ctx context.Context, d Delivery, keep int) error
+	attempted(ctx context.Context, ds []Delivery, keep int) error
 	deliveries(ctx context.Context, webhook string, limit int) ([]Delivery, error)
 	deliveryCounts(ctx context.Context) (map[string]DeliveryCounts, error)
 	retry(ctx context.Context, webhook, id string, at time.Time) error
@@ -117,15 +117,15 @@ func (r *Records) NextDue(ctx context.Context) (at time.Time, ok bool, err error
 	return ob.nextDue(ctx)
 }
 
-// Attempted records an attempt at d: its State, Attempts, NextAt, FinishedAt, Latency,
-// Status and Error. Of the finished deliveries (delivered or failed) of its webhook, the
-// newest keep stay in the log; pending ones always stay.
-func (r *Records) Attempted(ctx context.Context, d Delivery, keep int) error {
+// Attempted records attempts, in one transaction: each delivery's State, Attempts, NextAt,
+// FinishedAt, Latency, Status and Error. Of the finished deliveries (delivered or failed) of
+// their webhooks, the newest keep stay in the log; pending ones always stay.
+func (r *Records) Attempted(ctx context.Context, ds []Delivery, keep int) error {
 	ob, err := r.outboxOf()
 	if err != nil {
 		return err
 	}
-	return ob.attempted(ctx, d, keep)
+	return ob.attempted(ctx, ds, keep)
 }
 
 // Deliveries answers a webhook's log, newest first, at most limit, without bodies.

@@ -233,24 +233,36 @@ func (p *sqliteProject) deliveryCounts(ctx context.Context) (map[string]Delivery
 	return out, rows.Err()
 }
 
-func (p *sqliteProject) attempted(ctx context.Context, d Delivery, keep int) error {
-	var finished sql.NullInt64
-	if !d.FinishedAt.IsZero() {
-		finished = sql.NullInt64{Int64: d.FinishedAt.UnixMilli(), Valid: true}
-	}
+func (p *sqliteProject) attempted(ctx context.Context, ds []Delivery, keep int) error {
 	err := p.inWrite(ctx, false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE `+deliveriesTable+` SET state = ?, attempts = ?, next_at = ?, finished_at = ?, latency_us = ?, status = ?, error = ? WHERE id = ?`,
-			string(d.State), d.Attempts, d.NextAt.UnixMilli(), finished, d.Latency.Microseconds(), d.Status, d.Error, d.ID)
-		if err != nil || d.State == Pending {
-			return err
+		finished := map[string]bool{} // webhooks whose log grew
+		for _, d := range ds {
+			var at sql.NullInt64
+			if !d.FinishedAt.IsZero() {
+				at = sql.NullInt64{Int64: d.FinishedAt.UnixMilli(), Valid: true}
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE `+deliveriesTable+` SET state = ?, attempts = ?, next_at = ?, finished_at = ?, latency_us = ?, status = ?, error = ? WHERE id = ?`,
+				string(d.State), d.Attempts, d.NextAt.UnixMilli(), at, d.Latency.Microseconds(), d.Status, d.Error, d.ID)
+			if err != nil {
+				return err
+			}
+			finished[d.Webhook] = finished[d.Webhook] || d.State != Pending
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM `+deliveriesTable+` WHERE webhook = ?1 AND state != ?2 AND seq < (
-			SELECT min(seq) FROM (SELECT seq FROM `+deliveriesTable+` WHERE webhook = ?1 AND state != ?2 ORDER BY seq DESC LIMIT ?3))`,
-			d.Webhook, string(Pending), keep)
-		return err
+		for webhook, grew := range finished {
+			if !grew {
+				continue
+			}
+			_, err := tx.ExecContext(ctx, `DELETE FROM `+deliveriesTable+` WHERE webhook = ?1 AND state != ?2 AND seq < (
+				SELECT min(seq) FROM (SELECT seq FROM `+deliveriesTable+` WHERE webhook = ?1 AND state != ?2 ORDER BY seq DESC LIMIT ?3))`,
+				webhook, string(Pending), keep)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("record delivery %s of project %q: %w", d.ID, p.id, err)
+		return fmt.Errorf("record deliveries of project %q: %w", p.id, err)
 	}
 	return nil
 }

@@ -126,12 +126,12 @@ func TestDeliveries(t *testing.T) {
 	// msg_1 fails and waits; the others are delivered, and the log keeps 2 of them.
 	failed := due[0]
 	failed.Attempts, failed.NextAt, failed.Status, failed.Error = 1, now.Add(time.Hour), 503, "HTTP 503: busy"
-	if err := recs.Attempted(ctx, failed, 2); err != nil {
+	if err := recs.Attempted(ctx, []store.Delivery{failed}, 2); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range due[1:] {
 		d.Attempts, d.State, d.FinishedAt, d.Status, d.Latency = 1, store.Delivered, now, 204, 3*time.Millisecond
-		if err := recs.Attempted(ctx, d, 2); err != nil {
+		if err := recs.Attempted(ctx, []store.Delivery{d}, 2); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -170,13 +170,9 @@ func (r *Registry) listWebhooks(c echo.Context) error {
 }
 
 func (r *Registry) listDeliveries(c echo.Context) error {
-	limit := 100
-	if s := c.QueryParam("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxDeliveryLog {
-			return WriteError(c, http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("limit: want a number from 1 to %d, got %q", MaxDeliveryLog, s))
-		}
-		limit = n
+	limit, err := limitParam(c, 100, MaxDeliveryLog)
+	if err != nil {
+		return WriteError(c, http.StatusBadRequest, CodeBadRequest, err.Error())
 	}
 	ds, err := r.WebhookDeliveries(c.Request().Context(), c.Param("id"), c.Param("name"), limit)
 	if err != nil {
@@ -205,4 +201,17 @@ func (r *Registry) webhookSecret(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, map[string]string{"name": c.Param("name"), "secret": secret})
+}
+
+// limitParam reads the query's limit: def when absent, else a number from 1 to most.
+func limitParam(c echo.Context, def, most int) (int, error) {
+	v := c.QueryParam("limit")
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > most {
+		return 0, fmt.Errorf("limit=%q: give a number from 1 to %d", v, most)
+	}
+	return n, nil
 }

@@ -76,6 +76,10 @@ func (o *WebhookOptions) defaults() {
 // fanOutBatch is how many outbox changes one transaction turns into deliveries.
 const fanOutBatch = 200
 
+// drainBatch is how many due deliveries of one webhook one round takes at a time (sent
+// o.Concurrency at once, their outcomes written together).
+const drainBatch = 64
+
 // maxErrorBody bounds what a delivery's log keeps of a refusing receiver's answer.
 const maxErrorBody = 256
 
@@ -266,27 +270,33 @@ func (d *deliverer) round(ctx context.Context, rt *Runtime) error {
 	return errors.Join(errs...)
 }
 
-// drain sends a webhook's due deliveries, o.Concurrency at a time, until none is due.
+// drain sends a webhook's due deliveries, o.Concurrency at a time, until none is due; the
+// outcomes of each batch are written in one transaction.
 func (d *deliverer) drain(ctx context.Context, rt *Runtime, w *webhook, secret string) error {
 	for ctx.Err() == nil {
-		due, err := rt.Records.DueDeliveries(ctx, w.name, time.Now(), d.o.Concurrency)
+		due, err := rt.Records.DueDeliveries(ctx, w.name, time.Now(), drainBatch)
 		if err != nil || len(due) == 0 {
 			return err
 		}
+		sem := make(chan struct{}, d.o.Concurrency)
 		var wg sync.WaitGroup
-		errs := make([]error, len(due))
 		for i := range due {
+			sem <- struct{}{}
 			wg.Go(func() {
-				done := d.attempt(ctx, w, secret, due[i])
-				errs[i] = rt.Records.Attempted(context.WithoutCancel(ctx), done, d.o.Log)
-				if done.State == store.Delivered && rt.usage != nil {
-					rt.usage.events.Add(1)
-				}
+				defer func() { <-sem }()
+				due[i] = d.attempt(ctx, w, secret, due[i])
 			})
 		}
 		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		if err := rt.Records.Attempted(context.WithoutCancel(ctx), due, d.o.Log); err != nil {
 			return err
+		}
+		if rt.usage != nil {
+			for _, dl := range due {
+				if dl.State == store.Delivered {
+					rt.usage.events.Add(1)
+				}
+			}
 		}
 	}
 	return nil
