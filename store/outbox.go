@@ -69,7 +69,7 @@ type DeliveryCounts struct {
 type outboxBackend interface {
 	fanOut(ctx context.Context, limit int, fan func(OutboxChange) ([]Delivery, error)) (int, error)
 	due(ctx context.Context, webhook string, now time.Time, limit int) ([]Delivery, error)
-	nextDue(ctx context.Context) (time.Time, bool, error)
+	nextDue(ctx context.Context, webhooks []string) (time.Time, bool, error)
 	attempted(ctx context.Context, ds []Delivery, keep int) error
 	deliveries(ctx context.Context, webhook string, limit int) ([]Delivery, error)
 	deliveryCounts(ctx context.Context) (map[string]DeliveryCounts, error)
@@ -108,13 +108,15 @@ func (r *Records) DueDeliveries(ctx context.Context, webhook string, now time.Ti
 	return ob.due(ctx, webhook, now, limit)
 }
 
-// NextDue answers when the earliest pending delivery is due; ok is false when none is.
-func (r *Records) NextDue(ctx context.Context) (at time.Time, ok bool, err error) {
+// NextDue answers when the earliest pending delivery of the named webhooks is due; ok is
+// false when none is. (Deliveries of a webhook no longer declared wait, in case it comes
+// back under its name.)
+func (r *Records) NextDue(ctx context.Context, webhooks []string) (at time.Time, ok bool, err error) {
 	ob, err := r.outboxOf()
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	return ob.nextDue(ctx)
+	return ob.nextDue(ctx, webhooks)
 }
 
 // Attempted records attempts, in one transaction: each delivery's State, Attempts, NextAt,

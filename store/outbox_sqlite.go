@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -180,14 +181,18 @@ func (p *sqliteProject) deliveries(ctx context.Context, webhook string, limit in
 		` WHERE webhook = ? ORDER BY seq DESC LIMIT ?`, webhook, limit)
 }
 
-func (p *sqliteProject) nextDue(ctx context.Context) (time.Time, bool, error) {
+func (p *sqliteProject) nextDue(ctx context.Context, webhooks []string) (time.Time, bool, error) {
 	f, release, err := p.file()
 	if err != nil {
 		return time.Time{}, false, err
 	}
 	defer release()
+	names, err := json.Marshal(webhooks)
+	if err != nil {
+		return time.Time{}, false, err
+	}
 	var at sql.NullInt64
-	err = f.reader.QueryRowContext(ctx, `SELECT min(next_at) FROM `+deliveriesTable+` WHERE state = ?`, string(Pending)).Scan(&at)
+	err = f.reader.QueryRowContext(ctx, `SELECT min(next_at) FROM `+deliveriesTable+` WHERE state = ? AND webhook IN (SELECT value FROM json_each(?))`, string(Pending), string(names)).Scan(&at)
 	if noOutbox(err) {
 		return time.Time{}, false, nil
 	}

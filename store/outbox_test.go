@@ -149,6 +149,13 @@ func TestDeliveries(t *testing.T) {
 	if due, err := recs.DueDeliveries(ctx, "hook", now, 10); err != nil || len(due) != 0 {
 		t.Errorf("due while msg_1 waits: %+v, %v", due, err)
 	}
+	// msg_1 is the next due of "hook"; a webhook no longer declared is not waited for.
+	if at, ok, err := recs.NextDue(ctx, []string{"hook"}); err != nil || !ok || !at.Equal(now.Add(time.Hour).Truncate(time.Millisecond)) {
+		t.Errorf("next due: %v %v %v, want %v", at, ok, err, now.Add(time.Hour))
+	}
+	if at, ok, err := recs.NextDue(ctx, []string{"renamed"}); err != nil || ok {
+		t.Errorf("next due of another webhook: %v %v %v, want none", at, ok, err)
+	}
 	if counts, err := recs.DeliveryCounts(ctx); err != nil || counts["hook"] != (store.DeliveryCounts{Pending: 1, Delivered: 2}) {
 		t.Errorf("counts: %+v, %v", counts, err)
 	}

@@ -127,6 +127,18 @@ func (p *Project) webhooks() (map[string]*webhook, error) {
 	return out, nil
 }
 
+// webhookNames lists the webhooks of p, sorted.
+func (p *Project) webhookNames() []string {
+	var out []string
+	for _, t := range p.Tables {
+		for name := range t.Webhooks {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // hasWebhooks reports whether a table of p declares a webhook.
 func (p *Project) hasWebhooks() bool {
 	for _, t := range p.Tables {

@@ -91,6 +91,13 @@ func (r *Registry) RunWebhooks(ctx context.Context) {
 	o.defaults()
 	d := &deliverer{r: r, o: o, client: webhookClient(o)}
 	running := map[string]bool{}
+	// hooked says, by project and version, whether a project declares webhooks, so that
+	// each scan decodes only the documents that changed.
+	type seen struct {
+		version int64
+		hooked  bool
+	}
+	known := map[string]seen{}
 	ended := make(chan string)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -101,31 +108,41 @@ func (r *Registry) RunWebhooks(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			r.opts.Logger.Warn("webhooks: list projects", "err", err)
 		}
+		next := make(map[string]seen, len(stored))
 		for i := range stored {
-			if running[stored[i].ID] || !stored[i].DeletedAt.IsZero() {
+			id := stored[i].ID
+			if !stored[i].DeletedAt.IsZero() {
 				continue
 			}
-			p, err := decodeStored(&stored[i])
-			if err != nil || !p.hasWebhooks() {
+			k, ok := known[id]
+			if !ok || k.version != stored[i].Version {
+				p, err := decodeStored(&stored[i])
+				k = seen{version: stored[i].Version, hooked: err == nil && p.hasWebhooks()}
+			}
+			next[id] = k
+			if running[id] || !k.hooked {
 				continue
 			}
-			work, unlock, got, err := coord.NewLock(r.stores.Redis, coord.WebhookLock(p.ID), coord.WebhookLockTTL).TryLock(ctx)
+			work, unlock, got, err := coord.NewLock(r.stores.Redis, coord.WebhookLock(id), coord.WebhookLockTTL).TryLock(ctx)
 			if err != nil {
-				r.opts.Logger.Warn("webhooks: take the lock", "project", p.ID, "err", err)
+				r.opts.Logger.Warn("webhooks: take the lock", "project", id, "err", err)
 				continue
 			}
 			if !got {
 				continue
 			}
-			running[p.ID] = true
+			running[id] = true
 			wg.Go(func() {
 				defer unlock()
-				d.project(work, p.ID)
+				d.project(work, id)
 				select {
-				case ended <- p.ID:
+				case ended <- id:
 				case <-ctx.Done():
 				}
 			})
+		}
+		if err == nil {
+			known = next
 		}
 		for wait := true; wait; {
 			select {
@@ -195,7 +212,7 @@ func (d *deliverer) project(ctx context.Context, id string) {
 		}
 		wait := d.o.Poll
 		if err == nil {
-			if at, ok, err := rt.Records.NextDue(ctx); err == nil && ok {
+			if at, ok, err := rt.Records.NextDue(ctx, rt.Project.webhookNames()); err == nil && ok {
 				wait = min(wait, max(time.Until(at), 0))
 			}
 		}
