@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/platform-dev/platform/internal/testenv"
+	"github.com/platform-dev/platform/store"
 )
 
 // receipt is one request the webhook receiver got, as it logged it.
@@ -349,4 +352,22 @@ func TestWebhookPrivateAddress(t *testing.T) {
 		log := deliveries(t, s, "all")
 		return len(log) == 1 && strings.Contains(log[0].Error, "webhooks may only reach public addresses")
 	})
+}
+
+// TestWebhooksOnMongo: the MongoDB backend keeps no outbox, so a document that declares a
+// webhook is refused, with the reason, and nothing is stored.
+func TestWebhooksOnMongo(t *testing.T) {
+	uri, stop, err := store.StartFerretDB(context.Background(), t.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop(context.Background()) })
+	s := startServer(t, t.TempDir(), "MONGODB_URI="+uri, "PLATFORM_WEBHOOKS_ALLOW_PRIVATE=true")
+	st, body := s.do("PUT", "localhost", "/admin/v1/projects/shop", s.token, []byte(webhookDoc("127.0.0.1:9")))
+	if st != http.StatusBadRequest || !strings.Contains(string(body), "webhooks need the embedded SQLite backend") {
+		t.Fatalf("webhooks on MongoDB: %d %s", st, body)
+	}
+	if st, body := s.do("GET", "localhost", "/admin/v1/projects/shop", s.token, nil); st != http.StatusNotFound {
+		t.Fatalf("the refused project: %d %s", st, body)
+	}
 }
