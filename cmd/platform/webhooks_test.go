@@ -43,10 +43,9 @@ type receipt struct {
 // receiver runs testdata/webhooks/receiver.mjs: node, checking each delivery's signature
 // with the Standard Webhooks library from npm.
 type receiver struct {
-	t       *testing.T
-	node    string
-	addr    string
-	secrets map[string]string
+	t    *testing.T
+	node string
+	addr string
 
 	mu   sync.Mutex
 	got  []receipt
