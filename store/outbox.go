@@ -74,6 +74,7 @@ type outboxBackend interface {
 	deliveries(ctx context.Context, webhook string, limit int) ([]Delivery, error)
 	deliveryCounts(ctx context.Context) (map[string]DeliveryCounts, error)
 	retry(ctx context.Context, webhook, id string, at time.Time) error
+	reachable(ctx context.Context, webhook string, at time.Time) error
 	webhookSecrets(ctx context.Context, names []string, generate func() (string, error)) (map[string]string, error)
 	setWebhookSecret(ctx context.Context, name, secret string) error
 }
@@ -156,6 +157,17 @@ func (r *Records) RetryDelivery(ctx context.Context, webhook, id string) error {
 		return err
 	}
 	return ob.retry(ctx, webhook, id, now())
+}
+
+// Reachable makes due now the pending deliveries of a webhook whose last attempt got no
+// answer (Status 0: refused, unreachable, timed out): once the receiver answered again,
+// they need not wait out their back-off. Those it answered with an error keep theirs.
+func (r *Records) Reachable(ctx context.Context, webhook string) error {
+	ob, err := r.outboxOf()
+	if err != nil {
+		return err
+	}
+	return ob.reachable(ctx, webhook, now())
 }
 
 // WebhookSecrets answers the signing secret of each named webhook, storing one made by

@@ -292,6 +292,20 @@ func (p *sqliteProject) retry(ctx context.Context, webhook, id string, at time.T
 	return nil
 }
 
+func (p *sqliteProject) reachable(ctx context.Context, webhook string, at time.Time) error {
+	f, release, err := p.file()
+	if err != nil {
+		return err
+	}
+	defer release()
+	_, err = f.writer.ExecContext(ctx, `UPDATE `+deliveriesTable+` SET next_at = ? WHERE webhook = ? AND state = ? AND status = 0 AND next_at > ?`,
+		at.UnixMilli(), webhook, string(Pending), at.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("deliveries of webhook %q of project %q: %w", webhook, p.id, err)
+	}
+	return nil
+}
+
 func (p *sqliteProject) webhookSecrets(ctx context.Context, names []string, generate func() (string, error)) (map[string]string, error) {
 	out := make(map[string]string, len(names))
 	err := p.inWrite(ctx, false, func(tx *sql.Tx) error {

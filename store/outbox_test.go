@@ -159,13 +159,33 @@ func TestDeliveries(t *testing.T) {
 	if counts, err := recs.DeliveryCounts(ctx); err != nil || counts["hook"] != (store.DeliveryCounts{Pending: 1, Delivered: 2}) {
 		t.Errorf("counts: %+v, %v", counts, err)
 	}
+	// msg_1's receiver answered 503: its back-off stands when the webhook is reachable again.
+	if err := recs.Reachable(ctx, "hook"); err != nil {
+		t.Fatal(err)
+	}
+	if due, err := recs.DueDeliveries(ctx, "hook", time.Now(), 10); err != nil || len(due) != 0 {
+		t.Errorf("due after Reachable: %+v, %v", due, err)
+	}
 	if err := recs.RetryDelivery(ctx, "hook", "msg_4"); err != nil {
 		t.Fatal(err)
 	}
 	if err := recs.RetryDelivery(ctx, "hook", "msg_2"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("retry of a pruned delivery: %v", err)
 	}
-	if due, err := recs.DueDeliveries(ctx, "hook", time.Now(), 10); err != nil || len(due) != 1 || due[0].ID != "msg_4" || due[0].Attempts != 1 {
-		t.Errorf("due after a retry: %+v, %v", due, err)
+	due, err = recs.DueDeliveries(ctx, "hook", time.Now(), 10)
+	if err != nil || len(due) != 1 || due[0].ID != "msg_4" || due[0].Attempts != 1 {
+		t.Fatalf("due after a retry: %+v, %v", due, err)
+	}
+	// msg_4's receiver cannot be reached: it waits, until the webhook is reachable again.
+	unreached := due[0]
+	unreached.Attempts, unreached.NextAt, unreached.Status, unreached.Error = 2, time.Now().Add(time.Hour), 0, "connection refused"
+	if err := recs.Attempted(ctx, []store.Delivery{unreached}, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Reachable(ctx, "hook"); err != nil {
+		t.Fatal(err)
+	}
+	if due, err := recs.DueDeliveries(ctx, "hook", time.Now().Add(time.Millisecond), 10); err != nil || len(due) != 1 || due[0].ID != "msg_4" {
+		t.Errorf("due once reachable: %+v, %v", due, err)
 	}
 }

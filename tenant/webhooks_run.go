@@ -308,11 +308,19 @@ func (d *deliverer) drain(ctx context.Context, rt *Runtime, w *webhook, secret s
 		if err := rt.Records.Attempted(context.WithoutCancel(ctx), due, d.o.Log); err != nil {
 			return err
 		}
+		delivered := 0
+		for _, dl := range due {
+			if dl.State == store.Delivered {
+				delivered++
+			}
+		}
 		if rt.usage != nil {
-			for _, dl := range due {
-				if dl.State == store.Delivered {
-					rt.usage.events.Add(1)
-				}
+			rt.usage.events.Add(int64(delivered))
+		}
+		// The receiver answers again: what waited for it to be reachable is sent now.
+		if delivered > 0 {
+			if err := rt.Records.Reachable(ctx, w.name); err != nil {
+				return err
 			}
 		}
 	}
