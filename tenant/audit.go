@@ -109,19 +109,20 @@ func (r *Registry) RunAuditPruning(ctx context.Context, retention time.Duration)
 // adminActions name the changes of the admin API in the audit log; a change route not named
 // here is recorded under its method and path.
 var adminActions = map[string]string{
-	"PUT /admin/v1/projects/:id":                                            "project.apply",
-	"DELETE /admin/v1/projects/:id":                                         "project.delete",
-	"POST /admin/v1/projects/:id/rollback":                                  "project.rollback",
-	"POST /admin/v1/projects/:id/undelete":                                  "project.undelete",
-	"POST /admin/v1/projects/:id/backups":                                   "project.backup",
-	"POST /admin/v1/projects/:id/restore":                                   "project.restore",
-	"POST /admin/v1/projects/:id/import":                                    "project.import",
-	"POST /admin/v1/keys":                                                   "key.create",
-	"DELETE /admin/v1/keys/:name":                                           "key.revoke",
-	"PUT /admin/v1/projects/:id/quotas":                                     "quota.set",
-	"PUT /admin/v1/projects/:id/documents":                                  "documents.register",
-	"DELETE /admin/v1/projects/:id/documents":                               "documents.remove",
-	"POST /admin/v1/projects/:id/advice/declare":                            "index.declare",
+	"PUT /admin/v1/projects/:id":                 "project.apply",
+	"DELETE /admin/v1/projects/:id":              "project.delete",
+	"POST /admin/v1/projects/:id/rollback":       "project.rollback",
+	"POST /admin/v1/projects/:id/undelete":       "project.undelete",
+	"POST /admin/v1/projects/:id/backups":        "project.backup",
+	"POST /admin/v1/projects/:id/restore":        "project.restore",
+	"POST /admin/v1/projects/:id/import":         "project.import",
+	"POST /admin/v1/keys":                        "key.create",
+	"DELETE /admin/v1/keys/:name":                "key.revoke",
+	"PUT /admin/v1/projects/:id/quotas":          "quota.set",
+	"PUT /admin/v1/projects/:id/documents":       "documents.register",
+	"DELETE /admin/v1/projects/:id/documents":    "documents.remove",
+	"POST /admin/v1/projects/:id/advice/declare": "index.declare",
+
 	"POST /admin/v1/projects/:id/webhooks/:name/deliveries/:delivery/retry": "webhook.retry",
 	"POST /admin/v1/projects/:id/webhooks/:name/secret":                     "webhook.rotate",
 }
