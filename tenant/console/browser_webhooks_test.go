@@ -60,28 +60,26 @@ func TestBrowserWebhooks(t *testing.T) {
 		chromedp.Navigate(base+"/console/projects/shop"),
 		chromedp.Click(`//a[text()="Webhooks"]`),
 		chromedp.WaitVisible("#webhook-orders", chromedp.ByID))
-	// The page is read again until the refused attempts show.
-	var row string
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(row, "HTTP 503"); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no refused attempt shown: %q", row)
+	// rowWith reloads the page until the delivery's row holds want, and answers the row.
+	rowWith := func(want string) string {
+		t.Helper()
+		var row string
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(row, want); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the delivery's row never showed %q: %q", want, row)
+			}
+			run("reload", chromedp.Reload(), chromedp.WaitVisible("#webhook-orders tbody tr", chromedp.ByQuery))
+			row = text("#webhook-orders tbody tr")
 		}
-		run("reload", chromedp.Reload(), chromedp.WaitVisible("#webhook-orders tbody tr", chromedp.ByQuery))
-		row = text("#webhook-orders tbody tr")
+		return row
 	}
+	row := rowWith("HTTP 503")
 	run("pending", shot("webhooks-1-pending"))
 	if state := text("#webhook-orders tbody tr td.state"); state != "pending" || !strings.Contains(row, "not today") {
 		t.Errorf("refused delivery: state %q, row %q", state, row)
 	}
 	accept.Store(true)
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(row, "delivered"); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("not delivered: %q", row)
-		}
-		run("reload", chromedp.Reload(), chromedp.WaitVisible("#webhook-orders tbody tr", chromedp.ByQuery))
-		row = text("#webhook-orders tbody tr")
-	}
-	if !strings.Contains(row, "HTTP 204") {
+	if row := rowWith("delivered"); !strings.Contains(row, "HTTP 204") {
 		t.Errorf("delivered row: %q", row)
 	}
 	run("retry",
