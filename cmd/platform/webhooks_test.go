@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -369,4 +371,65 @@ func TestWebhooksOnMongo(t *testing.T) {
 	if st, body := s.do("GET", "localhost", "/admin/v1/projects/shop", s.token, nil); st != http.StatusNotFound {
 		t.Fatalf("the refused project: %d %s", st, body)
 	}
+}
+
+// TestWebhooksTwoReplicas: two replicas on one store deliver each project's webhooks once
+// (one holds its lock), whichever replica took the write; when the first is killed, the
+// other delivers what follows.
+func TestWebhooksTwoReplicas(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]int{} // requests by record uid
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev struct{ Data struct{ UID string } }
+		if err := json.NewDecoder(r.Body).Decode(&ev); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		got[ev.Data.UID]++
+		mu.Unlock()
+		// A slow receiver keeps deliveries in flight, where a second sender would take them too.
+		time.Sleep(100 * time.Millisecond)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rcv.Close)
+	received := func(uids []string) (distinct, requests int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, u := range uids {
+			if got[u] > 0 {
+				distinct++
+			}
+			requests += got[u]
+		}
+		return distinct, requests
+	}
+	redisAddr, _ := testenv.RedisServer(t)
+	data := t.TempDir()
+	env := []string{"PLATFORM_ADMIN_TOKEN=shared-admin-token", "PLATFORM_WEBHOOKS_ALLOW_PRIVATE=true", "REDIS_URL=redis://" + redisAddr}
+	a := startServer(t, data, env...)
+	b := startServer(t, data, env...)
+	if st, body := a.do("PUT", "localhost", "/admin/v1/projects/shop", "shared-admin-token", []byte(webhookDoc(strings.TrimPrefix(rcv.URL, "http://")))); st != http.StatusCreated {
+		t.Fatalf("PUT: %d %s", st, body)
+	}
+	var uids []string
+	for i := range 40 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		data := publicMutation(t, s, `mutation { createProduct(data: {name: "p`+strconv.Itoa(i)+`", price: 1}) { uid } }`)
+		uids = append(uids, data["createProduct"].(map[string]any)["uid"].(string))
+	}
+	waitFor(t, 15*time.Second, "40 events", func() bool { n, _ := received(uids); return n == len(uids) })
+	time.Sleep(500 * time.Millisecond) // room for a second delivery, were both replicas sending
+	if n, requests := received(uids); requests != n {
+		t.Errorf("%d requests for %d records: both replicas delivered", requests, n)
+	}
+
+	// Whichever replica held the project's lock, the other delivers once a is killed (its
+	// lock expires within coord.WebhookLockTTL).
+	a.Kill()
+	later := publicMutation(t, b, `mutation { createProduct(data: {name: "later", price: 1}) { uid } }`)["createProduct"].(map[string]any)["uid"].(string)
+	waitFor(t, 25*time.Second, "the event after a was killed", func() bool { n, _ := received([]string{later}); return n == 1 })
 }
