@@ -142,6 +142,8 @@ type Registry struct {
 	own ownNotices
 	// closed makes Close run once, however often it is called.
 	closed sync.Once
+	// documentChanged wakes the webhooks' project scan when a document changed anywhere.
+	documentChanged chan struct{}
 }
 
 // ownNoticeTTL bounds how long a notice this replica sent is waited for: one lost on a
@@ -185,7 +187,7 @@ func (o *ownNotices) take(id string) bool {
 // NewRegistry opens the registry and starts listening for changes made by other replicas.
 func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Registry, error) {
 	opts.defaults()
-	r := &Registry{stores: stores, projects: stores.Projects(), opts: opts, done: make(chan struct{})}
+	r := &Registry{stores: stores, projects: stores.Projects(), opts: opts, done: make(chan struct{}), documentChanged: make(chan struct{}, 1)}
 	if opts.Auth.Logger == nil {
 		opts.Auth.Logger = opts.Logger
 	}
@@ -257,6 +259,10 @@ func (r *Registry) listen(ctx context.Context, ch <-chan string, stop func()) {
 			}
 			if !r.own.take(id) {
 				r.cache.forget(id)
+			}
+			select {
+			case r.documentChanged <- struct{}{}:
+			default:
 			}
 		case <-janitor.C:
 			r.cache.evictIdle()

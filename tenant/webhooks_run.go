@@ -34,9 +34,12 @@ type WebhookOptions struct {
 	// Log bounds the finished deliveries (delivered or failed) kept per webhook (default
 	// 1000); pending ones are always kept.
 	Log int
-	// Poll is how often a replica looks for projects with webhooks and for deliveries due
-	// (default 1 s); a change made on any replica wakes the delivering one at once.
+	// Poll is how often a project's delivering replica looks for deliveries due (default
+	// 1 s); a change made on any replica wakes it at once.
 	Poll time.Duration
+	// Scan is how often a replica reads the project documents to find those with webhooks
+	// (default 10 s); a document applied on any replica makes it scan at once.
+	Scan time.Duration
 }
 
 // Defaults of WebhookOptions.
@@ -71,6 +74,9 @@ func (o *WebhookOptions) defaults() {
 	if o.Poll <= 0 {
 		o.Poll = time.Second
 	}
+	if o.Scan <= 0 {
+		o.Scan = 10 * time.Second
+	}
 }
 
 // fanOutBatch is how many outbox changes one transaction turns into deliveries.
@@ -85,7 +91,8 @@ const maxErrorBody = 256
 
 // RunWebhooks delivers the webhooks of every project until ctx ends. Each project's
 // deliveries run on one replica at a time, the one holding its lock (coord.WebhookLock);
-// another takes over within coord.WebhookLockTTL when it dies.
+// another takes over at its next scan once the lock expired (coord.WebhookLockTTL) when it
+// dies.
 func (r *Registry) RunWebhooks(ctx context.Context) {
 	o := r.opts.Webhooks
 	o.defaults()
@@ -101,7 +108,7 @@ func (r *Registry) RunWebhooks(ctx context.Context) {
 	ended := make(chan string)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	t := time.NewTicker(o.Poll)
+	t := time.NewTicker(o.Scan)
 	defer t.Stop()
 	for {
 		stored, err := r.projects.List(ctx)
@@ -151,6 +158,8 @@ func (r *Registry) RunWebhooks(ctx context.Context) {
 			case id := <-ended:
 				delete(running, id)
 			case <-t.C:
+				wait = false
+			case <-r.documentChanged:
 				wait = false
 			}
 		}

@@ -428,8 +428,8 @@ func TestWebhooksTwoReplicas(t *testing.T) {
 	}
 
 	// Whichever replica held the project's lock, the other delivers once a is killed (its
-	// lock expires within coord.WebhookLockTTL).
+	// lock expires within coord.WebhookLockTTL, then b's next scan takes it).
 	a.Kill()
 	later := publicMutation(t, b, `mutation { createProduct(data: {name: "later", price: 1}) { uid } }`)["createProduct"].(map[string]any)["uid"].(string)
-	waitFor(t, 25*time.Second, "the event after a was killed", func() bool { n, _ := received([]string{later}); return n == 1 })
+	waitFor(t, 40*time.Second, "the event after a was killed", func() bool { n, _ := received([]string{later}); return n == 1 })
 }
