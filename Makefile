@@ -80,6 +80,7 @@ bench:
 	@$(STEP) 3d/13 "under 1 min" env ACCESS_PROPERTY_ROUNDS=20 $(GO) test -count=1 -v -run '^TestAccessFiltersMatchCEL$$' ./tenant
 	@$(STEP) 3e/13 "under 1 min" $(GO) test -run '^$$' -bench FairShareDo -benchmem -count 3 ./pressure
 	@$(STEP) 3f/13 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkSeed -benchtime 100x -count 3 ./tenant
+	@$(STEP) 3g/13 "about 2 min" $(GO) test -run '^$$' -bench WebhookDelivery -benchtime 1x -timeout 10m ./cmd/platform
 	@$(STEP) 4/13 "about 5 min" $(GO) test -run '^$$' -bench BenchmarkTenThousandProjects -benchtime 1x -timeout 30m ./tenant
 	@$(STEP) 4b/13 "about 3 min" $(GO) test -run '^$$' -bench BenchmarkTypeChange -benchtime 3x -count 3 ./tenant
 	@$(STEP) 5/13 "about 2 min" $(GO) test -run '^$$' -bench VersusSDK -benchmem -count 5 -benchtime 3000x ./mcpserver

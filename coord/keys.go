@@ -55,6 +55,14 @@ const FileSweepLock = "platform:files:sweep:lock"
 // FileSweepLockTTL is the life of FileSweepLock.
 const FileSweepLockTTL = time.Minute
 
+// WebhookLock is the lock (string: the holder's random token) of the replica delivering a
+// project's webhooks; it lives WebhookLockTTL, renewed every third of it.
+func WebhookLock(project string) string { return "webhooks:{" + project + "}:lock" }
+
+// WebhookLockTTL is the life of WebhookLock: how long the deliveries of a project whose
+// replica died wait for another.
+const WebhookLockTTL = 15 * time.Second
+
 // ConsoleSession is a console session (string: JSON of its CSRF token and the hash of the
 // key it signed in with), by the SHA-256 of its cookie; it lives the console's session
 // TTL (30 min by default), renewed on each use.

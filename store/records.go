@@ -117,8 +117,9 @@ func (e *IndexError) Unwrap() error { return e.Err }
 type Records struct {
 	b       backend
 	tables  map[string]*Table
-	queries atomic.Int64 // see Queries
-	guard   storageGuard // see LimitStorage
+	queries atomic.Int64  // see Queries
+	guard   storageGuard  // see LimitStorage
+	outbox  outboxBackend // nil where the database keeps no outbox (see HasOutbox)
 	// files keep the bytes of the tables' File fields, which Stored counts; nil without.
 	files Blobs
 }
@@ -126,6 +127,7 @@ type Records struct {
 func newRecords(b backend, tables []Table) *Records {
 	r := &Records{tables: make(map[string]*Table, len(tables))}
 	r.b = countingBackend{backend: b, n: &r.queries}
+	r.outbox, _ = b.(outboxBackend)
 	for i := range tables {
 		t := tables[i]
 		t.index()

@@ -224,7 +224,7 @@ func ensureIn(ctx context.Context, tx *sql.Tx, t *Table) error {
 		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("platform:"+t.Name+":createdAt") + ` ON ` + table + ` (createdAt, uid)`,
 		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("platform:"+t.Name+":_owner") + ` ON ` + table + ` (_owner, uid)`,
 	}
-	for _, q := range ddl {
+	for _, q := range append(ddl, outboxDDL(t)...) {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("ensure %s: %w", t.Name, err)
 		}

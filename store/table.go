@@ -69,6 +69,9 @@ type Table struct {
 	Indexes []Index
 	// Search, when set, is the table's full-text index (see Matches).
 	Search *Search
+	// Outbox keeps every change of the table's records in the project's outbox, written
+	// by the write that makes it (see Records.FanOut): webhooks are delivered from it.
+	Outbox bool
 
 	byName map[string]int // Fields by name, set by index
 }

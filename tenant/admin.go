@@ -91,6 +91,12 @@ func (r *Registry) MountAdmin(e *echo.Echo, gate *AdminGate) {
 	g.GET("/projects/:id/documents", r.getDocuments, Needs(NeedReadProject))
 	g.PUT("/projects/:id/documents", r.putDocuments, Needs(NeedAdminProject))
 	g.DELETE("/projects/:id/documents", r.putDocuments, Needs(NeedAdminProject))
+	g.GET("/projects/:id/webhooks", r.listWebhooks, Needs(NeedReadProject))
+	g.GET("/projects/:id/webhooks/:name/deliveries", r.listDeliveries, Needs(NeedReadProject))
+	g.POST("/projects/:id/webhooks/:name/deliveries/:delivery/retry", r.retryDelivery, Needs(NeedAdminProject))
+	// A secret signs what receivers trust: reading it is its project admins', as changing it.
+	g.GET("/projects/:id/webhooks/:name/secret", r.webhookSecret, Needs(NeedAdminProject))
+	g.POST("/projects/:id/webhooks/:name/secret", r.webhookSecret, Needs(NeedAdminProject))
 }
 
 func (r *Registry) adminAuth(gate *AdminGate) echo.MiddlewareFunc {

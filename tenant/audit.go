@@ -122,6 +122,9 @@ var adminActions = map[string]string{
 	"PUT /admin/v1/projects/:id/documents":       "documents.register",
 	"DELETE /admin/v1/projects/:id/documents":    "documents.remove",
 	"POST /admin/v1/projects/:id/advice/declare": "index.declare",
+
+	"POST /admin/v1/projects/:id/webhooks/:name/deliveries/:delivery/retry": "webhook.retry",
+	"POST /admin/v1/projects/:id/webhooks/:name/secret":                     "webhook.rotate",
 }
 
 const auditNoteKey = "admin.audit"

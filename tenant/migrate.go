@@ -49,6 +49,9 @@ func (r *Registry) Apply(ctx context.Context, p *Project, opts ApplyOptions) (pr
 	if err := r.checkTables(ctx, p); err != nil {
 		return nil, nil, nil, err
 	}
+	if err := p.checkWebhookTargets(r.opts.Webhooks.AllowPrivate); err != nil {
+		return nil, nil, nil, err
+	}
 	prev, err = r.Get(ctx, p.ID)
 	if errors.Is(err, ErrProjectNotFound) {
 		prev, err = nil, nil

@@ -78,6 +78,8 @@ type TableDoc struct {
 	// Relations link the table's records to records of other tables, by the relation's
 	// name in the record type.
 	Relations map[string]RelationDoc `json:"relations,omitempty"`
+	// Webhooks tell other services of the table's changes, by webhook name (webhooks.go).
+	Webhooks map[string]WebhookDoc `json:"webhooks,omitempty"`
 }
 
 // RelationDoc is a relation as the project document writes it: many-to-one with Field
@@ -332,6 +334,7 @@ func (p *Project) validate() error {
 			de.add(tpath+".access."+rp.Path, "%s", rp.Message)
 		}
 	}
+	p.checkWebhooks(de)
 	if len(de.Problems) == 0 {
 		// The relations are checked where they are served, on the tables as the API sees
 		// them: one place says what a relation may be.
@@ -465,7 +468,7 @@ func (p *Project) APITables() []gql.Table {
 	out := make([]gql.Table, 0, len(p.Tables))
 	for _, name := range sortedKeys(p.Tables) {
 		td := p.Tables[name]
-		t := gql.Table{Table: store.Table{Name: name}, TypeName: td.TypeName}
+		t := gql.Table{Table: store.Table{Name: name, Outbox: len(td.Webhooks) > 0}, TypeName: td.TypeName}
 		if t.TypeName == "" {
 			t.TypeName = Singular(name)
 		}

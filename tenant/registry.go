@@ -93,6 +93,8 @@ type Options struct {
 	Persisted PersistedOptions
 	// Files bound the files of File fields and sign their URLs (files.go).
 	Files FileOptions
+	// Webhooks tune the delivery of webhooks (webhooks_run.go).
+	Webhooks WebhookOptions
 }
 
 func (o *Options) defaults() {
@@ -148,6 +150,8 @@ type Registry struct {
 	own ownNotices
 	// closed makes Close run once, however often it is called.
 	closed sync.Once
+	// documentChanged wakes the webhooks' project scan when a document changed anywhere.
+	documentChanged chan struct{}
 }
 
 // ownNoticeTTL bounds how long a notice this replica sent is waited for: one lost on a
@@ -191,7 +195,7 @@ func (o *ownNotices) take(id string) bool {
 // NewRegistry opens the registry and starts listening for changes made by other replicas.
 func NewRegistry(ctx context.Context, stores *store.Stores, opts Options) (*Registry, error) {
 	opts.defaults()
-	r := &Registry{stores: stores, projects: stores.Projects(), opts: opts, done: make(chan struct{})}
+	r := &Registry{stores: stores, projects: stores.Projects(), opts: opts, done: make(chan struct{}), documentChanged: make(chan struct{}, 1)}
 	if opts.Auth.Logger == nil {
 		opts.Auth.Logger = opts.Logger
 	}
@@ -264,6 +268,10 @@ func (r *Registry) listen(ctx context.Context, ch <-chan string, stop func()) {
 			if !r.own.take(id) {
 				r.cache.forget(id)
 			}
+			select {
+			case r.documentChanged <- struct{}{}:
+			default:
+			}
 		case <-janitor.C:
 			r.cache.evictIdle()
 		}
@@ -297,6 +305,9 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 	}
 	if err := records.Ensure(ctx); err != nil {
 		return nil, indexProblem(p, err)
+	}
+	if err := webhooksReady(ctx, p, records); err != nil {
+		return nil, err
 	}
 	_, quotas, err := r.quotasOf(ctx, p.ID)
 	if err != nil {

@@ -63,6 +63,12 @@ var adminScopeTable = map[string]scopeCase{
 	"DELETE /admin/v1/projects/:id/documents":    {"/admin/v1/projects/shop/documents", "", []string{scOperator, scShopAdmin}},
 	"GET /admin/v1/projects/:id/advice":          {"/admin/v1/projects/shop/advice", "", []string{scOperator, scRead, scShopAdmin, scShopRead}},
 	"POST /admin/v1/projects/:id/advice/declare": {"/admin/v1/projects/shop/advice/declare?dryRun=true", `{"table":"items","fields":["name"]}`, []string{scOperator, scShopAdmin}},
+
+	"GET /admin/v1/projects/:id/webhooks":                                   {"/admin/v1/projects/shop/webhooks", "", []string{scOperator, scRead, scShopAdmin, scShopRead}},
+	"GET /admin/v1/projects/:id/webhooks/:name/deliveries":                  {"/admin/v1/projects/shop/webhooks/nosuch/deliveries", "", []string{scOperator, scRead, scShopAdmin, scShopRead}},
+	"POST /admin/v1/projects/:id/webhooks/:name/deliveries/:delivery/retry": {"/admin/v1/projects/shop/webhooks/nosuch/deliveries/msg_x/retry", "", []string{scOperator, scShopAdmin}},
+	"GET /admin/v1/projects/:id/webhooks/:name/secret":                      {"/admin/v1/projects/shop/webhooks/nosuch/secret", "", []string{scOperator, scShopAdmin}},
+	"POST /admin/v1/projects/:id/webhooks/:name/secret":                     {"/admin/v1/projects/shop/webhooks/nosuch/secret", "", []string{scOperator, scShopAdmin}},
 }
 
 func TestAdminRouteScopes(t *testing.T) {

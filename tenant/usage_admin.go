@@ -231,13 +231,9 @@ func (r *Registry) listUsage(c echo.Context) error {
 	if !ok {
 		return WriteError(c, http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("sort=%q: sort by usage (requests) or one of %s", sort, strings.Join(usageColumns, ", ")))
 	}
-	limit := 20
-	if v := c.QueryParam("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxUsageList {
-			return WriteError(c, http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("limit=%q: give a number from 1 to %d", v, MaxUsageList))
-		}
-		limit = n
+	limit, err := limitParam(c, 20, MaxUsageList)
+	if err != nil {
+		return WriteError(c, http.StatusBadRequest, CodeBadRequest, err.Error())
 	}
 	totals, err := r.stores.Usage().Totals(c.Request().Context(), from, end)
 	if err != nil {

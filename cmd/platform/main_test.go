@@ -378,7 +378,7 @@ func writeFile(t *testing.T, name, content string) {
 }
 
 // freeAddr returns a loopback address nobody listens on right now.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -85,6 +85,7 @@ type serveConfig struct {
 	Quotas                            quotaConfig
 	Persisted                         persistedConfig
 	Files                             filesConfig
+	Webhooks                          webhookConfig
 }
 
 func (c *serveConfig) settings() []setting {
@@ -149,7 +150,7 @@ func (c *serveConfig) settings() []setting {
 		durationSetting(&c.UsageFlush, "usage-flush", "PLATFORM_USAGE_FLUSH", tenant.DefaultUsageFlush, "how often each replica adds the usage it counted to the control database (and on shutdown)"),
 		stringSetting(&c.OTelEndpoint, "otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector base URL (http://collector:4318) that receives traces; empty: no tracing"),
 		durationSetting(&c.AuditRetention, "audit-retention", "PLATFORM_AUDIT_RETENTION", tenant.DefaultAuditRetention, "how long the audit log keeps an entry; older ones are pruned hourly"),
-	}, slices.Concat(c.Backup.settings(), c.Quotas.settings(), c.Persisted.settings(), c.Files.settings())...)
+	}, slices.Concat(c.Backup.settings(), c.Quotas.settings(), c.Persisted.settings(), c.Files.settings(), c.Webhooks.settings())...)
 }
 
 func newServeCmd() *cobra.Command {
@@ -480,6 +481,7 @@ func (p servePlane) mountProjects(ctx context.Context, dataDir string) (_ *tenan
 		Usage:           tenant.UsageOptions{Off: cfg.UsageOff, Flush: cfg.UsageFlush},
 		Quotas:          quotas,
 		Persisted:       cfg.Persisted.options(),
+		Webhooks:        cfg.Webhooks.options(),
 		MetricsProjects: cfg.MetricsProjects,
 		CacheSize:       cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: p.reg, Tracer: p.tracer, FairShare: share,
@@ -548,6 +550,7 @@ func (p servePlane) mountProjects(ctx context.Context, dataDir string) (_ *tenan
 	runs.Go(func() { reg.RunBackups(background) })
 	runs.Go(func() { reg.RunFileSweeps(background) })
 	runs.Go(func() { reg.RunAuditPruning(background, cfg.AuditRetention) })
+	runs.Go(func() { reg.RunWebhooks(background) })
 	stops = append(stops, func() { stopBackground(); runs.Wait() })
 	return reg, devIssuer, stop, nil
 }

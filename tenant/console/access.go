@@ -44,6 +44,9 @@ var routeNeeds = map[string]tenant.Need{
 	"GET /console/keys":                                       tenant.NeedOperator,
 	"POST /console/keys":                                      tenant.NeedOperator,
 	"DELETE /console/keys/:name":                              tenant.NeedOperator,
+
+	"GET /console/projects/:id/webhooks":                                   tenant.NeedReadProject,
+	"POST /console/projects/:id/webhooks/:name/deliveries/:delivery/retry": tenant.NeedAdminProject,
 }
 
 // documentID is the id of the project document a form posts ("" when it has none).
@@ -110,6 +113,8 @@ var consoleActions = map[string]string{
 	"POST /console/projects/:id/quotas":                       "quota.set",
 	"POST /console/keys":                                      "key.create",
 	"DELETE /console/keys/:name":                              "key.revoke",
+
+	"POST /console/projects/:id/webhooks/:name/deliveries/:delivery/retry": "webhook.retry",
 }
 
 const (

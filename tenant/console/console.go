@@ -132,6 +132,7 @@ func (con *Console) Mount(e *echo.Echo) {
 	con.mountUsage(s)
 	con.mountQuotas(s)
 	con.mountAdvice(s)
+	con.mountWebhooks(s)
 	s.GET("/health", con.health)
 	s.GET("/projects/:id/identity", con.identity)
 	s.POST("/projects/:id/identity/token", con.mintToken)
