@@ -68,6 +68,13 @@ func filesService(t *testing.T, opts tenant.FileOptions, where string) (service,
 	t.Cleanup(func() { _ = stores.Close(context.Background()) })
 	opts.Key = []byte("test secret")
 	s := newServiceOn(t, stores, tenant.Options{Files: opts})
+	s.putFilesDoc(t)
+	return s, stores
+}
+
+// putFilesDoc applies filesDoc, with s's identity provider, to s's registry.
+func (s service) putFilesDoc(t *testing.T) {
+	t.Helper()
 	p, err := tenant.ParseDocument(fmt.Appendf(nil, filesDoc, s.jwks))
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +82,6 @@ func filesService(t *testing.T, opts tenant.FileOptions, where string) (service,
 	if _, _, err := s.reg.Put(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	return s, stores
 }
 
 // pngOf is a w×h PNG image.
@@ -388,13 +394,7 @@ func TestFileUploadRefusals(t *testing.T) {
 func TestFilesCountInTheStorageQuota(t *testing.T) {
 	stores := openStores(t)
 	s := newServiceOn(t, stores, tenant.Options{Quotas: tenant.Quotas{BytesStored: 500_000}})
-	p, err := tenant.ParseDocument(fmt.Appendf(nil, filesDoc, s.jwks))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.reg.Put(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
+	s.putFilesDoc(t)
 	alice := s.token(t, "media", "alice")
 	photo := append(pngOf(t, 8, 8), make([]byte, 190_000)...)
 	for i := range 3 {
@@ -419,13 +419,7 @@ func TestFilesCountInTheStorageQuota(t *testing.T) {
 func TestAliasedCreatesKeepTheirFiles(t *testing.T) {
 	stores := openStores(t)
 	s := newServiceOn(t, stores, tenant.Options{Quotas: tenant.Quotas{Records: 2}, Files: tenant.FileOptions{Key: []byte("test secret")}})
-	p, err := tenant.ParseDocument(fmt.Appendf(nil, filesDoc, s.jwks))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.reg.Put(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
+	s.putFilesDoc(t)
 	alice := s.token(t, "media", "alice")
 	photos := [][]byte{pngOf(t, 4, 4), pngOf(t, 5, 5), pngOf(t, 6, 6)}
 	a := s.multipartPost(t, alice, `mutation($a: Upload, $b: Upload, $c: Upload) {
