@@ -89,6 +89,9 @@ func TestBrowserOperatorKeys(t *testing.T) {
 	var rows []string
 	var who string
 	run("sign in with it",
+		// The key was shown by an htmx swap of the page: its Sign out button acts once htmx
+		// has settled the new content.
+		chromedp.WaitNotPresent(".htmx-settling, .htmx-swapping", chromedp.ByQuery),
 		chromedp.Click(`//button[text()="Sign out"]`),
 		chromedp.WaitVisible("#token", chromedp.ByID),
 		signIn(key),
