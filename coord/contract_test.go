@@ -119,7 +119,8 @@ func slotsExpire(t *testing.T, dial func() *redis.Client) {
 	ctx := t.Context()
 	s := coord.NewSlots(dial(), nil)
 	k := key(t, "set")
-	const ttl = 600 * time.Millisecond
+	// Long enough that a renewal every third of it lands under -race on a busy machine.
+	const ttl = 1500 * time.Millisecond
 	release, ok, err := s.Hold(ctx, k, 2, ttl)
 	if err != nil || !ok {
 		t.Fatalf("hold: ok %v, err %v", ok, err)
