@@ -219,6 +219,14 @@ func (b *mongoBackend) count(ctx context.Context, t *Table, f Filter) (int64, er
 	return n, nil
 }
 
+func (b *mongoBackend) estimate(ctx context.Context, t *Table) (int64, error) {
+	n, err := b.db.Collection(t.Name).EstimatedDocumentCount(ctx)
+	if err != nil {
+		return 0, mongoFail(ctx, "estimate the count of "+t.Name, err)
+	}
+	return n, nil
+}
+
 // insert writes docs in one ordered insertMany. MongoDB writes the documents before the one
 // that fails; those are removed again, so that a batch is written whole or not at all.
 func (b *mongoBackend) insert(ctx context.Context, t *Table, docs []Doc) error {

@@ -217,7 +217,7 @@ func (m *meter) sample(ctx context.Context, id string, u *projectUsage, recs *st
 	if now.Sub(u.sampledAt) < m.opts.Sample || now.Before(u.sampleRetry) || ctx.Err() != nil {
 		return
 	}
-	st, err := recs.Stored(ctx)
+	st, err := recs.StoredSample(ctx)
 	if err != nil {
 		wait := min(sampleRetry<<min(u.sampleFailed, 16), m.opts.Sample)
 		u.sampleFailed++
