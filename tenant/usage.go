@@ -121,7 +121,7 @@ func (m *meter) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			m.flush()
+			m.flush(true)
 		}
 	}
 }
@@ -131,7 +131,8 @@ func (m *meter) close() {
 	m.stop()
 	<-m.done
 	if !m.opts.Off {
-		m.flush()
+		// Without samples: a count must not hold a shutdown.
+		m.flush(false)
 	}
 }
 
@@ -151,9 +152,9 @@ const (
 
 // flush adds every project's counts since the last flush to the usage store, under the hour
 // the flush runs in (so counts of the last seconds of an hour may fall into the next), with a
-// sample of what the project stores when one is due. It runs on its own context: stopping
-// the meter does not cut a write in the middle.
-func (m *meter) flush() {
+// sample of what the project stores when one is due and samples are asked for. It runs on
+// its own context: stopping the meter does not cut a write in the middle.
+func (m *meter) flush(samples bool) {
 	now := time.Now()
 	m.mu.Lock()
 	ids := make([]string, 0, len(m.projects))
@@ -172,7 +173,7 @@ func (m *meter) flush() {
 		d.Project, d.Start = ids[i], now
 		// Only a project served since the last flush is sampled: one deleted meanwhile is
 		// not opened again.
-		if recs := u.records.Load(); recs != nil && d.Requests > 0 {
+		if recs := u.records.Load(); samples && recs != nil && d.Requests > 0 {
 			m.sample(sampling, ids[i], u, recs, &d, now)
 		}
 		if !d.Zero() {
