@@ -2,11 +2,14 @@ package gql
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"maps"
 	"net/http"
 
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
+
+	"github.com/platform-dev/platform/telemetry"
 )
 
 // The codes of errors[].extensions.code, in every error body the service writes (DESIGN.md):
@@ -53,6 +56,20 @@ type ErrorItem struct {
 // join the extensions beside the code.
 func WriteError(w http.ResponseWriter, status int, code, msg string, ext map[string]any) {
 	writeError(w, mediaJSON, status, code, msg, ext)
+}
+
+// withRequestID adds the id of ctx's request to the extensions ext (nil: none yet), so that
+// a caller's report of an error finds its log lines.
+func withRequestID(ctx context.Context, ext map[string]any) map[string]any {
+	id := telemetry.RequestID(ctx)
+	if id == "" {
+		return ext
+	}
+	if ext == nil {
+		ext = map[string]any{}
+	}
+	ext["requestId"] = id
+	return ext
 }
 
 func writeError(w http.ResponseWriter, media string, status int, code, msg string, ext map[string]any) {

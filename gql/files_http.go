@@ -22,7 +22,7 @@ import (
 // have the GraphQL errors' shape.
 func (a *API) ServeFile(w http.ResponseWriter, r *http.Request, g Guard) {
 	fail := func(status int, code, msg string, ext map[string]any) {
-		writeError(w, mediaJSON, status, code, msg, ext)
+		writeError(w, mediaJSON, status, code, msg, withRequestID(r.Context(), ext))
 	}
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, FilesPath), "/")
 	if a.files == nil || len(parts) < 3 || len(parts) > 4 {

@@ -125,11 +125,7 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 	}
 	media, ok := negotiate(header(r, "Accept"))
 	fail := func(status int, code, msg string) {
-		var ext map[string]any
-		if reqID != "" {
-			ext = map[string]any{"requestId": reqID}
-		}
-		writeError(w, media, status, code, msg, ext)
+		writeError(w, media, status, code, msg, withRequestID(ctx, nil))
 	}
 	if a.files != nil {
 		ctx = withFileBase(ctx, r)

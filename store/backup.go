@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -176,7 +177,7 @@ func (s *Stores) TakeBackup(ctx context.Context, to BackupTarget, id, mongoURI s
 	}
 	b := Backup{Project: id, At: at, Size: st.Size(), Format: format, Name: backupName(id, at, format)}
 	// The files first: a backup in the target names none it lacks.
-	if err := s.backupFiles(ctx, to, id); err != nil {
+	if err := s.backupFiles(ctx, to, id, b); err != nil {
 		return fail(err)
 	}
 	if err := to.put(ctx, b.Name, file); err != nil {
@@ -201,8 +202,8 @@ func (s *Stores) ListBackups(ctx context.Context, to BackupTarget, id string) ([
 	return out, nil
 }
 
-// PruneBackups removes project id's backups in to but the newest keep, and answers those it
-// removed.
+// PruneBackups removes project id's backups in to but the newest keep, and the files no
+// remaining backup names, and answers the backups it removed.
 func (s *Stores) PruneBackups(ctx context.Context, to BackupTarget, id string, keep int) ([]Backup, error) {
 	all, err := s.ListBackups(ctx, to, id)
 	if err != nil || len(all) <= keep {
@@ -213,6 +214,13 @@ func (s *Stores) PruneBackups(ctx context.Context, to BackupTarget, id string, k
 		if err := to.remove(ctx, b.Name); err != nil {
 			return nil, fmt.Errorf("remove backup %s from %s: %w", b.Name, to, err)
 		}
+		// The backup goes before its list, so no backup is ever left without one.
+		if err := to.remove(ctx, backupFilesList(b)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("remove the list of files of %s from %s: %w", b.Name, to, err)
+		}
+	}
+	if err := s.pruneFiles(ctx, to, id); err != nil {
+		return nil, err
 	}
 	return old, nil
 }

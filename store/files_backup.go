@@ -11,9 +11,19 @@ import (
 )
 
 // A project's backups carry its files: each file is copied once to <project>/files/<name>
-// in the backup target (a file's bytes never change under its key), and a restore puts back
-// those the restored project lacks before its records take their place. The files stay in
-// the target when the backups naming them are pruned.
+// in the backup target (a file's bytes never change under its key), shared by every backup
+// taken while the project held it, and a restore puts back those the restored project lacks
+// before its records take their place. Each backup names the files it needs in a list beside
+// it (backupFilesList), written before the files are copied, so that pruning removes the
+// files no remaining backup names, and none of a backup being taken.
+
+// filesListExt ends the name of a backup's list of files, beside the backup.
+const filesListExt = ".files"
+
+// backupFilesList is the name of the list of the files backup b needs.
+func backupFilesList(b Backup) string {
+	return strings.TrimSuffix(b.Name, backupExtensions[b.Format]) + filesListExt
+}
 
 // backupFileName is the name under which the file key of project id is kept in a backup
 // target: one level deep, as a folder target lists names.
@@ -21,22 +31,48 @@ func backupFileName(id, key string) string {
 	return id + "/files/" + strings.Replace(key, "/", "-", 1)
 }
 
-// backupFiles copies to the target the files of project id it does not hold yet.
-func (s *Stores) backupFiles(ctx context.Context, to BackupTarget, id string) error {
-	have, err := to.list(ctx, id+"/files/")
-	if err != nil {
-		return fmt.Errorf("list the files kept in %s: %w", to, err)
-	}
+// backupFiles names in the list beside backup b the files project id holds, and copies to
+// the target those it does not hold yet.
+func (s *Stores) backupFiles(ctx context.Context, to BackupTarget, id string, b Backup) error {
 	dir, err := s.tempDir()
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	blobs := s.ProjectBlobs(id)
-	return blobs.Walk(ctx, func(key string, _ time.Time) error {
+	var keys []string
+	if err := blobs.Walk(ctx, func(key string, _ time.Time) error {
+		if IsFileKey(key) {
+			keys = append(keys, key)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	// A first line, so that the list of no file is not empty: some S3 servers refuse those.
+	var list strings.Builder
+	list.WriteString("# the files of backup " + b.Name + "\n")
+	for _, key := range keys {
+		list.WriteString(backupFileName(id, key) + "\n")
+	}
+	tmp := filepath.Join(dir, "list")
+	if err := os.WriteFile(tmp, []byte(list.String()), 0o600); err != nil {
+		return err
+	}
+	if err := to.put(ctx, backupFilesList(b), tmp); err != nil {
+		return fmt.Errorf("store the list of files in %s: %w", to, err)
+	}
+	// Listed after the list is stored, which narrows the time in which a prune running
+	// meanwhile could remove a file this listing counted in (the scheduled rounds take one
+	// project's backups one at a time).
+	have, err := to.list(ctx, id+"/files/")
+	if err != nil {
+		return fmt.Errorf("list the files kept in %s: %w", to, err)
+	}
+	for _, key := range keys {
 		name := backupFileName(id, key)
-		if _, ok := have[name]; ok || !IsFileKey(key) {
-			return nil
+		if _, ok := have[name]; ok {
+			continue
 		}
 		tmp := filepath.Join(dir, "file")
 		if err := copyBlob(ctx, blobs, key, tmp); err != nil {
@@ -45,8 +81,58 @@ func (s *Stores) backupFiles(ctx context.Context, to BackupTarget, id string) er
 		if err := to.put(ctx, name, tmp); err != nil {
 			return fmt.Errorf("store file %s in %s: %w", key, to, err)
 		}
-		return nil
-	})
+	}
+	return nil
+}
+
+// pruneFiles removes from the target the files of project id that no list of files there
+// names: the lists of the backups kept, and of those being taken. A backup taken before
+// backups listed their files names none, so while one is kept every file stays.
+func (s *Stores) pruneFiles(ctx context.Context, to BackupTarget, id string) error {
+	names, err := to.list(ctx, id+"/")
+	if err != nil {
+		return fmt.Errorf("list the backups of project %q in %s: %w", id, to, err)
+	}
+	dir, err := s.tempDir()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "list")
+	named := map[string]bool{}
+	for name, size := range names {
+		if b, ok := parseBackupName(name, size); ok && b.Project == id {
+			if _, ok := names[backupFilesList(b)]; !ok {
+				return nil
+			}
+		}
+		if !strings.HasSuffix(name, filesListExt) || strings.Contains(strings.TrimPrefix(name, id+"/"), "/") {
+			continue
+		}
+		err := to.get(ctx, name, tmp)
+		var list []byte
+		if err == nil {
+			list, err = os.ReadFile(tmp)
+		}
+		if err != nil {
+			return fmt.Errorf("read the list of files %s in %s: %w", name, to, err)
+		}
+		for f := range strings.Lines(string(list)) {
+			named[strings.TrimSuffix(f, "\n")] = true
+		}
+	}
+	kept, err := to.list(ctx, id+"/files/")
+	if err != nil {
+		return fmt.Errorf("list the files kept in %s: %w", to, err)
+	}
+	for name := range kept {
+		if !named[name] {
+			if err := to.remove(ctx, name); err != nil {
+				return fmt.Errorf("remove file %s from %s: %w", name, to, err)
+			}
+		}
+	}
+	return nil
 }
 
 // copyBlob copies the file key of blobs to the local file path.

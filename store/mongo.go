@@ -219,6 +219,23 @@ func (b *mongoBackend) count(ctx context.Context, t *Table, f Filter) (int64, er
 	return n, nil
 }
 
+// estimate reads the count collStats answers: the collection's metadata on MongoDB and
+// FerretDB alike, where FerretDB counts every document for EstimatedDocumentCount (as long
+// as CountDocuments: 240 ms against 7 ms at 20,000 records).
+func (b *mongoBackend) estimate(ctx context.Context, t *Table) (int64, error) {
+	var st struct {
+		Count float64 `bson:"count"`
+	}
+	err := b.db.RunCommand(ctx, bson.D{{Key: "collStats", Value: t.Name}}).Decode(&st)
+	if ce, ok := errors.AsType[mongo.CommandError](err); ok && ce.Code == 26 { // NamespaceNotFound: no record yet
+		return 0, nil
+	}
+	if err != nil {
+		return 0, mongoFail(ctx, "estimate the count of "+t.Name, err)
+	}
+	return int64(st.Count), nil
+}
+
 // insert writes docs in one ordered insertMany. MongoDB writes the documents before the one
 // that fails; those are removed again, so that a batch is written whole or not at all.
 func (b *mongoBackend) insert(ctx context.Context, t *Table, docs []Doc) error {

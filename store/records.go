@@ -56,6 +56,9 @@ type backend interface {
 	// error. It applies q.Filter, Order, After, Offset and Limit, not MaxBytes.
 	find(ctx context.Context, t *Table, q Query, fn func(Record) (bool, error)) error
 	count(ctx context.Context, t *Table, f Filter) (int64, error)
+	// estimate counts the records of t as the database can cheaply: exactly on SQLite,
+	// from the collection's metadata on MongoDB (which an unclean shutdown can leave off).
+	estimate(ctx context.Context, t *Table) (int64, error)
 	// insert writes docs, all or none; a unique index they break is a *ConflictError.
 	insert(ctx context.Context, t *Table, docs []Doc) error
 	// update sets and removes fields of the record uid if it also matches f, stamps

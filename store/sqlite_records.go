@@ -607,6 +607,12 @@ func (c *sqlCompiler) keyset(q Query) (bound string, exact bool) {
 	return x + " >= " + c.arg(v), false
 }
 
+// estimate is count: SQLite keeps no count of a table's rows, and counting them reads the
+// smallest index, which is cheap enough.
+func (p *sqliteProject) estimate(ctx context.Context, t *Table) (int64, error) {
+	return p.count(ctx, t, Filter{})
+}
+
 func (p *sqliteProject) count(ctx context.Context, t *Table, flt Filter) (int64, error) {
 	f, cols, release, err := p.fileFor(ctx, t)
 	if err != nil {

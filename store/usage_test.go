@@ -112,5 +112,8 @@ func TestRecordsCountInto(t *testing.T) {
 		if err != nil || st.Records != 6 || st.Bytes <= 0 {
 			t.Errorf("Stored = %+v, %v; want 6 records and some bytes", st, err)
 		}
+		if sample, err := recs.StoredSample(ctx); err != nil || sample.Records != 6 || sample.Bytes <= 0 {
+			t.Errorf("StoredSample = %+v, %v; want 6 records and some bytes", sample, err)
+		}
 	})
 }

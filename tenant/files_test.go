@@ -68,20 +68,8 @@ func filesService(t *testing.T, opts tenant.FileOptions, where string) (service,
 	t.Cleanup(func() { _ = stores.Close(context.Background()) })
 	opts.Key = []byte("test secret")
 	s := newServiceOn(t, stores, tenant.Options{Files: opts})
-	s.putFilesDoc(t)
+	putFilesProject(t, s)
 	return s, stores
-}
-
-// putFilesDoc applies filesDoc, with s's identity provider, to s's registry.
-func (s service) putFilesDoc(t *testing.T) {
-	t.Helper()
-	p, err := tenant.ParseDocument(fmt.Appendf(nil, filesDoc, s.jwks))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.reg.Put(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // pngOf is a w×h PNG image.
@@ -146,6 +134,18 @@ func (s service) multipartPost(t *testing.T, token, query string, vars map[strin
 
 // fetch sends a request for a file's URL (absolute, as File.url answers it) to the service,
 // with the headers.
+// putFilesProject applies the project of filesDoc on s.
+func putFilesProject(t *testing.T, s service) {
+	t.Helper()
+	p, err := tenant.ParseDocument(fmt.Appendf(nil, filesDoc, s.jwks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.reg.Put(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (s service) fetch(t *testing.T, method, rawURL, token string, body []byte, headers ...string) (*http.Response, []byte) {
 	t.Helper()
 	u, err := url.Parse(rawURL)
@@ -394,7 +394,7 @@ func TestFileUploadRefusals(t *testing.T) {
 func TestFilesCountInTheStorageQuota(t *testing.T) {
 	stores := openStores(t)
 	s := newServiceOn(t, stores, tenant.Options{Quotas: tenant.Quotas{BytesStored: 500_000}})
-	s.putFilesDoc(t)
+	putFilesProject(t, s)
 	alice := s.token(t, "media", "alice")
 	photo := append(pngOf(t, 8, 8), make([]byte, 190_000)...)
 	for i := range 3 {
@@ -419,7 +419,7 @@ func TestFilesCountInTheStorageQuota(t *testing.T) {
 func TestAliasedCreatesKeepTheirFiles(t *testing.T) {
 	stores := openStores(t)
 	s := newServiceOn(t, stores, tenant.Options{Quotas: tenant.Quotas{Records: 2}, Files: tenant.FileOptions{Key: []byte("test secret")}})
-	s.putFilesDoc(t)
+	putFilesProject(t, s)
 	alice := s.token(t, "media", "alice")
 	photos := [][]byte{pngOf(t, 4, 4), pngOf(t, 5, 5), pngOf(t, 6, 6)}
 	a := s.multipartPost(t, alice, `mutation($a: Upload, $b: Upload, $c: Upload) {
@@ -585,13 +585,7 @@ func TestFileInChromium(t *testing.T) {
 func TestFilesInBackups(t *testing.T) {
 	stores := openStores(t)
 	s := newServiceOn(t, stores, tenant.Options{Backups: tenant.BackupOptions{Target: store.BackupFolder(t.TempDir())}})
-	p, err := tenant.ParseDocument(fmt.Appendf(nil, filesDoc, s.jwks))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.reg.Put(t.Context(), p); err != nil {
-		t.Fatal(err)
-	}
+	putFilesProject(t, s)
 	alice := s.token(t, "media", "alice")
 	photo := pngOf(t, 10, 10)
 	a := s.multipartPost(t, alice, `mutation($f: Upload) { createPost(data: {photo: $f}) { id photo { url } } }`, map[string]any{"f": nil},

@@ -69,6 +69,10 @@ type projectUsage struct {
 	open      int64
 	connNanos int64
 	sampledAt time.Time
+	// sampleFailed is how many samples in a row failed, and sampleRetry when the next one is
+	// due after them.
+	sampleFailed int
+	sampleRetry  time.Time
 }
 
 func newMeter(opts UsageOptions, usage *store.UsageStore, logger *slog.Logger) *meter {
@@ -117,7 +121,7 @@ func (m *meter) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			m.flush()
+			m.flush(true)
 		}
 	}
 }
@@ -127,21 +131,30 @@ func (m *meter) close() {
 	m.stop()
 	<-m.done
 	if !m.opts.Off {
-		m.flush()
+		// Without samples: a count must not hold a shutdown.
+		m.flush(false)
 	}
 }
 
-// flushTimeout bounds one flush, so that a database that does not answer cannot hold a
-// shutdown; what it could not write is kept for the next flush.
+// flushTimeout bounds one flush's write, so that a database that does not answer cannot
+// hold a shutdown; what it could not write is kept for the next flush.
 const flushTimeout = 10 * time.Second
+
+// sampleTimeout bounds the samples of one flush, taken before its write and on their own
+// time, so that a project too large to count in time never costs the write its deadline.
+// sampleRetry is the wait after a failed sample, doubled at each failure in a row up to
+// UsageOptions.Sample, so that a count that cannot end in time is not started at every
+// flush.
+const (
+	sampleTimeout = 30 * time.Second
+	sampleRetry   = time.Minute
+)
 
 // flush adds every project's counts since the last flush to the usage store, under the hour
 // the flush runs in (so counts of the last seconds of an hour may fall into the next), with a
-// sample of what the project stores when one is due. It runs on its own context: stopping
-// the meter does not cut a write in the middle.
-func (m *meter) flush() {
-	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-	defer cancel()
+// sample of what the project stores when one is due and samples are asked for. It runs on
+// its own context: stopping the meter does not cut a write in the middle.
+func (m *meter) flush(samples bool) {
 	now := time.Now()
 	m.mu.Lock()
 	ids := make([]string, 0, len(m.projects))
@@ -153,19 +166,15 @@ func (m *meter) flush() {
 	m.pending = nil
 	m.mu.Unlock()
 	fresh := len(deltas)
+	sampling, cancelSamples := context.WithTimeout(context.Background(), sampleTimeout)
+	defer cancelSamples()
 	for i, u := range us {
 		d := u.take(now)
 		d.Project, d.Start = ids[i], now
 		// Only a project served since the last flush is sampled: one deleted meanwhile is
 		// not opened again.
-		if recs := u.records.Load(); recs != nil && d.Requests > 0 && now.Sub(u.sampledAt) >= m.opts.Sample {
-			// Sampled only here, by the flushing goroutine.
-			st, err := recs.Stored(ctx)
-			if err != nil {
-				m.logger.Warn("usage: sample what a project stores", "project", ids[i], "err", err)
-			} else {
-				d.RecordsStored, d.BytesStored, u.sampledAt = st.Records, st.Bytes, now
-			}
+		if recs := u.records.Load(); samples && recs != nil && d.Requests > 0 {
+			m.sample(sampling, ids[i], u, recs, &d, now)
 		}
 		if !d.Zero() {
 			deltas = append(deltas, d)
@@ -185,6 +194,9 @@ func (m *meter) flush() {
 		}
 	}
 	m.mu.Unlock()
+	cancelSamples()
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
 	if err := m.usage.Add(ctx, deltas); err != nil {
 		m.logger.Warn("usage: flush (kept for the next one)", "projects", len(deltas), "err", err)
 		m.keep(deltas)
@@ -196,6 +208,26 @@ func (m *meter) flush() {
 		}
 		m.pruned = now
 	}
+}
+
+// sample puts in d what project id stores, when a sample is due: Sample after the last one,
+// and after the back-off of the failed ones in a row. A sample the flush's samples left no
+// time for is not a failure: it is due at the next flush. Called only by the flushing
+// goroutine, which alone reads and sets u's sample fields.
+func (m *meter) sample(ctx context.Context, id string, u *projectUsage, recs *store.Records, d *store.Usage, now time.Time) {
+	if now.Sub(u.sampledAt) < m.opts.Sample || now.Before(u.sampleRetry) || ctx.Err() != nil {
+		return
+	}
+	st, err := recs.StoredSample(ctx)
+	if err != nil {
+		wait := min(sampleRetry<<min(u.sampleFailed, 16), m.opts.Sample)
+		u.sampleFailed++
+		u.sampleRetry = now.Add(wait)
+		m.logger.Warn("usage: sample what a project stores", "project", id, "retry_in", wait, "err", err)
+		return
+	}
+	d.RecordsStored, d.BytesStored, u.sampledAt = st.Records, st.Bytes, now
+	u.sampleFailed, u.sampleRetry = 0, time.Time{}
 }
 
 // keep holds deltas a flush could not write for the next one, one per project and hour, so

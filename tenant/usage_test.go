@@ -3,11 +3,14 @@ package tenant_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -269,5 +272,47 @@ func TestUsageListingSorts(t *testing.T) {
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("GET ?%s: %v, want %s", tc.query, got, tc.want)
 		}
+	}
+}
+
+// TestUsageSampleFailuresBackOff: a project whose stored size cannot be sampled (a table of
+// it dropped under the store) is sampled again after a back-off, not at every flush, and the
+// usage it is counted keeps being written meanwhile.
+func TestUsageSampleFailuresBackOff(t *testing.T) {
+	dir := t.TempDir()
+	stores, err := store.Open(t.Context(), store.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stores.Close(context.Background()) })
+	logs := &syncBuffer{}
+	srv := adminServerOn(t, stores, tenant.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		Usage: tenant.UsageOptions{Flush: 20 * time.Millisecond, Sample: 300 * time.Millisecond}})
+	status, body := request(t, srv, http.MethodPut, "platform.test", "/admin/v1/projects/shop", `{"id":"shop","tables":{
+		"products":{"fields":{"name":{"type":"String"}},"access":{"read":"public"}},
+		"gone":{"fields":{"name":{"type":"String"}},"access":{"read":"public"}}}}`, nil)
+	if status/100 != 2 {
+		t.Fatalf("PUT project: %d %s", status, body)
+	}
+	request(t, srv, http.MethodPost, "shop.platform.test", "/api/v1/graphql", `{"query":"{ products { name } }"}`, nil)
+	db, err := sql.Open("sqlite", filepath.Join(dir, "projects", "shop.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DROP TABLE t_gone`); err != nil {
+		t.Fatal(err)
+	}
+	const requests = 50
+	for range requests {
+		request(t, srv, http.MethodPost, "shop.platform.test", "/api/v1/graphql", `{"query":"{ products { name } }"}`, nil)
+		time.Sleep(20 * time.Millisecond)
+	}
+	usageOf(t, srv, func(u tenant.UsagePeriod) bool { return u.Requests == requests+1 })
+	// In one second of requests, the sample is due at every flush (50 of them); failed, it
+	// is tried again after 300 ms (the back-off starts at a minute but never passes Sample).
+	failed := strings.Count(logs.String(), "sample what a project stores")
+	if failed == 0 || failed > 6 {
+		t.Errorf("the sample failed %d times in %d flushes, want 1 to 6:\n%s", failed, requests, logs)
 	}
 }

@@ -163,6 +163,8 @@ func TestRequestIDs(t *testing.T) {
 		{name: "graphql validation", host: "demo.localhost", path: "/api/v1/graphql", body: `{"query":"{ products { nope } }"}`, header: gqlHeader},
 		{name: "graphql bad token", host: "demo.localhost", path: "/api/v1/graphql", body: `{"query":"{ productsCount }"}`,
 			header: map[string]string{"Content-Type": "application/json", "Authorization": "Bearer nope"}},
+		{name: "file route", host: "demo.localhost", path: "/files/products/x/name", header: gqlHeader},
+		{name: "file route, caller's id", host: "demo.localhost", path: "/files/products/x/name", sent: "lb-9a1e.7", header: gqlHeader},
 		{name: "unknown project", host: "ghost.localhost", path: "/api/v1/graphql", body: `{}`, header: gqlHeader},
 		{name: "admin without token", host: "localhost", path: "/admin/v1/projects", header: map[string]string{}},
 		{name: "mcp unknown tool", host: "localhost", path: "/mcp", mcp: true,
