@@ -121,7 +121,7 @@ func (m *meter) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			m.flush(true)
+			m.flush()
 		}
 	}
 }
@@ -131,8 +131,7 @@ func (m *meter) close() {
 	m.stop()
 	<-m.done
 	if !m.opts.Off {
-		// Without samples: a count must not hold a shutdown.
-		m.flush(false)
+		m.flush()
 	}
 }
 
@@ -152,9 +151,9 @@ const (
 
 // flush adds every project's counts since the last flush to the usage store, under the hour
 // the flush runs in (so counts of the last seconds of an hour may fall into the next), with a
-// sample of what the project stores when one is due and samples are asked for. It runs on
-// its own context: stopping the meter does not cut a write in the middle.
-func (m *meter) flush(samples bool) {
+// sample of what the project stores when one is due. It runs on its own context: stopping
+// the meter does not cut a write in the middle.
+func (m *meter) flush() {
 	now := time.Now()
 	m.mu.Lock()
 	ids := make([]string, 0, len(m.projects))
@@ -173,7 +172,7 @@ func (m *meter) flush(samples bool) {
 		d.Project, d.Start = ids[i], now
 		// Only a project served since the last flush is sampled: one deleted meanwhile is
 		// not opened again.
-		if recs := u.records.Load(); samples && recs != nil && d.Requests > 0 {
+		if recs := u.records.Load(); recs != nil && d.Requests > 0 {
 			m.sample(sampling, ids[i], u, recs, &d, now)
 		}
 		if !d.Zero() {
