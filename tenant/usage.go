@@ -121,7 +121,7 @@ func (m *meter) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			m.flush()
+			m.flush(sampleTimeout)
 		}
 	}
 }
@@ -131,7 +131,7 @@ func (m *meter) close() {
 	m.stop()
 	<-m.done
 	if !m.opts.Off {
-		m.flush()
+		m.flush(shutdownSampleTimeout)
 	}
 }
 
@@ -140,20 +140,25 @@ func (m *meter) close() {
 const flushTimeout = 10 * time.Second
 
 // sampleTimeout bounds the samples of one flush, taken before its write and on their own
-// time, so that a project too large to count in time never costs the write its deadline.
+// time, so that a project too large to count in time never costs the write its deadline;
+// shutdownSampleTimeout bounds them in the flush at shutdown, which a count must not hold up
+// (a replica that served a project for less than a flush interval still reports what it
+// stores).
 // sampleRetry is the wait after a failed sample, doubled at each failure in a row up to
 // UsageOptions.Sample, so that a count that cannot end in time is not started at every
 // flush.
 const (
-	sampleTimeout = 30 * time.Second
-	sampleRetry   = time.Minute
+	sampleTimeout         = 30 * time.Second
+	shutdownSampleTimeout = 2 * time.Second
+	sampleRetry           = time.Minute
 )
 
 // flush adds every project's counts since the last flush to the usage store, under the hour
 // the flush runs in (so counts of the last seconds of an hour may fall into the next), with a
-// sample of what the project stores when one is due. It runs on its own context: stopping
-// the meter does not cut a write in the middle.
-func (m *meter) flush() {
+// sample of what the project stores when one is due, the samples taking at most
+// sampleBudget. It runs on its own context: stopping the meter does not cut a write in the
+// middle.
+func (m *meter) flush(sampleBudget time.Duration) {
 	now := time.Now()
 	m.mu.Lock()
 	ids := make([]string, 0, len(m.projects))
@@ -165,7 +170,7 @@ func (m *meter) flush() {
 	m.pending = nil
 	m.mu.Unlock()
 	fresh := len(deltas)
-	sampling, cancelSamples := context.WithTimeout(context.Background(), sampleTimeout)
+	sampling, cancelSamples := context.WithTimeout(context.Background(), sampleBudget)
 	defer cancelSamples()
 	for i, u := range us {
 		d := u.take(now)
