@@ -73,6 +73,8 @@ type files struct {
 	maxFiles           int
 	maxPixels          int64
 	now                func() time.Time
+	// base is Config.BaseURL.
+	base func(*http.Request) string
 }
 
 // hasFiles reports whether one of the tables has a File field.
@@ -180,19 +182,17 @@ func (fs *files) signed(r *http.Request) (present, valid bool) {
 // File.url starts with.
 type fileBaseKey struct{}
 
-// withFileBase notes the address r reached the project at: its scheme and host, and the
-// path prefix, as a proxy in front of the API (or the project's path form, /p/<project>)
-// says it received the request. They only shape the addresses answered to this caller.
-func withFileBase(ctx context.Context, r *http.Request) context.Context {
-	scheme := "http"
-	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
-		scheme = "https"
+// withBase notes the address r reached the project at (Config.BaseURL).
+func (fs *files) withBase(ctx context.Context, r *http.Request) context.Context {
+	return context.WithValue(ctx, fileBaseKey{}, fs.base(r))
+}
+
+// requestBase is the scheme and host r was sent to, as this server received it.
+func requestBase(r *http.Request) string {
+	if r.TLS != nil {
+		return "https://" + r.Host
 	}
-	host := r.Header.Get("X-Forwarded-Host")
-	if host == "" {
-		host = r.Host
-	}
-	return context.WithValue(ctx, fileBaseKey{}, scheme+"://"+host+strings.TrimSuffix(r.Header.Get("X-Forwarded-Prefix"), "/"))
+	return "http://" + r.Host
 }
 
 // fileType is the record struct's type of a File field's value.

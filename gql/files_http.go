@@ -40,7 +40,7 @@ func (a *API) ServeFile(w http.ResponseWriter, r *http.Request, g Guard) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
 	defer cancel()
-	ctx = withFileBase(ctx, r)
+	ctx = a.files.withBase(ctx, r)
 	switch {
 	case (r.Method == http.MethodGet || r.Method == http.MethodHead) && len(parts) == 4:
 		present, valid := a.files.signed(r)

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -116,6 +117,10 @@ type Config struct {
 	MaxUploadBytes int64
 	MaxUploadFiles int
 	MaxImagePixels int64
+	// BaseURL is the address (scheme, host and path prefix) a request reached the project
+	// at, which File.url starts with; nil: the request's own scheme and Host. The caller
+	// decides which forwarded headers to believe: gql believes none.
+	BaseURL func(*http.Request) string
 }
 
 // API is one project's GraphQL endpoint. It is immutable and safe for concurrent use; a
@@ -174,7 +179,10 @@ func New(cfg Config) (*API, error) {
 			return nil, errors.New("gql: Config.Files is required for File fields")
 		}
 		a.files = &files{blobs: cfg.Files, key: cfg.FileKey, maxFile: cfg.MaxFileBytes, maxUpload: cfg.MaxUploadBytes,
-			maxFiles: cfg.MaxUploadFiles, maxPixels: cfg.MaxImagePixels, now: time.Now}
+			maxFiles: cfg.MaxUploadFiles, maxPixels: cfg.MaxImagePixels, now: time.Now, base: cfg.BaseURL}
+		if a.files.base == nil {
+			a.files.base = requestBase
+		}
 	}
 	cut := cutCycles(cfg.Tables)
 	a.cut = map[string]map[string]bool{}

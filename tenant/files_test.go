@@ -48,6 +48,12 @@ const filesDoc = `{
 // (records on the mongo backend, an embedded FerretDB).
 func filesService(t *testing.T, opts tenant.FileOptions, where string) (service, *store.Stores) {
 	t.Helper()
+	return filesServiceWith(t, tenant.Options{Files: opts}, where)
+}
+
+// filesServiceWith is filesService with the registry's options.
+func filesServiceWith(t *testing.T, opts tenant.Options, where string) (service, *store.Stores) {
+	t.Helper()
 	cfg := store.Config{DataDir: t.TempDir()}
 	switch where {
 	case "s3":
@@ -66,8 +72,8 @@ func filesService(t *testing.T, opts tenant.FileOptions, where string) (service,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stores.Close(context.Background()) })
-	opts.Key = []byte("test secret")
-	s := newServiceOn(t, stores, tenant.Options{Files: opts})
+	opts.Files.Key = []byte("test secret")
+	s := newServiceOn(t, stores, opts)
 	putFilesProject(t, s)
 	return s, stores
 }
@@ -632,5 +638,62 @@ func TestFileTypeNames(t *testing.T) {
 		if _, _, err := s.reg.Put(t.Context(), p); (err == nil) != c.ok {
 			t.Errorf("%s: %v, want ok %v", c.doc, err, c.ok)
 		}
+	}
+}
+
+// TestFileURLsBehindProxies: File.url starts where the request was sent, as a trusted proxy's
+// X-Forwarded-Proto, -Host and -Prefix say; any other client's are ignored, so that nobody
+// gets links to a host of their choosing answered (or cached) in a project's name.
+func TestFileURLsBehindProxies(t *testing.T) {
+	forwarded := []string{"X-Forwarded-Host", "files.example", "X-Forwarded-Proto", "https", "X-Forwarded-Prefix", "/edge/"}
+	for _, tc := range []struct {
+		name    string
+		proxies []string
+		// want are the starts of the url answered on the project's host and in its path form
+		// on the apex host.
+		host, path string
+	}{
+		{"no trusted proxy", nil, "http://media.platform.test/files/", "http://platform.test/p/media/files/"},
+		{"another proxy trusted", []string{"10.0.0.0/8"}, "http://media.platform.test/files/", "http://platform.test/p/media/files/"},
+		{"the peer trusted", []string{"127.0.0.1"}, "https://files.example/edge/files/", "https://files.example/edge/p/media/files/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxies, err := tenant.ParseProxies(tc.proxies)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _ := filesServiceWith(t, tenant.Options{Proxies: proxies}, "folder")
+			alice := s.token(t, "media", "alice")
+			a := s.multipartPost(t, alice, createPost, map[string]any{"photo": nil}, []upload{{"variables.photo", "cat.png", pngOf(t, 8, 8)}}, true)
+			var post struct{ ID string }
+			if len(a.Errors) > 0 || json.Unmarshal(a.Data["createPost"], &post) != nil {
+				t.Fatalf("create: %+v", a)
+			}
+			query, _ := json.Marshal(map[string]any{"query": `query($id: ID!) { post(id: $id) { photo { url signedUrl } } }`, "variables": map[string]any{"id": post.ID}})
+			for _, at := range []struct{ endpoint, want string }{
+				{"http://media.platform.test/api/v1/graphql", tc.host},
+				{"http://platform.test/p/media/api/v1/graphql", tc.path},
+			} {
+				res, body := s.fetch(t, http.MethodPost, at.endpoint, alice, query, append([]string{"Content-Type", "application/json"}, forwarded...)...)
+				var got struct {
+					Data struct{ Post struct{ Photo fileOut } }
+				}
+				if res.StatusCode != http.StatusOK || json.Unmarshal(body, &got) != nil {
+					t.Fatalf("%s: %d %s", at.endpoint, res.StatusCode, body)
+				}
+				if u := got.Data.Post.Photo; !strings.HasPrefix(u.URL, at.want) || !strings.HasPrefix(u.SignedURL, at.want) {
+					t.Errorf("through %s: url %q, signedUrl %q, want them under %s", at.endpoint, u.URL, u.SignedURL, at.want)
+				}
+			}
+			// A PUT answers the File it stored with its url too.
+			res, body := s.fetch(t, http.MethodPut, "http://media.platform.test/files/posts/"+post.ID+"/docs?name=a.txt", alice, []byte("text"), forwarded...)
+			var put fileOut
+			if res.StatusCode != http.StatusOK || json.Unmarshal(body, &put) != nil {
+				t.Fatalf("PUT: %d %s", res.StatusCode, body)
+			}
+			if !strings.HasPrefix(put.URL, tc.host) {
+				t.Errorf("PUT answers url %q, want it under %s", put.URL, tc.host)
+			}
+		})
 	}
 }

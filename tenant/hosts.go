@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -120,14 +121,21 @@ func ProjectPaths(domain string) echo.MiddlewareFunc {
 				return WriteError(c, http.StatusNotFound, CodeProjectNotFound, err.Error())
 			}
 			// The addresses the project answers with (a File's url) start where this one did.
-			req.Header.Set("X-Forwarded-Host", req.Host)
-			req.Header.Set("X-Forwarded-Prefix", ProjectPathPrefix+label)
+			req = req.WithContext(context.WithValue(req.Context(), pathFormKey{}, pathForm{host: req.Host, prefix: ProjectPathPrefix + label}))
 			req.Host = label + "." + domain
 			req.URL.Path, req.URL.RawPath = "/"+path, ""
+			c.SetRequest(req)
 			return next(c)
 		}
 	}
 }
+
+// pathFormKey keys, in the context of a request ProjectPaths rewrote, the pathForm it came by.
+type pathFormKey struct{}
+
+// pathForm is the apex host a request in the path form was sent to, and the path prefix
+// (/p/<project>) that ProjectPaths took off.
+type pathForm struct{ host, prefix string }
 
 // isApex reports whether host (as hostname answers it) is the apex: the domain itself, or
 // an IP address, which cannot name a project.

@@ -95,6 +95,9 @@ type Options struct {
 	Files FileOptions
 	// Webhooks tune the delivery of webhooks (webhooks_run.go).
 	Webhooks WebhookOptions
+	// Proxies are the trusted proxies, whose X-Forwarded-Proto, -Host and -Prefix say where
+	// a request was sent (the start of a File's url); nil believes no one's.
+	Proxies Proxies
 }
 
 func (o *Options) defaults() {
@@ -358,6 +361,7 @@ func (r *Registry) build(ctx context.Context, p *Project) (*Runtime, error) {
 		MaxUploadBytes:  r.opts.Files.MaxUploadBytes,
 		MaxUploadFiles:  r.opts.Files.MaxUploadFiles,
 		MaxImagePixels:  r.opts.Files.MaxImagePixels,
+		BaseURL:         r.opts.Proxies.baseURL,
 	}
 	if err := r.persistedConfig(ctx, p.ID, &cfg); err != nil {
 		return nil, err

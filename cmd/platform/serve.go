@@ -126,7 +126,7 @@ func (c *serveConfig) settings() []setting {
 		intSetting(&c.MCPAnalysisQueue, "mcp-analysis-queue", "MCP_ANALYSIS_QUEUE", 0, "MCP tool calls that may wait for an analysis worker (0: twice the workers); past it a call is refused with a tool error naming the limit"),
 		stringSetting(&c.MCPAnalysisMemory, "mcp-analysis-memory", "MCP_ANALYSIS_MEMORY", "512MiB", "memory one MCP analysis may take (bytes it reads, or its share of the live heap's growth when more); past it the analysis is stopped with a tool error naming the limit. 0: no ceiling"),
 		boolSetting(&c.MCPConformanceFixtures, "conformance-fixtures", "MCP_CONFORMANCE_FIXTURES", false, "add the test_* tools the official MCP conformance suite calls; never on a public deployment"),
-		stringSetting(&c.MCPTrustedProxies, "trusted-proxies", "PLATFORM_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For names the client"),
+		stringSetting(&c.MCPTrustedProxies, "trusted-proxies", "PLATFORM_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For names the client (and whose X-Forwarded-Host, -Proto and -Prefix start File URLs)"),
 		stringSetting(&c.MCPOrigins, "mcp-allowed-origins", "MCP_ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (* for any)"),
 		stringSetting(&c.Workspace, "workspace", "MCP_WORKSPACE", ".", "comma-separated folders the MCP tools may read"),
 		stringSetting(&c.ExpertURL, "expert-llm-url", "EXPERT_LLM_URL", "", "OpenAI-compatible endpoint consult_expert writes its answers with; empty: knowledge-base answers"),
@@ -300,10 +300,11 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	watch.Go(func() { watcher.Run(watching) })
 	defer func() { stopWatching(); watch.Wait() }()
 
-	clientIP, err := tenant.ClientIP(splitList(cfg.MCPTrustedProxies))
+	proxies, err := tenant.ParseProxies(splitList(cfg.MCPTrustedProxies))
 	if err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
+	clientIP := proxies.ClientIP()
 	httpMetrics, err := telemetry.NewHTTP(telemetry.HTTPConfig{
 		Registerer: metrics.reg, MaxProjects: cfg.MetricsProjects, Tracer: tracer,
 	})
@@ -312,7 +313,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	}
 	e := newEcho(logger, httpMetrics.Middleware)
 	e.IPExtractor = clientIP
-	plane := servePlane{cfg: cfg, cores: cores, logger: logger, stores: stores, e: e, reg: metrics.reg, tracer: tracer, watcher: watcher, clientIP: clientIP}
+	plane := servePlane{cfg: cfg, cores: cores, logger: logger, stores: stores, e: e, reg: metrics.reg, tracer: tracer, watcher: watcher, clientIP: clientIP, proxies: proxies}
 
 	var mcp *mcpserver.Server
 	readyRedis := stores.PingRedis
@@ -402,6 +403,7 @@ type servePlane struct {
 	tracer   trace.Tracer
 	watcher  *pressure.Watcher
 	clientIP echo.IPExtractor
+	proxies  tenant.Proxies
 }
 
 // mountMCP builds the tools and the MCP server, and serves /mcp on the apex host. stop
@@ -482,6 +484,7 @@ func (p servePlane) mountProjects(ctx context.Context, dataDir string) (_ *tenan
 		Quotas:          quotas,
 		Persisted:       cfg.Persisted.options(),
 		Webhooks:        cfg.Webhooks.options(),
+		Proxies:         p.proxies,
 		MetricsProjects: cfg.MetricsProjects,
 		CacheSize:       cfg.CacheSize, IdleTTL: cfg.CacheIdle, Refresh: cfg.CacheRefresh, Logger: logger,
 		Registerer: p.reg, Tracer: p.tracer, FairShare: share,
