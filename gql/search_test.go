@@ -185,10 +185,25 @@ func TestSearchPages(t *testing.T) {
 	if strings.Join(got, ",") != want || len(got) != 10 {
 		t.Errorf("pages = %q, want %q", strings.Join(got, ","), want)
 	}
-	// A cursor of a ranked order is no cursor of another order.
-	r := exec(t, srv, `query($after: String) { articlesConnection(first: 2, after: $after) { edges { cursor } } }`, map[string]any{"after": after})
-	if code := r.code(t); code != gql.CodeBadUserInput {
-		t.Errorf("foreign cursor: %s", r.raw)
+	// A cursor of a ranked order continues only the same search: its rank means nothing in
+	// another's, whose next page would skip or repeat records.
+	for _, tc := range []struct{ name, args, want string }{
+		{"the same search", `search: "red"`, ""},
+		{"another search", `search: "x"`, "another search"},
+		{"more words", `search: "red x"`, "another search"},
+		{"no search", ``, "orderBy or search"},
+		{"the same search ordered by n", `search: "red", orderBy: [{field: n}]`, "orderBy or search"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := exec(t, srv, `query($after: String) { articlesConnection(`+tc.args+` first: 2, after: $after) { edges { cursor } } }`, map[string]any{"after": after})
+			if tc.want == "" {
+				r.ok(t)
+				return
+			}
+			if code := r.code(t); code != gql.CodeBadUserInput || !strings.Contains(string(r.raw), "after: ") || !strings.Contains(string(r.raw), tc.want) {
+				t.Errorf("answered %s, want %s naming after and %q", r.raw, gql.CodeBadUserInput, tc.want)
+			}
+		})
 	}
 }
 

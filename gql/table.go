@@ -216,7 +216,7 @@ func (t *table) connection(ctx context.Context, a args) (reflect.Value, error) {
 		if !ok {
 			return reflect.Value{}, userError(CodeBadUserInput, "after: want the endCursor or an edge's cursor of an earlier page, got "+describe(a.After.v))
 		}
-		c, err := t.def.ParseCursor(s, q.Order)
+		c, err := t.def.ParseCursor(s, q)
 		if err != nil {
 			return reflect.Value{}, userError(CodeBadUserInput, "after: "+err.Error())
 		}
@@ -241,7 +241,7 @@ func (t *table) connection(ctx context.Context, a args) (reflect.Value, error) {
 				return false, err
 			}
 			edge := reflect.New(t.edge).Elem()
-			edge.Field(0).SetString(t.def.Encode(c, q.Order))
+			edge.Field(0).SetString(t.def.Encode(c, q))
 			edge.Field(1).Set(node)
 			edges = reflect.Append(edges, edge)
 			return true, nil

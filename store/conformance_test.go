@@ -368,7 +368,7 @@ func pages(t *testing.T, recs *store.Records, table store.Table, q store.Query) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if q.After, err = table.ParseCursor(table.Encode(cur, q.Order), q.Order); err != nil {
+		if q.After, err = table.ParseCursor(table.Encode(cur, q), q); err != nil {
 			t.Fatal(err)
 		}
 	}

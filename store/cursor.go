@@ -56,12 +56,12 @@ func (t *Table) CursorOf(rec Record, order []Order) (Cursor, error) {
 	return c, nil
 }
 
-// Encode writes c as an opaque string for the order it was taken in (ParseCursor refuses it
-// for another order or table).
-func (t *Table) Encode(c Cursor, order []Order) string {
+// Encode writes c as an opaque string for q's order (ParseCursor refuses it for another
+// order or table, and, when the order ranks by relevance, for another search).
+func (t *Table) Encode(c Cursor, q Query) string {
 	parts := make([]any, 0, len(c.Values)+1)
-	parts = append(parts, t.orderSignature(order))
-	norm := NormalOrder(order)
+	parts = append(parts, t.cursorSignature(q))
+	norm := NormalOrder(q.Order)
 	for i, v := range c.Values {
 		if tm, ok := v.(time.Time); ok {
 			v = tm.UTC().Format(TimeLayout)
@@ -76,9 +76,10 @@ func (t *Table) Encode(c Cursor, order []Order) string {
 	return base64.RawURLEncoding.EncodeToString(js)
 }
 
-// ParseCursor reads a cursor Encode wrote for the same table and order; anything else (a
-// forged, truncated or foreign cursor) is an error wrapping ErrBadCursor.
-func (t *Table) ParseCursor(s string, order []Order) (*Cursor, error) {
+// ParseCursor reads a cursor Encode wrote for a query of the same table and order as q (and
+// the same search, when it ranks by it); anything else (a forged, truncated or foreign
+// cursor) is an error wrapping ErrBadCursor.
+func (t *Table) ParseCursor(s string, q Query) (*Cursor, error) {
 	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrBadCursor, why) }
 	if len(s) > 4096 {
 		return nil, bad("longer than any cursor this API writes")
@@ -92,10 +93,13 @@ func (t *Table) ParseCursor(s string, order []Order) (*Cursor, error) {
 		return nil, bad("not a cursor this API wrote")
 	}
 	var sig string
-	if json.Unmarshal(parts[0], &sig) != nil || sig != t.orderSignature(order) {
-		return nil, bad("it was written for another table or orderBy; use a cursor of the same query")
+	if want := t.cursorSignature(q); json.Unmarshal(parts[0], &sig) != nil || sig != want {
+		if order, _, _ := strings.Cut(sig, "."); order == t.orderSignature(q.Order) {
+			return nil, bad("it was taken with another search, and a page ranked by relevance continues only the search it was taken in; use a cursor of the same query")
+		}
+		return nil, bad("it was written for another table, orderBy or search; use a cursor of the same query")
 	}
-	norm := NormalOrder(order)
+	norm := NormalOrder(q.Order)
 	if len(parts)-1 != len(norm) {
 		return nil, bad("not a cursor this API wrote")
 	}
@@ -171,8 +175,25 @@ func (t *Table) orderSignature(order []Order) string {
 			b.WriteString(" desc")
 		}
 	}
+	return hash36(b.String())
+}
+
+// cursorSignature names what a cursor of q continues: q's table and order, and, after a dot,
+// the search a rank is of when the order ranks by relevance (one search's rank orders
+// nothing in another's, whose next page would skip or repeat records).
+func (t *Table) cursorSignature(q Query) string {
+	sig := t.orderSignature(q.Order)
+	if len(q.Order) == 0 || q.Order[0].Key != KeyRank {
+		return sig
+	}
+	s, _, _ := q.Filter.search()
+	return sig + "." + hash36("s1|"+s.fts5())
+}
+
+// hash36 is a short hash of s.
+func hash36(s string) string {
 	h := fnv.New64a()
-	h.Write([]byte(b.String()))
+	h.Write([]byte(s))
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 

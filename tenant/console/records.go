@@ -154,7 +154,7 @@ func (con *Console) listRecords(c echo.Context) error {
 	}
 	q := store.Query{Filter: filter, Order: order, Limit: pageSize + 1}
 	if after := c.QueryParam("after"); after != "" {
-		if q.After, err = t.ParseCursor(after, order); err != nil {
+		if q.After, err = t.ParseCursor(after, q); err != nil {
 			return con.listProblem(c, l, "the page link is out of date: "+err.Error())
 		}
 	}
@@ -167,7 +167,7 @@ func (con *Console) listRecords(c echo.Context) error {
 				return false, err
 			}
 			next := c.Request().URL.Query()
-			next.Set("after", t.Encode(cur, order))
+			next.Set("after", t.Encode(cur, q))
 			l.Next = "?" + next.Encode()
 			return false, nil
 		}
