@@ -75,8 +75,8 @@ type outboxBackend interface {
 	deliveryCounts(ctx context.Context) (map[string]DeliveryCounts, error)
 	retry(ctx context.Context, webhook, id string, at time.Time) error
 	reachable(ctx context.Context, webhook string, at time.Time) error
-	webhookSecrets(ctx context.Context, names []string, generate func() (string, error)) (map[string]string, error)
-	setWebhookSecret(ctx context.Context, name, secret string) error
+	webhookSecrets(ctx context.Context, names []string, generate func() (string, error), at time.Time) (map[string]WebhookSecret, error)
+	setWebhookSecret(ctx context.Context, name, secret string, graceUntil, at time.Time) error
 }
 
 // HasOutbox reports whether the project's database keeps an outbox.
@@ -170,22 +170,38 @@ func (r *Records) Reachable(ctx context.Context, webhook string) error {
 	return ob.reachable(ctx, webhook, now())
 }
 
-// WebhookSecrets answers the signing secret of each named webhook, storing one made by
-// generate for a webhook that has none yet. Secrets live in the project's database, out of
-// its document, so that reading the document never shows them.
-func (r *Records) WebhookSecrets(ctx context.Context, names []string, generate func() (string, error)) (map[string]string, error) {
+// WebhookSecret is a webhook's signing secret, and the secrets it replaced that still sign
+// beside it (the grace of a rotation, so that receivers can move to the new one).
+type WebhookSecret struct {
+	Secret   string
+	Previous []PreviousSecret // oldest first
+}
+
+// PreviousSecret is a replaced secret that signs until Until.
+type PreviousSecret struct {
+	Secret string
+	Until  time.Time
+}
+
+// WebhookSecrets answers the signing secret of each named webhook, with the previous ones
+// still signing, storing one made by generate for a webhook that has none yet. Secrets live
+// in the project's database, out of its document, so that reading the document never shows
+// them.
+func (r *Records) WebhookSecrets(ctx context.Context, names []string, generate func() (string, error)) (map[string]WebhookSecret, error) {
 	ob, err := r.outboxOf()
 	if err != nil {
 		return nil, err
 	}
-	return ob.webhookSecrets(ctx, names, generate)
+	return ob.webhookSecrets(ctx, names, generate, now())
 }
 
-// SetWebhookSecret replaces the signing secret of a webhook.
-func (r *Records) SetWebhookSecret(ctx context.Context, name, secret string) error {
+// SetWebhookSecret replaces the signing secret of a webhook. The secret it replaces keeps
+// signing until graceUntil; a graceUntil not after now ends every previous secret at once
+// (a secret that leaked).
+func (r *Records) SetWebhookSecret(ctx context.Context, name, secret string, graceUntil time.Time) error {
 	ob, err := r.outboxOf()
 	if err != nil {
 		return err
 	}
-	return ob.setWebhookSecret(ctx, name, secret)
+	return ob.setWebhookSecret(ctx, name, secret, graceUntil, now())
 }

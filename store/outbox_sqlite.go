@@ -18,6 +18,7 @@ const (
 	outboxTable     = "platform_outbox"
 	deliveriesTable = "platform_deliveries"
 	secretsTable    = "platform_webhook_secrets"
+	previousTable   = "platform_webhook_previous_secrets"
 	// unixMillis is the statement's time in ms since 1970, as the outbox keeps times.
 	unixMillis = `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`
 )
@@ -49,6 +50,7 @@ func outboxDDL(t *Table) []string {
 			latency_us INTEGER, status INTEGER, error TEXT)`,
 		`CREATE INDEX IF NOT EXISTS "platform:deliveries:due" ON ` + deliveriesTable + ` (webhook, state, next_at)`,
 		`CREATE TABLE IF NOT EXISTS ` + secretsTable + ` (name TEXT PRIMARY KEY, secret TEXT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS ` + previousTable + ` (name TEXT NOT NULL, secret TEXT NOT NULL, until INTEGER NOT NULL, PRIMARY KEY (name, secret))`,
 		`CREATE TRIGGER IF NOT EXISTS ` + trigger("insert") + ` AFTER INSERT ON ` + table + ` BEGIN ` +
 			keep + `'CREATE', NEW.uid, NEW.data, NULL, ` + unixMillis + `); END`,
 		`CREATE TRIGGER IF NOT EXISTS ` + trigger("update") + ` AFTER UPDATE ON ` + table + ` WHEN NEW.data IS NOT OLD.data BEGIN ` +
@@ -306,22 +308,25 @@ func (p *sqliteProject) reachable(ctx context.Context, webhook string, at time.T
 	return nil
 }
 
-func (p *sqliteProject) webhookSecrets(ctx context.Context, names []string, generate func() (string, error)) (map[string]string, error) {
-	out := make(map[string]string, len(names))
+func (p *sqliteProject) webhookSecrets(ctx context.Context, names []string, generate func() (string, error), at time.Time) (map[string]WebhookSecret, error) {
+	out := make(map[string]WebhookSecret, len(names))
 	err := p.inWrite(ctx, false, func(tx *sql.Tx) error {
 		for _, name := range names {
-			var secret string
-			err := tx.QueryRowContext(ctx, `SELECT secret FROM `+secretsTable+` WHERE name = ?`, name).Scan(&secret)
+			var ws WebhookSecret
+			err := tx.QueryRowContext(ctx, `SELECT secret FROM `+secretsTable+` WHERE name = ?`, name).Scan(&ws.Secret)
 			if errors.Is(err, sql.ErrNoRows) {
-				if secret, err = generate(); err != nil {
+				if ws.Secret, err = generate(); err != nil {
 					return err
 				}
-				_, err = tx.ExecContext(ctx, `INSERT INTO `+secretsTable+` (name, secret) VALUES (?, ?)`, name, secret)
+				_, err = tx.ExecContext(ctx, `INSERT INTO `+secretsTable+` (name, secret) VALUES (?, ?)`, name, ws.Secret)
 			}
 			if err != nil {
 				return err
 			}
-			out[name] = secret
+			if ws.Previous, err = previousSecrets(ctx, tx, name, at); err != nil {
+				return err
+			}
+			out[name] = ws
 		}
 		return nil
 	})
@@ -331,13 +336,47 @@ func (p *sqliteProject) webhookSecrets(ctx context.Context, names []string, gene
 	return out, nil
 }
 
-func (p *sqliteProject) setWebhookSecret(ctx context.Context, name, secret string) error {
-	f, release, err := p.file()
+// previousSecrets answers the previous secrets of webhook name that still sign at at.
+func previousSecrets(ctx context.Context, tx *sql.Tx, name string, at time.Time) ([]PreviousSecret, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT secret, until FROM `+previousTable+` WHERE name = ? AND until > ? ORDER BY until`, name, at.UnixMilli())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer release()
-	_, err = f.writer.ExecContext(ctx, `INSERT INTO `+secretsTable+` (name, secret) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET secret = excluded.secret`, name, secret)
+	defer rows.Close()
+	var out []PreviousSecret
+	for rows.Next() {
+		var ps PreviousSecret
+		var until int64
+		if err := rows.Scan(&ps.Secret, &until); err != nil {
+			return nil, err
+		}
+		ps.Until = time.UnixMilli(until).UTC()
+		out = append(out, ps)
+	}
+	return out, rows.Err()
+}
+
+func (p *sqliteProject) setWebhookSecret(ctx context.Context, name, secret string, graceUntil, at time.Time) error {
+	err := p.inWrite(ctx, false, func(tx *sql.Tx) error {
+		if !graceUntil.After(at) {
+			_, err := tx.ExecContext(ctx, `DELETE FROM `+previousTable+` WHERE name = ?`, name)
+			if err != nil {
+				return err
+			}
+		} else {
+			// Ended secrets go; the one replaced signs until graceUntil.
+			_, err := tx.ExecContext(ctx, `DELETE FROM `+previousTable+` WHERE name = ? AND until <= ?`, name, at.UnixMilli())
+			if err == nil {
+				_, err = tx.ExecContext(ctx, `INSERT INTO `+previousTable+` (name, secret, until) SELECT name, secret, ? FROM `+secretsTable+` WHERE name = ?
+					ON CONFLICT (name, secret) DO UPDATE SET until = excluded.until`, graceUntil.UnixMilli(), name)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO `+secretsTable+` (name, secret) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET secret = excluded.secret`, name, secret)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("set the secret of webhook %q of project %q: %w", name, p.id, err)
 	}

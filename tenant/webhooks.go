@@ -339,16 +339,29 @@ func newWebhookSecret() (string, error) {
 }
 
 // signature is the webhook-signature header of a delivery, as Standard Webhooks define it:
-// v1, and the base64 HMAC-SHA256, keyed by the secret's bytes, of "id.timestamp.body".
-func signature(secret, id string, at time.Time, body []byte) (string, error) {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, secretPrefix))
-	if err != nil {
-		return "", fmt.Errorf("webhook secret: %w", err)
+// v1, and the base64 HMAC-SHA256, keyed by the secret's bytes, of "id.timestamp.body"; one
+// such signature, separated by spaces, for the webhook's secret and for each previous one
+// that still signs at at (a rotation's grace), so that a receiver checking with either
+// accepts the delivery.
+func signature(ws store.WebhookSecret, id string, at time.Time, body []byte) (string, error) {
+	secrets := []string{ws.Secret}
+	for _, p := range ws.Previous {
+		if at.Before(p.Until) {
+			secrets = append(secrets, p.Secret)
+		}
 	}
-	mac := hmac.New(sha256.New, key)
-	fmt.Fprintf(mac, "%s.%d.", id, at.Unix())
-	mac.Write(body)
-	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+	sigs := make([]string, len(secrets))
+	for i, secret := range secrets {
+		key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, secretPrefix))
+		if err != nil {
+			return "", fmt.Errorf("webhook secret: %w", err)
+		}
+		mac := hmac.New(sha256.New, key)
+		fmt.Fprintf(mac, "%s.%d.", id, at.Unix())
+		mac.Write(body)
+		sigs[i] = "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	}
+	return strings.Join(sigs, " "), nil
 }
 
 // webhooksReady checks that the project's database can deliver its webhooks and gives each

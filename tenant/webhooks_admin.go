@@ -132,22 +132,60 @@ func (r *Registry) RetryDelivery(ctx context.Context, id, name, delivery string)
 	return rt.Records.RetryDelivery(ctx, name, delivery)
 }
 
-// WebhookSecret answers a webhook's signing secret; with rotate, replaces it with a new one
-// first. Deliveries made after a rotation are signed with the new secret only.
-func (r *Registry) WebhookSecret(ctx context.Context, id, name string, rotate bool) (string, error) {
+// Bounds of the grace in which a rotated webhook secret still signs beside the new one.
+const (
+	DefaultWebhookSecretGrace = 24 * time.Hour
+	MaxWebhookSecretGrace     = 7 * 24 * time.Hour
+)
+
+// WebhookSigning is a webhook's signing secret as the admin API answers it.
+type WebhookSigning struct {
+	Name   string `json:"name"`
+	Secret string `json:"secret"`
+	// PreviousUntil is when the secrets that rotations replaced stop signing beside Secret;
+	// absent when none still does.
+	PreviousUntil *time.Time `json:"previousUntil,omitempty"`
+}
+
+// WebhookSecret answers a webhook's signing secret.
+func (r *Registry) WebhookSecret(ctx context.Context, id, name string) (WebhookSigning, error) {
 	rt, err := r.webhookRuntime(ctx, id, name)
 	if err != nil {
-		return "", err
-	}
-	if rotate {
-		secret, err := newWebhookSecret()
-		if err != nil {
-			return "", err
-		}
-		return secret, rt.Records.SetWebhookSecret(ctx, name, secret)
+		return WebhookSigning{}, err
 	}
 	secrets, err := rt.Records.WebhookSecrets(ctx, []string{name}, newWebhookSecret)
-	return secrets[name], err
+	if err != nil {
+		return WebhookSigning{}, err
+	}
+	ws := secrets[name]
+	out := WebhookSigning{Name: name, Secret: ws.Secret}
+	if n := len(ws.Previous); n > 0 {
+		out.PreviousUntil = &ws.Previous[n-1].Until
+	}
+	return out, nil
+}
+
+// RotateWebhookSecret replaces a webhook's signing secret with a new one, and answers it.
+// The secret it replaces signs deliveries beside the new one for grace, so that receivers
+// can move to the new one without refusing any; a grace of 0 ends it, and any earlier one,
+// at once (a secret that leaked).
+func (r *Registry) RotateWebhookSecret(ctx context.Context, id, name string, grace time.Duration) (WebhookSigning, error) {
+	rt, err := r.webhookRuntime(ctx, id, name)
+	if err != nil {
+		return WebhookSigning{}, err
+	}
+	secret, err := newWebhookSecret()
+	if err != nil {
+		return WebhookSigning{}, err
+	}
+	var until time.Time
+	if grace > 0 {
+		until = time.Now().Add(grace)
+	}
+	if err := rt.Records.SetWebhookSecret(ctx, name, secret, until); err != nil {
+		return WebhookSigning{}, err
+	}
+	return r.WebhookSecret(ctx, id, name)
 }
 
 // webhookError answers the errors of the webhook routes.
@@ -191,16 +229,26 @@ func (r *Registry) retryDelivery(c echo.Context) error {
 }
 
 func (r *Registry) webhookSecret(c echo.Context) error {
-	rotate := c.Request().Method == http.MethodPost
-	secret, err := r.WebhookSecret(c.Request().Context(), c.Param("id"), c.Param("name"), rotate)
+	var ws WebhookSigning
+	var err error
+	if c.Request().Method == http.MethodPost {
+		grace := DefaultWebhookSecretGrace
+		if v := c.QueryParam("grace"); v != "" {
+			if grace, err = time.ParseDuration(v); err != nil || grace < 0 || grace > MaxWebhookSecretGrace {
+				return WriteError(c, http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("grace=%q: give how long the old secret still signs, from 0 (it ends now) to %s, such as 24h", v, MaxWebhookSecretGrace))
+			}
+		}
+		if ws, err = r.RotateWebhookSecret(c.Request().Context(), c.Param("id"), c.Param("name"), grace); err == nil {
+			noteChange(c, c.Param("name"), []string{"~ secret (the old one signs for " + grace.String() + ")"})
+		}
+	} else {
+		ws, err = r.WebhookSecret(c.Request().Context(), c.Param("id"), c.Param("name"))
+	}
 	if err != nil {
 		return r.webhookError(c, "webhook secret", err)
 	}
-	if rotate {
-		noteChange(c, c.Param("name"), nil)
-	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, map[string]string{"name": c.Param("name"), "secret": secret})
+	return c.JSON(http.StatusOK, ws)
 }
 
 // limitParam reads the query's limit: def when absent, else a number from 1 to most.

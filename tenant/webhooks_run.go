@@ -298,7 +298,7 @@ func (d *deliverer) round(ctx context.Context, rt *Runtime) error {
 
 // drain sends a webhook's due deliveries, o.Concurrency at a time, until none is due; the
 // outcomes of each batch are written in one transaction.
-func (d *deliverer) drain(ctx context.Context, rt *Runtime, w *webhook, secret string) error {
+func (d *deliverer) drain(ctx context.Context, rt *Runtime, w *webhook, secret store.WebhookSecret) error {
 	for ctx.Err() == nil {
 		due, err := rt.Records.DueDeliveries(ctx, w.name, time.Now(), drainBatch)
 		if err != nil || len(due) == 0 {
@@ -337,7 +337,7 @@ func (d *deliverer) drain(ctx context.Context, rt *Runtime, w *webhook, secret s
 }
 
 // attempt sends one delivery and answers it as it stands after.
-func (d *deliverer) attempt(ctx context.Context, w *webhook, secret string, dl store.Delivery) store.Delivery {
+func (d *deliverer) attempt(ctx context.Context, w *webhook, secret store.WebhookSecret, dl store.Delivery) store.Delivery {
 	start := time.Now()
 	dl.Attempts++
 	status, err := d.send(ctx, w, secret, dl, start)
@@ -367,7 +367,7 @@ func (d *deliverer) backoff(n int) time.Duration {
 
 // send POSTs a delivery, signed, and answers the receiver's status; any answer but a 2xx
 // is an error.
-func (d *deliverer) send(ctx context.Context, w *webhook, secret string, dl store.Delivery, at time.Time) (int, error) {
+func (d *deliverer) send(ctx context.Context, w *webhook, secret store.WebhookSecret, dl store.Delivery, at time.Time) (int, error) {
 	sig, err := signature(secret, dl.ID, at, dl.Body)
 	if err != nil {
 		return 0, err

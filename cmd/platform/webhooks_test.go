@@ -272,13 +272,47 @@ func TestWebhooks(t *testing.T) {
 	})
 
 	t.Run("rotated secret", func(t *testing.T) {
-		st, body := s.do("POST", "localhost", "/admin/v1/projects/shop/webhooks/all/secret", s.token, nil)
-		var sec struct{ Secret string }
-		if err := json.Unmarshal(body, &sec); st != http.StatusOK || err != nil || sec.Secret == secrets["/all"] {
-			t.Fatalf("rotate: %d %s", st, body)
+		type signing struct {
+			Secret        string
+			PreviousUntil *time.Time
+		}
+		rotate := func(query string) signing {
+			t.Helper()
+			st, body := s.do("POST", "localhost", "/admin/v1/projects/shop/webhooks/all/secret"+query, s.token, nil)
+			var sec signing
+			if err := json.Unmarshal(body, &sec); st != http.StatusOK || err != nil || !strings.HasPrefix(sec.Secret, "whsec_") || sec.Secret == secrets["/all"] {
+				t.Fatalf("rotate%s: %d %s", query, st, body)
+			}
+			return sec
+		}
+		for _, bad := range []string{"-1s", "169h", "soon"} {
+			if st, body := s.do("POST", "localhost", "/admin/v1/projects/shop/webhooks/all/secret?grace="+bad, s.token, nil); st != http.StatusBadRequest || !strings.Contains(string(body), "BAD_REQUEST") {
+				t.Errorf("grace=%s: %d %s", bad, st, body)
+			}
+		}
+		// During the grace the old secret signs beside the new one: the receiver, which still
+		// checks with the old one, accepts.
+		start := time.Now()
+		sec := rotate("?grace=4s")
+		if sec.PreviousUntil == nil || sec.PreviousUntil.Before(start.Add(3*time.Second)) || sec.PreviousUntil.After(time.Now().Add(4*time.Second)) {
+			t.Fatalf("previousUntil %v, want 4 s from the rotation", sec.PreviousUntil)
+		}
+		st, body := s.do("GET", "localhost", "/admin/v1/projects/shop/webhooks/all/secret", s.token, nil)
+		var shown signing
+		if err := json.Unmarshal(body, &shown); st != http.StatusOK || err != nil || shown.Secret != sec.Secret || shown.PreviousUntil == nil || !shown.PreviousUntil.Equal(*sec.PreviousUntil) {
+			t.Fatalf("GET after the rotation: %d %s, want %+v", st, body, sec)
+		}
+		during := uidOf(mutate(`mutation { createProduct(data: {name: "during", price: 1}) { uid } }`), "createProduct")
+		rcv.waitForEvent(t, "/all", "create", during, 10*time.Second)
+		if time.Now().After(*sec.PreviousUntil) {
+			t.Fatalf("the delivery came after the grace ended (%v): too slow a machine to tell", sec.PreviousUntil)
+		}
+		// After it, the old secret signs no more: the receiver refuses, and the delivery waits.
+		time.Sleep(time.Until(*sec.PreviousUntil))
+		if st, body := s.do("GET", "localhost", "/admin/v1/projects/shop/webhooks/all/secret", s.token, nil); st != http.StatusOK || strings.Contains(string(body), "previousUntil") {
+			t.Errorf("GET after the grace: %d %s", st, body)
 		}
 		after := uidOf(mutate(`mutation { createProduct(data: {name: "after", price: 1}) { uid } }`), "createProduct")
-		// The receiver still checks with the old secret: it refuses, and the delivery waits.
 		waitFor(t, 10*time.Second, "a refused delivery", func() bool {
 			log := deliveries(t, s, "all")
 			return log[0].UID == after && log[0].Status == http.StatusUnauthorized
@@ -287,6 +321,17 @@ func TestWebhooks(t *testing.T) {
 		secrets["/all"] = sec.Secret
 		rcv.start(secrets)
 		rcv.waitForEvent(t, "/all", "create", after, 10*time.Second)
+
+		// A rotation with no grace ends the old secret at once (one that leaked).
+		sec = rotate("?grace=0")
+		if sec.PreviousUntil != nil {
+			t.Errorf("grace=0 answers previousUntil %v", sec.PreviousUntil)
+		}
+		now := uidOf(mutate(`mutation { createProduct(data: {name: "now", price: 1}) { uid } }`), "createProduct")
+		waitFor(t, 10*time.Second, "a refused delivery", func() bool {
+			log := deliveries(t, s, "all")
+			return log[0].UID == now && log[0].Status == http.StatusUnauthorized
+		})
 	})
 }
 
