@@ -48,6 +48,15 @@ const BackupLock = "platform:backups:lock"
 // BackupLockTTL is the life of BackupLock.
 const BackupLockTTL = time.Minute
 
+// BackupProjectLock is the lock (string: the holder's random token) of the replica taking a
+// backup of a project, or pruning its backups and their files, so that a prune never removes
+// a file a backup being taken counts on; it lives BackupProjectLockTTL, renewed every third
+// of it.
+func BackupProjectLock(project string) string { return "backups:{" + project + "}:lock" }
+
+// BackupProjectLockTTL is the life of BackupProjectLock.
+const BackupProjectLockTTL = time.Minute
+
 // FileSweepLock is the lock (string: the holder's random token) of the replica removing the
 // files no record names; it lives FileSweepLockTTL, renewed every third of it.
 const FileSweepLock = "platform:files:sweep:lock"

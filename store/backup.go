@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/platform-dev/platform/coord"
 )
 
 // Backups are taken online, while the project serves and takes writes, and each is one
@@ -152,6 +154,11 @@ type backupMeta struct {
 // while it goes on serving.
 func (s *Stores) TakeBackup(ctx context.Context, to BackupTarget, id, mongoURI string) (Backup, error) {
 	fail := func(err error) (Backup, error) { return Backup{}, fmt.Errorf("back up project %q: %w", id, err) }
+	ctx, unlock, err := s.lockBackups(ctx, id, true)
+	if err != nil {
+		return fail(err)
+	}
+	defer unlock()
 	sp, err := s.Projects().Get(ctx, id)
 	if err != nil {
 		return fail(err)
@@ -203,8 +210,14 @@ func (s *Stores) ListBackups(ctx context.Context, to BackupTarget, id string) ([
 }
 
 // PruneBackups removes project id's backups in to but the newest keep, and the files no
-// remaining backup names, and answers the backups it removed.
+// remaining backup names, and answers the backups it removed. While another replica backs
+// the project up or prunes its backups, it removes nothing: that one's prune does it.
 func (s *Stores) PruneBackups(ctx context.Context, to BackupTarget, id string, keep int) ([]Backup, error) {
+	ctx, unlock, err := s.lockBackups(ctx, id, false)
+	if err != nil || unlock == nil {
+		return nil, err
+	}
+	defer unlock()
 	all, err := s.ListBackups(ctx, to, id)
 	if err != nil || len(all) <= keep {
 		return nil, err
@@ -223,6 +236,27 @@ func (s *Stores) PruneBackups(ctx context.Context, to BackupTarget, id string, k
 		return nil, err
 	}
 	return old, nil
+}
+
+// backupLockPoll is how often a backup waiting for its project's lock asks again.
+const backupLockPoll = 250 * time.Millisecond
+
+// lockBackups takes project id's backup lock (coord.BackupProjectLock), waiting while
+// another replica holds it when wait is set. held lives while the lock does, and unlock
+// frees it; both are nil when wait is not set and the lock is taken.
+func (s *Stores) lockBackups(ctx context.Context, id string, wait bool) (held context.Context, unlock func(), err error) {
+	l := coord.NewLock(s.Redis, coord.BackupProjectLock(id), coord.BackupProjectLockTTL)
+	for {
+		held, unlock, ok, err := l.TryLock(ctx)
+		if err != nil || ok || !wait {
+			return held, unlock, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("wait for the backup another replica takes: %w", context.Cause(ctx))
+		case <-time.After(backupLockPoll):
+		}
+	}
 }
 
 // BackupFile is a backup fetched from its target into a local file, ready to restore.

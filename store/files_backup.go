@@ -15,7 +15,8 @@ import (
 // taken while the project held it, and a restore puts back those the restored project lacks
 // before its records take their place. Each backup names the files it needs in a list beside
 // it (backupFilesList), written before the files are copied, so that pruning removes the
-// files no remaining backup names, and none of a backup being taken.
+// files no remaining backup names, and none of a backup being taken: a backup and a prune of
+// one project never run at once, on any replica (coord.BackupProjectLock).
 
 // filesListExt ends the name of a backup's list of files, beside the backup.
 const filesListExt = ".files"
@@ -86,8 +87,9 @@ func (s *Stores) backupFiles(ctx context.Context, to BackupTarget, id string, b 
 }
 
 // pruneFiles removes from the target the files of project id that no list of files there
-// names: the lists of the backups kept, and of those being taken. A backup taken before
-// backups listed their files names none, so while one is kept every file stays.
+// names: the lists of the backups kept, and of those being taken; the lists of backups that
+// never finished go once older than orphanListAge. A backup taken before backups listed
+// their files names none, so while one is kept every file stays.
 func (s *Stores) pruneFiles(ctx context.Context, to BackupTarget, id string) error {
 	names, err := to.list(ctx, id+"/")
 	if err != nil {
@@ -107,6 +109,12 @@ func (s *Stores) pruneFiles(ctx context.Context, to BackupTarget, id string) err
 			}
 		}
 		if !strings.HasSuffix(name, filesListExt) || strings.Contains(strings.TrimPrefix(name, id+"/"), "/") {
+			continue
+		}
+		if orphanList(names, name) {
+			if err := to.remove(ctx, name); err != nil {
+				return fmt.Errorf("remove the list of files %s of no backup from %s: %w", name, to, err)
+			}
 			continue
 		}
 		err := to.get(ctx, name, tmp)
@@ -133,6 +141,25 @@ func (s *Stores) pruneFiles(ctx context.Context, to BackupTarget, id string) err
 		}
 	}
 	return nil
+}
+
+// orphanListAge is how old a list of files with no backup beside it gets before pruning
+// removes it: the list of a backup that ended (a crash, a lost lock) between its list and its
+// backup file. A younger one may be a backup's still being taken, whose files stay.
+const orphanListAge = time.Hour
+
+// orphanList reports whether the list of files list, among names, has no backup beside it and
+// is older than orphanListAge.
+func orphanList(names map[string]int64, list string) bool {
+	base := strings.TrimSuffix(list, filesListExt)
+	for _, ext := range backupExtensions {
+		if _, ok := names[base+ext]; ok {
+			return false
+		}
+	}
+	_, stamp, _ := strings.Cut(base, "/")
+	at, err := time.Parse(backupStamp, stamp)
+	return err == nil && now().Sub(at) > orphanListAge
 }
 
 // copyBlob copies the file key of blobs to the local file path.
