@@ -697,6 +697,54 @@ func TestConformanceProjects(t *testing.T) {
 	})
 }
 
+// TestConformanceProjectsWithWebhooks: the projects whose documents declare webhooks (as Put
+// was told) are listed without the others, and not once deleted; MarkWebhooks corrects the
+// version it names only.
+func TestConformanceProjectsWithWebhooks(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store.Stores) {
+		ctx := t.Context()
+		p := s.Projects()
+		listed := func(want ...string) {
+			t.Helper()
+			list, err := p.WithWebhooks(ctx)
+			var got []string
+			for _, sp := range list {
+				got = append(got, sp.ID)
+			}
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("with webhooks: %v, %v; want %v", got, err, want)
+			}
+		}
+		for _, id := range []string{"c", "b", "a"} {
+			if _, _, err := p.Put(ctx, id, `{"id":"`+id+`"}`, store.Applied{Webhooks: id != "b"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		listed("a", "c")
+		if _, _, err := p.Put(ctx, "c", `{"id":"c","tables":{}}`, store.Applied{}); err != nil {
+			t.Fatal(err)
+		}
+		listed("a")
+		if err := p.Delete(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		listed()
+		sp, err := p.Restore(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed("a")
+		if err := p.MarkWebhooks(ctx, "a", sp.Version+1, false); err != nil {
+			t.Fatal(err)
+		}
+		listed("a")
+		if err := p.MarkWebhooks(ctx, "a", sp.Version, false); err != nil {
+			t.Fatal(err)
+		}
+		listed()
+	})
+}
+
 // TestConformanceProjectHistory: every applied version is kept with who applied it and what
 // changed; a project deleted without purge keeps its document and history, refuses a new
 // document and comes back as it was; a purge forgets it all.

@@ -32,6 +32,12 @@ type projectsBackend interface {
 	put(ctx context.Context, id, document string, by Applied, at time.Time) (prev, cur *StoredProject, err error)
 	get(ctx context.Context, id string) (*StoredProject, error) // deleted or not; ErrNotFound
 	list(ctx context.Context) ([]StoredProject, error)          // deleted or not, ordered by id
+	// withWebhooks lists the projects not deleted that declare webhooks, or whose document
+	// was stored before the registry noted it (Applied.Webhooks), ordered by id.
+	withWebhooks(ctx context.Context) ([]StoredProject, error)
+	// markWebhooks notes whether version of the project declares webhooks; nothing when
+	// another version is stored.
+	markWebhooks(ctx context.Context, id string, version int64, webhooks bool) error
 	// markDeleted marks a project deleted at at; ErrNotFound, or ErrDeleted when it is already.
 	markDeleted(ctx context.Context, id string, at time.Time) error
 	// restore clears the mark; ErrNotFound, or ErrNotDeleted.
@@ -72,6 +78,8 @@ type Applied struct {
 	// Changes describes how the document changes prev (nil for a new project), one line a
 	// change; it is called inside the write, with the document the write replaces.
 	Changes func(prev *StoredProject) []string
+	// Webhooks says that the document declares webhooks: Projects.WithWebhooks lists it.
+	Webhooks bool
 }
 
 // StoredVersion is one applied version of a project's document.
@@ -127,6 +135,19 @@ func (p *Projects) Lookup(ctx context.Context, id string) (*StoredProject, error
 func (p *Projects) List(ctx context.Context) ([]StoredProject, error) {
 	all, err := p.b.list(ctx)
 	return slices.DeleteFunc(all, func(sp StoredProject) bool { return !sp.DeletedAt.IsZero() }), err
+}
+
+// WithWebhooks returns the project documents, not deleted, that declare webhooks, ordered
+// by id, so that finding them reads none of the others: those of Put with Applied.Webhooks,
+// and those stored before the registry noted it, until MarkWebhooks says they have none.
+func (p *Projects) WithWebhooks(ctx context.Context) ([]StoredProject, error) {
+	return p.b.withWebhooks(ctx)
+}
+
+// MarkWebhooks notes whether version of project id declares webhooks (a document stored
+// before Put noted it); nothing when another version is stored.
+func (p *Projects) MarkWebhooks(ctx context.Context, id string, version int64, webhooks bool) error {
+	return p.b.markWebhooks(ctx, id, version, webhooks)
 }
 
 // Deleted returns the projects deleted without purge, ordered by id.

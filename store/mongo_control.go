@@ -27,6 +27,8 @@ type mongoProject struct {
 	UpdatedAt time.Time  `bson:"updatedAt"`
 	Document  string     `bson:"document"`
 	DeletedAt *time.Time `bson:"deletedAt,omitempty"`
+	// Webhooks is absent from a document stored before the registry noted it.
+	Webhooks *bool `bson:"webhooks,omitempty"`
 }
 
 func (p mongoProject) stored() *StoredProject {
@@ -68,7 +70,7 @@ func (p mongoProjects) put(ctx context.Context, id, document string, by Applied,
 		old, err := p.get(ctx, id)
 		switch {
 		case errors.Is(err, ErrNotFound):
-			next := mongoProject{ID: id, Version: 1, UpdatedAt: at, Document: document}
+			next := mongoProject{ID: id, Version: 1, UpdatedAt: at, Document: document, Webhooks: &by.Webhooks}
 			_, err := p.coll.InsertOne(ctx, next)
 			if mongo.IsDuplicateKeyError(err) {
 				continue // created meanwhile
@@ -92,6 +94,7 @@ func (p mongoProjects) put(ctx context.Context, id, document string, by Applied,
 				{Key: "version", Value: next.Version},
 				{Key: "updatedAt", Value: next.UpdatedAt},
 				{Key: "document", Value: next.Document},
+				{Key: "webhooks", Value: by.Webhooks},
 			}}})
 		if err != nil {
 			return nil, nil, mongoFail(ctx, fmt.Sprintf("store project %q", id), err)
@@ -214,7 +217,25 @@ func (p mongoProjects) get(ctx context.Context, id string) (*StoredProject, erro
 }
 
 func (p mongoProjects) list(ctx context.Context) ([]StoredProject, error) {
-	cur, err := p.coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	return p.listWhere(ctx, bson.D{})
+}
+
+func (p mongoProjects) withWebhooks(ctx context.Context) ([]StoredProject, error) {
+	return p.listWhere(ctx, bson.D{notDeleted, {Key: "webhooks", Value: bson.D{{Key: "$ne", Value: false}}}})
+}
+
+func (p mongoProjects) markWebhooks(ctx context.Context, id string, version int64, webhooks bool) error {
+	_, err := p.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: version}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "webhooks", Value: webhooks}}}})
+	if err != nil {
+		return mongoFail(ctx, fmt.Sprintf("note the webhooks of project %q", id), err)
+	}
+	return nil
+}
+
+// listWhere lists the projects that filter selects.
+func (p mongoProjects) listWhere(ctx context.Context, filter bson.D) ([]StoredProject, error) {
+	cur, err := p.coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, mongoFail(ctx, "list projects", err)
 	}

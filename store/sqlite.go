@@ -384,6 +384,16 @@ func createRegistry(ctx context.Context, f *sqliteFile) error {
 			return err
 		}
 	}
+	// webhooks is 1 for a document that declares webhooks, 0 for one that does not, and NULL
+	// for one stored before the column was (RunWebhooks reads those and marks them).
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('projects') WHERE name = 'webhooks'`).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE projects ADD COLUMN webhooks INTEGER`); err != nil {
+			return err
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO project_versions (id, version, appliedAt, who, changes, document)
 		SELECT id, version, updatedAt, '', '[]', document FROM projects`); err != nil {
 		return err
@@ -423,9 +433,9 @@ func (p sqliteProjects) put(ctx context.Context, id, document string, by Applied
 		return nil, nil, fmt.Errorf("store project %q: %w", id, err)
 	}
 	stamp := at.UTC().Format(TimeLayout)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO projects (id, version, updatedAt, document) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET version = excluded.version, updatedAt = excluded.updatedAt, document = excluded.document`,
-		id, cur.Version, stamp, document); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO projects (id, version, updatedAt, document, webhooks) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET version = excluded.version, updatedAt = excluded.updatedAt, document = excluded.document, webhooks = excluded.webhooks`,
+		id, cur.Version, stamp, document, by.Webhooks); err != nil {
 		return nil, nil, fmt.Errorf("store project %q: %w", id, err)
 	}
 	// A version that a release without history left behind, when it deleted the project
@@ -449,7 +459,23 @@ func (p sqliteProjects) get(ctx context.Context, id string) (*StoredProject, err
 }
 
 func (p sqliteProjects) list(ctx context.Context) ([]StoredProject, error) {
-	rows, err := p.f.reader.QueryContext(ctx, `SELECT `+projectColumns+` FROM projects ORDER BY id`)
+	return p.listWhere(ctx, "")
+}
+
+func (p sqliteProjects) withWebhooks(ctx context.Context) ([]StoredProject, error) {
+	return p.listWhere(ctx, `WHERE deletedAt IS NULL AND (webhooks IS NULL OR webhooks != 0)`)
+}
+
+func (p sqliteProjects) markWebhooks(ctx context.Context, id string, version int64, webhooks bool) error {
+	if _, err := p.f.writer.ExecContext(ctx, `UPDATE projects SET webhooks = ? WHERE id = ? AND version = ?`, webhooks, id, version); err != nil {
+		return fmt.Errorf("note the webhooks of project %q: %w", id, err)
+	}
+	return nil
+}
+
+// listWhere lists the projects that where (a WHERE clause, or "" for all) selects.
+func (p sqliteProjects) listWhere(ctx context.Context, where string) ([]StoredProject, error) {
+	rows, err := p.f.reader.QueryContext(ctx, `SELECT `+projectColumns+` FROM projects `+where+` ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}

@@ -249,7 +249,7 @@ func TestSQLiteRegistryOfAnOlderRelease(t *testing.T) {
 	if err := old.close(); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 { // the second open finds everything done
+	for i := range 2 { // the second open finds everything done
 		dbs, err := openSQLite(ctx, dir, slog.Default())
 		if err != nil {
 			t.Fatal(err)
@@ -261,6 +261,15 @@ func TestSQLiteRegistryOfAnOlderRelease(t *testing.T) {
 		vs, err := p.Versions(ctx, "old")
 		if err != nil || len(vs) != 1 || vs[0].Version != 7 || vs[0].Who != "" || vs[0].AppliedAt.Format(TimeLayout) != "2026-01-02T03:04:05.678Z" {
 			t.Fatalf("history of the older release's project: %+v, %v", vs, err)
+		}
+		// Whether its document declares webhooks is not known until marked: it is listed
+		// with those that do until then.
+		hooked, err := p.WithWebhooks(ctx)
+		if err != nil || len(hooked) != 1-i {
+			t.Fatalf("open %d: with webhooks %+v, %v", i, hooked, err)
+		}
+		if err := p.MarkWebhooks(ctx, "old", 7, false); err != nil {
+			t.Fatal(err)
 		}
 		if err := dbs.close(ctx); err != nil {
 			t.Fatal(err)

@@ -59,7 +59,7 @@ func adminClient(r *http.Request, gate *AdminGate) string {
 }
 
 // Applied is what a project's history keeps of p's document besides the document: who
-// applies it, and how it changes the stored one (Diff).
+// applies it, and how it changes the stored one (Diff); and whether it declares webhooks.
 func Applied(who string, p *Project) store.Applied {
 	return store.Applied{Who: who, Changes: func(old *store.StoredProject) []string {
 		var prev *Project
@@ -70,7 +70,7 @@ func Applied(who string, p *Project) store.Applied {
 			}
 		}
 		return Diff(prev, p)
-	}}
+	}, Webhooks: p.hasWebhooks()}
 }
 
 // refuseDeleted answers ErrProjectDeleted when id is a project deleted without purge, before

@@ -37,8 +37,9 @@ type WebhookOptions struct {
 	// Poll is how often a project's delivering replica looks for deliveries due (default
 	// 1 s); a change made on any replica wakes it at once.
 	Poll time.Duration
-	// Scan is how often a replica reads the project documents to find those with webhooks
-	// (default 10 s); a document applied on any replica makes it scan at once.
+	// Scan is how often a replica reads the documents of the projects with webhooks (only
+	// those: store.Projects.WithWebhooks) to find new ones (default 10 s); a document
+	// applied on any replica makes it scan at once.
 	Scan time.Duration
 }
 
@@ -111,20 +112,23 @@ func (r *Registry) RunWebhooks(ctx context.Context) {
 	t := time.NewTicker(o.Scan)
 	defer t.Stop()
 	for {
-		stored, err := r.projects.List(ctx)
+		stored, err := r.projects.WithWebhooks(ctx)
 		if err != nil && ctx.Err() == nil {
 			r.opts.Logger.Warn("webhooks: list projects", "err", err)
 		}
 		next := make(map[string]seen, len(stored))
 		for i := range stored {
 			id := stored[i].ID
-			if !stored[i].DeletedAt.IsZero() {
-				continue
-			}
 			k, ok := known[id]
 			if !ok || k.version != stored[i].Version {
 				p, err := decodeStored(&stored[i])
 				k = seen{version: stored[i].Version, hooked: err == nil && p.hasWebhooks()}
+				if err == nil && !k.hooked {
+					// Stored before the registry noted webhooks: the next scans skip it.
+					if err := r.projects.MarkWebhooks(ctx, id, k.version, false); err != nil {
+						r.opts.Logger.Warn("webhooks: note a project without", "project", id, "err", err)
+					}
+				}
 			}
 			next[id] = k
 			if running[id] || !k.hooked {
