@@ -121,10 +121,10 @@ func ProjectPaths(domain string) echo.MiddlewareFunc {
 				return WriteError(c, http.StatusNotFound, CodeProjectNotFound, err.Error())
 			}
 			// The addresses the project answers with (a File's url) start where this one did.
-			req = req.WithContext(context.WithValue(req.Context(), pathFormKey{}, pathForm{host: req.Host, prefix: ProjectPathPrefix + label}))
+			from := pathForm{host: req.Host, prefix: ProjectPathPrefix + label}
 			req.Host = label + "." + domain
 			req.URL.Path, req.URL.RawPath = "/"+path, ""
-			c.SetRequest(req)
+			c.SetRequest(req.WithContext(context.WithValue(req.Context(), pathFormKey{}, from)))
 			return next(c)
 		}
 	}
