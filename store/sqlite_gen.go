@@ -16,8 +16,9 @@ import (
 // and the generation of the table they read. The generation is a random number in
 // platform_gen that triggers on the table draw anew at every row written, so it changes in
 // the transaction of any write, whichever connection or process makes it and whatever
-// path (one create, a batch, an update by filter, an import, a migration); a restore
-// brings back the generation with the rows it describes. The generation is read in the
+// path (one create, a batch, an update by filter, an import, a migration). It is random
+// rather than a counter because a restore brings back an older generation with the rows it
+// describes, which a counter would reach again with other rows. The generation is read in the
 // same statement as the count, so an answer is stored under the generation of the rows it
 // counted, and it is served only while a fresh read of the generation finds it unchanged.
 // A count that reads another table (a full-text match) is covered too: the search index
