@@ -92,6 +92,7 @@ bench:
 	@$(STEP) 7/13 "about 2 min" $(GO) test -run '^$$' -bench . ./tools/cloud ./tools/security
 	@$(STEP) 8/13 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMiddleware ./telemetry
 	@$(STEP) 9/13 "about 3 min" $(GO) test -run '^$$' -bench 'BenchmarkSQLite' -benchtime 1s -benchmem ./store
+	@$(STEP) 9b/13 "about 3 min" $(GO) test -run '^$$' -bench 'BenchmarkCount$$|BenchmarkInsertGeneration' -benchtime 2s -timeout 20m ./store
 	@$(STEP) 10/13 "under 1 min" $(GO) test -run '^$$' -bench BenchmarkMongoRecord -benchmem -count 3 ./store
 	@$(STEP) 11/13 "about 3 min" $(GO) test -run '^$$' -bench 'Benchmark(SQLite|Mongo)$$/records=10000' -benchtime 3x ./store
 	@$(STEP) 12/13 "about 12 min" bench/pocketbase.sh $(BENCH_N)

@@ -126,19 +126,15 @@ func (p *sqliteProject) aggregate(ctx context.Context, t *Table, flt Filter, agg
 	for _, a := range aggs {
 		exprs = append(exprs, string(a.Func)+"("+keyExpr(a.Key, cols)+")")
 	}
-	stmt, err := f.stmt(ctx, false, `SELECT `+strings.Join(exprs, ", ")+` FROM `+sqlTable(t)+` WHERE `+where)
+	vals, err := f.row(ctx, t, `SELECT `+strings.Join(exprs, ", ")+` FROM `+sqlTable(t)+` WHERE `+where, c.args, true)
 	if err != nil {
 		return Aggregated{}, sqlFailed(ctx, "aggregate "+t.Name, err)
 	}
-	res := Aggregated{Values: make([]any, len(aggs))}
-	dest := []any{&res.Count}
-	for i := range res.Values {
-		dest = append(dest, &res.Values[i])
+	n, ok := vals[0].(int64)
+	if !ok {
+		return Aggregated{}, fmt.Errorf("aggregate %s: SQLite answered %T for the count", t.Name, vals[0])
 	}
-	if err := stmt.QueryRowContext(ctx, c.args...).Scan(dest...); err != nil {
-		return Aggregated{}, sqlFailed(ctx, "aggregate "+t.Name, err)
-	}
-	return res, nil
+	return Aggregated{Count: n, Values: vals[1:]}, nil
 }
 
 // aggregate asks MongoDB for the count; for each key summed or averaged, how many records

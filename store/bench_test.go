@@ -144,12 +144,15 @@ func BenchmarkSQLiteInsert(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i), "ns/record")
 }
 
-func openSQLiteStores(b *testing.B) *store.Stores {
-	s, err := store.Open(context.Background(), store.Config{DataDir: b.TempDir()})
+func openSQLiteStores(b *testing.B) *store.Stores { return openSQLiteAt(b, b.TempDir()) }
+
+// openSQLiteAt opens the stores of data folder dir, as each replica sharing it does.
+func openSQLiteAt(tb testing.TB, dir string) *store.Stores {
+	s, err := store.Open(context.Background(), store.Config{DataDir: dir})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = s.Close(context.Background()) })
+	tb.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
 }
 

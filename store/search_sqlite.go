@@ -146,6 +146,10 @@ func (p *sqliteProject) fillSearch(ctx context.Context, t *Table) error {
 				}
 				next = last.Int64
 			}
+			// A search matches more records now: a count that used it is not kept.
+			if err := bumpGen(ctx, tx, t); err != nil {
+				return err
+			}
 			_, err := tx.ExecContext(ctx, `UPDATE platform_search SET done = ? WHERE tbl = ?`, next, t.Name)
 			return err
 		})

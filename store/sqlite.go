@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"modernc.org/sqlite"
 )
 
@@ -75,6 +76,7 @@ type sqliteFile struct {
 	cols      map[string]columns // by table, for reads: see columns
 	writeCols map[string]columns // by table, for writes at schema: see writeColumns
 	schema    int64
+	rows      *lru.Cache[rowKey, []any] // answers of counts: see sqliteFile.row
 
 	// Kept by sqliteDatabases under its lock.
 	refs     int
@@ -95,7 +97,7 @@ func openSQLiteFile(path string) (*sqliteFile, error) {
 		q.Set("_txlock", "immediate")
 		return (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}).String()
 	}
-	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}, writeCols: map[string]columns{}}
+	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}, writeCols: map[string]columns{}, rows: newRowCache()}
 	var err error
 	if f.writer, err = sql.Open("sqlite", dsn(sqliteWriterTemp)); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)

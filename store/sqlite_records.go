@@ -224,7 +224,8 @@ func ensureIn(ctx context.Context, tx *sql.Tx, t *Table) error {
 		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("platform:"+t.Name+":createdAt") + ` ON ` + table + ` (createdAt, uid)`,
 		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("platform:"+t.Name+":_owner") + ` ON ` + table + ` (_owner, uid)`,
 	}
-	for _, q := range append(ddl, outboxDDL(t)...) {
+	ddl = append(ddl, outboxDDL(t)...)
+	for _, q := range append(ddl, genDDL(t)...) {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("ensure %s: %w", t.Name, err)
 		}
@@ -623,13 +624,14 @@ func (p *sqliteProject) count(ctx context.Context, t *Table, flt Filter) (int64,
 	if err != nil {
 		return 0, err
 	}
-	stmt, err := f.stmt(ctx, false, query)
+	// A count of one uid reads one index entry: no cheaper from the cache.
+	vals, err := f.row(ctx, t, query, args, !flt.oneUID())
 	if err != nil {
 		return 0, sqlFailed(ctx, "count "+t.Name, err)
 	}
-	var n int64
-	if err := stmt.QueryRowContext(ctx, args...).Scan(&n); err != nil {
-		return 0, sqlFailed(ctx, "count "+t.Name, err)
+	n, ok := vals[0].(int64)
+	if !ok {
+		return 0, fmt.Errorf("count %s: SQLite answered %T", t.Name, vals[0])
 	}
 	return n, nil
 }
@@ -963,6 +965,9 @@ func (p *sqliteProject) dropTable(ctx context.Context, t *Table) error {
 	defer release()
 	err = p.inWrite(ctx, false, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+sqlTable(t)); err != nil {
+			return err
+		}
+		if err := dropGen(ctx, tx, t); err != nil {
 			return err
 		}
 		return dropSearchIn(ctx, tx, t)
