@@ -22,9 +22,25 @@ type goParser struct {
 	comments [][2]int
 	uses     firstUses
 	starts   []int32 // the offsets lines start at
+	// The first pass's: the skeleton of the file, the brackets open, the bodies measured.
+	skel   []byte
+	stack  []frame
+	bodies map[int]bodyMeasure
 }
 
+// parse reads src with the first pass, which builds syntax trees of the declarations only,
+// and with go/parser whole when the first pass cannot vouch for the file (a syntax error it
+// sees, which only the full parse reports as go/parser does).
 func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, error) {
+	if out := p.first(name, src); out != nil {
+		return out, nil
+	}
+	return p.full(name, src)
+}
+
+// full reads src with go/parser whole: what the first pass gives, and the design-pattern
+// evidence of function bodies (Hints).
+func (p *goParser) full(name string, src []byte) (*facts, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
 	out := &facts{Language: "Go", Parsed: true, ParseError: err != nil, Unhashed: true}
@@ -42,9 +58,7 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 		return out, err
 	}
 	p.uses.reset()
-	g := &goFile{out: out, uses: &p.uses, tf: fset.File(f.Pos()), starts: p.starts, pkgVars: map[string]bool{}, pkgMaps: map[string]bool{},
-		eager: map[string]bool{}, assigns: map[string]map[string]bool{}, callbacks: map[string]string{},
-		imported: map[string]bool{}}
+	g := newGoFile(out, &p.uses, fset.File(f.Pos()), p.starts)
 	comments := p.comments[:0]
 	for _, cg := range f.Comments {
 		for _, c := range cg.List {
@@ -54,6 +68,37 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 	comments = sortRanges(comments)
 	out.Lines = countLines(src, comments)
 	p.comments = comments
+	// Names used are gathered by the walks below: the function bodies' one walk, which also
+	// measures complexity and finds hints, and a plain one over everything else.
+	g.use(f.Name)
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok {
+			ast.Inspect(d, g.inspectUses)
+			continue
+		}
+		if fd.Recv != nil {
+			ast.Inspect(fd.Recv, g.inspectUses)
+		}
+		g.use(fd.Name)
+		ast.Inspect(fd.Type, g.inspectUses)
+	}
+	g.declarations(f)
+	out.Uses = g.uses.names(func(pos int) int { return g.line(token.Pos(pos)) })
+	g.intern()
+	return out, nil
+}
+
+func newGoFile(out *facts, uses *firstUses, tf *token.File, starts []int32) *goFile {
+	return &goFile{out: out, uses: uses, tf: tf, starts: starts, pkgVars: map[string]bool{}, pkgMaps: map[string]bool{},
+		eager: map[string]bool{}, assigns: map[string]map[string]bool{}, callbacks: map[string]string{},
+		imported: map[string]bool{}}
+}
+
+// declarations reads f's package name, imports and symbols; the functions' complexity and
+// nesting come from a walk of their bodies, or from g.bodies when the first pass measured them.
+func (g *goFile) declarations(f *ast.File) {
+	out := g.out
 	out.Package = f.Name.Name
 	for _, im := range f.Imports {
 		p, _ := strconv.Unquote(im.Path.Value)
@@ -95,29 +140,21 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 			}
 		}
 	}
-	// Names used are gathered by the walks below: the function bodies' one walk, which also
-	// measures complexity and finds hints, and a plain one over everything else.
-	g.use(f.Name)
 	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok {
-			ast.Inspect(d, g.inspectUses)
-			continue
+		if fd, ok := d.(*ast.FuncDecl); ok {
+			g.function(fd)
 		}
-		if fd.Recv != nil {
-			ast.Inspect(fd.Recv, g.inspectUses)
-		}
-		g.use(fd.Name)
-		ast.Inspect(fd.Type, g.inspectUses)
-		g.function(fd)
 	}
 	g.singletons()
-	out.Uses = g.uses.names(func(pos int) int { return g.line(token.Pos(pos)) })
+}
+
+// intern makes the symbols' names, parents and result types share the names used's text.
+func (g *goFile) intern() {
+	out := g.out
 	for i := range out.Symbols {
 		s := &out.Symbols[i]
 		s.Name, s.Parent, s.Returns = out.Uses.intern(s.Name), out.Uses.intern(s.Parent), out.Uses.intern(s.Returns)
 	}
-	return out, nil
 }
 
 // use records the first position an identifier appears at; parse turns positions into lines
@@ -152,6 +189,9 @@ type goFile struct {
 	assigns  map[string]map[string]bool
 	handouts []handout
 	stats    *goStats // the walk of one function body, reused by the next
+	// bodies are the function bodies' measures from the first pass, which leaves the bodies
+	// out of the syntax tree; nil when the tree has them.
+	bodies map[int]bodyMeasure
 }
 
 // handout is a function returning a package variable of a named type, and how that variable
@@ -264,7 +304,10 @@ func (g *goFile) function(fd *ast.FuncDecl) {
 	if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
 		s.Returns = typeName(fd.Type.Results.List[0].Type)
 	}
-	if fd.Body != nil {
+	if fd.Body != nil && g.bodies != nil {
+		m := g.bodies[g.tf.Offset(fd.Body.Lbrace)]
+		s.Complexity, s.Nesting = m.complexity, m.nesting
+	} else if fd.Body != nil {
 		st := g.walkBody(fd, s)
 		s.Complexity, s.Nesting = st.complexity, st.nesting
 		g.out.Hints = append(g.out.Hints, st.hints(fd, s)...)
