@@ -72,6 +72,7 @@ func (p *goParser) first(name string, src []byte) *facts {
 		}
 		if tok == goscan.Comment {
 			comments = append(comments, [2]int{start, end})
+			blankOut(skel[start:end], true) // the skeleton's parse would copy its text
 			continue
 		}
 		top := uint8(255)
@@ -149,11 +150,7 @@ func (p *goParser) first(name string, src []byte) *facts {
 			case fCtrl:
 				ctrl--
 			case fBlank:
-				for i := blank + 1; i < start; i++ {
-					if skel[i] != '\n' {
-						skel[i] = ' '
-					}
-				}
+				blankOut(skel[blank+1:start], false)
 				if body == blank {
 					p.bodies[body] = m
 					body = -1
@@ -239,4 +236,16 @@ func endsOperand(t goscan.Token) bool {
 		return true
 	}
 	return false
+}
+
+// blankOut overwrites b with spaces. A comment keeps its line breaks, which may end a
+// statement; a brace's contents lose theirs, since the line table go/parser builds of the
+// skeleton (the analysis counts lines in the source itself) was a seventh of the bytes the
+// first pass allocated.
+func blankOut(b []byte, keepLines bool) {
+	for i, c := range b {
+		if c != '\n' || !keepLines {
+			b[i] = ' '
+		}
+	}
 }
