@@ -86,7 +86,9 @@ type symbol struct {
 	Complexity int // cyclomatic complexity, functions and methods only
 	Nesting    int // deepest nesting of control statements, functions and methods only
 	Returns    string
-	Signature  string // Go methods: parameter and result types, to match interfaces' methods
+	// Signature is a Go method's parameter and result types, to match interfaces' methods:
+	// set by the full parse, which detect_patterns asks for (windows.go).
+	Signature string
 }
 
 func (s symbol) isFunc() bool { return s.Kind == "function" || s.Kind == "method" }

@@ -299,7 +299,11 @@ func (g *goFile) function(fd *ast.FuncDecl) {
 	if fd.Recv != nil && len(fd.Recv.List) > 0 {
 		s.Kind = "method"
 		s.Parent = typeName(fd.Recv.List[0].Type)
-		s.Signature = goSignature(fd.Type)
+		if g.bodies == nil {
+			// Only interfaces' implementations are matched by it (detect_patterns), which the
+			// first pass leaves to the full parse.
+			s.Signature = goSignature(fd.Type)
+		}
 	}
 	if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
 		s.Returns = typeName(fd.Type.Results.List[0].Type)
