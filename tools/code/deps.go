@@ -608,7 +608,7 @@ func (ix *index) componentExports(files []*fileInfo, syms []symbolAt, units map[
 	viewers := ix.viewers(units)
 	out := make([]Export, 0, len(syms))
 	for _, s := range syms {
-		e := Export{Symbol: s.s.qualified(), Kind: s.s.Kind, File: s.fi.Rel, Line: s.s.Line, UsedBy: []Location{}}
+		e := Export{Symbol: s.s.qualified(), Kind: s.s.Kind, File: s.fi.Rel, Line: int(s.s.Line), UsedBy: []Location{}}
 		for _, v := range viewers {
 			if v == s.fi {
 				continue

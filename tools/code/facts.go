@@ -78,13 +78,15 @@ func (l *Lines) add(o Lines) {
 
 // symbol is a top-level declaration, or a method of a top-level type.
 type symbol struct {
-	Name       string
-	Kind       string // function, method, type, struct, interface, class, enum, trait, const, var, module
-	Parent     string // receiver or enclosing type of a method
-	Line, End  int
+	Name   string
+	Kind   string // function, method, type, struct, interface, class, enum, trait, const, var, module
+	Parent string // receiver or enclosing type of a method
+	// The numbers are int32, and Exported after them, so that a symbol takes 104 bytes, not
+	// 120: GOROOT has 172,000 kept in the parse cache.
+	Line, End  int32
+	Complexity int32 // cyclomatic complexity, functions and methods only
+	Nesting    int32 // deepest nesting of control statements, functions and methods only
 	Exported   bool
-	Complexity int // cyclomatic complexity, functions and methods only
-	Nesting    int // deepest nesting of control statements, functions and methods only
 	Returns    string
 	// Signature is a Go method's parameter and result types, to match interfaces' methods:
 	// set by the full parse, which detect_patterns asks for (windows.go).

@@ -270,8 +270,8 @@ func (g *goFile) spec(tok token.Token, s ast.Spec) {
 			g.out.Hints = append(g.out.Hints, hint{Pattern: "interface", Subject: s.Name.Name,
 				Line: g.line(s.Pos()), End: g.line(s.End()), Detail: strings.Join(methods, ";")})
 		}
-		g.out.Symbols = append(g.out.Symbols, symbol{Name: s.Name.Name, Kind: kind, Line: g.line(s.Pos()),
-			End: g.line(s.End()), Exported: ast.IsExported(s.Name.Name)})
+		g.out.Symbols = append(g.out.Symbols, symbol{Name: s.Name.Name, Kind: kind, Line: int32(g.line(s.Pos())),
+			End: int32(g.line(s.End())), Exported: ast.IsExported(s.Name.Name)})
 	case *ast.ValueSpec:
 		kind := "var"
 		if tok == token.CONST {
@@ -287,14 +287,14 @@ func (g *goFile) spec(tok token.Token, s ast.Spec) {
 				g.pkgMaps[n.Name] = typedMap || (i < len(s.Values) && isMapValue(s.Values[i]))
 				g.eager[n.Name] = i < len(s.Values)
 			}
-			g.out.Symbols = append(g.out.Symbols, symbol{Name: n.Name, Kind: kind, Line: g.line(n.Pos()),
-				End: g.line(s.End()), Exported: ast.IsExported(n.Name)})
+			g.out.Symbols = append(g.out.Symbols, symbol{Name: n.Name, Kind: kind, Line: int32(g.line(n.Pos())),
+				End: int32(g.line(s.End())), Exported: ast.IsExported(n.Name)})
 		}
 	}
 }
 
 func (g *goFile) function(fd *ast.FuncDecl) {
-	s := symbol{Name: fd.Name.Name, Kind: "function", Line: g.line(fd.Pos()), End: g.line(fd.End()),
+	s := symbol{Name: fd.Name.Name, Kind: "function", Line: int32(g.line(fd.Pos())), End: int32(g.line(fd.End())),
 		Exported: ast.IsExported(fd.Name.Name), Complexity: 1}
 	if fd.Recv != nil && len(fd.Recv.List) > 0 {
 		s.Kind = "method"
@@ -310,14 +310,14 @@ func (g *goFile) function(fd *ast.FuncDecl) {
 	}
 	if fd.Body != nil && g.bodies != nil {
 		m := g.bodies[g.tf.Offset(fd.Body.Lbrace)]
-		s.Complexity, s.Nesting = m.complexity, m.nesting
+		s.Complexity, s.Nesting = int32(m.complexity), int32(m.nesting)
 	} else if fd.Body != nil {
 		st := g.walkBody(fd, s)
-		s.Complexity, s.Nesting = st.complexity, st.nesting
+		s.Complexity, s.Nesting = int32(st.complexity), int32(st.nesting)
 		g.out.Hints = append(g.out.Hints, st.hints(fd, s)...)
 	}
 	if s.Kind == "function" && s.Name == "main" && g.out.Package == "main" {
-		g.out.Entry = append(g.out.Entry, entryPoint{Line: s.Line, Kind: "main", Detail: "func main in package main"})
+		g.out.Entry = append(g.out.Entry, entryPoint{Line: int(s.Line), Kind: "main", Detail: "func main in package main"})
 	}
 	g.out.Symbols = append(g.out.Symbols, s)
 }
@@ -566,7 +566,7 @@ func (st *goStats) callback(pattern, field string) {
 	if elem == "" {
 		return
 	}
-	h := hint{Pattern: pattern, Subject: st.s.Parent, Line: st.s.Line, End: st.s.End, Detail: field}
+	h := hint{Pattern: pattern, Subject: st.s.Parent, Line: int(st.s.Line), End: int(st.s.End), Detail: field}
 	if elem != "func" {
 		h.Of = elem
 	}
@@ -621,7 +621,7 @@ func callbackElem(e ast.Expr) string {
 }
 
 func (st *goStats) add(pattern, subject, detail string) {
-	st.found = append(st.found, hint{Pattern: pattern, Subject: subject, Line: st.s.Line, End: st.s.End, Detail: detail})
+	st.found = append(st.found, hint{Pattern: pattern, Subject: subject, Line: int(st.s.Line), End: int(st.s.End), Detail: detail})
 }
 
 // hints is the design-pattern evidence of one function: what its body showed, functions that
@@ -651,7 +651,7 @@ func (st *goStats) hints(fd *ast.FuncDecl, s symbol) []hint {
 	if isIdent && len(st.paramSwitches) > 0 && namedType(id) != "" {
 		// A case returning the function's own result is a recursive transformation.
 		if built := st.g.constructedInCases(st.paramSwitches); len(built) >= 2 && !slices.Contains(built, s.Name+"()") {
-			st.found = append(st.found, hint{Pattern: "factory", Subject: s.qualified(), Line: s.Line, End: s.End, Of: id.Name,
+			st.found = append(st.found, hint{Pattern: "factory", Subject: s.qualified(), Line: int(s.Line), End: int(s.End), Of: id.Name,
 				Detail: fmt.Sprintf("%s returns %s, built in the cases of a switch by %s", s.qualified(), id.Name, strings.Join(built, ", "))})
 		}
 	}
@@ -683,7 +683,7 @@ func (g *goFile) singletons() {
 		if how == "" {
 			continue
 		}
-		g.out.Hints = append(g.out.Hints, hint{Pattern: "singleton", Subject: h.v, Line: h.fn.Line, End: h.fn.End, Of: h.iface,
+		g.out.Hints = append(g.out.Hints, hint{Pattern: "singleton", Subject: h.v, Line: int(h.fn.Line), End: int(h.fn.End), Of: h.iface,
 			Detail: fmt.Sprintf("package variable %s (%s) is created once %s and handed out by %s", h.v, h.typ, how, h.fn.qualified())})
 	}
 }
