@@ -30,11 +30,15 @@ type facts struct {
 	Symbols   []symbol
 	Imports   []importRef
 	Entry     []entryPoint
-	Hints     []hint    // design-pattern evidence found in this file
-	Uses      names     // identifiers referenced in this file, with their first line
-	Blocks    blocks    // hashes of normalised code windows, for duplication
-	Manifest  *Manifest // set when the file is a package manifest
-	TSConfig  *tsConfig // set when the file is a tsconfig.json or jsconfig.json
+	Hints     []hint // design-pattern evidence found in this file
+	Uses      names  // identifiers referenced in this file, with their first line
+	Blocks    blocks // hashes of normalised code windows, for duplication
+	// Signatures are Go methods' parameter and result types by qualified name (T.M), to
+	// match interfaces' methods: set by the full parse, which detect_patterns asks for
+	// (windows.go). A field of each symbol, empty in all others, was 2.7 MB of GOROOT's.
+	Signatures map[string]string
+	Manifest   *Manifest // set when the file is a package manifest
+	TSConfig   *tsConfig // set when the file is a tsconfig.json or jsconfig.json
 	// Unhashed marks a Go file whose Blocks are left to the first call that needs them
 	// (detect_patterns, windows.go): they were a quarter of the parse cache of GOROOT, which
 	// analyze_codebase and the navigation tools never read.
@@ -81,16 +85,13 @@ type symbol struct {
 	Name   string
 	Kind   string // function, method, type, struct, interface, class, enum, trait, const, var, module
 	Parent string // receiver or enclosing type of a method
-	// The numbers are int32, and Exported after them, so that a symbol takes 104 bytes, not
-	// 120: GOROOT has 172,000 kept in the parse cache.
+	// The numbers are int32, and Exported after them, so that a symbol takes 88 bytes with
+	// its four strings, not 104: GOROOT has 172,000 kept in the parse cache.
 	Line, End  int32
 	Complexity int32 // cyclomatic complexity, functions and methods only
 	Nesting    int32 // deepest nesting of control statements, functions and methods only
 	Exported   bool
 	Returns    string
-	// Signature is a Go method's parameter and result types, to match interfaces' methods:
-	// set by the full parse, which detect_patterns asks for (windows.go).
-	Signature string
 }
 
 func (s symbol) isFunc() bool { return s.Kind == "function" || s.Kind == "method" }

@@ -300,9 +300,10 @@ func (g *goFile) function(fd *ast.FuncDecl) {
 		s.Kind = "method"
 		s.Parent = typeName(fd.Recv.List[0].Type)
 		if g.bodies == nil {
-			// Only interfaces' implementations are matched by it (detect_patterns), which the
-			// first pass leaves to the full parse.
-			s.Signature = goSignature(fd.Type)
+			if g.out.Signatures == nil {
+				g.out.Signatures = map[string]string{}
+			}
+			g.out.Signatures[s.qualified()] = goSignature(fd.Type)
 		}
 	}
 	if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {

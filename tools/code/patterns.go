@@ -924,6 +924,7 @@ type typeInfo struct {
 	file      string
 	line, end int
 	methods   map[string]symbol
+	sigs      map[string]string // of Go methods, by name
 }
 
 func (ix *index) typeMethods() []*typeInfo {
@@ -932,7 +933,8 @@ func (ix *index) typeMethods() []*typeInfo {
 	for _, fi := range ix.files {
 		for _, s := range fi.F.Symbols {
 			if s.Kind == "class" || s.Kind == "struct" || s.Kind == "type" {
-				types[ix.unitOf[fi.Rel]+"|"+s.Name] = &typeInfo{name: s.Name, file: fi.Rel, line: int(s.Line), end: int(s.End), methods: map[string]symbol{}}
+				types[ix.unitOf[fi.Rel]+"|"+s.Name] = &typeInfo{name: s.Name, file: fi.Rel, line: int(s.Line), end: int(s.End),
+					methods: map[string]symbol{}, sigs: map[string]string{}}
 			}
 		}
 	}
@@ -940,6 +942,9 @@ func (ix *index) typeMethods() []*typeInfo {
 		for _, s := range fi.F.Symbols {
 			if t := types[ix.unitOf[fi.Rel]+"|"+s.Parent]; t != nil && s.Kind == "method" {
 				t.methods[s.Name] = s
+				if sig, ok := fi.F.Signatures[s.qualified()]; ok {
+					t.sigs[s.Name] = sig
+				}
 			}
 		}
 	}
@@ -1029,7 +1034,7 @@ func (ix *index) strategyFindings(types []*typeInfo) []Finding {
 func implementsAll(t *typeInfo, methods []string) bool {
 	for _, m := range methods {
 		name, sig, _ := strings.Cut(m, "(")
-		if t.methods[name].Signature != "("+sig {
+		if t.sigs[name] != "("+sig {
 			return false
 		}
 	}

@@ -46,7 +46,7 @@ func (a *Analyzer) hashWindows(ctx context.Context, snap *snapshot) error {
 				f := *fi.F
 				f.Unhashed = false
 				f.Hints = exact(full.Hints)
-				f.Symbols = withSignatures(f.Symbols, full.Symbols)
+				f.Signatures = full.Signatures
 				f.Blocks = blocks{}
 				if scratch.len() > 0 {
 					f.Blocks = blocks{slices.Clone(scratch.hashes), slices.Clone(scratch.lines)}
@@ -62,19 +62,6 @@ func (a *Analyzer) hashWindows(ctx context.Context, snap *snapshot) error {
 	}
 	wg.Wait()
 	return ctx.Err()
-}
-
-// withSignatures is a copy of the first pass's symbols with the signatures of the full parse's
-// (the same symbols when the first pass read the file).
-func withSignatures(first, full []symbol) []symbol {
-	if len(first) != len(full) {
-		return first
-	}
-	out := slices.Clone(first)
-	for i := range out {
-		out[i].Signature = full[i].Signature
-	}
-	return out
 }
 
 // goComments appends to dst the byte ranges of src's comments, in order.
