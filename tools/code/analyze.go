@@ -325,8 +325,8 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	for _, fi := range listed {
 		fs := FileSymbols{Path: fi.Rel, Language: fi.Lang, Code: fi.F.Lines.Code, Symbols: []Symbol{}}
 		for _, s := range fi.F.Symbols {
-			if s.Kind != "method" {
-				fs.Symbols = append(fs.Symbols, Symbol{Name: s.Name, Kind: s.Kind, Line: int(s.Line), Exported: s.Exported})
+			if s.Kind != kindMethod {
+				fs.Symbols = append(fs.Symbols, Symbol{Name: s.Name, Kind: s.Kind.String(), Line: int(s.Line), Exported: s.Exported})
 			}
 		}
 		fs.OmittedSymbols = capList(&fs.Symbols, min(limit, 100))

@@ -240,10 +240,10 @@ func lineStarts(dst []int32, src []byte) []int32 {
 func (g *goFile) spec(tok token.Token, s ast.Spec) {
 	switch s := s.(type) {
 	case *ast.TypeSpec:
-		kind := "type"
+		kind := kindType
 		switch t := s.Type.(type) {
 		case *ast.StructType:
-			kind = "struct"
+			kind = kindStruct
 			for _, f := range t.Fields.List {
 				if elem := callbackElem(f.Type); elem != "" {
 					for _, n := range f.Names {
@@ -252,7 +252,7 @@ func (g *goFile) spec(tok token.Token, s ast.Spec) {
 				}
 			}
 		case *ast.InterfaceType:
-			kind = "interface"
+			kind = kindInterface
 			// Methods are kept with their signatures: a type implements the interface when
 			// it has methods of the same names and types, not only of the same names. An
 			// interface embedding another has methods this file may not show: none are kept.
@@ -273,16 +273,16 @@ func (g *goFile) spec(tok token.Token, s ast.Spec) {
 		g.out.Symbols = append(g.out.Symbols, symbol{Name: s.Name.Name, Kind: kind, Line: int32(g.line(s.Pos())),
 			End: int32(g.line(s.End())), Exported: ast.IsExported(s.Name.Name)})
 	case *ast.ValueSpec:
-		kind := "var"
+		kind := kindVar
 		if tok == token.CONST {
-			kind = "const"
+			kind = kindConst
 		}
 		_, typedMap := s.Type.(*ast.MapType)
 		for i, n := range s.Names {
 			if n.Name == "_" {
 				continue
 			}
-			if kind == "var" {
+			if kind == kindVar {
 				g.pkgVars[n.Name] = true
 				g.pkgMaps[n.Name] = typedMap || (i < len(s.Values) && isMapValue(s.Values[i]))
 				g.eager[n.Name] = i < len(s.Values)
@@ -294,10 +294,10 @@ func (g *goFile) spec(tok token.Token, s ast.Spec) {
 }
 
 func (g *goFile) function(fd *ast.FuncDecl) {
-	s := symbol{Name: fd.Name.Name, Kind: "function", Line: int32(g.line(fd.Pos())), End: int32(g.line(fd.End())),
+	s := symbol{Name: fd.Name.Name, Kind: kindFunction, Line: int32(g.line(fd.Pos())), End: int32(g.line(fd.End())),
 		Exported: ast.IsExported(fd.Name.Name), Complexity: 1}
 	if fd.Recv != nil && len(fd.Recv.List) > 0 {
-		s.Kind = "method"
+		s.Kind = kindMethod
 		s.Parent = typeName(fd.Recv.List[0].Type)
 		if g.bodies == nil {
 			if g.out.Signatures == nil {
@@ -317,7 +317,7 @@ func (g *goFile) function(fd *ast.FuncDecl) {
 		s.Complexity, s.Nesting = int32(st.complexity), int32(st.nesting)
 		g.out.Hints = append(g.out.Hints, st.hints(fd, s)...)
 	}
-	if s.Kind == "function" && s.Name == "main" && g.out.Package == "main" {
+	if s.Kind == kindFunction && s.Name == "main" && g.out.Package == "main" {
 		g.out.Entry = append(g.out.Entry, entryPoint{Line: int(s.Line), Kind: "main", Detail: "func main in package main"})
 	}
 	g.out.Symbols = append(g.out.Symbols, s)
@@ -522,7 +522,7 @@ func (st *goStats) see(n ast.Node) {
 			st.add("registry", m, s.qualified()+" registers into package map "+m)
 		}
 		for _, l := range n.Lhs {
-			if id, ok := l.(*ast.Ident); ok && st.g.pkgVars[id.Name] && s.Kind == "function" {
+			if id, ok := l.(*ast.Ident); ok && st.g.pkgVars[id.Name] && s.Kind == kindFunction {
 				if st.g.assigns[s.Name] == nil {
 					st.g.assigns[s.Name] = map[string]bool{}
 				}

@@ -219,7 +219,7 @@ func (ix *index) definitions(name, kind, rel string) []symbolAt {
 			continue
 		}
 		for _, s := range fi.F.Symbols {
-			if (s.Name == name || s.qualified() == name) && (kind == "" || s.Kind == kind) {
+			if (s.Name == name || s.qualified() == name) && (kind == "" || s.Kind.String() == kind) {
 				out = append(out, symbolAt{fi, s})
 			}
 		}
@@ -239,7 +239,7 @@ func (ix *index) definitions(name, kind, rel string) []symbolAt {
 // definition describes d, reading its file below root for the signature and, on request, the
 // body.
 func definition(root string, d symbolAt, body bool) Definition {
-	def := Definition{Symbol: d.s.qualified(), Kind: d.s.Kind, File: d.fi.Rel, Line: int(d.s.Line), End: int(d.s.End),
+	def := Definition{Symbol: d.s.qualified(), Kind: d.s.Kind.String(), File: d.fi.Rel, Line: int(d.s.Line), End: int(d.s.End),
 		Exported: d.s.Exported, Language: d.fi.Lang, Complexity: int(d.s.Complexity)}
 	lines := strings.Split(string(source(root, d.fi)), "\n")
 	if d.s.Line >= 1 && int(d.s.Line) <= len(lines) {
@@ -438,7 +438,7 @@ func (a *Analyzer) callees(ctx context.Context, ix *index, d symbolAt) ([]Callee
 			continue
 		}
 		for _, s := range fi.F.Symbols {
-			if c := byName[s.Name]; c != nil && (s.isFunc() || s.Kind == "class" || s.Kind == "struct" || s.Kind == "type") && len(c.Definitions) < maxLocations {
+			if c := byName[s.Name]; c != nil && (s.isFunc() || s.Kind == kindClass || s.Kind == kindStruct || s.Kind == kindType) && len(c.Definitions) < maxLocations {
 				c.Definitions = append(c.Definitions, Location{File: fi.Rel, Line: int(s.Line)})
 			}
 		}

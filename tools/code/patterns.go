@@ -268,7 +268,7 @@ func (ix *index) sizeFindings() []Finding {
 		top := 0
 		methods := map[string]int{}
 		for _, s := range fi.F.Symbols {
-			if s.Kind == "method" {
+			if s.Kind == kindMethod {
 				methods[s.Parent]++
 			} else {
 				top++
@@ -288,7 +288,7 @@ func (ix *index) sizeFindings() []Finding {
 		for _, s := range fi.F.Symbols {
 			lines := s.End - s.Line + 1
 			switch {
-			case (s.Kind == "class" || s.Kind == "struct") && (methods[s.Name] >= godClassMethods || (s.Kind == "class" && lines >= godClassLines)):
+			case (s.Kind == kindClass || s.Kind == kindStruct) && (methods[s.Name] >= godClassMethods || (s.Kind == kindClass && lines >= godClassLines)):
 				out = append(out, Finding{Name: "god-class", Kind: "anti-pattern", Severity: "medium", Confidence: 0.8,
 					Summary:  fmt.Sprintf("%s %s has %d methods over %d lines", s.Kind, s.Name, methods[s.Name], lines),
 					Evidence: []Evidence{{File: fi.Rel, Line: int(s.Line), End: int(s.End)}},
@@ -444,14 +444,14 @@ func (ix *index) unusedExportFindings() []Finding {
 		var ev []Evidence
 		var names []string
 		for _, s := range fi.F.Symbols {
-			if !s.Exported || s.Kind == "method" || s.Kind == "module" || conventionalName(s.Name) {
+			if !s.Exported || s.Kind == kindMethod || s.Kind == kindModule || conventionalName(s.Name) {
 				continue
 			}
 			// Its own file mentions it once at least (the declaration).
 			if _, own := fi.F.Uses.line(s.Name); used[s.Name] > 1 || (used[s.Name] == 1 && !own) {
 				continue
 			}
-			ev = append(ev, Evidence{File: fi.Rel, Line: int(s.Line), End: int(s.End), Note: s.Kind + " " + s.Name})
+			ev = append(ev, Evidence{File: fi.Rel, Line: int(s.Line), End: int(s.End), Note: s.Kind.String() + " " + s.Name})
 			names = append(names, s.Name)
 		}
 		if len(ev) == 0 {
@@ -672,7 +672,7 @@ func (ix *index) roleFindings() []Finding {
 
 func isRepositoryType(s symbol) bool {
 	switch s.Kind {
-	case "class", "struct", "interface", "trait":
+	case kindClass, kindStruct, kindInterface, kindTrait:
 		for _, suffix := range []string{"Repository", "Repo", "DAO", "Dao"} {
 			if strings.HasSuffix(s.Name, suffix) {
 				return true
@@ -932,7 +932,7 @@ func (ix *index) typeMethods() []*typeInfo {
 	types := map[string]*typeInfo{}
 	for _, fi := range ix.files {
 		for _, s := range fi.F.Symbols {
-			if s.Kind == "class" || s.Kind == "struct" || s.Kind == "type" {
+			if s.Kind == kindClass || s.Kind == kindStruct || s.Kind == kindType {
 				types[ix.unitOf[fi.Rel]+"|"+s.Name] = &typeInfo{name: s.Name, file: fi.Rel, line: int(s.Line), end: int(s.End),
 					methods: map[string]symbol{}, sigs: map[string]string{}}
 			}
@@ -940,7 +940,7 @@ func (ix *index) typeMethods() []*typeInfo {
 	}
 	for _, fi := range ix.files {
 		for _, s := range fi.F.Symbols {
-			if t := types[ix.unitOf[fi.Rel]+"|"+s.Parent]; t != nil && s.Kind == "method" {
+			if t := types[ix.unitOf[fi.Rel]+"|"+s.Parent]; t != nil && s.Kind == kindMethod {
 				t.methods[s.Name] = s
 				if sig, ok := fi.F.Signatures[s.qualified()]; ok {
 					t.sigs[s.Name] = sig

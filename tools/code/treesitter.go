@@ -132,7 +132,7 @@ func (t *tsFile) find(n *sitter.Node, typ string) *sitter.Node {
 }
 
 func (t *tsFile) symbol(n *sitter.Node, name, kind, parent string, exported bool) symbol {
-	s := symbol{Name: name, Kind: kind, Parent: parent, Line: int32(t.line(n)), End: int32(t.end(n)), Exported: exported}
+	s := symbol{Name: name, Kind: kindOf(kind), Parent: parent, Line: int32(t.line(n)), End: int32(t.end(n)), Exported: exported}
 	if s.isFunc() {
 		s.Complexity, s.Nesting = t.complexity(n)
 	}
