@@ -39,9 +39,10 @@ type facts struct {
 	Signatures map[string]string
 	Manifest   *Manifest // set when the file is a package manifest
 	TSConfig   *tsConfig // set when the file is a tsconfig.json or jsconfig.json
-	// Unhashed marks a Go file whose Blocks are left to the first call that needs them
-	// (detect_patterns, windows.go): they were a quarter of the parse cache of GOROOT, which
-	// analyze_codebase and the navigation tools never read.
+	// Unhashed marks a Go file whose Blocks, Hints and Signatures are left to the first call
+	// that needs them (detect_patterns, windows.go), which parses it whole: the windows were a
+	// quarter of the parse cache of GOROOT, the syntax trees of function bodies most of a cold
+	// analysis's time, and analyze_codebase and the navigation tools read none of them.
 	Unhashed bool
 }
 

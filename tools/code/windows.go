@@ -11,12 +11,13 @@ import (
 	"github.com/platform-dev/platform/tools/code/goscan"
 )
 
-// hashWindows gives the Go files of snap their duplication windows and the design-pattern
-// evidence of their function bodies, which their first parse leaves out (facts.Unhashed),
-// reading them again: only detect_patterns needs them, the windows kept for every file were a
-// quarter of the parse cache, and the evidence needs syntax trees of the bodies, which were
-// most of a cold analysis's time. The facts with them replace the cached ones, so each file
-// is read again once. A file changed since snap was listed keeps neither in this answer.
+// hashWindows gives the Go files of snap their duplication windows and the facts of a full
+// parse (the design-pattern evidence of function bodies, methods' signatures), which their
+// first parse leaves out (facts.Unhashed), reading them again: only detect_patterns needs
+// them, the windows kept for every file were a quarter of the parse cache, and the evidence
+// needs syntax trees of the bodies, which were most of a cold analysis's time. The new facts
+// replace the cached ones, so each file is read again once. A file changed since snap was
+// listed keeps neither in this answer.
 func (a *Analyzer) hashWindows(ctx context.Context, snap *snapshot) error {
 	var todo []*fileInfo
 	for _, fi := range snap.files {
@@ -43,11 +44,11 @@ func (a *Analyzer) hashWindows(ctx context.Context, snap *snapshot) error {
 				if err != nil {
 					continue
 				}
-				f := *fi.F
-				f.Unhashed = false
-				f.Hints = exact(full.Hints)
-				f.Signatures = full.Signatures
-				f.Blocks = blocks{}
+				// The full parse's facts are the first pass's with the evidence and the signatures,
+				// and with the syntax errors inside function bodies that the first pass misses.
+				f := *full
+				f.Language, f.Lines, f.Unhashed = fi.F.Language, fi.F.Lines, false
+				f.compact()
 				if scratch.len() > 0 {
 					f.Blocks = blocks{slices.Clone(scratch.hashes), slices.Clone(scratch.lines)}
 				}
