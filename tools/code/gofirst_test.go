@@ -104,3 +104,46 @@ func TestFirstPassMatchesGoParser(t *testing.T) {
 		t.Errorf("%d files differ, first: %s", len(bad), strings.Join(bad[:min(len(bad), 30)], "\n"))
 	}
 }
+
+// FuzzFirstPass checks that whenever the first pass reads a file that go/parser reads without
+// error, both give the same facts. The seeds are the Go files of testdata and the shapes that
+// are hardest for a scanner: braces in control statements' headers (composite literals,
+// function literals), else-if chains, multi-line comments and strings, dot imports.
+func FuzzFirstPass(f *testing.F) {
+	seeds, err := filepath.Glob(filepath.Join("testdata", "*", "go", "*.go"))
+	if err != nil || len(seeds) == 0 {
+		f.Fatalf("no seeds: %v", err)
+	}
+	for _, path := range seeds {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	for _, body := range []string{
+		"for range []int{1} {\n\t\tif x {\n\t\t}\n\t}",
+		"if func() bool { for {\n\t}; return true }() {\n\t\tif y {\n\t\t}\n\t}",
+		"switch x := (T{}); x {\n\tcase 1:\n\t\tif a && b || c {\n\t\t}\n\t}",
+		"if v, ok := m[k]; ok {\n\t} else if z {\n\t\tfor {\n\t\t}\n\t} else {\n\t\tswitch {\n\t\t}\n\t}",
+		"for _, t := range []struct{ a int }{{1}, {2}} {\n\t\tselect {\n\t\tcase <-c:\n\t\tdefault:\n\t\t}\n\t}",
+		"if x == map[string]int{\"a\": 1}[\"a\"] {\n\t\tfor {\n\t\t}\n\t}",
+		"for i := range [3]int{} {\n\t\t_ = i\n\t}",
+		"if f := func() struct{ a int } { return struct{ a int }{1} }; f().a > 0 {\n\t\tif true {\n\t\t}\n\t}",
+		"for _, f := range []func() int{func() int { if x { return 1 }; return 2 }} {\n\t\t_ = f\n\t}",
+		"if x := []int(nil); len(x) > 0 {\n\t\tfor {\n\t\t}\n\t}",
+		"for p := (T{}); p.ok; {\n\t\tgoto L\n\t}\nL:\n\tswitch v := x.(type) {\n\tcase []int, map[int]int:\n\t\t_ = v\n\t}",
+		"s := `a\n{ if for\n` + \"}\\\"\" + string('\\'') + string('{') /* {\n */\n\tif s != \"\" { // }\n\t}",
+		"go func() {\n\t\tif x {\n\t\t\tfor {\n\t\t\t}\n\t\t}\n\t}()\n\tdefer func() { _ = recover() }()",
+	} {
+		f.Add([]byte("package p\n\nimport . \"fmt\"\n\nfunc F[T interface{ ~int }](x T) (y T, err error) {\n\t" + body + "\n\treturn\n}\n"))
+	}
+	f.Add([]byte("package p\n\nvar tab = []struct {\n\ta int\n\tf func()\n}{\n\t{1, func() { if x { } }},\n}\n\ntype S struct{ a, b struct{ c int } }\n\nfunc (s *S) M() (int, error) { return 0, nil }\n"))
+	f.Add([]byte("package p\r\n\r\n/* a\r\ncomment */\r\nfunc f() {\r\n\tif x {\r\n\t}\r\n}\r\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		var fp, full goParser
+		if diff, _ := firstPassDiff("f.go", src, &fp, &full); diff != "" {
+			t.Errorf("the first pass differs from go/parser: %s\n%s", diff, src)
+		}
+	})
+}

@@ -42,7 +42,7 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 // evidence of function bodies (Hints).
 func (p *goParser) full(name string, src []byte) (*facts, error) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
 	out := &facts{Language: "Go", Parsed: true, ParseError: err != nil, Unhashed: true}
 	p.starts = lineStarts(p.starts[:0], src)
 	var list scanner.ErrorList
@@ -59,15 +59,10 @@ func (p *goParser) full(name string, src []byte) (*facts, error) {
 	}
 	p.uses.reset()
 	g := newGoFile(out, &p.uses, fset.File(f.Pos()), p.starts)
-	comments := p.comments[:0]
-	for _, cg := range f.Comments {
-		for _, c := range cg.List {
-			comments = append(comments, [2]int{g.tf.Offset(c.Pos()), g.tf.Offset(c.End())})
-		}
-	}
-	comments = sortRanges(comments)
-	out.Lines = countLines(src, comments)
-	p.comments = comments
+	// The comments are measured in src: go/parser's end of a comment is its start and the
+	// length of its text, from which carriage returns are taken out.
+	p.comments = goComments(p.comments[:0], src)
+	out.Lines = countLines(src, p.comments)
 	// Names used are gathered by the walks below: the function bodies' one walk, which also
 	// measures complexity and finds hints, and a plain one over everything else.
 	g.use(f.Name)
