@@ -5,9 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/platform-dev/platform/internal/testenv"
 )
 
 // firstPassDiff compares the first pass's facts of src with the full parse's, and says what
@@ -71,7 +72,7 @@ func TestFirstPassMatchesGoParser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads all of GOROOT")
 	}
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := filepath.Join(testenv.GOROOT(t), "src")
 	var fp, full goParser
 	files, broken, missed := 0, 0, 0
 	var bad []string
