@@ -34,6 +34,10 @@ const (
 	opFunc        = 2
 )
 
+// maxKeptSkeleton bounds the skeleton a parser keeps for the next file: GOROOT's largest Go
+// file is 3 MB, which each worker would hold to the end of the analysis and beyond.
+const maxKeptSkeleton = 256 << 10
+
 // first reads a Go file without building syntax trees of its function bodies: one pass of
 // goscan gives the names used, the comments and each body's complexity and nesting, and
 // go/parser reads a skeleton of the file (the same bytes, with the contents of function bodies
@@ -53,7 +57,12 @@ func (p *goParser) first(name string, src []byte) *facts {
 	if p.bodies == nil {
 		p.bodies = map[int]bodyMeasure{}
 	}
-	defer func() { p.comments, p.skel, p.stack = comments, skel, stack }()
+	defer func() {
+		p.comments, p.skel, p.stack = comments, skel, stack
+		if cap(skel) > maxKeptSkeleton {
+			p.skel = nil
+		}
+	}()
 
 	var (
 		prev       = goscan.Semicolon
