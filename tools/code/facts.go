@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"iter"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -85,15 +86,18 @@ func (l *Lines) add(o Lines) {
 type symbol struct {
 	Name   string
 	Parent string // receiver or enclosing type of a method
-	// The numbers are int32, and the kind a byte beside Exported, so that a symbol takes 72
-	// bytes, not 120: GOROOT has 172,000 kept in the parse cache.
+	// The numbers are small integers, and the kind a byte beside Exported, so that a symbol
+	// takes 64 bytes, not 120: GOROOT has 172,000 kept in the parse cache.
 	Line, End  int32
-	Complexity int32 // cyclomatic complexity, functions and methods only
-	Nesting    int32 // deepest nesting of control statements, functions and methods only
+	Complexity uint16 // cyclomatic complexity, functions and methods only
+	Nesting    uint16 // deepest nesting of control statements, functions and methods only
 	Kind       symbolKind
 	Exported   bool
 	Returns    string
 }
+
+// clamp16 is n, or the largest uint16 when n is larger: no function has 65,535 paths.
+func clamp16(n int) uint16 { return uint16(min(n, math.MaxUint16)) }
 
 // symbolKind is what a symbol declares; its String is the word the tools answer with.
 type symbolKind uint8

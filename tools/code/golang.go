@@ -306,10 +306,10 @@ func (g *goFile) function(fd *ast.FuncDecl) {
 	}
 	if fd.Body != nil && g.bodies != nil {
 		m := g.bodies[g.tf.Offset(fd.Body.Lbrace)]
-		s.Complexity, s.Nesting = int32(m.complexity), int32(m.nesting)
+		s.Complexity, s.Nesting = clamp16(m.complexity), clamp16(m.nesting)
 	} else if fd.Body != nil {
 		st := g.walkBody(fd, s)
-		s.Complexity, s.Nesting = int32(st.complexity), int32(st.nesting)
+		s.Complexity, s.Nesting = clamp16(st.complexity), clamp16(st.nesting)
 		g.out.Hints = append(g.out.Hints, st.hints(fd, s)...)
 	}
 	if s.Kind == kindFunction && s.Name == "main" && g.out.Package == "main" {

@@ -134,7 +134,8 @@ func (t *tsFile) find(n *sitter.Node, typ string) *sitter.Node {
 func (t *tsFile) symbol(n *sitter.Node, name, kind, parent string, exported bool) symbol {
 	s := symbol{Name: name, Kind: kindOf(kind), Parent: parent, Line: int32(t.line(n)), End: int32(t.end(n)), Exported: exported}
 	if s.isFunc() {
-		s.Complexity, s.Nesting = t.complexity(n)
+		cx, depth := t.complexity(n)
+		s.Complexity, s.Nesting = clamp16(cx), clamp16(depth)
 	}
 	return s
 }
@@ -144,10 +145,10 @@ func (t *tsFile) addHint(n *sitter.Node, pattern, subject, detail string) {
 }
 
 // complexity is 1 + the decision points below n, and the deepest nesting of control structures.
-func (t *tsFile) complexity(n *sitter.Node) (complexity, nesting int32) {
+func (t *tsFile) complexity(n *sitter.Node) (complexity, nesting int) {
 	complexity = 1
-	var walk func(n *sitter.Node, parentType string, depth int32)
-	walk = func(n *sitter.Node, parentType string, depth int32) {
+	var walk func(n *sitter.Node, parentType string, depth int)
+	walk = func(n *sitter.Node, parentType string, depth int) {
 		typ := t.typ(n)
 		switch {
 		case t.p.decide[typ]:

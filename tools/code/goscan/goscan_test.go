@@ -191,14 +191,14 @@ func TestTokens(t *testing.T) {
 func TestErrors(t *testing.T) {
 	for src, want := range map[string]int{
 		"x := \"abc\ny":  5,
-		"x := `abc":     5,
-		"x := 'ab'":     5,
-		"x := '\\q'":    5,
-		"/* open":       0,
-		"x := 1 # 2":    7,
-		"x := \x00":     5,
+		"x := `abc":      5,
+		"x := 'ab'":      5,
+		"x := '\\q'":     5,
+		"/* open":        0,
+		"x := 1 # 2":     7,
+		"x := \x00":      5,
 		"x := \"a\\zb\"": 5,
-		"x := a\uFEFF":  6,
+		"x := a\uFEFF":   6,
 	} {
 		var s goscan.Scanner
 		s.Init([]byte(src))
