@@ -1,6 +1,7 @@
 package code
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -73,6 +74,7 @@ func (p *goParser) first(name string, src []byte) *facts {
 		m          bodyMeasure
 		ctrl       int // headers and control blocks open in the body
 		prevIsType bool
+		semiAt     = -1 // the offset of the last semicolon inserted
 	)
 	for {
 		tok, start, end := s.Next()
@@ -81,7 +83,10 @@ func (p *goParser) first(name string, src []byte) *facts {
 		}
 		if tok == goscan.Comment {
 			comments = append(comments, [2]int{start, end})
-			blankOut(skel[start:end], true) // the skeleton's parse would copy its text
+			blankOut(skel[start:end]) // the skeleton's parse would copy its text
+			if prev == goscan.Semicolon && semiAt == start {
+				skel[start] = ';' // the semicolon that ends the comment's line
+			}
 			continue
 		}
 		top := uint8(255)
@@ -117,6 +122,9 @@ func (p *goParser) first(name string, src []byte) *facts {
 		case goscan.Semicolon:
 			if len(stack) == 0 {
 				funcDecl, imports = false, false
+			}
+			if start == end && start < len(skel) {
+				skel[start], semiAt = ';', start
 			}
 		case goscan.LParen:
 			stack = append(stack, frame{kind: fParen})
@@ -159,7 +167,7 @@ func (p *goParser) first(name string, src []byte) *facts {
 			case fCtrl:
 				ctrl--
 			case fBlank:
-				blankOut(skel[blank+1:start], false)
+				blankOut(skel[blank+1:start])
 				if body == blank {
 					p.bodies[body] = m
 					body = -1
@@ -174,6 +182,18 @@ func (p *goParser) first(name string, src []byte) *facts {
 	}
 	if _, bad := s.Err(); bad || len(stack) > 0 {
 		return nil
+	}
+	// The skeleton is one line: its semicolons are written where the scanner inserted them,
+	// and every other line break is a space, so that go/parser's line table of it (a
+	// seventh of the bytes the first pass allocated) stays empty. The analysis counts lines
+	// in the source itself.
+	for i := 0; ; i++ {
+		j := bytes.IndexByte(skel[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j
+		skel[i] = ' '
 	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, skel, parser.SkipObjectResolution)
@@ -247,14 +267,9 @@ func endsOperand(t goscan.Token) bool {
 	return false
 }
 
-// blankOut overwrites b with spaces. A comment keeps its line breaks, which may end a
-// statement; a brace's contents lose theirs, since the line table go/parser builds of the
-// skeleton (the analysis counts lines in the source itself) was a seventh of the bytes the
-// first pass allocated.
-func blankOut(b []byte, keepLines bool) {
-	for i, c := range b {
-		if c != '\n' || !keepLines {
-			b[i] = ' '
-		}
+// blankOut overwrites b with spaces.
+func blankOut(b []byte) {
+	for i := range b {
+		b[i] = ' '
 	}
 }
