@@ -167,7 +167,7 @@ func (p *goParser) first(name string, src []byte) *facts {
 			case fCtrl:
 				ctrl--
 			case fBlank:
-				blankOut(skel[blank+1:start])
+				blankOut(skel[blank+1 : start])
 				if body == blank {
 					p.bodies[body] = m
 					body = -1

@@ -69,8 +69,8 @@ func fieldDiff(g, w symbol) []string {
 // and names used. It also counts the files with syntax errors the first pass does not see,
 // which analyze_codebase would not name.
 func TestFirstPassMatchesGoParser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads all of GOROOT")
+	if testing.Short() || testenv.Race {
+		t.Skip("reads all of GOROOT, on one goroutine")
 	}
 	root := filepath.Join(testenv.GOROOT(t), "src")
 	var fp, full goParser

@@ -133,8 +133,8 @@ func tokens(src []byte) (want, got []string, ok bool) {
 // go/scanner reads without error: the same tokens, of the same kinds, at the same offsets,
 // with the same semicolons inserted.
 func TestTokensAsGoScanner(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads all of GOROOT")
+	if testing.Short() || testenv.Race {
+		t.Skip("reads all of GOROOT, on one goroutine")
 	}
 	files, differ := 0, 0
 	err := filepath.WalkDir(filepath.Join(testenv.GOROOT(t), "src"), func(path string, d fs.DirEntry, err error) error {
