@@ -325,8 +325,8 @@ func buildCodebaseReport(snap *snapshot, args analyzeArgs) *CodebaseReport {
 	for _, fi := range listed {
 		fs := FileSymbols{Path: fi.Rel, Language: fi.Lang, Code: fi.F.Lines.Code, Symbols: []Symbol{}}
 		for _, s := range fi.F.Symbols {
-			if s.Kind != "method" {
-				fs.Symbols = append(fs.Symbols, Symbol{Name: s.Name, Kind: s.Kind, Line: s.Line, Exported: s.Exported})
+			if s.Kind != kindMethod {
+				fs.Symbols = append(fs.Symbols, Symbol{Name: s.Name, Kind: s.Kind.String(), Line: int(s.Line), Exported: s.Exported})
 			}
 		}
 		fs.OmittedSymbols = capList(&fs.Symbols, min(limit, 100))
@@ -448,13 +448,13 @@ type funcRef struct {
 	s  *symbol
 }
 
-func (r funcRef) lines() int { return r.s.End - r.s.Line + 1 }
+func (r funcRef) lines() int { return int(r.s.End - r.s.Line + 1) }
 
 func hotspots(refs []funcRef) []Hotspot {
 	out := make([]Hotspot, len(refs))
 	for i, r := range refs {
-		out[i] = Hotspot{File: r.fi.Rel, Symbol: r.s.qualified(), Line: r.s.Line, End: r.s.End,
-			Lines: r.lines(), Complexity: r.s.Complexity, Nesting: r.s.Nesting}
+		out[i] = Hotspot{File: r.fi.Rel, Symbol: r.s.qualified(), Line: int(r.s.Line), End: int(r.s.End),
+			Lines: r.lines(), Complexity: int(r.s.Complexity), Nesting: int(r.s.Nesting)}
 	}
 	return out
 }

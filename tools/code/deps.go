@@ -365,7 +365,7 @@ func (ix *index) closest(q string, n int) []string {
 		cands[fi.Rel] = true
 		cands[ix.unitOf[fi.Rel]] = true
 		for _, s := range fi.F.Symbols {
-			if s.Exported || s.Kind != "var" {
+			if s.Exported || s.Kind != kindVar {
 				cands[s.qualified()] = true
 			}
 		}
@@ -608,7 +608,7 @@ func (ix *index) componentExports(files []*fileInfo, syms []symbolAt, units map[
 	viewers := ix.viewers(units)
 	out := make([]Export, 0, len(syms))
 	for _, s := range syms {
-		e := Export{Symbol: s.s.qualified(), Kind: s.s.Kind, File: s.fi.Rel, Line: s.s.Line, UsedBy: []Location{}}
+		e := Export{Symbol: s.s.qualified(), Kind: s.s.Kind.String(), File: s.fi.Rel, Line: int(s.s.Line), UsedBy: []Location{}}
 		for _, v := range viewers {
 			if v == s.fi {
 				continue

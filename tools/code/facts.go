@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"iter"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -30,14 +31,19 @@ type facts struct {
 	Symbols   []symbol
 	Imports   []importRef
 	Entry     []entryPoint
-	Hints     []hint    // design-pattern evidence found in this file
-	Uses      names     // identifiers referenced in this file, with their first line
-	Blocks    blocks    // hashes of normalised code windows, for duplication
-	Manifest  *Manifest // set when the file is a package manifest
-	TSConfig  *tsConfig // set when the file is a tsconfig.json or jsconfig.json
-	// Unhashed marks a Go file whose Blocks are left to the first call that needs them
-	// (detect_patterns, windows.go): they were a quarter of the parse cache of GOROOT, which
-	// analyze_codebase and the navigation tools never read.
+	Hints     []hint // design-pattern evidence found in this file
+	Uses      names  // identifiers referenced in this file, with their first line
+	Blocks    blocks // hashes of normalised code windows, for duplication
+	// Signatures are Go methods' parameter and result types by qualified name (T.M), to
+	// match interfaces' methods: set by the full parse, which detect_patterns asks for
+	// (windows.go). A field of each symbol, empty in all others, was 2.7 MB of GOROOT's.
+	Signatures map[string]string
+	Manifest   *Manifest // set when the file is a package manifest
+	TSConfig   *tsConfig // set when the file is a tsconfig.json or jsconfig.json
+	// Unhashed marks a Go file whose Blocks, Hints and Signatures are left to the first call
+	// that needs them (detect_patterns, windows.go), which parses it whole: the windows were a
+	// quarter of the parse cache of GOROOT, the syntax trees of function bodies most of a cold
+	// analysis's time, and analyze_codebase and the navigation tools read none of them.
 	Unhashed bool
 }
 
@@ -78,18 +84,54 @@ func (l *Lines) add(o Lines) {
 
 // symbol is a top-level declaration, or a method of a top-level type.
 type symbol struct {
-	Name       string
-	Kind       string // function, method, type, struct, interface, class, enum, trait, const, var, module
-	Parent     string // receiver or enclosing type of a method
-	Line, End  int
+	Name   string
+	Parent string // receiver or enclosing type of a method
+	// The numbers are small integers, and the kind a byte beside Exported, so that a symbol
+	// takes 64 bytes, not 120: GOROOT has 172,000 kept in the parse cache.
+	Line, End  int32
+	Complexity uint16 // cyclomatic complexity, functions and methods only
+	Nesting    uint16 // deepest nesting of control statements, functions and methods only
+	Kind       symbolKind
 	Exported   bool
-	Complexity int // cyclomatic complexity, functions and methods only
-	Nesting    int // deepest nesting of control statements, functions and methods only
 	Returns    string
-	Signature  string // Go methods: parameter and result types, to match interfaces' methods
 }
 
-func (s symbol) isFunc() bool { return s.Kind == "function" || s.Kind == "method" }
+// clamp16 is n, or the largest uint16 when n is larger: no function has 65,535 paths.
+func clamp16(n int) uint16 { return uint16(min(n, math.MaxUint16)) }
+
+// symbolKind is what a symbol declares; its String is the word the tools answer with.
+type symbolKind uint8
+
+const (
+	kindUnknown symbolKind = iota
+	kindFunction
+	kindMethod
+	kindType
+	kindStruct
+	kindInterface
+	kindClass
+	kindEnum
+	kindTrait
+	kindConst
+	kindVar
+	kindModule
+)
+
+var kindNames = [...]string{"", "function", "method", "type", "struct", "interface", "class", "enum", "trait", "const", "var", "module"}
+
+func (k symbolKind) String() string { return kindNames[k] }
+
+// kindOf is the kind named s.
+func kindOf(s string) symbolKind {
+	for k, name := range kindNames {
+		if name == s {
+			return symbolKind(k)
+		}
+	}
+	return kindUnknown
+}
+
+func (s symbol) isFunc() bool { return s.Kind == kindFunction || s.Kind == kindMethod }
 
 func (s symbol) qualified() string {
 	if s.Parent != "" {

@@ -22,11 +22,27 @@ type goParser struct {
 	comments [][2]int
 	uses     firstUses
 	starts   []int32 // the offsets lines start at
+	// The first pass's: the skeleton of the file, the brackets open, the bodies measured.
+	skel   []byte
+	stack  []frame
+	bodies map[int]bodyMeasure
 }
 
+// parse reads src with the first pass, which builds syntax trees of the declarations only,
+// and with go/parser whole when the first pass cannot vouch for the file (a syntax error it
+// sees, which only the full parse reports as go/parser does).
 func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, error) {
+	if out := p.first(name, src); out != nil {
+		return out, nil
+	}
+	return p.full(name, src)
+}
+
+// full reads src with go/parser whole: what the first pass gives, and the design-pattern
+// evidence of function bodies (Hints).
+func (p *goParser) full(name string, src []byte) (*facts, error) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
 	out := &facts{Language: "Go", Parsed: true, ParseError: err != nil, Unhashed: true}
 	p.starts = lineStarts(p.starts[:0], src)
 	var list scanner.ErrorList
@@ -42,18 +58,42 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 		return out, err
 	}
 	p.uses.reset()
-	g := &goFile{out: out, uses: &p.uses, tf: fset.File(f.Pos()), starts: p.starts, pkgVars: map[string]bool{}, pkgMaps: map[string]bool{},
+	g := newGoFile(out, &p.uses, fset.File(f.Pos()), p.starts)
+	// The comments are measured in src: go/parser's end of a comment is its start and the
+	// length of its text, from which carriage returns are taken out.
+	p.comments = goComments(p.comments[:0], src)
+	out.Lines = countLines(src, p.comments)
+	// Names used are gathered by the walks below: the function bodies' one walk, which also
+	// measures complexity and finds hints, and a plain one over everything else.
+	g.use(f.Name)
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok {
+			ast.Inspect(d, g.inspectUses)
+			continue
+		}
+		if fd.Recv != nil {
+			ast.Inspect(fd.Recv, g.inspectUses)
+		}
+		g.use(fd.Name)
+		ast.Inspect(fd.Type, g.inspectUses)
+	}
+	g.declarations(f)
+	out.Uses = g.uses.names(func(pos int) int { return g.line(token.Pos(pos)) })
+	g.intern()
+	return out, nil
+}
+
+func newGoFile(out *facts, uses *firstUses, tf *token.File, starts []int32) *goFile {
+	return &goFile{out: out, uses: uses, tf: tf, starts: starts, pkgVars: map[string]bool{}, pkgMaps: map[string]bool{},
 		eager: map[string]bool{}, assigns: map[string]map[string]bool{}, callbacks: map[string]string{},
 		imported: map[string]bool{}}
-	comments := p.comments[:0]
-	for _, cg := range f.Comments {
-		for _, c := range cg.List {
-			comments = append(comments, [2]int{g.tf.Offset(c.Pos()), g.tf.Offset(c.End())})
-		}
-	}
-	comments = sortRanges(comments)
-	out.Lines = countLines(src, comments)
-	p.comments = comments
+}
+
+// declarations reads f's package name, imports and symbols; the functions' complexity and
+// nesting come from a walk of their bodies, or from g.bodies when the first pass measured them.
+func (g *goFile) declarations(f *ast.File) {
+	out := g.out
 	out.Package = f.Name.Name
 	for _, im := range f.Imports {
 		p, _ := strconv.Unquote(im.Path.Value)
@@ -95,29 +135,21 @@ func (p *goParser) parse(_ context.Context, name string, src []byte) (*facts, er
 			}
 		}
 	}
-	// Names used are gathered by the walks below: the function bodies' one walk, which also
-	// measures complexity and finds hints, and a plain one over everything else.
-	g.use(f.Name)
 	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok {
-			ast.Inspect(d, g.inspectUses)
-			continue
+		if fd, ok := d.(*ast.FuncDecl); ok {
+			g.function(fd)
 		}
-		if fd.Recv != nil {
-			ast.Inspect(fd.Recv, g.inspectUses)
-		}
-		g.use(fd.Name)
-		ast.Inspect(fd.Type, g.inspectUses)
-		g.function(fd)
 	}
 	g.singletons()
-	out.Uses = g.uses.names(func(pos int) int { return g.line(token.Pos(pos)) })
+}
+
+// intern makes the symbols' names, parents and result types share the names used's text.
+func (g *goFile) intern() {
+	out := g.out
 	for i := range out.Symbols {
 		s := &out.Symbols[i]
 		s.Name, s.Parent, s.Returns = out.Uses.intern(s.Name), out.Uses.intern(s.Parent), out.Uses.intern(s.Returns)
 	}
-	return out, nil
 }
 
 // use records the first position an identifier appears at; parse turns positions into lines
@@ -152,6 +184,9 @@ type goFile struct {
 	assigns  map[string]map[string]bool
 	handouts []handout
 	stats    *goStats // the walk of one function body, reused by the next
+	// bodies are the function bodies' measures from the first pass, which leaves the bodies
+	// out of the syntax tree; nil when the tree has them.
+	bodies map[int]bodyMeasure
 }
 
 // handout is a function returning a package variable of a named type, and how that variable
@@ -200,10 +235,10 @@ func lineStarts(dst []int32, src []byte) []int32 {
 func (g *goFile) spec(tok token.Token, s ast.Spec) {
 	switch s := s.(type) {
 	case *ast.TypeSpec:
-		kind := "type"
+		kind := kindType
 		switch t := s.Type.(type) {
 		case *ast.StructType:
-			kind = "struct"
+			kind = kindStruct
 			for _, f := range t.Fields.List {
 				if elem := callbackElem(f.Type); elem != "" {
 					for _, n := range f.Names {
@@ -212,7 +247,7 @@ func (g *goFile) spec(tok token.Token, s ast.Spec) {
 				}
 			}
 		case *ast.InterfaceType:
-			kind = "interface"
+			kind = kindInterface
 			// Methods are kept with their signatures: a type implements the interface when
 			// it has methods of the same names and types, not only of the same names. An
 			// interface embedding another has methods this file may not show: none are kept.
@@ -230,47 +265,55 @@ func (g *goFile) spec(tok token.Token, s ast.Spec) {
 			g.out.Hints = append(g.out.Hints, hint{Pattern: "interface", Subject: s.Name.Name,
 				Line: g.line(s.Pos()), End: g.line(s.End()), Detail: strings.Join(methods, ";")})
 		}
-		g.out.Symbols = append(g.out.Symbols, symbol{Name: s.Name.Name, Kind: kind, Line: g.line(s.Pos()),
-			End: g.line(s.End()), Exported: ast.IsExported(s.Name.Name)})
+		g.out.Symbols = append(g.out.Symbols, symbol{Name: s.Name.Name, Kind: kind, Line: int32(g.line(s.Pos())),
+			End: int32(g.line(s.End())), Exported: ast.IsExported(s.Name.Name)})
 	case *ast.ValueSpec:
-		kind := "var"
+		kind := kindVar
 		if tok == token.CONST {
-			kind = "const"
+			kind = kindConst
 		}
 		_, typedMap := s.Type.(*ast.MapType)
 		for i, n := range s.Names {
 			if n.Name == "_" {
 				continue
 			}
-			if kind == "var" {
+			if kind == kindVar {
 				g.pkgVars[n.Name] = true
 				g.pkgMaps[n.Name] = typedMap || (i < len(s.Values) && isMapValue(s.Values[i]))
 				g.eager[n.Name] = i < len(s.Values)
 			}
-			g.out.Symbols = append(g.out.Symbols, symbol{Name: n.Name, Kind: kind, Line: g.line(n.Pos()),
-				End: g.line(s.End()), Exported: ast.IsExported(n.Name)})
+			g.out.Symbols = append(g.out.Symbols, symbol{Name: n.Name, Kind: kind, Line: int32(g.line(n.Pos())),
+				End: int32(g.line(s.End())), Exported: ast.IsExported(n.Name)})
 		}
 	}
 }
 
 func (g *goFile) function(fd *ast.FuncDecl) {
-	s := symbol{Name: fd.Name.Name, Kind: "function", Line: g.line(fd.Pos()), End: g.line(fd.End()),
+	s := symbol{Name: fd.Name.Name, Kind: kindFunction, Line: int32(g.line(fd.Pos())), End: int32(g.line(fd.End())),
 		Exported: ast.IsExported(fd.Name.Name), Complexity: 1}
 	if fd.Recv != nil && len(fd.Recv.List) > 0 {
-		s.Kind = "method"
+		s.Kind = kindMethod
 		s.Parent = typeName(fd.Recv.List[0].Type)
-		s.Signature = goSignature(fd.Type)
+		if g.bodies == nil {
+			if g.out.Signatures == nil {
+				g.out.Signatures = map[string]string{}
+			}
+			g.out.Signatures[s.qualified()] = goSignature(fd.Type)
+		}
 	}
 	if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
 		s.Returns = typeName(fd.Type.Results.List[0].Type)
 	}
-	if fd.Body != nil {
+	if fd.Body != nil && g.bodies != nil {
+		m := g.bodies[g.tf.Offset(fd.Body.Lbrace)]
+		s.Complexity, s.Nesting = clamp16(m.complexity), clamp16(m.nesting)
+	} else if fd.Body != nil {
 		st := g.walkBody(fd, s)
-		s.Complexity, s.Nesting = st.complexity, st.nesting
+		s.Complexity, s.Nesting = clamp16(st.complexity), clamp16(st.nesting)
 		g.out.Hints = append(g.out.Hints, st.hints(fd, s)...)
 	}
-	if s.Kind == "function" && s.Name == "main" && g.out.Package == "main" {
-		g.out.Entry = append(g.out.Entry, entryPoint{Line: s.Line, Kind: "main", Detail: "func main in package main"})
+	if s.Kind == kindFunction && s.Name == "main" && g.out.Package == "main" {
+		g.out.Entry = append(g.out.Entry, entryPoint{Line: int(s.Line), Kind: "main", Detail: "func main in package main"})
 	}
 	g.out.Symbols = append(g.out.Symbols, s)
 }
@@ -474,7 +517,7 @@ func (st *goStats) see(n ast.Node) {
 			st.add("registry", m, s.qualified()+" registers into package map "+m)
 		}
 		for _, l := range n.Lhs {
-			if id, ok := l.(*ast.Ident); ok && st.g.pkgVars[id.Name] && s.Kind == "function" {
+			if id, ok := l.(*ast.Ident); ok && st.g.pkgVars[id.Name] && s.Kind == kindFunction {
 				if st.g.assigns[s.Name] == nil {
 					st.g.assigns[s.Name] = map[string]bool{}
 				}
@@ -519,7 +562,7 @@ func (st *goStats) callback(pattern, field string) {
 	if elem == "" {
 		return
 	}
-	h := hint{Pattern: pattern, Subject: st.s.Parent, Line: st.s.Line, End: st.s.End, Detail: field}
+	h := hint{Pattern: pattern, Subject: st.s.Parent, Line: int(st.s.Line), End: int(st.s.End), Detail: field}
 	if elem != "func" {
 		h.Of = elem
 	}
@@ -574,7 +617,7 @@ func callbackElem(e ast.Expr) string {
 }
 
 func (st *goStats) add(pattern, subject, detail string) {
-	st.found = append(st.found, hint{Pattern: pattern, Subject: subject, Line: st.s.Line, End: st.s.End, Detail: detail})
+	st.found = append(st.found, hint{Pattern: pattern, Subject: subject, Line: int(st.s.Line), End: int(st.s.End), Detail: detail})
 }
 
 // hints is the design-pattern evidence of one function: what its body showed, functions that
@@ -604,7 +647,7 @@ func (st *goStats) hints(fd *ast.FuncDecl, s symbol) []hint {
 	if isIdent && len(st.paramSwitches) > 0 && namedType(id) != "" {
 		// A case returning the function's own result is a recursive transformation.
 		if built := st.g.constructedInCases(st.paramSwitches); len(built) >= 2 && !slices.Contains(built, s.Name+"()") {
-			st.found = append(st.found, hint{Pattern: "factory", Subject: s.qualified(), Line: s.Line, End: s.End, Of: id.Name,
+			st.found = append(st.found, hint{Pattern: "factory", Subject: s.qualified(), Line: int(s.Line), End: int(s.End), Of: id.Name,
 				Detail: fmt.Sprintf("%s returns %s, built in the cases of a switch by %s", s.qualified(), id.Name, strings.Join(built, ", "))})
 		}
 	}
@@ -636,7 +679,7 @@ func (g *goFile) singletons() {
 		if how == "" {
 			continue
 		}
-		g.out.Hints = append(g.out.Hints, hint{Pattern: "singleton", Subject: h.v, Line: h.fn.Line, End: h.fn.End, Of: h.iface,
+		g.out.Hints = append(g.out.Hints, hint{Pattern: "singleton", Subject: h.v, Line: int(h.fn.Line), End: int(h.fn.End), Of: h.iface,
 			Detail: fmt.Sprintf("package variable %s (%s) is created once %s and handed out by %s", h.v, h.typ, how, h.fn.qualified())})
 	}
 }

@@ -201,7 +201,7 @@ func compareFile(tree *object.Tree, root string, fi *fileInfo) (ChangedFile, boo
 	}
 	for _, s := range fi.F.Symbols {
 		for _, r := range cf.Lines {
-			if s.Line <= r[1] && r[0] <= s.End {
+			if int(s.Line) <= r[1] && r[0] <= int(s.End) {
 				cf.Symbols = append(cf.Symbols, s.qualified())
 				break
 			}

@@ -455,7 +455,8 @@ func jsDecl(t *tsFile, outer, decl *sitter.Node, exported bool) {
 			}
 			s := t.symbol(outer, name, kind, "", exported)
 			if kind == "function" {
-				s.Complexity, s.Nesting = t.complexity(value)
+				cx, depth := t.complexity(value)
+				s.Complexity, s.Nesting = clamp16(cx), clamp16(depth)
 			}
 			t.out.Symbols = append(t.out.Symbols, s)
 		}

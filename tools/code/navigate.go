@@ -219,7 +219,7 @@ func (ix *index) definitions(name, kind, rel string) []symbolAt {
 			continue
 		}
 		for _, s := range fi.F.Symbols {
-			if (s.Name == name || s.qualified() == name) && (kind == "" || s.Kind == kind) {
+			if (s.Name == name || s.qualified() == name) && (kind == "" || s.Kind.String() == kind) {
 				out = append(out, symbolAt{fi, s})
 			}
 		}
@@ -239,16 +239,16 @@ func (ix *index) definitions(name, kind, rel string) []symbolAt {
 // definition describes d, reading its file below root for the signature and, on request, the
 // body.
 func definition(root string, d symbolAt, body bool) Definition {
-	def := Definition{Symbol: d.s.qualified(), Kind: d.s.Kind, File: d.fi.Rel, Line: d.s.Line, End: d.s.End,
-		Exported: d.s.Exported, Language: d.fi.Lang, Complexity: d.s.Complexity}
+	def := Definition{Symbol: d.s.qualified(), Kind: d.s.Kind.String(), File: d.fi.Rel, Line: int(d.s.Line), End: int(d.s.End),
+		Exported: d.s.Exported, Language: d.fi.Lang, Complexity: int(d.s.Complexity)}
 	lines := strings.Split(string(source(root, d.fi)), "\n")
-	if d.s.Line >= 1 && d.s.Line <= len(lines) {
+	if d.s.Line >= 1 && int(d.s.Line) <= len(lines) {
 		def.Signature = truncate(strings.TrimSpace(lines[d.s.Line-1]), 200)
 	}
 	if body && d.s.Line >= 1 {
-		end := min(d.s.End, len(lines), d.s.Line+maxBodyLines-1)
-		def.Truncated = end < d.s.End
-		if d.s.Line <= end {
+		end := min(int(d.s.End), len(lines), int(d.s.Line)+maxBodyLines-1)
+		def.Truncated = end < int(d.s.End)
+		if int(d.s.Line) <= end {
 			def.Body = strings.Join(lines[d.s.Line-1:end], "\n")
 		}
 	}
@@ -312,7 +312,7 @@ func (a *Analyzer) references(ctx context.Context, ix *index, defs []symbolAt, r
 	defLines := map[Location]bool{}
 	for _, d := range defs {
 		units[ix.unitOf[d.fi.Rel]] = true
-		defLines[Location{File: d.fi.Rel, Line: d.s.Line}] = true
+		defLines[Location{File: d.fi.Rel, Line: int(d.s.Line)}] = true
 	}
 	callers := map[string]*Caller{}
 	files := map[string]bool{}
@@ -346,7 +346,7 @@ func (a *Analyzer) references(ctx context.Context, ix *index, defs []symbolAt, r
 				key := fi.Rel + "|" + r.Caller
 				c := callers[key]
 				if c == nil {
-					c = &Caller{Symbol: r.Caller, File: fi.Rel, Line: s.Line, Test: r.Test}
+					c = &Caller{Symbol: r.Caller, File: fi.Rel, Line: int(s.Line), Test: r.Test}
 					callers[key] = c
 				}
 				c.Uses++
@@ -397,7 +397,7 @@ func enclosingFunc(syms []symbol, line int) (symbol, bool) {
 	var best symbol
 	found := false
 	for _, s := range syms {
-		if s.isFunc() && s.Line <= line && line <= s.End && (!found || s.End-s.Line < best.End-best.Line) {
+		if s.isFunc() && int(s.Line) <= line && line <= int(s.End) && (!found || s.End-s.Line < best.End-best.Line) {
 			best, found = s, true
 		}
 	}
@@ -414,7 +414,7 @@ func (a *Analyzer) callees(ctx context.Context, ix *index, d symbolAt) ([]Callee
 	byName := map[string]*Callee{}
 	var order []string
 	for _, id := range ids {
-		if !id.call || id.line < d.s.Line || id.line > d.s.End || (id.line == d.s.Line && id.name == d.s.Name) {
+		if !id.call || id.line < int(d.s.Line) || id.line > int(d.s.End) || (id.line == int(d.s.Line) && id.name == d.s.Name) {
 			continue
 		}
 		c := byName[id.name]
@@ -438,8 +438,8 @@ func (a *Analyzer) callees(ctx context.Context, ix *index, d symbolAt) ([]Callee
 			continue
 		}
 		for _, s := range fi.F.Symbols {
-			if c := byName[s.Name]; c != nil && (s.isFunc() || s.Kind == "class" || s.Kind == "struct" || s.Kind == "type") && len(c.Definitions) < maxLocations {
-				c.Definitions = append(c.Definitions, Location{File: fi.Rel, Line: s.Line})
+			if c := byName[s.Name]; c != nil && (s.isFunc() || s.Kind == kindClass || s.Kind == kindStruct || s.Kind == kindType) && len(c.Definitions) < maxLocations {
+				c.Definitions = append(c.Definitions, Location{File: fi.Rel, Line: int(s.Line)})
 			}
 		}
 	}

@@ -268,7 +268,7 @@ func (ix *index) sizeFindings() []Finding {
 		top := 0
 		methods := map[string]int{}
 		for _, s := range fi.F.Symbols {
-			if s.Kind == "method" {
+			if s.Kind == kindMethod {
 				methods[s.Parent]++
 			} else {
 				top++
@@ -288,10 +288,10 @@ func (ix *index) sizeFindings() []Finding {
 		for _, s := range fi.F.Symbols {
 			lines := s.End - s.Line + 1
 			switch {
-			case (s.Kind == "class" || s.Kind == "struct") && (methods[s.Name] >= godClassMethods || (s.Kind == "class" && lines >= godClassLines)):
+			case (s.Kind == kindClass || s.Kind == kindStruct) && (methods[s.Name] >= godClassMethods || (s.Kind == kindClass && lines >= godClassLines)):
 				out = append(out, Finding{Name: "god-class", Kind: "anti-pattern", Severity: "medium", Confidence: 0.8,
 					Summary:  fmt.Sprintf("%s %s has %d methods over %d lines", s.Kind, s.Name, methods[s.Name], lines),
-					Evidence: []Evidence{{File: fi.Rel, Line: s.Line, End: s.End}},
+					Evidence: []Evidence{{File: fi.Rel, Line: int(s.Line), End: int(s.End)}},
 					Why:      fmt.Sprintf("A type with %d+ methods or %d+ lines usually holds several responsibilities and most of the program's coupling.", godClassMethods, godClassLines),
 					Action:   "Extract cohesive groups of methods and the fields they use into smaller types."})
 			case s.isFunc():
@@ -318,8 +318,8 @@ func functionFindings(file string, s symbol) []Finding {
 		}
 		return "low"
 	}
-	ev := []Evidence{{File: file, Line: s.Line, End: s.End}}
-	if lines := s.End - s.Line + 1; lines > longFunctionLines {
+	ev := []Evidence{{File: file, Line: int(s.Line), End: int(s.End)}}
+	if lines := int(s.End - s.Line + 1); lines > longFunctionLines {
 		out = append(out, Finding{Name: "long-function", Kind: "anti-pattern", Severity: severity(lines, 2*longFunctionLines),
 			Confidence: 1, magnitude: float64(lines), Evidence: ev,
 			Summary: fmt.Sprintf("%s is %d lines long", s.qualified(), lines),
@@ -334,7 +334,7 @@ func functionFindings(file string, s symbol) []Finding {
 			Action:  "Return early on error and edge cases, and move inner loops into functions."})
 	}
 	if s.Complexity > highComplexity {
-		out = append(out, Finding{Name: "high-complexity", Kind: "anti-pattern", Severity: severity(s.Complexity, highComplexity),
+		out = append(out, Finding{Name: "high-complexity", Kind: "anti-pattern", Severity: severity(int(s.Complexity), highComplexity),
 			Confidence: 1, magnitude: float64(s.Complexity), Evidence: ev,
 			Summary: fmt.Sprintf("%s has cyclomatic complexity %d", s.qualified(), s.Complexity),
 			Why:     fmt.Sprintf("Above %d independent paths a function needs that many tests to cover and is where defects cluster.", highComplexity),
@@ -444,14 +444,14 @@ func (ix *index) unusedExportFindings() []Finding {
 		var ev []Evidence
 		var names []string
 		for _, s := range fi.F.Symbols {
-			if !s.Exported || s.Kind == "method" || s.Kind == "module" || conventionalName(s.Name) {
+			if !s.Exported || s.Kind == kindMethod || s.Kind == kindModule || conventionalName(s.Name) {
 				continue
 			}
 			// Its own file mentions it once at least (the declaration).
 			if _, own := fi.F.Uses.line(s.Name); used[s.Name] > 1 || (used[s.Name] == 1 && !own) {
 				continue
 			}
-			ev = append(ev, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: s.Kind + " " + s.Name})
+			ev = append(ev, Evidence{File: fi.Rel, Line: int(s.Line), End: int(s.End), Note: s.Kind.String() + " " + s.Name})
 			names = append(names, s.Name)
 		}
 		if len(ev) == 0 {
@@ -643,9 +643,9 @@ func (ix *index) roleFindings() []Finding {
 		for _, s := range fi.F.Symbols {
 			switch {
 			case isRepositoryType(s):
-				repos = append(repos, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: s.Name})
+				repos = append(repos, Evidence{File: fi.Rel, Line: int(s.Line), End: int(s.End), Note: s.Name})
 			case isEventSymbol(s):
-				events = append(events, Evidence{File: fi.Rel, Line: s.Line, End: s.End, Note: s.qualified()})
+				events = append(events, Evidence{File: fi.Rel, Line: int(s.Line), End: int(s.End), Note: s.qualified()})
 			}
 		}
 		for _, r := range ix.imports[fi.Rel] {
@@ -672,7 +672,7 @@ func (ix *index) roleFindings() []Finding {
 
 func isRepositoryType(s symbol) bool {
 	switch s.Kind {
-	case "class", "struct", "interface", "trait":
+	case kindClass, kindStruct, kindInterface, kindTrait:
 		for _, suffix := range []string{"Repository", "Repo", "DAO", "Dao"} {
 			if strings.HasSuffix(s.Name, suffix) {
 				return true
@@ -924,6 +924,7 @@ type typeInfo struct {
 	file      string
 	line, end int
 	methods   map[string]symbol
+	sigs      map[string]string // of Go methods, by name
 }
 
 func (ix *index) typeMethods() []*typeInfo {
@@ -931,15 +932,19 @@ func (ix *index) typeMethods() []*typeInfo {
 	types := map[string]*typeInfo{}
 	for _, fi := range ix.files {
 		for _, s := range fi.F.Symbols {
-			if s.Kind == "class" || s.Kind == "struct" || s.Kind == "type" {
-				types[ix.unitOf[fi.Rel]+"|"+s.Name] = &typeInfo{name: s.Name, file: fi.Rel, line: s.Line, end: s.End, methods: map[string]symbol{}}
+			if s.Kind == kindClass || s.Kind == kindStruct || s.Kind == kindType {
+				types[ix.unitOf[fi.Rel]+"|"+s.Name] = &typeInfo{name: s.Name, file: fi.Rel, line: int(s.Line), end: int(s.End),
+					methods: map[string]symbol{}, sigs: map[string]string{}}
 			}
 		}
 	}
 	for _, fi := range ix.files {
 		for _, s := range fi.F.Symbols {
-			if t := types[ix.unitOf[fi.Rel]+"|"+s.Parent]; t != nil && s.Kind == "method" {
+			if t := types[ix.unitOf[fi.Rel]+"|"+s.Parent]; t != nil && s.Kind == kindMethod {
 				t.methods[s.Name] = s
+				if sig, ok := fi.F.Signatures[s.qualified()]; ok {
+					t.sigs[s.Name] = sig
+				}
 			}
 		}
 	}
@@ -1029,7 +1034,7 @@ func (ix *index) strategyFindings(types []*typeInfo) []Finding {
 func implementsAll(t *typeInfo, methods []string) bool {
 	for _, m := range methods {
 		name, sig, _ := strings.Cut(m, "(")
-		if t.methods[name].Signature != "("+sig {
+		if t.sigs[name] != "("+sig {
 			return false
 		}
 	}

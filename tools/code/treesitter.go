@@ -132,9 +132,10 @@ func (t *tsFile) find(n *sitter.Node, typ string) *sitter.Node {
 }
 
 func (t *tsFile) symbol(n *sitter.Node, name, kind, parent string, exported bool) symbol {
-	s := symbol{Name: name, Kind: kind, Parent: parent, Line: t.line(n), End: t.end(n), Exported: exported}
+	s := symbol{Name: name, Kind: kindOf(kind), Parent: parent, Line: int32(t.line(n)), End: int32(t.end(n)), Exported: exported}
 	if s.isFunc() {
-		s.Complexity, s.Nesting = t.complexity(n)
+		cx, depth := t.complexity(n)
+		s.Complexity, s.Nesting = clamp16(cx), clamp16(depth)
 	}
 	return s
 }

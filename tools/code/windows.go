@@ -1,22 +1,23 @@
 package code
 
 import (
-	"bytes"
 	"context"
-	"go/scanner"
-	"go/token"
 	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/platform-dev/platform/tools/code/goscan"
 )
 
-// hashWindows gives the Go files of snap their duplication windows, which their parse leaves
-// out (facts.Unhashed), reading them again: only detect_patterns needs the windows, and kept
-// for every file they were a quarter of the parse cache. The facts with windows replace the
-// cached ones, so each file is hashed once. A file changed since snap was listed keeps no
-// windows in this answer.
+// hashWindows gives the Go files of snap their duplication windows and the facts of a full
+// parse (the design-pattern evidence of function bodies, methods' signatures), which their
+// first parse leaves out (facts.Unhashed), reading them again: only detect_patterns needs
+// them, the windows kept for every file were a quarter of the parse cache, and the evidence
+// needs syntax trees of the bodies, which were most of a cold analysis's time. The new facts
+// replace the cached ones, so each file is read again once. A file changed since snap was
+// listed keeps neither in this answer.
 func (a *Analyzer) hashWindows(ctx context.Context, snap *snapshot) error {
 	var todo []*fileInfo
 	for _, fi := range snap.files {
@@ -30,6 +31,7 @@ func (a *Analyzer) hashWindows(ctx context.Context, snap *snapshot) error {
 		wg.Go(func() {
 			var scratch blocks
 			var comments [][2]int
+			var p goParser
 			for i := w; i < len(todo) && ctx.Err() == nil; i += workers {
 				fi := todo[i]
 				src := source(snap.root, fi)
@@ -38,9 +40,15 @@ func (a *Analyzer) hashWindows(ctx context.Context, snap *snapshot) error {
 				}
 				comments = goComments(comments[:0], src)
 				scratch = codeBlocks(scratch, src, comments)
-				f := *fi.F
-				f.Unhashed = false
-				f.Blocks = blocks{}
+				full, err := p.full(fi.Rel, src)
+				if err != nil {
+					continue
+				}
+				// The full parse's facts are the first pass's with the evidence and the signatures,
+				// and with the syntax errors inside function bodies that the first pass misses.
+				f := *full
+				f.Language, f.Lines, f.Unhashed = fi.F.Language, fi.F.Lines, false
+				f.compact()
 				if scratch.len() > 0 {
 					f.Blocks = blocks{slices.Clone(scratch.hashes), slices.Clone(scratch.lines)}
 				}
@@ -57,31 +65,17 @@ func (a *Analyzer) hashWindows(ctx context.Context, snap *snapshot) error {
 	return ctx.Err()
 }
 
-// goComments appends to dst the byte ranges of src's comments, in order. It finds them with
-// Go's scanner, which skips strings and runes as the parser does, and measures each in src:
-// the scanner's text of a comment has its carriage returns taken out.
+// goComments appends to dst the byte ranges of src's comments, in order.
 func goComments(dst [][2]int, src []byte) [][2]int {
-	fset := token.NewFileSet()
-	tf := fset.AddFile("", fset.Base(), len(src))
-	var s scanner.Scanner
-	s.Init(tf, src, nil, scanner.ScanComments)
+	var s goscan.Scanner
+	s.Init(src)
 	for {
-		pos, tok, _ := s.Scan()
-		if tok == token.EOF {
+		tok, start, end := s.Next()
+		switch tok {
+		case goscan.EOF:
 			return dst
+		case goscan.Comment:
+			dst = append(dst, [2]int{start, end})
 		}
-		if tok != token.COMMENT {
-			continue
-		}
-		start := tf.Offset(pos)
-		end := len(src)
-		if src[start+1] == '/' {
-			if i := bytes.IndexByte(src[start:], '\n'); i >= 0 {
-				end = start + i
-			}
-		} else if i := bytes.Index(src[start+2:], []byte("*/")); i >= 0 {
-			end = start + 2 + i + 2
-		}
-		dst = append(dst, [2]int{start, end})
 	}
 }
