@@ -99,7 +99,7 @@ func TestSQLitePlans(t *testing.T) {
 		if tc.count {
 			query, args, err = countSQL(&tbl, cols, tc.q.Filter)
 		} else {
-			query, args, err = findSQL(&tbl, cols, tc.q)
+			query, args, err = findSQL(&tbl, cols, tc.q, nil)
 		}
 		if err != nil {
 			t.Fatal(err)
