@@ -80,10 +80,16 @@ func TestSQLitePlans(t *testing.T) {
 		{"name scan", false, Query{Filter: Compare("name", Eq, "item-1")}, chosen("SCAN t_products USING COVERING INDEX scan:products:author,name,price,sku")},
 		{"name top 20", false, Query{Filter: Compare("name", Gte, "item-5"), Order: []Order{{Key: "name", Desc: true}}, Limit: 20},
 			chosen("SCAN t_products USING COVERING INDEX scan:products:author,name,price,sku", "USE TEMP B-TREE FOR ORDER BY")},
+		// Bounded by its previous answer, the same: the bound is one more condition on
+		// the scan, and the count of the rows it left is taken over the 20 chosen.
+		{"name top 20 bounded", false, Query{Filter: Compare("name", Gte, "item-5"), Order: []Order{{Key: "name", Desc: true}}, Limit: 20},
+			[]string{"CO-ROUTINE chosen", "CO-ROUTINE", "CO-ROUTINE", "SCAN t_products USING COVERING INDEX scan:products:author,name,price,sku", "USE TEMP B-TREE FOR ORDER BY",
+				"SCAN (subquery", "SCAN (subquery", "SCAN chosen", "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)"}},
 		{"count name", true, Query{Filter: Compare("name", Gte, "item-5")}, []string{"SCAN t_products USING COVERING INDEX scan:products:author,name,price,sku"}},
 		{"count price", true, Query{Filter: Compare("price", Gte, 500.0)}, []string{"USING COVERING INDEX ix:products:price (f:price>?)"}},
 		{"count", true, Query{}, []string{"USING COVERING INDEX"}},
 	}
+	cuts := map[string]*orderCut{"name top 20 bounded": {key: "name", desc: true, value: "item-9"}}
 	f, release, err := dbs.acquire("p")
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +105,7 @@ func TestSQLitePlans(t *testing.T) {
 		if tc.count {
 			query, args, err = countSQL(&tbl, cols, tc.q.Filter)
 		} else {
-			query, args, err = findSQL(&tbl, cols, tc.q, nil)
+			query, args, err = findSQL(&tbl, cols, tc.q, cuts[tc.name])
 		}
 		if err != nil {
 			t.Fatal(err)
