@@ -75,7 +75,7 @@ type sqliteFile struct {
 	cols      map[string]columns // by table, for reads: see columns
 	writeCols map[string]columns // by table, for writes at schema: see writeColumns
 	schema    int64
-	cuts      map[string]any // by statement and parameters: see orderCut
+	cuts      map[cutMemo]any // by statement and parameters: see orderCut
 
 	// Kept by sqliteDatabases under its lock.
 	refs     int
@@ -96,7 +96,7 @@ func openSQLiteFile(path string) (*sqliteFile, error) {
 		q.Set("_txlock", "immediate")
 		return (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}).String()
 	}
-	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}, writeCols: map[string]columns{}, cuts: map[string]any{}}
+	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}, writeCols: map[string]columns{}, cuts: map[cutMemo]any{}}
 	var err error
 	if f.writer, err = sql.Open("sqlite", dsn(sqliteWriterTemp)); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)

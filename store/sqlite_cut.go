@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
-	"strings"
 )
 
 // orderCut bounds a page that no index orders by what the same query answered before. Such
@@ -65,60 +65,55 @@ func (f *sqliteFile) findCut(ctx context.Context, t *Table, cols columns, q Quer
 	f.mu.Lock()
 	value, bounded := f.cuts[memo]
 	f.mu.Unlock()
+	run, runArgs := query, args
 	if bounded {
 		b := *cut
 		b.value = value
-		bq, bargs, err := findSQL(t, cols, q, &b)
-		if err != nil {
+		if run, runArgs, err = findSQL(t, cols, q, &b); err != nil {
 			return err
 		}
-		stmt, err := f.stmt(ctx, false, bq)
+	}
+	for {
+		stmt, err := f.stmt(ctx, false, run)
 		if err != nil {
 			return sqlFailed(ctx, "find "+t.Name, err)
 		}
-		var key any
-		var chosen int64
-		short := true
-		n, last := int64(0), any(nil)
-		done, err := scanRecords(ctx, ctx, t, stmt, bargs, []any{&key, &chosen}, func(rec Record) (bool, error) {
-			if short = chosen < q.Limit; short {
+		var key, last any
+		var n, chosen int64
+		extra := []any{&key}
+		if bounded {
+			extra = append(extra, &chosen)
+		}
+		short := bounded
+		done, err := scanRecords(ctx, ctx, t, stmt, runArgs, extra, func(rec Record) (bool, error) {
+			if short = bounded && chosen < q.Limit; short {
 				return false, nil
 			}
 			n, last = n+1, key
 			return fn(rec)
 		})
-		if err != nil || !short {
-			if err == nil && (done || n == q.Limit) {
-				f.learnCut(memo, n == q.Limit, last)
-			}
+		switch {
+		case err != nil:
 			return err
+		case short:
+			// Writes since have left fewer rows than a page before the bound: nothing was
+			// handed out, and the query without it answers.
+			run, runArgs, bounded = query, args, false
+			continue
+		case done || n == q.Limit:
+			f.learnCut(memo, n == q.Limit, last)
 		}
-		// Writes since have left fewer rows than a page before the bound: nothing was
-		// handed out, and the query without it answers.
+		return nil
 	}
-	stmt, err := f.stmt(ctx, false, query)
-	if err != nil {
-		return sqlFailed(ctx, "find "+t.Name, err)
-	}
-	var key, last any
-	n := int64(0)
-	done, err := scanRecords(ctx, ctx, t, stmt, args, []any{&key}, func(rec Record) (bool, error) {
-		n, last = n+1, key
-		return fn(rec)
-	})
-	if err == nil && (done || n == q.Limit) {
-		f.learnCut(memo, n == q.Limit, last)
-	}
-	return err
 }
 
 // learnCut keeps the bound of the statement memo after a run that read its whole page (or
 // every row it had): the key of its last row when it filled the page; none otherwise, or
 // for a missing key.
-func (f *sqliteFile) learnCut(memo string, full bool, last any) {
+func (f *sqliteFile) learnCut(memo cutMemo, full bool, last any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !full || last == nil {
+	if !full || last == nil || cutTooLong(last) {
 		delete(f.cuts, memo)
 		return
 	}
@@ -132,12 +127,29 @@ func (f *sqliteFile) learnCut(memo string, full bool, last any) {
 	f.cuts[memo] = last
 }
 
-// cutKey is what a bound is kept by: the statement and its parameters.
-func cutKey(query string, args []any) string {
-	var b strings.Builder
-	b.WriteString(query)
-	for _, a := range args {
-		fmt.Fprintf(&b, "\x00%T\x00%v", a, a)
+// cutTooLong says that a key is too long to keep as a bound (a long text is rarely an
+// order's key, and 256 of them would hold megabytes).
+func cutTooLong(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return len(v) > 1024
+	case []byte:
+		return len(v) > 1024
 	}
-	return b.String()
+	return false
+}
+
+// cutMemo is what a bound is kept by: see cutKey.
+type cutMemo [sha256.Size]byte
+
+// cutKey is what a bound is kept by: a hash of the statement and its parameters, whose
+// size does not grow with theirs. Two pages that share one only make each other's bound
+// wrong, which costs a run without it, never a wrong answer.
+func cutKey(query string, args []any) cutMemo {
+	h := sha256.New()
+	h.Write([]byte(query))
+	for _, a := range args {
+		fmt.Fprintf(h, "\x00%T\x00%v", a, a)
+	}
+	return cutMemo(h.Sum(nil))
 }
