@@ -18,6 +18,7 @@ func TestConformanceRepeatedPages(t *testing.T) {
 		{{Key: "name", Desc: true}},
 		{{Key: "at", Desc: true}},
 		{{Key: "ok"}, {Key: "price", Desc: true}},
+		{{Key: store.KeyUpdatedAt, Desc: true}},
 	}
 	filters := []store.Filter{store.All, store.Compare("name", store.Ne, "b")}
 	pages := []struct{ offset, limit int64 }{{0, 1}, {0, 2}, {1, 2}, {2, 3}, {0, 5}}

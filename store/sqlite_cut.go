@@ -24,8 +24,8 @@ type orderCut struct {
 }
 
 // cutOf is the cut of q, or nil when q is not a page that a scan orders: a page on a field
-// that starts no declared index (the keys the service keeps all have one), and no ranked
-// search or fetch by uid.
+// that starts no declared index (uid, _owner and createdAt start indexes of the service's,
+// updatedAt none), and no ranked search or fetch by uid.
 func cutOf(t *Table, q Query) *orderCut {
 	if q.Limit <= 0 || len(q.Order) == 0 || q.Filter.oneUID() {
 		return nil
@@ -34,7 +34,8 @@ func cutOf(t *Table, q Query) *orderCut {
 		return nil
 	}
 	o := q.Order[0]
-	if ft, ok := t.KeyType(o.Key); !ok || serviceKey(o.Key) || ft.List || ft.Scalar == JSON {
+	switch ft, ok := t.KeyType(o.Key); {
+	case !ok || ft.List || ft.Scalar == JSON, o.Key == KeyUID, o.Key == KeyOwner, o.Key == KeyCreatedAt:
 		return nil
 	}
 	for _, ix := range t.Indexes {

@@ -409,6 +409,7 @@ func TestSQLiteCutLearnsLastKey(t *testing.T) {
 		{Query{Filter: Compare("price", Gte, 50.0), Order: desc, Limit: 20}, []any{80.5}},
 		{Query{Filter: Compare("price", Gte, 50.0), Order: desc, Offset: 5, Limit: 10}, []any{85.5}},
 		{Query{Order: []Order{{Key: "name"}}, Limit: 3}, []any{"item-10"}},
+		{Query{Order: []Order{{Key: KeyCreatedAt}}, Limit: 3}, nil},
 		{Query{Filter: Compare("price", Gte, 95.0), Order: desc, Limit: 20}, nil},
 	} {
 		for run := range 2 {
