@@ -377,7 +377,7 @@ func (p *sqliteProject) rowsRead(ctx context.Context, t *Table, q Query, count b
 		return 0, err
 	}
 	defer release()
-	query, args, err := findSQL(t, cols, q)
+	query, args, err := findSQL(t, cols, q, nil)
 	if count {
 		query, args, err = countSQL(t, cols, q.Filter)
 	}

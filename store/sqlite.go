@@ -77,6 +77,7 @@ type sqliteFile struct {
 	writeCols map[string]columns // by table, for writes at schema: see writeColumns
 	schema    int64
 	rows      *lru.Cache[rowKey, []any] // answers of counts: see sqliteFile.row
+	cuts      map[cutMemo]any           // by statement and parameters: see orderCut
 
 	// Kept by sqliteDatabases under its lock.
 	refs     int
@@ -97,7 +98,7 @@ func openSQLiteFile(path string) (*sqliteFile, error) {
 		q.Set("_txlock", "immediate")
 		return (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}).String()
 	}
-	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}, writeCols: map[string]columns{}, rows: newRowCache()}
+	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}, writeCols: map[string]columns{}, rows: newRowCache(), cuts: map[cutMemo]any{}}
 	var err error
 	if f.writer, err = sql.Open("sqlite", dsn(sqliteWriterTemp)); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)

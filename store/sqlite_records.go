@@ -468,7 +468,9 @@ func (s recordScanner) Scan(src any) error {
 }
 
 // findSQL is the statement that answers q, and its parameters; "" when q selects nothing.
-func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
+// With a cut (see orderCut) its rows also carry the first order key's value, and a cut
+// with a value bounds the rows the page is chosen from.
+func findSQL(t *Table, cols columns, q Query, cut *orderCut) (string, []any, error) {
 	c := sqlCompiler{t: t, cols: cols}
 	bound, exact := c.keyset(q)
 	cond := q.Filter
@@ -502,8 +504,21 @@ func findSQL(t *Table, cols columns, q Query) (string, []any, error) {
 	// read: a scan never reads the JSON of a row that does not match, nor sorts it. The
 	// subquery's LIMIT keeps SQLite from flattening it into the join, and CROSS JOIN keeps
 	// it the outer loop, so rows come in its order.
-	query := `SELECT CAST(r.data AS BLOB) FROM (SELECT rowid AS id FROM ` + table + ` WHERE ` + where + orderBy(q.Order, cols) +
-		` LIMIT ? OFFSET ?) AS chosen CROSS JOIN ` + table + ` AS r ON r.rowid = chosen.id`
+	outer, inner := `CAST(r.data AS BLOB)`, `rowid AS id`
+	if cut != nil {
+		x := keyExpr(cut.key, cols)
+		outer, inner = outer+`, chosen.k`, inner+`, `+x+` AS k`
+		if cut.value != nil {
+			where = "(" + where + ") AND " + cut.bound(x, c.arg(cut.value))
+		}
+	}
+	chosen := `SELECT ` + inner + ` FROM ` + table + ` WHERE ` + where + orderBy(q.Order, cols) + ` LIMIT ? OFFSET ?`
+	if cut != nil && cut.value != nil {
+		// Every row says how many the bound left, so the first tells whether they fill the
+		// page, before a record is handed out.
+		outer, chosen = outer+`, chosen.n`, `SELECT id, k, count(*) OVER () AS n FROM (`+chosen+`)`
+	}
+	query := `SELECT ` + outer + ` FROM (` + chosen + `) AS chosen CROSS JOIN ` + table + ` AS r ON r.rowid = chosen.id`
 	return query, append(c.args, limit, q.Offset), nil
 }
 
@@ -537,7 +552,10 @@ func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Rec
 		return err
 	}
 	defer release()
-	query, args, err := findSQL(t, cols, q)
+	if cut := cutOf(t, q); cut != nil {
+		return f.findCut(ctx, t, cols, q, cut, fn)
+	}
+	query, args, err := findSQL(t, cols, q, nil)
 	if err != nil || query == "" {
 		return err
 	}
@@ -555,25 +573,34 @@ func (p *sqliteProject) find(ctx context.Context, t *Table, q Query, fn func(Rec
 		}
 		run = context.WithoutCancel(ctx)
 	}
+	_, err = scanRecords(ctx, run, t, stmt, args, nil, fn)
+	return err
+}
+
+// scanRecords runs the find statement stmt with args in run and hands fn each record until
+// it answers false; done says that every row was read. The columns after the record (see
+// findSQL) are scanned into extra before fn gets the record.
+func scanRecords(ctx, run context.Context, t *Table, stmt *sql.Stmt, args []any, extra []any, fn func(Record) (bool, error)) (done bool, err error) {
 	rows, err := stmt.QueryContext(run, args...)
 	if err != nil {
-		return sqlFailed(ctx, "find "+t.Name, err)
+		return false, sqlFailed(ctx, "find "+t.Name, err)
 	}
 	defer rows.Close()
+	var rec Record
+	dest := append([]any{recordScanner{&rec}}, extra...)
 	for rows.Next() {
-		var rec Record
-		if err := rows.Scan(recordScanner{&rec}); err != nil {
-			return sqlFailed(ctx, "find "+t.Name, err)
+		if err := rows.Scan(dest...); err != nil {
+			return false, sqlFailed(ctx, "find "+t.Name, err)
 		}
 		more, err := fn(rec)
 		if err != nil || !more {
-			return err
+			return false, err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return sqlFailed(ctx, "find "+t.Name, err)
+		return false, sqlFailed(ctx, "find "+t.Name, err)
 	}
-	return nil
+	return true, nil
 }
 
 // keyset compiles the condition of q's keyset page as a range that an index on the order's

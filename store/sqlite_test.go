@@ -80,10 +80,16 @@ func TestSQLitePlans(t *testing.T) {
 		{"name scan", false, Query{Filter: Compare("name", Eq, "item-1")}, chosen("SCAN t_products USING COVERING INDEX scan:products:author,name,price,sku")},
 		{"name top 20", false, Query{Filter: Compare("name", Gte, "item-5"), Order: []Order{{Key: "name", Desc: true}}, Limit: 20},
 			chosen("SCAN t_products USING COVERING INDEX scan:products:author,name,price,sku", "USE TEMP B-TREE FOR ORDER BY")},
+		// Bounded by its previous answer, the same: the bound is one more condition on
+		// the scan, and the count of the rows it left is taken over the 20 chosen.
+		{"name top 20 bounded", false, Query{Filter: Compare("name", Gte, "item-5"), Order: []Order{{Key: "name", Desc: true}}, Limit: 20},
+			[]string{"CO-ROUTINE chosen", "CO-ROUTINE", "CO-ROUTINE", "SCAN t_products USING COVERING INDEX scan:products:author,name,price,sku", "USE TEMP B-TREE FOR ORDER BY",
+				"SCAN (subquery", "SCAN (subquery", "SCAN chosen", "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)"}},
 		{"count name", true, Query{Filter: Compare("name", Gte, "item-5")}, []string{"SCAN t_products USING COVERING INDEX scan:products:author,name,price,sku"}},
 		{"count price", true, Query{Filter: Compare("price", Gte, 500.0)}, []string{"USING COVERING INDEX ix:products:price (f:price>?)"}},
 		{"count", true, Query{}, []string{"USING COVERING INDEX"}},
 	}
+	cuts := map[string]*orderCut{"name top 20 bounded": {key: "name", desc: true, value: "item-9"}}
 	f, release, err := dbs.acquire("p")
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +105,7 @@ func TestSQLitePlans(t *testing.T) {
 		if tc.count {
 			query, args, err = countSQL(&tbl, cols, tc.q.Filter)
 		} else {
-			query, args, err = findSQL(&tbl, cols, tc.q)
+			query, args, err = findSQL(&tbl, cols, tc.q, cuts[tc.name])
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -362,5 +368,69 @@ func TestSQLiteTableOfAnOlderRelease(t *testing.T) {
 	}
 	if gotN, err := upgraded.Count(ctx, "products", gte); err != nil || gotN != wantN || wantN != 150 {
 		t.Errorf("count price ≥ 15: older table %d (%v), new one %d, want 150", gotN, err, wantN)
+	}
+}
+
+// TestSQLiteCutLearnsLastKey: a page ordered on a field no index starts keeps the order key
+// of its last record as the bound of its next run, and a page that does not fill keeps none.
+func TestSQLiteCutLearnsLastKey(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	tbl := products
+	tbl.Indexes = nil
+	recs, err := s.ProjectRecords(ctx, "p", "", []Table{tbl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var docs []map[string]any
+	for i := range 100 {
+		docs = append(docs, map[string]any{"name": fmt.Sprintf("item-%d", i), "price": float64(i) + 0.5})
+	}
+	if err := recs.Insert(ctx, "products", "alice", docs, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, release, err := s.db.(*sqliteDatabases).acquire("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	bounds := func() []any {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var vals []any
+		for _, v := range f.cuts {
+			vals = append(vals, v)
+		}
+		return vals
+	}
+	desc := []Order{{Key: "price", Desc: true}}
+	for _, tc := range []struct {
+		q    Query
+		want []any
+	}{
+		{Query{Filter: Compare("price", Gte, 50.0), Order: desc, Limit: 20}, []any{80.5}},
+		{Query{Filter: Compare("price", Gte, 50.0), Order: desc, Offset: 5, Limit: 10}, []any{85.5}},
+		{Query{Order: []Order{{Key: "name"}}, Limit: 3}, []any{"item-10"}},
+		{Query{Order: []Order{{Key: KeyCreatedAt}}, Limit: 3}, nil},
+		{Query{Filter: Compare("price", Gte, 95.0), Order: desc, Limit: 20}, nil},
+	} {
+		for run := range 2 {
+			if err := recs.Each(ctx, "products", tc.q, func(Record) (bool, error) { return true, nil }); err != nil {
+				t.Fatal(err)
+			}
+			if got := bounds(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("%v order %v offset %d limit %d, run %d: bounds %v, want %v", tc.q.Filter, tc.q.Order, tc.q.Offset, tc.q.Limit, run+1, got, tc.want)
+			}
+		}
+		f.mu.Lock()
+		clear(f.cuts)
+		f.mu.Unlock()
 	}
 }
