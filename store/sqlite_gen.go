@@ -67,9 +67,12 @@ func dropGen(ctx context.Context, tx *sql.Tx, t *Table) error {
 	})
 }
 
-// genExpr reads t's generation: NULL when it has none.
+// genExpr reads t's generation: NULL when it has none, or when its table is gone. A table
+// dropped under the store (by hand, or a file restored from elsewhere) takes its triggers
+// with it but leaves its generation, and a count of it must then fail, not be remembered.
 func genExpr(t *Table) string {
-	return `(SELECT n FROM ` + genTable + ` WHERE tbl = ` + quoteString(t.Name) + `)`
+	return `(SELECT n FROM ` + genTable + ` WHERE tbl = ` + quoteString(t.Name) +
+		` AND EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ` + quoteString(sqlTablePrefix+t.Name) + `))`
 }
 
 type rowKey struct {
