@@ -182,8 +182,12 @@ func (fs *files) signed(r *http.Request) (present, valid bool) {
 // File.url starts with.
 type fileBaseKey struct{}
 
-// withBase notes the address r reached the project at (Config.BaseURL).
+// withBase notes the address r reached the project at (Config.BaseURL); an API without
+// files (fs nil) answers ctx.
 func (fs *files) withBase(ctx context.Context, r *http.Request) context.Context {
+	if fs == nil {
+		return ctx
+	}
 	return context.WithValue(ctx, fileBaseKey{}, fs.base(r))
 }
 

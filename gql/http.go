@@ -127,9 +127,7 @@ func (a *API) serve(ctx context.Context, w http.ResponseWriter, r *http.Request,
 	fail := func(status int, code, msg string) {
 		writeError(w, media, status, code, msg, withRequestID(ctx, nil))
 	}
-	if a.files != nil {
-		ctx = a.files.withBase(ctx, r)
-	}
+	ctx = a.files.withBase(ctx, r)
 	if !ok {
 		fail(http.StatusNotAcceptable, CodeBadRequest, fmt.Sprintf("Accept %q: this endpoint answers %s or %s", header(r, "Accept"), mediaGraphQLResponse, mediaJSON))
 		return

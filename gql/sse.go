@@ -77,7 +77,8 @@ func (a *API) ServeSSE(w http.ResponseWriter, r *http.Request, auth Authenticato
 		writeError(w, mediaJSON, http.StatusBadRequest, CodeBadRequest, msg, nil)
 		return
 	}
-	ctx, end, err := auth(r.Context(), r.Header.Get("Authorization"))
+	// Every event's File.url starts where the stream was asked for, as a query's would.
+	ctx, end, err := auth(a.files.withBase(r.Context(), r), r.Header.Get("Authorization"))
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		writeError(w, mediaJSON, http.StatusUnauthorized, CodeUnauthenticated, err.Error(), nil)

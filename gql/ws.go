@@ -69,7 +69,8 @@ func (a *API) ServeWebSocket(w http.ResponseWriter, r *http.Request, auth Authen
 		return
 	}
 	c.SetReadLimit(lim.MaxMessageBytes)
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	// Every event's File.url starts where the connection was made, as a query's on it would.
+	ctx, cancel := context.WithCancel(a.files.withBase(context.WithoutCancel(r.Context()), r))
 	wc := &wsConn{api: a, c: c, auth: auth, subs: map[string]context.CancelFunc{}, ctx: ctx}
 	defer func() {
 		cancel()

@@ -641,6 +641,17 @@ func TestFileTypeNames(t *testing.T) {
 	}
 }
 
+// filesBehind is filesService in the folder trusting the proxies, with alice's token.
+func filesBehind(t *testing.T, proxies []string) (service, string) {
+	t.Helper()
+	ps, err := tenant.ParseProxies(proxies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := filesServiceWith(t, tenant.Options{Proxies: ps}, "folder")
+	return s, s.token(t, "media", "alice")
+}
+
 // TestFileURLsBehindProxies: File.url starts where the request was sent, as a trusted proxy's
 // X-Forwarded-Proto, -Host and -Prefix say; any other client's are ignored, so that nobody
 // gets links to a host of their choosing answered (or cached) in a project's name.
@@ -658,12 +669,7 @@ func TestFileURLsBehindProxies(t *testing.T) {
 		{"the peer trusted", []string{"127.0.0.1"}, "https://files.example/edge/files/", "https://files.example/edge/p/media/files/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			proxies, err := tenant.ParseProxies(tc.proxies)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, _ := filesServiceWith(t, tenant.Options{Proxies: proxies}, "folder")
-			alice := s.token(t, "media", "alice")
+			s, alice := filesBehind(t, tc.proxies)
 			a := s.multipartPost(t, alice, createPost, map[string]any{"photo": nil}, []upload{{"variables.photo", "cat.png", pngOf(t, 8, 8)}}, true)
 			var post struct{ ID string }
 			if len(a.Errors) > 0 || json.Unmarshal(a.Data["createPost"], &post) != nil {

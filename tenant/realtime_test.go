@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"strings"
 	"testing"
@@ -154,14 +155,19 @@ func (r *replica) create(t testing.TB, project, token, name string, price float6
 // dial opens a WebSocket to the project's API on the replica, offering subprotocols.
 func (r *replica) dial(t testing.TB, project string, header http.Header, subprotocols ...string) (*wsClient, *http.Response, error) {
 	t.Helper()
+	_, port, _ := net.SplitHostPort(r.addr)
+	return dialAt(t, r.addr, "ws://"+project+".platform.test:"+port+"/api/v1/graphql", header, subprotocols...)
+}
+
+// dialAt opens a WebSocket to rawURL on the server listening at addr, whatever rawURL's host.
+func dialAt(t testing.TB, addr, rawURL string, header http.Header, subprotocols ...string) (*wsClient, *http.Response, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	addr := r.addr
 	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}}}
-	_, port, _ := net.SplitHostPort(addr)
-	c, resp, err := websocket.Dial(ctx, "ws://"+project+".platform.test:"+port+"/api/v1/graphql", &websocket.DialOptions{
+	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{
 		HTTPClient: client, HTTPHeader: header, Subprotocols: subprotocols,
 	})
 	if err != nil {
@@ -197,11 +203,17 @@ func (r *replica) connect(t testing.TB, project, token string) *wsClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws.send(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}})
-	if m := ws.read(); m.Type != "connection_ack" {
-		t.Fatalf("after connection_init: %+v", m)
-	}
+	ws.init(token)
 	return ws
+}
+
+// init completes connection_init with token.
+func (w *wsClient) init(token string) {
+	w.t.Helper()
+	w.send(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}})
+	if m := w.read(); m.Type != "connection_ack" {
+		w.t.Fatalf("after connection_init: %+v", m)
+	}
 }
 
 type wsClient struct {
@@ -629,14 +641,30 @@ type sseEvent struct{ name, data string }
 // sse opens a subscription over Server-Sent Events.
 func (r *replica) sse(t *testing.T, project, token, query string) *sseStream {
 	t.Helper()
+	return sseAt(t, r.addr, "http://"+project+".platform.test/api/v1/graphql", token, query, nil)
+}
+
+// sseAt opens a subscription over Server-Sent Events at rawURL on the server listening at
+// addr, whatever rawURL's host, with the headers.
+func sseAt(t *testing.T, addr, rawURL, token, query string, header http.Header) *sseStream {
+	t.Helper()
 	body := mustMarshal(t, map[string]any{"query": query})
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	t.Cleanup(cancel)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/api/v1/graphql", bytes.NewReader([]byte(body)))
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Host = project + ".platform.test"
+	host := u.Host
+	u.Host = addr
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	if token != "" {
