@@ -17,7 +17,7 @@ const backgroundNice = 15
 // unless the one that wakes has the shorter slice (6.12 and later; older kernels ignore
 // the slice). With the default slice a short request of another project that woke on the
 // core of a flood's thread waited for up to a slice; with the longer one it runs at once
-// (issue 27: quiet's p99 beside a flood, median 1.32 ms over 7 runs, fell to 0.91 ms over 5;
+// (issue 27: quiet's p99 beside a flood, median 1.27 ms over 8 runs, fell to 0.91 ms over 6;
 // docs/performance.md "Fair share").
 const backgroundSlice = 20 * time.Millisecond
 
