@@ -1,0 +1,41 @@
+package pressure
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestInBackground checks that work runs on a thread of lower priority and a longer time
+// slice than the process's (a kernel before 6.12 reports no slice), and that the thread
+// gets both back after.
+func TestInBackground(t *testing.T) {
+	var tid int
+	var before, during *unix.SchedAttr
+	var err error
+	InBackground(func() {
+		tid = unix.Gettid()
+		during, err = unix.SchedGetAttr(tid, 0)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err = unix.SchedGetAttr(unix.Getpid(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := min(19, before.Nice+backgroundNice); during.Nice != want {
+		t.Errorf("work ran at nice %d, want %d", during.Nice, want)
+	}
+	if during.Runtime != 0 && during.Runtime != uint64(backgroundSlice) {
+		t.Errorf("work ran with a slice of %d ns, want %d", during.Runtime, uint64(backgroundSlice))
+	}
+	after, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		t.Skipf("the thread ended (its priority could not be raised back): %v", err)
+	}
+	if after.Nice != before.Nice || after.Runtime != before.Runtime {
+		t.Errorf("after the work the thread has nice %d, slice %d ns; want nice %d, slice %d ns as before",
+			after.Nice, after.Runtime, before.Nice, before.Runtime)
+	}
+}
