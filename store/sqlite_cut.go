@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"crypto/sha256"
-	"fmt"
 )
 
 // orderCut bounds a page that no index orders by what the same query answered before. Such
@@ -143,14 +142,14 @@ func cutTooLong(v any) bool {
 // cutMemo is what a bound is kept by: see cutKey.
 type cutMemo [sha256.Size]byte
 
-// cutKey is what a bound is kept by: a hash of the statement and its parameters, whose
-// size does not grow with theirs. Two pages that share one only make each other's bound
-// wrong, which costs a run without it, never a wrong answer.
+// cutKey is what a bound is kept by: a hash of the statement and its parameters as the
+// count cache writes them (argsKey), whose size does not grow with theirs. Two pages that
+// share one only make each other's bound wrong, which costs a run without it, never a
+// wrong answer.
 func cutKey(query string, args []any) cutMemo {
 	h := sha256.New()
 	h.Write([]byte(query))
-	for _, a := range args {
-		fmt.Fprintf(h, "\x00%T\x00%v", a, a)
-	}
+	h.Write([]byte{0})
+	h.Write([]byte(argsKey(args)))
 	return cutMemo(h.Sum(nil))
 }
