@@ -54,7 +54,8 @@ func InBackground(work func()) {
 		lowered = unix.SchedSetAttr(tid, &background, 0) == nil
 	}
 	var cores unix.CPUSet
-	narrowed := unix.SchedGetaffinity(0, &cores) == nil && unix.SchedSetaffinity(0, backgroundCores(cores)) == nil
+	narrowed := unix.SchedGetaffinity(0, &cores) == nil && cores.Count() > 1 &&
+		unix.SchedSetaffinity(0, withoutFirst(cores)) == nil
 	defer func() {
 		if (!narrowed || unix.SchedSetaffinity(0, &cores) == nil) &&
 			(!lowered || unix.SchedSetAttr(tid, normal, 0) == nil) {
@@ -64,16 +65,12 @@ func InBackground(work func()) {
 	work()
 }
 
-// backgroundCores is cores without the first of them, or cores when it holds only one.
-func backgroundCores(cores unix.CPUSet) *unix.CPUSet {
-	if cores.Count() < 2 {
-		return &cores
-	}
-	for i := range len(cores) * 64 {
+// withoutFirst is cores without the first of them; cores holds at least one.
+func withoutFirst(cores unix.CPUSet) *unix.CPUSet {
+	for i := 0; ; i++ {
 		if cores.IsSet(i) {
 			cores.Clear(i)
-			break
+			return &cores
 		}
 	}
-	return &cores
 }
