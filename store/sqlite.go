@@ -77,7 +77,7 @@ type sqliteFile struct {
 	writeCols map[string]columns // by table, for writes at schema: see writeColumns
 	schema    int64
 	rows      *lru.Cache[rowKey, []any] // answers of counts: see sqliteFile.row
-	cuts      map[cutMemo]any           // by statement and parameters: see orderCut
+	cuts      *lru.Cache[cutMemo, any]  // bounds of pages, by statement and parameters: see orderCut
 
 	// Kept by sqliteDatabases under its lock.
 	refs     int
@@ -98,7 +98,7 @@ func openSQLiteFile(path string) (*sqliteFile, error) {
 		q.Set("_txlock", "immediate")
 		return (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}).String()
 	}
-	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}, writeCols: map[string]columns{}, rows: newRowCache(), cuts: map[cutMemo]any{}}
+	f := &sqliteFile{path: path, stmts: map[stmtKey]*sql.Stmt{}, cols: map[string]columns{}, writeCols: map[string]columns{}, rows: newRowCache(), cuts: newCutCache()}
 	var err error
 	if f.writer, err = sql.Open("sqlite", dsn(sqliteWriterTemp)); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"crypto/sha256"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // orderCut bounds a page that no index orders by what the same query answered before. Such
@@ -62,9 +64,7 @@ func (f *sqliteFile) findCut(ctx context.Context, t *Table, cols columns, q Quer
 		return err
 	}
 	memo := cutKey(query, args)
-	f.mu.Lock()
-	value, bounded := f.cuts[memo]
-	f.mu.Unlock()
+	value, bounded := f.cuts.Get(memo)
 	run, runArgs := query, args
 	if bounded {
 		b := *cut
@@ -111,20 +111,18 @@ func (f *sqliteFile) findCut(ctx context.Context, t *Table, cols columns, q Quer
 // every row it had): the key of its last row when it filled the page; none otherwise, or
 // for a missing key.
 func (f *sqliteFile) learnCut(memo cutMemo, full bool, last any) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if !full || last == nil || cutTooLong(last) {
-		delete(f.cuts, memo)
+		f.cuts.Remove(memo)
 		return
 	}
-	if _, ok := f.cuts[memo]; !ok && len(f.cuts) >= sqliteStatements {
-		// As many as the statements a file keeps; any will do.
-		for old := range f.cuts {
-			delete(f.cuts, old)
-			break
-		}
-	}
-	f.cuts[memo] = last
+	f.cuts.Add(memo, last)
+}
+
+// newCutCache keeps as many bounds as the statements a file keeps, the least used going
+// first.
+func newCutCache() *lru.Cache[cutMemo, any] {
+	c, _ := lru.New[cutMemo, any](sqliteStatements) // a positive size never fails
+	return c
 }
 
 // cutTooLong says that a key is too long to keep as a bound (a long text is rarely an

@@ -401,15 +401,6 @@ func TestSQLiteCutLearnsLastKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	bounds := func() []any {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		var vals []any
-		for _, v := range f.cuts {
-			vals = append(vals, v)
-		}
-		return vals
-	}
 	desc := []Order{{Key: "price", Desc: true}}
 	for _, tc := range []struct {
 		q    Query
@@ -425,12 +416,10 @@ func TestSQLiteCutLearnsLastKey(t *testing.T) {
 			if err := recs.Each(ctx, "products", tc.q, func(Record) (bool, error) { return true, nil }); err != nil {
 				t.Fatal(err)
 			}
-			if got := bounds(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			if got := f.cuts.Values(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("%v order %v offset %d limit %d, run %d: bounds %v, want %v", tc.q.Filter, tc.q.Order, tc.q.Offset, tc.q.Limit, run+1, got, tc.want)
 			}
 		}
-		f.mu.Lock()
-		clear(f.cuts)
-		f.mu.Unlock()
+		f.cuts.Purge()
 	}
 }
