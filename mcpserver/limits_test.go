@@ -24,10 +24,11 @@ func asClient(ip string) []string { return []string{"X-Forwarded-For", ip} }
 
 func TestRateLimit(t *testing.T) {
 	forEachRedis(t, func(t *testing.T, rb redisBackend) {
-		clientIP, err := tenant.ClientIP([]string{"127.0.0.1/32", "::1"})
+		proxies, err := tenant.ParseProxies([]string{"127.0.0.1/32", "::1"})
 		if err != nil {
 			t.Fatal(err)
 		}
+		clientIP := proxies.ClientIP()
 		cfg := mcpserver.Config{RequestsPerWindow: 60, Window: time.Hour, ClientIP: clientIP}
 		ts := newServer(t, rb.addr, uniquePrefix(), cfg, allTools(newSlowTool()), nil)
 		call := func(i int, headers ...string) mcptest.Response {

@@ -35,10 +35,11 @@ func TestAdminTokenGuessesAreLimitedPerClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(reg.Close)
-			clientIP, err := tenant.ClientIP(tc.proxies)
+			proxies, err := tenant.ParseProxies(tc.proxies)
 			if err != nil {
 				t.Fatal(err)
 			}
+			clientIP := proxies.ClientIP()
 			gate, err := tenant.NewAdminGate(tenant.AdminGateConfig{Token: "secret", Redis: stores.Redis, AttemptsPerMinute: 2, ClientIP: clientIP})
 			if err != nil {
 				t.Fatal(err)
@@ -92,7 +93,7 @@ func TestAdminTokenGuessesAreLimitedPerClient(t *testing.T) {
 			}
 		})
 	}
-	if _, err := tenant.ClientIP([]string{"10.0.0.0/33"}); err == nil {
+	if _, err := tenant.ParseProxies([]string{"10.0.0.0/33"}); err == nil {
 		t.Error("a bad CIDR was accepted")
 	}
 }

@@ -33,17 +33,8 @@ func ParseProxies(list []string) (Proxies, error) {
 }
 
 // ClientIP returns the extractor that names the client of a request for limits and logs: the
-// TCP peer, or, when the peer is one of the trusted proxies (CIDRs or single addresses), the
-// nearest address in X-Forwarded-For that is not.
-func ClientIP(trustedProxies []string) (echo.IPExtractor, error) {
-	ps, err := ParseProxies(trustedProxies)
-	if err != nil {
-		return nil, err
-	}
-	return ps.ClientIP(), nil
-}
-
-// ClientIP is the package's ClientIP for the proxies ps.
+// TCP peer, or, when the peer is one of the proxies, the nearest address in X-Forwarded-For
+// that is not.
 func (ps Proxies) ClientIP() echo.IPExtractor {
 	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
 	for _, p := range ps {

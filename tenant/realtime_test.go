@@ -80,9 +80,11 @@ func (d *liveDeployment) replicaWith(opts tenant.Options) *replica {
 	}
 	e := echo.New()
 	if d.trustedProxies != nil {
-		if e.IPExtractor, err = tenant.ClientIP(d.trustedProxies); err != nil {
+		proxies, err := tenant.ParseProxies(d.trustedProxies)
+		if err != nil {
 			t.Fatal(err)
 		}
+		e.IPExtractor = proxies.ClientIP()
 	}
 	e.Use(reg.Hosts(tenant.HostOptions{Domain: "platform.test"}))
 	reg.MountGraphQL(e)
